@@ -1,0 +1,82 @@
+"""The `ccs` command: parse, call the core, print. Heavy parts are imported inside commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import __version__
+from .commands import keys, profiles
+from .commands.common import Context
+from .errors import CcsError
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.version_option(__version__, prog_name="ccs")
+@click.pass_context
+def cli(click_ctx: click.Context, debug: bool) -> None:
+    """ccs: launch Claude Code, Codex and SDK programs against exactly one provider.
+
+    Run without a command to open the TUI.
+    """
+    click_ctx.ensure_object(Context)
+    if click_ctx.invoked_subcommand is None:
+        from .tui.app import run_app
+
+        run_app()
+
+
+for command in (
+    profiles.list_cmd,
+    profiles.show_cmd,
+    profiles.new_cmd,
+    profiles.edit_cmd,
+    profiles.rm_cmd,
+    profiles.presets_cmd,
+    keys.key_group,
+):
+    cli.add_command(command)
+
+
+def _fail(message: str, code: int) -> int:
+    click.echo(f"ccs: {message}", err=True)
+    return code
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code; errors become one line on stderr."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args or bool(os.environ.get("CCS_DEBUG"))
+    try:
+        rv = cli.main(args=args, prog_name="ccs", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except CcsError as exc:
+        if debug:
+            raise
+        return _fail(f"error: {exc}", exc.exit_code)
+    except click.exceptions.Abort:
+        return _fail("aborted", 130)
+    except click.ClickException as exc:
+        where = exc.ctx.command_path if getattr(exc, "ctx", None) else "ccs"
+        return _fail(f"error: {exc.format_message()} (see `{where} --help`)", 2)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 — the last line of defence: one line, exit 1
+        if debug:
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", 1)
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The `ccs` subcommands, one module per area; ``ccswitch_tui.cli`` assembles them."""

@@ -1,0 +1,252 @@
+"""`ccs list`, `show`, `new`, `edit`, `rm`, `presets`."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import CcsError, UsageError
+from ..profile import Profile, check_name
+from .common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
+
+
+def profile_dict(p: Profile) -> dict[str, Any]:
+    """The stable JSON shape of a profile (no secrets: the key appears as its id only)."""
+    return {
+        "name": p.name,
+        "description": p.description,
+        "provider": {
+            "name": p.provider.name,
+            "base_url": p.provider.base_url,
+            "key": p.provider.key,
+            "website": p.provider.website,
+        },
+        "tools": list(p.tools),
+        "claude": None
+        if p.claude is None
+        else {
+            "base_url": p.claude.base_url,
+            "auth": p.claude.auth,
+            "model": p.claude.model,
+            "opus": p.claude.opus,
+            "sonnet": p.claude.sonnet,
+            "haiku": p.claude.haiku,
+            "subagent": p.claude.subagent,
+            "env": dict(p.claude.env),
+        },
+        "codex": None
+        if p.codex is None
+        else {
+            "base_url": p.codex.base_url,
+            "model": p.codex.model,
+            "provider_id": p.codex.provider_id,
+            "reasoning_effort": p.codex.reasoning_effort,
+            "env": dict(p.codex.env),
+        },
+        "run": {"export": list(p.run.export), "model": p.run.model},
+        "env": dict(p.env),
+        "policy": {"inherit": list(p.inherit)},
+    }
+
+
+def _key_presence(ctx: Context, refs: list[str]) -> tuple[dict[str, bool], str | None]:
+    """Key presence for the refs, or ({}, reason) when the keyring cannot be asked."""
+    try:
+        return ctx.keys.present(refs), None
+    except CcsError as exc:
+        env_only = {r: bool(ctx.environ.get(r[4:])) for r in refs if r.startswith("env:")}
+        return env_only, str(exc)
+
+
+@click.command("list")
+@json_option
+@pass_ctx
+def list_cmd(ctx: Context, as_json: bool) -> None:
+    """List every profile: provider, base URL, tools served, key id and whether the key is present."""
+    entries = ctx.store.entries()
+    refs = [e.profile.key_id for e in entries if e.profile]
+    present, keyring_error = _key_presence(ctx, refs) if refs else ({}, None)
+    rows = []
+    for e in entries:
+        p = e.profile
+        rows.append(
+            {
+                "name": e.name,
+                "path": str(e.path),
+                "ok": p is not None,
+                "error": e.error,
+                "provider": p.provider.name if p else None,
+                "base_url": p.provider.base_url if p else None,
+                "tools": list(p.tools) if p else [],
+                "key_id": p.key_id if p else None,
+                "key_present": present.get(p.key_id) if p else None,
+                "description": p.description if p else None,
+            }
+        )
+    if as_json:
+        emit_json({"profiles": rows, "keyring_error": keyring_error})
+        return
+    if not rows:
+        click.echo(f"no profiles in {ctx.store.root}; create one with `ccs new NAME --preset PRESET`")
+        return
+
+    def key_cell(r: dict[str, Any]) -> str:
+        mark = {True: "yes", False: "MISSING", None: "?"}[r["key_present"]]
+        return f"{r['key_id']} ({mark})"
+
+    body = [
+        [r["name"], r["provider"], r["base_url"], join(r["tools"]), key_cell(r)]
+        if r["ok"]
+        else [r["name"], "BROKEN", "-", "-", r["error"]]
+        for r in rows
+    ]
+    click.echo(table(body, ["NAME", "PROVIDER", "BASE URL", "TOOLS", "KEY"]))
+    if keyring_error:
+        click.echo(f"note: key presence unknown: {keyring_error}", err=True)
+
+
+@click.command("show")
+@click.argument("profile")
+@json_option
+@pass_ctx
+def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
+    """Show one profile, with its key's mask and fingerprint (never the key)."""
+    p = ctx.store.load(profile)
+    key: dict[str, Any] = {"id": p.key_id, "present": None, "mask": None, "fingerprint": None, "error": None}
+    try:
+        value = ctx.keys.lookup(p.key_id)
+        key["present"] = value is not None
+        if value:
+            from ..secrets import mask
+
+            key["mask"], key["fingerprint"] = mask(value), ctx.keys.fingerprint(value)
+    except CcsError as exc:
+        key["error"] = str(exc)
+    data = profile_dict(p) | {"path": str(ctx.store.path_for(p.name)), "key": key}
+    if as_json:
+        emit_json(data)
+        return
+    lines = [f"{p.name}  ({data['path']})"]
+    if p.description:
+        lines.append(f"  {p.description}")
+    lines.append(f"provider   {p.provider.name}  {p.provider.base_url}")
+    if p.provider.website:
+        lines.append(f"website    {p.provider.website}")
+    if key["present"]:
+        lines.append(f"key        {p.key_id}  {key['mask']}  {key['fingerprint']}")
+    elif key["error"]:
+        lines.append(f"key        {p.key_id}  (unknown: {key['error']})")
+    else:
+        lines.append(f"key        {p.key_id}  MISSING — `ccs key set {p.key_id}`")
+    if p.claude:
+        c = p.claude
+        models = ", ".join(f"{k}={v}" for k, v in c.model_vars().items()) or "(Claude Code defaults)"
+        lines.append(f"claude     {c.base_url}  auth={c.auth}  {models}")
+        for k, v in c.env.items():
+            lines.append(f"           {k}={v}")
+    if p.codex:
+        x = p.codex
+        effort = f"  effort={x.reasoning_effort}" if x.reasoning_effort else ""
+        lines.append(f"codex      {x.base_url}  model={x.model}  provider_id={x.provider_id}{effort}")
+        for k, v in x.env.items():
+            lines.append(f"           {k}={v}")
+    lines.append(f"run        export={join(p.run.export)}  model={p.run.model or '-'}")
+    for k, v in p.env.items():
+        lines.append(f"env        {k}={v}")
+    if p.inherit:
+        lines.append(f"inherit    {' '.join(p.inherit)}")
+    click.echo("\n".join(lines))
+
+
+@click.command("new")
+@click.argument("name")
+@click.option("--preset", help="Start from a preset (see `ccs presets`).")
+@click.option("--base-url", help="The provider's base URL.")
+@click.option("--key", "key_id", help='Key id in the keyring, or "env:VAR".')
+@click.option("--claude-model", help="[claude].model (ANTHROPIC_MODEL).")
+@click.option("--codex-model", help="[codex].model; adds a [codex] table when missing.")
+@pass_ctx
+def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, key_id: str | None,
+            claude_model: str | None, codex_model: str | None) -> None:
+    """Create a profile, from a preset or from a base URL."""
+    from ..presets import new_profile_text
+
+    check_name(name)
+    text = new_profile_text(name, preset, base_url=base_url, key=key_id,
+                            claude_model=claude_model, codex_model=codex_model)
+    p = ctx.store.save_text(name, text, create=True)
+    click.echo(f"created {ctx.store.path_for(name)}")
+    if not p.key_id.startswith("env:"):
+        click.echo(f"next: store its key with `ccs key set {p.key_id}`")
+
+
+@click.command("edit")
+@click.argument("profile")
+@pass_ctx
+def edit_cmd(ctx: Context, profile: str) -> None:
+    """Open a profile in $VISUAL / $EDITOR; an invalid result is reported and the old file kept."""
+    from ..store import validate_text
+
+    path = ctx.store.path_for(profile)
+    original = ctx.store.read_text(profile)
+    editor = ctx.environ.get("VISUAL") or ctx.environ.get("EDITOR") or "vi"
+    fd, tmp = tempfile.mkstemp(prefix=f"ccs-{profile}-", suffix=".toml")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(original)
+    try:
+        rc = subprocess.call([*shlex.split(editor), tmp])
+    except FileNotFoundError:
+        os.unlink(tmp)
+        raise UsageError(f"editor {editor!r} not found; set $EDITOR to your editor's command") from None
+    edited = Path(tmp).read_text(encoding="utf-8")
+    if rc != 0:
+        os.unlink(tmp)
+        raise UsageError(f"editor exited with status {rc}; {path} left unchanged")
+    if edited == original:
+        os.unlink(tmp)
+        click.echo(f"no changes to {path}")
+        return
+    try:
+        validate_text(profile, edited, str(path))
+    except CcsError as exc:
+        raise UsageError(f"{exc} — {path} left unchanged; your edit is kept in {tmp}") from None
+    ctx.store.save_text(profile, edited)
+    os.unlink(tmp)
+    click.echo(f"saved {path}")
+
+
+@click.command("rm")
+@click.argument("profile")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@pass_ctx
+def rm_cmd(ctx: Context, profile: str, yes: bool) -> None:
+    """Delete a profile file (its key stays in the keyring: `ccs key rm ID`)."""
+    path = ctx.store.path_for(profile)
+    ctx.store.read_text(profile)  # unknown profile → one clear line
+    confirm_or_refuse(f"delete profile {profile!r} ({path})?", yes)
+    ctx.store.delete(profile)
+    click.echo(f"deleted {path}")
+
+
+@click.command("presets")
+@json_option
+def presets_cmd(as_json: bool) -> None:
+    """List the presets shipped with ccs."""
+    from ..presets import list_presets
+
+    presets = list_presets()
+    if as_json:
+        emit_json({"presets": [
+            {"name": pr.name, "description": pr.profile.description, "provider": pr.profile.provider.name,
+             "website": pr.profile.provider.website, "base_urls": pr.profile.base_urls(),
+             "tools": list(pr.profile.tools), "key_id": pr.profile.key_id}
+            for pr in presets]})
+        return
+    click.echo(table([[pr.name, pr.profile.provider.name, join(pr.profile.tools), pr.profile.description]
+                      for pr in presets], ["PRESET", "PROVIDER", "TOOLS", "DESCRIPTION"]))

@@ -1,0 +1,93 @@
+"""Clean environments and environment diffs: pure functions, no I/O.
+
+A child's environment is built from nothing: the base allowlist plus the profile's
+``policy.inherit``, then the profile's variables, the tool's routing variables and the markers.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+BASE_ALLOWLIST = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TERMINFO", "COLORTERM", "LANG",
+    "LANGUAGE", "LC_*", "TZ", "TMPDIR", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR",
+    "SSH_AUTH_SOCK",
+)
+MARKERS = ("CCS_PROFILE", "CCS_TOOL", "CCS_LAUNCH_ID")
+NOISE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+
+# Names that steer where a client sends requests, or with which credentials.
+PROXY_VARS = frozenset(
+    {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
+)
+_ROUTING_PATTERNS = (
+    ("claude", re.compile(r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR")),
+    ("codex", re.compile(r"CODEX_.*|CCS_CODEX_API_KEY")),
+    ("openai", re.compile(r"OPENAI_.*|AZURE_OPENAI_.*")),
+    ("proxy", re.compile("|".join(re.escape(v) for v in sorted(PROXY_VARS)))),
+    ("cloud", re.compile(r"AWS_PROFILE|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|"
+                         r"AWS_BEARER_TOKEN_BEDROCK|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION|"
+                         r"ANTHROPIC_VERTEX_PROJECT_ID")),
+)
+_SECRET_RE = re.compile(r".*(_API_KEY|_AUTH_TOKEN|_TOKEN|_SECRET|_SECRET_ACCESS_KEY|_PASSWORD)$")
+_NON_SECRET_RE = re.compile(r".*(_BASE_URL|_URL|_MODEL|_PROXY|_REGION)$|^CCS_MODEL$|^NO_PROXY$", re.IGNORECASE)
+
+
+def routing_family(name: str) -> str | None:
+    """Which family a routing variable belongs to (claude, codex, openai, proxy, cloud), else None."""
+    for family, pattern in _ROUTING_PATTERNS:
+        if pattern.fullmatch(name):
+            return family
+    return None
+
+
+def looks_secret(name: str) -> bool:
+    return bool(_SECRET_RE.match(name.upper()))
+
+
+def known_non_secret(name: str) -> bool:
+    """Values safe to print unmasked: URLs, model ids, proxies' addresses."""
+    return bool(_NON_SECRET_RE.match(name)) and not looks_secret(name)
+
+
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def inherited_env(parent_env: Mapping[str, str], inherit: Iterable[str] = ()) -> dict[str, str]:
+    """Step 1: only the base allowlist and the profile's ``policy.inherit`` pass from the parent."""
+    patterns = (*BASE_ALLOWLIST, *inherit)
+    return {k: v for k, v in parent_env.items() if matches_any(k, patterns)}
+
+
+@dataclass(frozen=True)
+class EnvDiff:
+    """What changes from ``before`` to ``after``: direnv-style, noise left out."""
+
+    added: dict[str, str]
+    removed: dict[str, str]
+    changed: dict[str, tuple[str, str]]
+
+    def summary(self) -> str:
+        parts = [f"+{k}" for k in sorted(self.added)]
+        parts += [f"-{k}" for k in sorted(self.removed)]
+        parts += [f"~{k}" for k in sorted(self.changed)]
+        counts = f"+{len(self.added)} -{len(self.removed)} ~{len(self.changed)}"
+        return f"{counts}: {' '.join(parts)}" if parts else f"{counts}: no changes"
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def diff_env(before: Mapping[str, str], after: Mapping[str, str]) -> EnvDiff:
+    keys_b = {k for k in before if k not in NOISE}
+    keys_a = {k for k in after if k not in NOISE}
+    return EnvDiff(
+        added={k: after[k] for k in sorted(keys_a - keys_b)},
+        removed={k: before[k] for k in sorted(keys_b - keys_a)},
+        changed={k: (before[k], after[k]) for k in sorted(keys_a & keys_b) if before[k] != after[k]},
+    )

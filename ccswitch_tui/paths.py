@@ -1,0 +1,52 @@
+"""Where ccs keeps things: ``$CCS_HOME`` when set, otherwise the XDG config and state dirs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_NAME = "ccs"
+
+
+@dataclass(frozen=True)
+class Paths:
+    profiles: Path
+    state: Path
+
+    @property
+    def runs(self) -> Path:
+        return self.state / "runs"
+
+    @property
+    def salt(self) -> Path:
+        return self.state / "salt"
+
+    @property
+    def key_index(self) -> Path:
+        return self.state / "keys.json"
+
+    def tool_dir(self, profile: str, tool: str) -> Path:
+        return self.state / "tools" / profile / tool
+
+
+def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
+    env = os.environ if environ is None else environ
+    home = env.get("CCS_HOME")
+    if home:
+        root = Path(home).expanduser()
+        return Paths(profiles=root / "profiles", state=root / "state")
+    import platformdirs
+
+    return Paths(
+        profiles=Path(platformdirs.user_config_dir(APP_NAME)) / "profiles",
+        state=Path(platformdirs.user_state_dir(APP_NAME)),
+    )
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) and make it 0700."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path

@@ -1,0 +1,97 @@
+"""The LaunchPlan: everything a launch will do, computed without side effects.
+
+`ccs env`, `ccs launch`, `ccs run`, `ccs shell`, `ccs inspect` and the TUI all use the same plan,
+so what is shown is what is launched.
+"""
+
+from __future__ import annotations
+
+import secrets as _random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .env import MARKERS, inherited_env
+from .profile import Profile
+
+# Where each variable of a plan's environment came from.
+SOURCE_INHERITED = "inherited"
+SOURCE_PROFILE = "profile"  # [env]
+SOURCE_TOOL = "tool"  # [claude.env] / [codex.env]
+SOURCE_ROUTING = "routing"  # base URLs, models, config dirs from the profile
+SOURCE_KEY = "key"
+SOURCE_MARKER = "marker"
+
+
+def new_launch_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + _random.token_hex(4)
+
+
+@dataclass(frozen=True)
+class FileToWrite:
+    path: Path
+    content: str
+    mode: int = 0o600
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A reason not to launch, with the flags that get past it."""
+
+    code: str  # e.g. "settings-override", "nested"
+    message: str
+    ways_out: tuple[str, ...] = ()
+    overridable_by: str | None = None  # the option that lifts it ("force"), None if nothing does
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    profile: str
+    tool: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    sources: Mapping[str, str]
+    secret_names: frozenset[str]
+    cwd: Path
+    launch_id: str
+    dirs: tuple[Path, ...] = ()
+    files: tuple[FileToWrite, ...] = ()
+    base_urls: Mapping[str, str] = field(default_factory=dict)  # variable/config key → URL
+    models: Mapping[str, str] = field(default_factory=dict)  # variable/config key → model id
+    key_id: str | None = None
+    warnings: tuple[str, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)  # tool-specific manifest fields
+
+    def masked_env(self) -> dict[str, str]:
+        from .secrets import mask
+
+        return {k: (mask(v) if k in self.secret_names else v) for k, v in self.env.items()}
+
+    def non_secret_env(self) -> dict[str, str]:
+        return {k: v for k, v in self.env.items() if k not in self.secret_names}
+
+
+class EnvBuilder:
+    """Builds a plan's environment in the order of the contract, remembering each variable's source."""
+
+    def __init__(self, profile: Profile, parent_env: Mapping[str, str]):
+        self.env: dict[str, str] = {}
+        self.sources: dict[str, str] = {}
+        self.secret_names: set[str] = set()
+        self.add(inherited_env(parent_env, profile.inherit), SOURCE_INHERITED)
+        self.add(profile.env, SOURCE_PROFILE)
+
+    def add(self, values: Mapping[str, str], source: str) -> None:
+        for k, v in values.items():
+            self.env[k] = v
+            self.sources[k] = source
+
+    def add_secret(self, name: str, value: str) -> None:
+        self.add({name: value}, SOURCE_KEY)
+        self.secret_names.add(name)
+
+    def add_markers(self, profile: Profile, tool: str, launch_id: str) -> None:
+        self.add(dict(zip(MARKERS, (profile.name, tool, launch_id), strict=True)), SOURCE_MARKER)

@@ -1,0 +1,112 @@
+"""Presets shipped with ccs (the repository's ``profiles/`` folder, installed as ``ccswitch_tui/presets``)
+and the making of a new profile's text from one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomlkit
+
+from .errors import UsageError
+from .profile import Profile, check_key_id, check_name, default_provider_id
+from .store import validate_text
+
+
+def presets_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    installed = here / "presets"
+    if installed.is_dir():
+        return installed
+    return here.parent / "profiles"  # a source checkout or an editable install
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    text: str
+    profile: Profile
+
+    @property
+    def header(self) -> str:
+        """The comment block at the top of the file, without the '#'."""
+        lines = []
+        for line in self.text.splitlines():
+            if not line.startswith("#"):
+                break
+            lines.append(line.lstrip("#").strip())
+        return "\n".join(lines)
+
+
+def list_presets() -> list[Preset]:
+    out = []
+    for path in sorted(presets_dir().glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        out.append(Preset(path.stem, text, validate_text(path.stem, text, str(path))[1]))
+    return out
+
+
+def load_preset(name: str) -> Preset:
+    check_name(name)
+    path = presets_dir() / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(p.stem for p in sorted(presets_dir().glob("*.toml")))
+        raise UsageError(f"no preset named {name!r}; known presets: {known}")
+    text = path.read_text(encoding="utf-8")
+    return Preset(name, text, validate_text(name, text, str(path))[1])
+
+
+def new_profile_text(
+    name: str,
+    preset: str | None = None,
+    *,
+    base_url: str | None = None,
+    key: str | None = None,
+    claude_model: str | None = None,
+    codex_model: str | None = None,
+    provider_name: str | None = None,
+) -> str:
+    """The text of a new profile: a preset (comments kept) with the given fields set, or a blank one.
+
+    The result is validated by the caller through the store when it is saved.
+    """
+    check_name(name)
+    if key is not None and not key.startswith("env:"):
+        check_key_id(key)
+    if preset:
+        doc = tomlkit.parse(load_preset(preset).text)
+    else:
+        if not base_url:
+            raise UsageError("a new profile without --preset needs --base-url URL (see `ccs presets`)")
+        doc = tomlkit.document()
+        doc.add("schema", 1)
+        doc.add("description", "")
+        prov = tomlkit.table()
+        prov.add("name", provider_name or name)
+        prov.add("base_url", base_url)
+        prov.add("key", key or name)
+        doc.add("provider", prov)
+        if not claude_model and not codex_model:
+            doc.add("claude", tomlkit.table())
+        run = tomlkit.table()
+        run.add("export", ["openai"])
+        doc.add("run", run)
+        base_url = key = None  # already placed
+    prov = doc["provider"]
+    if base_url:
+        prov["base_url"] = base_url
+    if key:
+        prov["key"] = key
+    if claude_model:
+        if "claude" not in doc:
+            doc.add("claude", tomlkit.table())
+        doc["claude"]["model"] = claude_model
+    if codex_model:
+        if "codex" not in doc:
+            t = tomlkit.table()
+            t.add("model", codex_model)
+            t.add("provider_id", default_provider_id(name))
+            doc.add("codex", t)
+        else:
+            doc["codex"]["model"] = codex_model
+    return tomlkit.dumps(doc)

@@ -1,0 +1,221 @@
+"""Keys: in the OS keyring (service ``ccswitch-tui``, username = key id) or, for ``env:VAR``, in
+ccs's own environment. Also the index of stored key ids, fingerprints and masks.
+
+Nothing here writes a key anywhere but the keyring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets as _random
+from collections.abc import Mapping
+from typing import Any
+
+from .atomic import atomic_write, locked
+from .errors import KeyError_, KeyringUnavailable
+from .paths import Paths, ensure_private_dir
+from .profile import Profile, check_key_id
+
+SERVICE = "ccswitch-tui"
+
+
+# --- masks and fingerprints -------------------------------------------------------------------
+
+def mask(value: str) -> str:
+    """``sk-…9f3a`` for keys of 16+ characters, ``****`` for shorter ones."""
+    return f"{value[:3]}…{value[-4:]}" if len(value) >= 16 else "****"
+
+
+def load_salt(paths: Paths) -> bytes:
+    """The per-install salt (state/salt, 0600), created on first use."""
+    try:
+        return bytes.fromhex(paths.salt.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        pass
+    ensure_private_dir(paths.state)
+    with locked(paths.state / ".salt.lock"):
+        try:
+            return bytes.fromhex(paths.salt.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            salt = _random.token_bytes(32)
+            atomic_write(paths.salt, salt.hex() + "\n", mode=0o600)
+            return salt
+
+
+def fingerprint(value: str, salt: bytes) -> str:
+    """``fp:`` + the first 12 hex of HMAC-SHA256(salt, key)."""
+    return "fp:" + hmac.new(salt, value.encode("utf-8"), hashlib.sha256).hexdigest()[:12]
+
+
+# --- the keyring --------------------------------------------------------------------------------
+
+_WAYS_OUT = (
+    "start a Secret Service (e.g. gnome-keyring-daemon --unlock --components=secrets) and unlock it, "
+    'or set key = "env:VAR" in the profile to read the key from the environment'
+)
+
+
+def _backend_name(backend: Any) -> str:
+    cls = type(backend)
+    return f"{cls.__module__.replace('keyring.backends.', '')}.{cls.__name__}"
+
+
+def _load_backend() -> Any:
+    """The keyring backend, found quickly.
+
+    keyring's own discovery imports every installed backend through entry points and asks each
+    for its priority; on Linux that costs far more than the lookup itself. When nothing overrides
+    the choice (PYTHON_KEYRING_BACKEND, a keyringrc.cfg) and a session bus is there, try the
+    Secret Service backend directly and fall back to full discovery only if it is not viable.
+    """
+    import keyring
+
+    if os.environ.get("PYTHON_KEYRING_BACKEND") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        return keyring.get_keyring()
+    from keyring.util import platform_ as platform_dirs
+
+    if os.path.exists(os.path.join(platform_dirs.config_root(), "keyringrc.cfg")):
+        return keyring.get_keyring()
+    try:
+        from keyring.backends import SecretService
+
+        backend = SecretService.Keyring()
+        backend.priority  # noqa: B018 — raises when no Secret Service answers
+        return backend
+    except Exception:
+        return keyring.get_keyring()
+
+
+class KeyStore:
+    """Keys for profiles. The backend is looked up lazily, once."""
+
+    def __init__(self, paths: Paths, environ: Mapping[str, str] | None = None, backend: Any = None):
+        self.paths = paths
+        self.environ = os.environ if environ is None else environ
+        self._backend = backend
+
+    # backend access, with every KeyringError turned into one readable line
+    @property
+    def backend(self) -> Any:
+        if self._backend is None:
+            self._backend = _load_backend()
+        return self._backend
+
+    def backend_name(self) -> str:
+        return _backend_name(self.backend)
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        from keyring.errors import KeyringError, PasswordDeleteError
+
+        try:
+            return fn(*args)
+        except PasswordDeleteError:
+            raise
+        except KeyringError as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise KeyringUnavailable(
+                f"keyring unavailable while trying to {what} (backend {self.backend_name()}: {detail}); "
+                + _WAYS_OUT
+            ) from None
+        except Exception as exc:  # dbus errors and the like surface as plain exceptions
+            raise KeyringUnavailable(
+                f"keyring error while trying to {what} (backend {self.backend_name()}: "
+                f"{type(exc).__name__}: {exc}); " + _WAYS_OUT
+            ) from None
+
+    def get(self, key_id: str) -> str | None:
+        check_key_id(key_id)
+        return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
+
+    def set(self, key_id: str, value: str) -> None:
+        check_key_id(key_id)
+        if not value or not value.strip():
+            raise KeyError_(f"refusing to store an empty key for {key_id!r}")
+        self._call(f"store key {key_id!r}", self.backend.set_password, SERVICE, key_id, value.strip())
+        self._update_index(add=key_id)
+
+    def delete(self, key_id: str) -> bool:
+        """Remove a key; False when there was none."""
+        from keyring.errors import PasswordDeleteError
+
+        check_key_id(key_id)
+        try:
+            self._call(f"remove key {key_id!r}", self.backend.delete_password, SERVICE, key_id)
+            found = True
+        except PasswordDeleteError:
+            found = False
+        self._update_index(remove=key_id)
+        return found
+
+    # the index of stored ids (the keyring cannot list entries)
+    def ids(self) -> list[str]:
+        try:
+            data = json.loads(self.paths.key_index.read_text())
+        except (FileNotFoundError, ValueError):
+            return []
+        return sorted({str(k) for k in data.get("keys", []) if isinstance(k, str)})
+
+    def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
+        ensure_private_dir(self.paths.state)
+        with locked(self.paths.state / ".keys.lock"):
+            keys = set(self.ids())
+            if add:
+                keys.add(add)
+            if remove:
+                keys.discard(remove)
+            atomic_write(self.paths.key_index, json.dumps({"keys": sorted(keys)}, indent=1) + "\n")
+
+    # keys for profiles
+    def lookup(self, key_ref: str) -> str | None:
+        """The key value for ``provider.key`` (a keyring id or ``env:VAR``), or None when absent."""
+        if key_ref.startswith("env:"):
+            return self.environ.get(key_ref[4:]) or None
+        return self.get(key_ref)
+
+    def resolve(self, profile: Profile) -> str:
+        """The profile's key, or a KeyError_ saying how to provide it."""
+        ref = profile.key_id
+        value = self.lookup(ref)
+        if value:
+            return value
+        if ref.startswith("env:"):
+            raise KeyError_(
+                f"profile {profile.name!r}: key = {ref!r} but {ref[4:]} is not set in ccs's environment; "
+                f"export {ref[4:]}=… before running ccs"
+            )
+        raise KeyError_(
+            f"profile {profile.name!r}: no key stored for id {ref!r}; store it with `ccs key set {ref}`"
+        )
+
+    def present(self, refs: list[str]) -> dict[str, bool]:
+        """Which of these key refs have a value. One keyring query for all ids when the backend is
+        the Secret Service (it can search by service without reading secrets)."""
+        out: dict[str, bool] = {}
+        ids = sorted({r for r in refs if not r.startswith("env:")})
+        for r in refs:
+            if r.startswith("env:"):
+                out[r] = bool(self.environ.get(r[4:]))
+        if not ids:
+            return out
+        stored = self._stored_ids()
+        for r in ids:
+            out[r] = (r in stored) if stored is not None else self.get(r) is not None
+        return out
+
+    def _stored_ids(self) -> set[str] | None:
+        backend = self.backend
+        if not hasattr(backend, "get_preferred_collection"):
+            return None
+
+        def search() -> set[str]:
+            collection = backend.get_preferred_collection()
+            items = collection.search_items({"service": SERVICE})
+            return {item.get_attributes().get("username", "") for item in items}
+
+        return self._call("list stored keys", search)
+
+    def fingerprint(self, value: str) -> str:
+        return fingerprint(value, load_salt(self.paths))

@@ -1,0 +1,121 @@
+"""Profiles on disk: one TOML file each, read and written with tomlkit so comments and order survive.
+
+Writes are atomic (temp file, fsync, rename) and serialized with a lock file beside the profiles.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+from tomlkit.toml_document import TOMLDocument
+
+from .atomic import atomic_write, locked
+from .errors import ProfileError, UsageError
+from .paths import Paths, ensure_private_dir, resolve_paths
+from .profile import Profile, check_name, profile_from_data
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One profile file as listed: the profile, or the error that keeps it from loading."""
+
+    name: str
+    path: Path
+    profile: Profile | None = None
+    error: str | None = None
+
+
+def parse_toml(text: str, where: str) -> TOMLDocument:
+    """Parse TOML text; a syntax error becomes ``where:line:col: message``."""
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        msg = str(exc).split(" at line ")[0]
+        raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}") from None
+
+
+def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLDocument, Profile]:
+    where = where or f"{name}.toml"
+    doc = parse_toml(text, where)
+    return doc, profile_from_data(name, doc.unwrap(), where)
+
+
+class Store:
+    def __init__(self, paths: Paths | None = None):
+        self.paths = paths or resolve_paths()
+
+    @property
+    def root(self) -> Path:
+        return self.paths.profiles
+
+    def path_for(self, name: str) -> Path:
+        return self.root / f"{check_name(name)}.toml"
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        out = []
+        for p in self.root.glob("*.toml"):
+            try:
+                out.append(check_name(p.stem))
+            except UsageError:
+                continue
+        return sorted(out)
+
+    def exists(self, name: str) -> bool:
+        return self.path_for(name).is_file()
+
+    def read_text(self, name: str) -> str:
+        path = self.path_for(name)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            known = self.names()
+            hint = f" (known: {', '.join(known[:8])}{'…' if len(known) > 8 else ''})" if known else ""
+            raise UsageError(f"no profile named {name!r} in {self.root}{hint}; see `ccs list`") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"{path}: cannot read: {exc}") from None
+
+    def load_doc(self, name: str) -> TOMLDocument:
+        return validate_text(name, self.read_text(name), str(self.path_for(name)))[0]
+
+    def load(self, name: str) -> Profile:
+        return validate_text(name, self.read_text(name), str(self.path_for(name)))[1]
+
+    def entries(self) -> list[Entry]:
+        """Every profile file; a broken one is listed with its error instead of hiding the others."""
+        out = []
+        for name in self.names():
+            path = self.path_for(name)
+            try:
+                out.append(Entry(name, path, profile=self.load(name)))
+            except ProfileError as exc:
+                out.append(Entry(name, path, error=str(exc)))
+        return out
+
+    def save_text(self, name: str, text: str, *, create: bool = False) -> Profile:
+        """Validate ``text`` and write it atomically; an invalid text leaves the old file whole."""
+        path = self.path_for(name)
+        _, profile = validate_text(name, text, str(path))
+        ensure_private_dir(self.root)
+        with locked(self.root / ".lock"):
+            if create and path.exists():
+                raise UsageError(f"profile {name!r} already exists ({path}); pick another name or `ccs edit {name}`")
+            atomic_write(path, text, mode=0o600)
+        return profile
+
+    def save_doc(self, name: str, doc: TOMLDocument, *, create: bool = False) -> Profile:
+        return self.save_text(name, tomlkit.dumps(doc), create=create)
+
+    def delete(self, name: str) -> Path:
+        path = self.path_for(name)
+        with locked(self.root / ".lock"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                raise UsageError(f"no profile named {name!r} in {self.root}; see `ccs list`") from None
+        return path

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install the pinned real clients into .cache/clients (used by the tests and the benchmarks).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLAUDE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
+dest=.cache/clients
+have() { [ -x "$dest/node_modules/.bin/$1" ] && grep -q "\"version\": \"$2\"" "$dest/node_modules/$3/package.json" 2>/dev/null; }
+if have claude "$CLAUDE_VERSION" @anthropic-ai/claude-code && have codex "$CODEX_VERSION" @openai/codex; then
+  exit 0
+fi
+command -v npm >/dev/null || { echo "npm is needed to install the claude and codex clients" >&2; exit 1; }
+mkdir -p "$dest"
+echo "installing @anthropic-ai/claude-code@$CLAUDE_VERSION and @openai/codex@$CODEX_VERSION into $dest"
+npm install --silent --no-audit --no-fund --prefix "$dest" \
+  "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" >/dev/null
+"$dest/node_modules/.bin/claude" --version >/dev/null
+"$dest/node_modules/.bin/codex" --version >/dev/null

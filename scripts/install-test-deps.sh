@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs, idempotently: Debian packages for a real Secret
+# Service (gnome-keyring, dbus, libsecret-tools), a virtualenv with ccs and its test extras,
+# and the pinned npm clients (claude, codex) in .cache/clients.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v gnome-keyring-daemon >/dev/null || need_apt+=(gnome-keyring)
+command -v dbus-run-session >/dev/null || need_apt+=(dbus)
+command -v secret-tool >/dev/null || need_apt+=(libsecret-tools)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing Debian packages: ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c 'import ccswitch_tui, textual, keyring, pytest' # fail loudly if the install did not take
+
+bash scripts/install-clients.sh

@@ -1,0 +1,97 @@
+"""Shared fixtures: a private CCS_HOME, the real Secret Service, the real npm clients, and a way to
+run `ccs` as a real child process.
+
+Tests that need the keyring daemon or the npm clients skip when those are missing on a developer
+machine, but fail under CI (``CI`` set), where skipping would hide a broken setup.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ccswitch_tui.paths import Paths, resolve_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS_BIN = ROOT / ".cache" / "clients" / "node_modules" / ".bin"
+IN_CI = bool(os.environ.get("CI"))
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip locally; under CI a missing prerequisite is a failure, never a silent skip."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI is set, so this cannot be skipped)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def ccs_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
+    home = tmp_path / "ccs-home"
+    monkeypatch.setenv("CCS_HOME", str(home))
+    return resolve_paths({"CCS_HOME": str(home)})
+
+
+@pytest.fixture(scope="session")
+def secret_service() -> str:
+    """Assert that a real, unlocked Secret Service answers; returns the backend's name."""
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        skip_or_fail("no D-Bus session: run the suite through scripts/test.sh (a real Secret Service)")
+    try:
+        from keyring.backends import SecretService
+
+        backend = SecretService.Keyring()
+        backend.priority  # noqa: B018 — raises when no Secret Service answers
+        probe = f"probe-{uuid.uuid4().hex[:8]}"
+        backend.set_password("ccswitch-tui-probe", probe, "x")
+        backend.delete_password("ccswitch-tui-probe", probe)
+    except Exception as exc:  # noqa: BLE001
+        skip_or_fail(f"no usable Secret Service on the session bus: {exc}")
+    return "SecretService.Keyring"
+
+
+@pytest.fixture
+def key_id(secret_service: str) -> Iterator[str]:
+    """A fresh key id in the real keyring, removed afterwards."""
+    kid = f"test-{uuid.uuid4().hex[:10]}"
+    yield kid
+    import keyring
+
+    try:
+        keyring.delete_password("ccswitch-tui", kid)
+    except Exception:  # noqa: BLE001 — already gone
+        pass
+
+
+@pytest.fixture(scope="session")
+def clients_bin() -> Path:
+    """The folder holding the real, pinned `claude` and `codex` executables."""
+    if not (CLIENTS_BIN / "claude").exists() or not (CLIENTS_BIN / "codex").exists():
+        rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
+        if rc != 0 or not (CLIENTS_BIN / "claude").exists():
+            skip_or_fail("the claude and codex npm packages are not installed (scripts/install-clients.sh)")
+    return CLIENTS_BIN
+
+
+CcsRunner = Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture
+def ccs(ccs_home: Paths) -> CcsRunner:
+    """Run `ccs ARGS...` as a real child process with this test's CCS_HOME; returns the result."""
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
+            timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        full_env = dict(os.environ if env is None else env)
+        full_env.setdefault("CCS_HOME", os.environ["CCS_HOME"])
+        return subprocess.run(
+            [sys.executable, "-m", "ccswitch_tui", *args], input=input, env=full_env, cwd=cwd,
+            capture_output=True, text=True, timeout=timeout, stdin=None if input is not None else subprocess.DEVNULL,
+        )
+
+    return run
