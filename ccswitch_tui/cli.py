@@ -8,12 +8,37 @@ import sys
 import click
 
 from . import __version__
-from .commands import keys, profiles
 from .commands.common import Context
 from .errors import CcsError
 
+# Command name → "module:attribute" under ccswitch_tui.commands. Modules are imported only when
+# their command runs (or for --help), so `ccs launch` never pays for `ccs check`'s imports.
+COMMANDS = {
+    "list": "profiles:list_cmd",
+    "show": "profiles:show_cmd",
+    "new": "profiles:new_cmd",
+    "edit": "profiles:edit_cmd",
+    "rm": "profiles:rm_cmd",
+    "presets": "profiles:presets_cmd",
+    "key": "keys:key_group",
+}
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        import importlib
+
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attr)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.version_option(__version__, prog_name="ccs")
 @click.pass_context
@@ -27,18 +52,6 @@ def cli(click_ctx: click.Context, debug: bool) -> None:
         from .tui.app import run_app
 
         run_app()
-
-
-for command in (
-    profiles.list_cmd,
-    profiles.show_cmd,
-    profiles.new_cmd,
-    profiles.edit_cmd,
-    profiles.rm_cmd,
-    profiles.presets_cmd,
-    keys.key_group,
-):
-    cli.add_command(command)
 
 
 def _fail(message: str, code: int) -> int:

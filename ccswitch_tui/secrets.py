@@ -108,14 +108,19 @@ class KeyStore:
         return _backend_name(self.backend)
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
-        from keyring.errors import KeyringError, PasswordDeleteError
+        from keyring.errors import InitError, KeyringError, KeyringLocked, NoKeyringError, PasswordDeleteError
 
         try:
             return fn(*args)
         except PasswordDeleteError:
             raise
         except KeyringError as exc:
-            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if isinstance(exc, NoKeyringError):
+                detail = "no keyring backend found; no Secret Service answered on the session D-Bus"
+            elif isinstance(exc, (KeyringLocked, InitError)):
+                detail = f"the keyring is locked or its unlock prompt was dismissed ({exc})"
+            else:
+                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise KeyringUnavailable(
                 f"keyring unavailable while trying to {what} (backend {self.backend_name()}: {detail}); "
                 + _WAYS_OUT
