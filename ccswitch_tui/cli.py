@@ -21,6 +21,11 @@ COMMANDS = {
     "rm": "profiles:rm_cmd",
     "presets": "profiles:presets_cmd",
     "key": "keys:key_group",
+    "launch": "launch:launch_cmd",
+    "run": "launch:run_cmd",
+    "shell": "launch:shell_cmd",
+    "env": "launch:env_cmd",
+    "runs": "launch:runs_group",
 }
 
 

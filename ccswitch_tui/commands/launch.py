@@ -1,0 +1,203 @@
+"""`ccs launch`, `run`, `shell`, `env`, `runs`: the clean-launch commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import Context, emit_json, json_option, pass_ctx, table
+
+nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
+TOOL_NAMES = ("claude", "codex", "run")
+
+
+def _cwd(cwd: str | None) -> Path:
+    path = Path(cwd or os.getcwd()).resolve()
+    if not path.is_dir():
+        from ..errors import UsageError
+
+        raise UsageError(f"--cwd {cwd!r} is not a directory")
+    return path
+
+
+def _warn(plan: Any) -> None:
+    for w in plan.warnings:
+        click.echo(f"ccs: warning: {w}", err=True)
+
+
+@click.command("launch", context_settings={"ignore_unknown_options": True})
+@click.argument("profile")
+@click.argument("tool")
+@click.option("--cwd", type=click.Path(file_okay=False), help="Working directory for the tool.")
+@click.option("--isolate", is_flag=True, help="Load only ccs's own Claude Code settings layers.")
+@click.option("--force", is_flag=True, help="Launch despite a settings override (recorded in the manifest).")
+@nested_option
+@click.argument("tool_args", nargs=-1, type=click.UNPROCESSED)
+@pass_ctx
+def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
+               nested: bool, tool_args: tuple[str, ...]) -> int:
+    """Launch Claude Code or Codex for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
+    from .. import launch
+
+    launch.refuse_nested(ctx.environ, nested)
+    if tool not in ("claude", "codex"):
+        from ..errors import UsageError
+
+        raise UsageError(f"unknown tool {tool!r} for launch; choose claude or codex (or `ccs run` for any command)")
+    prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
+                        cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force)
+    _warn(prep.plan)
+    return launch.execute(prep, ctx.paths, force=force, nested=nested)
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument("profile")
+@nested_option
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@pass_ctx
+def run_cmd(ctx: Context, profile: str, nested: bool, command: tuple[str, ...]) -> int:
+    """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
+    from .. import launch
+
+    launch.refuse_nested(ctx.environ, nested)
+    prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
+                        cwd=_cwd(None), args=command)
+    _warn(prep.plan)
+    return launch.execute(prep, ctx.paths, nested=nested)
+
+
+@click.command("shell")
+@click.argument("profile")
+@click.option("--tool", type=click.Choice(TOOL_NAMES), default="run", show_default=True,
+              help="Whose environment the shell gets.")
+@nested_option
+@pass_ctx
+def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
+    """Open an interactive $SHELL with PROFILE's clean environment for TOOL."""
+    from .. import launch
+
+    launch.refuse_nested(ctx.environ, nested)
+    shell = ctx.environ.get("SHELL") or "/bin/sh"
+    prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
+                        cwd=_cwd(None), argv_override=[shell], force=True)
+    _warn(prep.plan)
+    if tool == "claude":
+        settings = prep.plan.extra.get("config_dir", "")
+        click.echo(f"ccs: in this shell start Claude Code as: claude --settings {settings}/ccs-settings.json",
+                   err=True)
+    click.echo(f"ccs: shell for {profile} ({tool}); exit to leave", err=True)
+    return launch.execute(prep, ctx.paths, nested=nested)
+
+
+def _format_env(env: dict[str, str], fmt: str) -> str:
+    if fmt == "sh":
+        return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+    if fmt == "dotenv":
+        def q(v: str) -> str:
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("$", "\\$") + '"'
+        return "\n".join(f"{k}={q(v)}" for k, v in env.items())
+    raise AssertionError(fmt)
+
+
+@click.command("env")
+@click.argument("profile")
+@click.option("--tool", type=click.Choice(TOOL_NAMES), default="run", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(("sh", "dotenv", "json")), default="sh", show_default=True)
+@click.option("--reveal", is_flag=True, help="Print the key itself instead of its mask.")
+@click.option("--diff", "as_diff", is_flag=True, help="Compare with the current shell (direnv-style).")
+@click.option("--cwd", type=click.Path(file_okay=False), help="Working directory to plan for.")
+@pass_ctx
+def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_diff: bool, cwd: str | None) -> None:
+    """Print the environment a launch of TOOL under PROFILE would get (keys masked unless --reveal)."""
+    from .. import tools
+    from ..env import diff_env, looks_secret
+    from ..secrets import mask
+
+    p = ctx.store.load(profile)
+    key = ctx.keys.resolve(p)
+    plan = tools.plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths)
+    env = dict(plan.env) if reveal else plan.masked_env()
+    if as_diff:
+        d = diff_env(ctx.environ, plan.env)
+
+        def show(name: str, value: str) -> str:
+            return value if reveal or not (name in plan.secret_names or looks_secret(name)) else mask(value)
+
+        if fmt == "json":
+            emit_json({
+                "summary": d.summary(),
+                "added": {k: show(k, v) for k, v in d.added.items()},
+                "removed": {k: show(k, v) for k, v in d.removed.items()},
+                "changed": {k: {"from": show(k, a), "to": show(k, b)} for k, (a, b) in d.changed.items()},
+            })
+            return
+        lines = [d.summary()]
+        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items()]
+        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items()]
+        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items()]
+        click.echo("\n".join(lines))
+        return
+    if fmt == "json":
+        emit_json({
+            "profile": plan.profile, "tool": plan.tool, "argv": list(plan.argv), "env": env,
+            "sources": dict(plan.sources), "secret_names": sorted(plan.secret_names),
+            "warnings": list(plan.warnings), "refusals": [r.message for r in plan.refusals],
+        })
+        return
+    for w in (*plan.warnings, *(r.message for r in plan.refusals)):
+        click.echo(f"ccs: warning: {w}", err=True)
+    click.echo(_format_env(env, fmt))
+
+
+@click.group("runs", invoke_without_command=True)
+@click.option("--profile", help="Only this profile's runs.")
+@json_option
+@click.pass_context
+def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> None:
+    """List run manifests, newest first; `ccs runs diff ID ID...` shows drift between runs."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    from ..runs import load_manifests
+
+    ctx = click_ctx.find_object(Context) or Context()
+    runs = load_manifests(ctx.paths, profile)
+    if as_json:
+        emit_json({"runs": runs})
+        return
+    if not runs:
+        click.echo("no runs yet")
+        return
+    rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
+             "running" if m.get("exit_status") is None else str(m["exit_status"]),
+             m.get("key_fingerprint") or "-", " ".join(m.get("argv") or [])[:60]] for m in runs]
+    click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
+
+
+@runs_group.command("diff")
+@click.argument("launch_ids", nargs=-1, required=True)
+@json_option
+@pass_ctx
+def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> None:
+    """Compare runs with the first one: which of base URLs, key fingerprint, models, env hash and
+    tool version drifted."""
+    from ..errors import UsageError
+    from ..runs import diff_runs, find_manifest
+
+    if len(launch_ids) < 2:
+        raise UsageError("give at least two launch ids to compare (see `ccs runs`)")
+    results = diff_runs([find_manifest(ctx.paths, i) for i in launch_ids])
+    if as_json:
+        emit_json({"comparisons": results})
+        return
+    for r in results:
+        if not r["drifted"]:
+            click.echo(f"{r['launch_id']} vs {r['against']}: comparable (no drift)")
+            continue
+        click.echo(f"{r['launch_id']} vs {r['against']}: drifted: {', '.join(r['drifted'])}")
+        for f, v in r["values"].items():
+            click.echo(f"  {f}: {json.dumps(v['base'])} -> {json.dumps(v['run'])}")

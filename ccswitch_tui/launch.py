@@ -1,0 +1,245 @@
+"""LaunchPlan → process: write the plan's files, start the child in its clean environment with the
+terminal handed over, forward signals, write the run manifest, return the child's status."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from . import __version__, tools
+from .atomic import atomic_write
+from .errors import Refusal, UsageError
+from .paths import Paths, ensure_private_dir
+from .plan import LaunchPlan
+from .profile import Profile
+from .runs import env_hash, write_manifest
+from .secrets import KeyStore
+
+FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+
+
+def refuse_nested(environ: Mapping[str, str], nested: bool) -> None:
+    """Inside a ccs child a launch is refused unless asked for; checked before anything else."""
+    if environ.get("CCS_LAUNCH_ID") and not nested:
+        where = f"profile {environ.get('CCS_PROFILE', '?')}, launch {environ['CCS_LAUNCH_ID']}"
+        raise Refusal(
+            f"refusing a nested launch: this shell is already a ccs child ({where}); "
+            "pass --nested to launch inside it anyway",
+            ("--nested",),
+        )
+
+
+def check_refusals(plan: LaunchPlan, force: bool) -> None:
+    live = [r for r in plan.refusals if not (force and r.overridable_by == "force")]
+    if live:
+        r = live[0]
+        more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
+        raise Refusal(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}", r.ways_out)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    profile: Profile
+    plan: LaunchPlan
+    executable: str
+    key_fingerprint: str
+
+
+def build(
+    profile_name: str,
+    tool: str,
+    *,
+    store: Any,
+    keys: KeyStore,
+    paths: Paths,
+    environ: Mapping[str, str],
+    cwd: Path,
+    args: Sequence[str] = (),
+    isolate: bool = False,
+    force: bool = False,
+    argv_override: Sequence[str] | None = None,
+) -> Prepared:
+    """Everything up to the fork: profile, key, plan, refusals, executable. No side effects
+    beyond reading (and creating the fingerprint salt)."""
+    adapter = tools.get(tool)
+    profile = store.load(profile_name)
+    if tool != "run" and getattr(profile, tool) is None:
+        tools.plan_for(profile, tool, "", environ, cwd, paths=paths)  # raises the clear error
+    key = keys.resolve(profile)
+    plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate)
+    if argv_override is not None:
+        plan = replace(plan, argv=tuple(argv_override))
+    check_refusals(plan, force)
+    if not plan.argv:
+        raise UsageError("no command given; put it after --, e.g. `ccs run PROFILE -- python run.py`")
+    executable = shutil.which(plan.argv[0], path=plan.env.get("PATH", os.defpath))
+    if executable is None:
+        hint = {
+            "claude": "install it with `npm install -g @anthropic-ai/claude-code`",
+            "codex": "install it with `npm install -g @openai/codex`",
+        }.get(adapter.program or "", "check the command name and the profile's PATH")
+        raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
+    return Prepared(profile, plan, executable, keys.fingerprint(key))
+
+
+def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
+    """Create the plan's directories (0700) and files (their modes); return file → sha256."""
+    import hashlib
+
+    for d in plan.dirs:
+        ensure_private_dir(d)
+    digests = {}
+    for f in plan.files:
+        ensure_private_dir(f.path.parent)
+        atomic_write(f.path, f.content, mode=f.mode)
+        digests[str(f.path)] = "sha256:" + hashlib.sha256(f.content.encode()).hexdigest()
+    return digests
+
+
+def tool_version(executable: str) -> str | None:
+    """The npm package version next to a resolved executable, when it is that cheap to get."""
+    path = Path(os.path.realpath(executable))
+    for parent in list(path.parents)[:3]:
+        pkg = parent / "package.json"
+        if pkg.is_file():
+            try:
+                data = json.loads(pkg.read_text())
+            except (OSError, ValueError):
+                return None
+            return f"{data.get('name')}@{data.get('version')}" if data.get("version") else None
+    return None
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, nested: bool) -> dict[str, Any]:
+    plan = prep.plan
+    return {
+        "launch_id": plan.launch_id,
+        "profile": plan.profile,
+        "tool": plan.tool,
+        "argv": list(plan.argv),
+        "executable": prep.executable,
+        "cwd": str(plan.cwd),
+        "started": utc_now(),
+        "ended": None,
+        "exit_status": None,
+        "base_urls": dict(plan.base_urls),
+        "models": dict(plan.models),
+        "key_id": plan.key_id,
+        "key_fingerprint": prep.key_fingerprint,
+        "env_names": sorted(plan.env),
+        "env_hash": env_hash(plan.non_secret_env()),
+        "files": dict(files),
+        "tool_version": tool_version(prep.executable) if plan.tool != "run" else None,
+        "ccs_version": __version__,
+        "forced": bool(force and plan.refusals),
+        "overridden": [r.message for r in plan.refusals] if force else [],
+        "nested": nested,
+        "warnings": list(plan.warnings),
+        **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
+    }
+
+
+def status_from_returncode(rc: int) -> int:
+    return 128 - rc if rc < 0 else rc
+
+
+def _terminal_fd() -> int | None:
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return None
+    try:
+        return fd if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp() else None
+    except OSError:
+        return None
+
+
+def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path) -> int:
+    """Run the child in its own process group; on a terminal, make that group the foreground one
+    (so Ctrl-C and Ctrl-Z reach the tool, not ccs). Forward SIGTERM/SIGHUP/SIGINT/SIGQUIT to the
+    group. Return the child's status (128+N for signal N)."""
+    tty = _terminal_fd()
+
+    def in_child() -> None:
+        os.setpgid(0, 0)
+        if tty is not None:
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            os.tcsetpgrp(tty, os.getpgrp())
+            signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+
+    old_handlers = {}
+    proc = subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=str(cwd),
+                            preexec_fn=in_child, close_fds=True)
+    pgid = proc.pid
+
+    def forward(signum: int, _frame: Any) -> None:
+        try:
+            os.killpg(pgid, signum)
+        except ProcessLookupError:
+            pass
+
+    for sig in FORWARDED:
+        old_handlers[sig] = signal.signal(sig, forward)
+    old_ttou = signal.signal(signal.SIGTTOU, signal.SIG_IGN) if tty is not None else None
+    try:
+        if tty is not None:
+            try:
+                os.tcsetpgrp(tty, pgid)
+            except OSError:
+                pass
+        while True:
+            try:
+                _, status = os.waitpid(proc.pid, os.WUNTRACED)
+            except ChildProcessError:
+                return status_from_returncode(proc.returncode or 0)
+            if os.WIFSTOPPED(status):
+                # The tool was suspended (Ctrl-Z): take the terminal back, stop ourselves so the shell
+                # sees the job stop, and on `fg` hand the terminal over and continue the tool.
+                if tty is not None:
+                    os.tcsetpgrp(tty, os.getpgrp())
+                os.kill(os.getpid(), signal.SIGSTOP)
+                if tty is not None:
+                    os.tcsetpgrp(tty, pgid)
+                os.killpg(pgid, signal.SIGCONT)
+                continue
+            proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            return status_from_returncode(proc.returncode)
+    finally:
+        if tty is not None:
+            try:
+                os.tcsetpgrp(tty, os.getpgrp())
+            except OSError:
+                pass
+            signal.signal(signal.SIGTTOU, old_ttou)
+        for sig, handler in old_handlers.items():
+            signal.signal(sig, handler)
+
+
+def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False) -> int:
+    """Write the plan's files and a manifest, run the child supervised, complete the manifest."""
+    plan = prep.plan
+    files = write_plan_files(plan)
+    manifest = manifest_for(prep, files, force=force, nested=nested)
+    write_manifest(paths, manifest)
+    try:
+        status = supervise(plan.argv, prep.executable, plan.env, plan.cwd)
+    except OSError as exc:
+        manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
+        write_manifest(paths, manifest)
+        raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
+    manifest.update(ended=utc_now(), exit_status=status)
+    write_manifest(paths, manifest)
+    return status
