@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tomlkit
-from tomlkit.exceptions import ParseError
+from tomlkit.exceptions import ParseError, TOMLKitError
 from tomlkit.toml_document import TOMLDocument
 
 from .atomic import atomic_write, locked
@@ -34,8 +34,10 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
-        msg = str(exc).split(" at line ")[0]
+        msg = str(exc).split(" at line ")[0].replace("Unexpected character: '\\x00'", "unexpected end of file")
         raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}") from None
+    except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
+        raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None
 
 
 def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLDocument, Profile]:
