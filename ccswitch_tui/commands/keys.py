@@ -30,11 +30,17 @@ def _read_secret(key_id: str) -> str:
     return value
 
 
-@key_group.command("set")
+@key_group.command("set", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("key_id")
 @pass_ctx
 def key_set(ctx: Context, key_id: str) -> None:
     """Store a key: read from stdin when it is not a terminal, else from a hidden prompt."""
+    if click.get_current_context().args:
+        # anything after the id is probably the key itself: refuse without echoing it
+        raise UsageError(
+            f"`ccs key set {key_id}` takes no key on the command line (argv is visible to other processes "
+            "and kept in shell history); pipe it on stdin or type it at the prompt"
+        )
     check_key_id(key_id)
     value = _read_secret(key_id)
     ctx.keys.set(key_id, value)

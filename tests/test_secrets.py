@@ -1,0 +1,306 @@
+"""Keys: fingerprints, masks, the key index, env:VAR keys, and the real Secret Service through `ccs key`."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ccswitch_tui.errors import KeyError_, KeyringUnavailable, UsageError
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.profile import profile_from_data
+from ccswitch_tui.secrets import SERVICE, KeyStore, fingerprint, load_salt, mask
+
+FP_RE = re.compile(r"fp:[0-9a-f]{12}")
+
+
+def paths_in(folder: Path) -> Paths:
+    return Paths(profiles=folder / "profiles", state=folder / "state")
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+# --- masks ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("sk-0123456789abcdef9f3a", "sk-…9f3a"),
+        ("abcdefghijklmnop", "abc…mnop"),  # exactly 16: masked with first 3 + last 4
+        ("abcdefghijklmno", "****"),  # 15: too short to show anything
+        ("short", "****"),
+        ("", "****"),
+        ("ключ-ключ-ключ-ключ", "клю…ключ"),
+    ],
+)
+def test_mask_rules(value: str, shown: str):
+    assert mask(value) == shown
+
+
+def test_mask_never_reveals_the_middle():
+    key = "sk-" + "SECRETMIDDLE" * 3 + "9f3a"
+    assert "SECRET" not in mask(key)
+
+
+# --- salt and fingerprints -------------------------------------------------------------------------
+
+def test_salt_created_once_private_and_stable(tmp_path: Path):
+    paths = paths_in(tmp_path)
+    salt = load_salt(paths)
+    assert len(salt) == 32
+    assert paths.salt.read_text() == salt.hex() + "\n"
+    assert mode(paths.salt) == 0o600
+    assert mode(paths.state) == 0o700
+    assert load_salt(paths) == salt
+
+
+def test_fingerprint_is_truncated_hmac_sha256(tmp_path: Path):
+    paths = paths_in(tmp_path)
+    key = "sk-test-0123456789abcdef"
+    fp = KeyStore(paths, environ={}, backend=object()).fingerprint(key)
+    salt = bytes.fromhex(paths.salt.read_text())
+    independent = hmac.new(salt, key.encode(), hashlib.sha256).hexdigest()[:12]
+    assert FP_RE.fullmatch(fp)
+    assert fp == "fp:" + independent
+    assert fingerprint(key, salt) == fp
+    assert KeyStore(paths, environ={}).fingerprint(key) == fp  # stable across calls and KeyStores
+    assert KeyStore(paths, environ={}).fingerprint(key + "x") != fp
+
+
+def test_fingerprints_differ_across_installs(tmp_path: Path):
+    key = "sk-test-0123456789abcdef"
+    a = KeyStore(paths_in(tmp_path / "a"), environ={}).fingerprint(key)
+    b = KeyStore(paths_in(tmp_path / "b"), environ={}).fingerprint(key)
+    assert a != b
+    assert fingerprint(key, b"one") != fingerprint(key, b"two")
+
+
+# --- the index, with an in-memory backend -------------------------------------------------------
+
+class MemoryBackend:
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, user: str) -> str | None:
+        return self.items.get((service, user))
+
+    def set_password(self, service: str, user: str, value: str) -> None:
+        self.items[(service, user)] = value
+
+    def delete_password(self, service: str, user: str) -> None:
+        from keyring.errors import PasswordDeleteError
+
+        if (service, user) not in self.items:
+            raise PasswordDeleteError("not found")
+        del self.items[(service, user)]
+
+
+class Untouchable:
+    def __getattr__(self, name: str):
+        raise AssertionError(f"the keyring backend was used ({name})")
+
+
+def test_index_tracks_set_and_delete(tmp_path: Path):
+    paths = paths_in(tmp_path)
+    backend = MemoryBackend()
+    keys = KeyStore(paths, environ={}, backend=backend)
+    assert keys.ids() == []
+    keys.set("b-key", "  value-b \n")
+    keys.set("a-key", "value-a")
+    assert backend.items == {(SERVICE, "b-key"): "value-b", (SERVICE, "a-key"): "value-a"}
+    assert keys.ids() == ["a-key", "b-key"]
+    assert json.loads(paths.key_index.read_text()) == {"keys": ["a-key", "b-key"]}
+    assert mode(paths.key_index) == 0o600
+    assert b"value" not in paths.key_index.read_bytes()
+    assert keys.get("a-key") == "value-a"
+    assert keys.delete("a-key") is True
+    assert keys.delete("a-key") is False
+    assert keys.ids() == ["b-key"]
+    assert keys.get("a-key") is None
+
+
+def test_corrupt_index_reads_as_empty(tmp_path: Path):
+    paths = paths_in(tmp_path)
+    paths.state.mkdir(parents=True)
+    paths.key_index.write_text("{not json")
+    keys = KeyStore(paths, environ={}, backend=MemoryBackend())
+    assert keys.ids() == []
+    keys.set("k", "v")
+    assert keys.ids() == ["k"]
+
+
+def test_empty_key_and_bad_ids_refused_before_the_backend(tmp_path: Path):
+    keys = KeyStore(paths_in(tmp_path), environ={}, backend=Untouchable())
+    with pytest.raises(KeyError_, match="empty key"):
+        keys.set("k", "  \n")
+    for bad in ("", "a b", "../x", "env:X", "-x"):
+        with pytest.raises(UsageError, match="invalid key id"):
+            keys.get(bad)
+    assert not paths_in(tmp_path).key_index.exists()
+
+
+def test_backend_errors_become_one_readable_line(tmp_path: Path):
+    from keyring.errors import KeyringLocked
+
+    class Locked(MemoryBackend):
+        def get_password(self, service: str, user: str) -> str | None:
+            raise KeyringLocked("Failed to unlock the collection!")
+
+    class Broken(MemoryBackend):
+        def set_password(self, service: str, user: str, value: str) -> None:
+            raise RuntimeError("org.freedesktop.DBus.Error.ServiceUnknown")
+
+    with pytest.raises(KeyringUnavailable) as exc:
+        KeyStore(paths_in(tmp_path), environ={}, backend=Locked()).get("k")
+    msg = str(exc.value)
+    assert "locked" in msg and "test_secrets.Locked" in msg and "env:VAR" in msg and "\n" not in msg
+    with pytest.raises(KeyringUnavailable) as exc:
+        KeyStore(paths_in(tmp_path), environ={}, backend=Broken()).set("k", "secret-value")
+    assert "ServiceUnknown" in str(exc.value) and "secret-value" not in str(exc.value)
+    assert not paths_in(tmp_path).key_index.exists()  # a failed store is not indexed
+
+
+# --- env:VAR keys ---------------------------------------------------------------------------------
+
+def _profile(key: str):
+    return profile_from_data("p", {"provider": {"name": "P", "base_url": "https://h", "key": key}})
+
+
+def test_env_keys_read_from_ccs_environment_only(tmp_path: Path):
+    keys = KeyStore(paths_in(tmp_path), environ={"MY_KEY": "sk-from-env", "EMPTY": ""}, backend=Untouchable())
+    assert keys.lookup("env:MY_KEY") == "sk-from-env"
+    assert keys.lookup("env:EMPTY") is None
+    assert keys.lookup("env:MISSING") is None
+    assert keys.resolve(_profile("env:MY_KEY")) == "sk-from-env"
+    with pytest.raises(KeyError_, match=r"MISSING is not set in ccs's environment; export MISSING="):
+        keys.resolve(_profile("env:MISSING"))
+    assert keys.present(["env:MY_KEY", "env:EMPTY", "env:MISSING"]) == {
+        "env:MY_KEY": True, "env:EMPTY": False, "env:MISSING": False}
+
+
+def test_missing_keyring_key_says_how_to_store_it(tmp_path: Path):
+    keys = KeyStore(paths_in(tmp_path), environ={}, backend=MemoryBackend())
+    with pytest.raises(KeyError_, match=r"no key stored for id 'kid'; store it with `ccs key set kid`"):
+        keys.resolve(_profile("kid"))
+
+
+# --- the real Secret Service through `ccs key` ----------------------------------------------------
+
+def secret_tool(key_id: str) -> str:
+    r = subprocess.run(["secret-tool", "lookup", "service", SERVICE, "username", key_id],
+                       capture_output=True, text=True, timeout=20)
+    return r.stdout
+
+
+def no_traceback(r: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+
+
+def one_error_line(r: subprocess.CompletedProcess) -> str:
+    no_traceback(r)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("ccs: error: ")
+    return lines[0]
+
+
+KEY = "sk-live-" + "Q7xW2pL9" * 4 + "9f3a"
+
+
+def test_key_lifecycle_in_the_real_keyring(ccs, ccs_home: Paths, key_id: str):
+    import keyring
+
+    r = ccs("key", "set", key_id, input=KEY + "\n")
+    assert r.returncode == 0, r.stderr
+    assert secret_tool(key_id) == KEY
+    assert keyring.get_password(SERVICE, key_id) == KEY
+    fp = "fp:" + hmac.new(bytes.fromhex(ccs_home.salt.read_text()), KEY.encode(), hashlib.sha256).hexdigest()[:12]
+    assert r.stdout.strip() == f"stored {key_id}  sk-…9f3a  {fp}"
+
+    shown = ccs("key", "show", key_id)
+    assert shown.returncode == 0 and shown.stdout.strip() == f"{key_id}  sk-…9f3a  {fp}"
+    as_json = ccs("key", "show", key_id, "--json")
+    assert json.loads(as_json.stdout) == {"id": key_id, "mask": "sk-…9f3a", "fingerprint": fp}
+
+    # a profile naming the key: presence in `list`, mask and fingerprint in `show`
+    ccs_home.profiles.mkdir(parents=True)
+    (ccs_home.profiles / "uses.toml").write_text(
+        f'[provider]\nname = "P"\nbase_url = "https://h.example"\nkey = "{key_id}"\n')
+    (ccs_home.profiles / "other.toml").write_text(
+        '[provider]\nname = "P"\nbase_url = "https://h.example"\nkey = "never-stored-x1"\n')
+    listed = ccs("key", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["id"]: row for row in json.loads(listed.stdout)["keys"]}
+    assert rows[key_id] == {"id": key_id, "present": True, "profiles": ["uses"]}
+    assert rows["never-stored-x1"] == {"id": "never-stored-x1", "present": False, "profiles": ["other"]}
+    plist = ccs("list", "--json")
+    present = {p["name"]: p["key_present"] for p in json.loads(plist.stdout)["profiles"]}
+    assert present == {"uses": True, "other": False}
+    pshow = json.loads(ccs("show", "uses", "--json").stdout)
+    assert pshow["key"] == {"id": key_id, "present": True, "mask": "sk-…9f3a", "fingerprint": fp, "error": None}
+
+    outputs = [r, shown, as_json, listed, plist]
+    for out in outputs:
+        assert KEY not in out.stdout + out.stderr
+        assert KEY[3:-4] not in out.stdout + out.stderr
+    for f in Path(os.environ["CCS_HOME"]).rglob("*"):
+        if f.is_file():
+            assert KEY.encode() not in f.read_bytes(), f
+
+    refused = ccs("key", "rm", key_id)  # stdin is not a terminal and no --yes
+    assert refused.returncode == 2
+    assert "--yes" in one_error_line(refused)
+    assert secret_tool(key_id) == KEY
+
+    removed = ccs("key", "rm", key_id, "--yes")
+    assert removed.returncode == 0 and removed.stdout.strip() == f"removed {key_id}"
+    assert secret_tool(key_id) == ""
+    assert keyring.get_password(SERVICE, key_id) is None
+    assert key_id not in json.loads(ccs_home.key_index.read_text())["keys"]
+    again = ccs("key", "rm", key_id, "--yes")
+    assert again.returncode == 2 and "no key stored" in one_error_line(again)
+    gone = ccs("key", "show", key_id)
+    assert gone.returncode == 2 and f"ccs key set {key_id}" in one_error_line(gone)
+
+
+def test_key_on_the_command_line_refused_without_echo(ccs, key_id: str):
+    for args in ((key_id, KEY), (key_id, f"--value={KEY}")):
+        r = ccs("key", "set", *args, input="")
+        assert r.returncode == 2
+        line = one_error_line(r)
+        assert "stdin" in line
+        assert KEY not in r.stdout + r.stderr and KEY[3:-4] not in r.stderr
+    assert secret_tool(key_id) == ""
+
+
+@pytest.mark.parametrize(("stdin", "message"), [("", "no key given"), ("line1\nline2\n", "spans several lines")])
+def test_bad_stdin_refused(ccs, key_id: str, stdin: str, message: str):
+    r = ccs("key", "set", key_id, input=stdin)
+    assert r.returncode == 2 and message in one_error_line(r)
+    assert secret_tool(key_id) == ""
+
+
+@pytest.mark.parametrize("bus", ["unix:path=/nonexistent/ccs-test/bus", None])
+def test_keyring_unreachable_is_one_line_exit_2(ccs, ccs_home: Paths, bus: str | None):
+    env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    if bus:
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus
+    r = ccs("key", "set", "unreachable-x1", input=KEY + "\n", env=env)
+    assert r.returncode == 2
+    line = one_error_line(r)
+    assert "keyring unavailable" in line and "backend " in line
+    assert "Secret Service" in line and "env:VAR" in line
+    assert KEY not in r.stdout + r.stderr
+    assert not ccs_home.key_index.exists()
+
+    shown = ccs("key", "show", "unreachable-x1", env=env)
+    assert shown.returncode == 2 and "keyring unavailable" in one_error_line(shown)
