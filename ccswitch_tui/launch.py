@@ -120,7 +120,10 @@ def tool_version(executable: str) -> str | None:
 
 
 def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """UTC ISO-8601 with microseconds, so runs started within one second still sort."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, nested: bool) -> dict[str, Any]:
@@ -181,11 +184,13 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
             signal.signal(signal.SIGTTOU, signal.SIG_DFL)
 
     old_handlers = {}
+    received: list[int] = []
     proc = subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=str(cwd),
                             preexec_fn=in_child, close_fds=True)
     pgid = proc.pid
 
     def forward(signum: int, _frame: Any) -> None:
+        received.append(signum)
         try:
             os.killpg(pgid, signum)
         except ProcessLookupError:
@@ -216,6 +221,8 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
                 os.killpg(pgid, signal.SIGCONT)
                 continue
             proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            if received:
+                _end_group(pgid)
             return status_from_returncode(proc.returncode)
     finally:
         if tty is not None:
@@ -226,6 +233,23 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
             signal.signal(signal.SIGTTOU, old_ttou)
         for sig, handler in old_handlers.items():
             signal.signal(sig, handler)
+
+
+def _end_group(pgid: int, grace: float = 2.0) -> None:
+    """ccs was told to stop and the tool has exited: end whatever else the launch left in its
+    process group (background jobs that ignored the signal), politely first."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.02)
 
 
 def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False) -> int:
