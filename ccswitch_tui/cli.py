@@ -21,6 +21,8 @@ COMMANDS = {
     "rm": "profiles:rm_cmd",
     "presets": "profiles:presets_cmd",
     "key": "keys:key_group",
+    "import": "imports:import_group",
+    "export": "imports:export_cmd",
     "launch": "launch:launch_cmd",
     "run": "launch:run_cmd",
     "shell": "launch:shell_cmd",

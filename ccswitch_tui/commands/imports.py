@@ -1,0 +1,205 @@
+"""`ccs import cc-switch|claude|codex` and `ccs export`: bring existing setups in (keys into the
+keyring, never into a file) and hand profiles out without any secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from .common import Context, emit_json, json_option, pass_ctx
+
+dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would happen; write nothing.")
+
+
+def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import inside the command
+    from ..importers.common import Planner
+
+    return Planner(ctx.store, ctx.keys, dry_run=dry_run)
+
+
+def _finish(planner, report, as_json: bool) -> None:  # noqa: ANN001
+    if not planner.dry_run:
+        planner.apply()
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        click.echo(report.render())
+
+
+@click.group("import")
+def import_group() -> None:
+    """Bring providers in from CC Switch or from the live Claude Code / Codex configs.
+
+    Keys go into the OS keyring (identical keys share one key id), never into a file. Re-running an
+    import changes nothing. Every source entry gets one report line: created, merged (added a tool
+    to a profile of the same provider), unchanged, skipped or error, with the reason.
+
+    With --json, each subcommand prints one object:
+
+    \b
+      {"import": "cc-switch" | "claude" | "codex",
+       "dry_run": bool,
+       "read": [file, ...],
+       "items": [{"source": str, "name": str | null, "action": str, "profile": str | null,
+                  "path": str | null, "reason": str | null, "key_id": str | null,
+                  "key": "stored" | "shared" | "present" | "missing" | "env" | null,
+                  "fingerprint": "fp:…" | null, "warnings": [str, ...]}, ...],
+       "summary": {"created": n, "merged": n, "unchanged": n, "skipped": n, "error": n},
+       "scrubbed": [{"path": str, "removed": [field, ...], "remaining": [line, ...] | null,
+                     "note": str | null}, ...]}
+
+    Exit status: 0 when the source was read (even if some entries were skipped or in error: see the
+    report), 2 when it could not be read at all or the keyring is unavailable.
+    """
+
+
+@import_group.command("cc-switch")
+@click.option("--db", "db", type=click.Path(dir_okay=False, path_type=Path),
+              help="CC Switch's database (default ~/.cc-switch/cc-switch.db); its config.json beside it is "
+                   "read too.")
+@dry_run_option
+@json_option
+@pass_ctx
+def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool) -> None:
+    """Import CC Switch's Claude Code and Codex providers (database opened read-only)."""
+    from ..importers.cc_switch import default_dir, plan_cc_switch
+    from ..importers.live import home_dir
+
+    db = db.expanduser() if db else default_dir(home_dir(ctx.environ)) / "cc-switch.db"
+    planner = _planner(ctx, dry_run)
+    report = plan_cc_switch(planner, db, db.parent / "config.json")
+    _finish(planner, report, as_json)
+
+
+@import_group.command("claude")
+@click.option("--settings", "settings", type=click.Path(dir_okay=False, path_type=Path),
+              help="Claude Code settings file (default $CLAUDE_CONFIG_DIR/settings.json, else "
+                   "~/.claude/settings.json).")
+@click.option("--name", help="Profile name (default: from the base URL's host).")
+@click.option("--scrub", is_flag=True, help="Then remove the key from the settings file (atomic rewrite, "
+                                            "everything else kept).")
+@dry_run_option
+@json_option
+@pass_ctx
+def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: bool, dry_run: bool,
+                  as_json: bool) -> None:
+    """Import the provider that Claude Code's settings.json `env` points at."""
+    from ..importers.live import claude_settings_path, home_dir, plan_claude
+    from ..importers.live import scrub as do_scrub
+    from ..profile import check_name
+
+    if name:
+        check_name(name)
+    path = settings.expanduser() if settings else claude_settings_path(ctx.environ, home_dir(ctx.environ))
+    planner = _planner(ctx, dry_run)
+    plan = plan_claude(planner, path, name)
+    if not dry_run:
+        planner.apply()
+    if scrub:
+        do_scrub(planner, plan)
+    _report(plan.report, as_json)
+
+
+@import_group.command("codex")
+@click.option("--home", "home", type=click.Path(file_okay=False, path_type=Path),
+              help="Codex home holding config.toml and auth.json (default $CODEX_HOME, else ~/.codex).")
+@click.option("--name", help="Profile name (default: from the provider's name or host).")
+@click.option("--scrub", is_flag=True, help="Then remove the key from config.toml / auth.json (atomic rewrite, "
+                                            "everything else kept).")
+@dry_run_option
+@json_option
+@pass_ctx
+def import_codex(ctx: Context, home: Path | None, name: str | None, scrub: bool, dry_run: bool,
+                 as_json: bool) -> None:
+    """Import the provider that Codex's config.toml selects (model_provider), with its key."""
+    from ..importers.live import codex_home, home_dir, plan_codex
+    from ..importers.live import scrub as do_scrub
+    from ..profile import check_name
+
+    if name:
+        check_name(name)
+    where = home.expanduser() if home else codex_home(ctx.environ, home_dir(ctx.environ))
+    planner = _planner(ctx, dry_run)
+    plan = plan_codex(planner, where, name, ctx.environ)
+    if not dry_run:
+        planner.apply()
+    if scrub:
+        do_scrub(planner, plan)
+    _report(plan.report, as_json)
+
+
+def _report(report, as_json: bool) -> None:  # noqa: ANN001
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        click.echo(report.render())
+
+
+@click.command("export")
+@click.argument("profiles", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True,
+              help="toml: the profile file; json: CC Switch's provider shape with empty key fields.")
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="Write here instead of stdout: a directory for toml (NAME.toml each), a file for json.")
+@click.option("--force", is_flag=True, help="Overwrite existing output files.")
+@pass_ctx
+def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path | None, force: bool) -> None:
+    """Print profiles without any secret, ready to share or commit.
+
+    \b
+    toml: each profile's file, comments kept, with a header naming the key id to set.
+          Several profiles need --output DIR (one NAME.toml each).
+    json: {"claude": {"providers": {NAME: {id, name, settingsConfig: {env: {...,
+            ANTHROPIC_AUTH_TOKEN|ANTHROPIC_API_KEY: ""}}, category, websiteUrl?, notes?,
+            meta: {apiKeyField}}}, "current": ""},
+           "codex": {"providers": {NAME: {id, name, settingsConfig: {auth: {OPENAI_API_KEY: ""},
+            config: TOML}, category, websiteUrl?, notes?}}, "current": ""}}
+    """
+    import json
+
+    from ..atomic import atomic_write
+    from ..importers.export import cc_switch_providers, export_toml
+
+    names = list(dict.fromkeys(profiles))
+    if fmt == "toml":
+        exported = [export_toml(ctx.store, n) for n in names]
+        for e in exported:
+            for w in e.warnings:
+                click.echo(f"ccs: warning: {e.name}: {w}", err=True)
+        if output is None:
+            if len(exported) > 1:
+                raise UsageError("several profiles as TOML need --output DIR (one NAME.toml each), "
+                                 "or use --format json")
+            click.echo(exported[0].text, nl=False)
+            return
+        output = output.expanduser()
+        if output.exists() and not output.is_dir():
+            raise UsageError(f"{output} is a file; --output takes a directory for --format toml")
+        targets = [(output / f"{e.name}.toml", e.text) for e in exported]
+        _refuse_overwrite([t for t, _ in targets], force)
+        for target, text in targets:
+            atomic_write(target, text, mode=0o644)
+            click.echo(f"wrote {target}", err=True)
+        return
+    loaded = [ctx.store.load(n) for n in names]
+    data, warnings = cc_switch_providers(loaded)
+    for w in warnings:
+        click.echo(f"ccs: warning: {w}", err=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output = output.expanduser()
+    if output.is_dir():
+        raise UsageError(f"{output} is a directory; --output takes a file for --format json")
+    _refuse_overwrite([output], force)
+    atomic_write(output, text, mode=0o644)
+    click.echo(f"wrote {output}", err=True)
+
+
+def _refuse_overwrite(paths: list[Path], force: bool) -> None:
+    existing = [str(p) for p in paths if p.exists()]
+    if existing and not force:
+        raise UsageError(f"{', '.join(existing)} already exist(s); pass --force to overwrite")

@@ -1,0 +1,112 @@
+"""Profiles without any secret, to share or commit: the profile's own TOML (comments kept), or the
+CC Switch provider shape (``{"claude": {"providers": {ID: {...}}, "current": ""}, "codex": {...}}``)
+with the key fields empty.
+
+Profile files never hold keys; on top of that, an env value that looks like it carries a credential
+(an ``*_HEADERS`` variable with an Authorization or key header) is emptied, with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import tomlkit
+
+from ..profile import Profile
+from ..store import Store
+
+FORMATS = ("toml", "json")
+_CREDENTIAL_HINT = re.compile(r"authorization|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
+
+
+@dataclass
+class Exported:
+    name: str
+    text: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _risky(name: str, value: str) -> bool:
+    return name.upper().endswith("HEADERS") and bool(_CREDENTIAL_HINT.search(value))
+
+
+def _clean_env(env: Mapping[str, str], where: str, warnings: list[str]) -> dict[str, str]:
+    out = {}
+    for k, v in env.items():
+        if _risky(k, v):
+            warnings.append(f"{where}.{k} looks like it carries a credential; exported empty")
+            out[k] = ""
+        else:
+            out[k] = v
+    return out
+
+
+def export_toml(store: Store, name: str) -> Exported:
+    """The profile's file as it is (comments, order), with credential-looking env values emptied."""
+    doc = store.load_doc(name)
+    profile = store.load(name)
+    warnings: list[str] = []
+    for path, env in (("[env]", profile.env), ("[claude.env]", profile.claude.env if profile.claude else {}),
+                      ("[codex.env]", profile.codex.env if profile.codex else {})):
+        cleaned = _clean_env(env, path, warnings)
+        for k, v in cleaned.items():
+            if v != env[k]:
+                table = doc["env"] if path == "[env]" else doc[path[1:-5]]["env"]
+                table[k] = v
+    key = profile.provider.key
+    hint = (f"read from ${key[4:]}" if key.startswith("env:")
+            else f"store it with `ccs key set {key}`")
+    header = f"Exported by ccs from profile {name!r}; no key inside ({hint}). Save as {name}.toml."
+    text = f"# {header}\n" + tomlkit.dumps(doc)
+    return Exported(name, text, warnings)
+
+
+def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[str]]:
+    """The CC Switch shape for these profiles, key fields empty."""
+    warnings: list[str] = []
+    out: dict[str, Any] = {"claude": {"providers": {}, "current": ""}, "codex": {"providers": {}, "current": ""}}
+    for p in profiles:
+        common: dict[str, Any] = {"id": p.name, "name": p.provider.name}
+        extra: dict[str, Any] = {"category": "custom"}
+        if p.provider.website:
+            extra["websiteUrl"] = p.provider.website
+        if p.description:
+            extra["notes"] = p.description
+        shared_env = _clean_env(p.env, "[env]", warnings)
+        if p.claude:
+            c = p.claude
+            key_field = "ANTHROPIC_AUTH_TOKEN" if c.auth == "token" else "ANTHROPIC_API_KEY"
+            env: dict[str, str] = {"ANTHROPIC_BASE_URL": c.base_url, key_field: ""}
+            env.update(c.model_vars())
+            env.update(shared_env)
+            env.update(_clean_env(c.env, "[claude.env]", warnings))
+            out["claude"]["providers"][p.name] = {
+                **common, "settingsConfig": {"env": env}, **extra, "meta": {"apiKeyField": key_field},
+            }
+        if p.codex:
+            x = p.codex
+            doc = tomlkit.document()
+            doc.add("model_provider", x.provider_id)
+            doc.add("model", x.model)
+            if x.reasoning_effort:
+                doc.add("model_reasoning_effort", x.reasoning_effort)
+            providers = tomlkit.table(is_super_table=True)
+            entry = tomlkit.table()
+            entry.add("name", p.provider.name)
+            entry.add("base_url", x.base_url)
+            entry.add("wire_api", "responses")
+            entry.add("requires_openai_auth", True)
+            providers.add(x.provider_id, entry)
+            doc.add("model_providers", providers)
+            if x.env or (p.env and not p.claude):
+                warnings.append(f"{p.name}: [codex.env] / [env] have no place in a CC Switch Codex provider; "
+                                "not exported")
+            out["codex"]["providers"][p.name] = {
+                **common, "settingsConfig": {"auth": {"OPENAI_API_KEY": ""}, "config": tomlkit.dumps(doc)}, **extra,
+            }
+        if not p.claude and not p.codex:
+            warnings.append(f"{p.name}: serves neither Claude Code nor Codex; nothing to export in this format")
+    return out, warnings
