@@ -243,7 +243,7 @@ def test_xdg_dirs_without_ccs_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     monkeypatch.delenv("CCS_HOME", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "st"))
-    for env in (None, {}, {"CCS_HOME": ""}):
+    for env in (None, dict(os.environ), dict(os.environ, CCS_HOME="")):
         p = resolve_paths(env)
         assert p.profiles == tmp_path / "cfg" / "ccs" / "profiles"
         assert p.state == tmp_path / "st" / "ccs"
