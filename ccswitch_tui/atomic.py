@@ -9,8 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
-    """Replace ``path`` with ``data`` so that a reader sees the old file or the new one, never half."""
+def atomic_write(path: Path, data: str | bytes, mode: int = 0o600, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` so that a reader sees the old file or the new one, never half.
+
+    ``durable`` also fsyncs the file and its folder so the new content survives a power loss; files
+    that are regenerated anyway (manifests, generated tool configs) skip that cost on the launch path.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -18,13 +22,16 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:

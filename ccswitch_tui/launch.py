@@ -100,7 +100,7 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     digests = {}
     for f in plan.files:
         ensure_private_dir(f.path.parent)
-        atomic_write(f.path, f.content, mode=f.mode)
+        atomic_write(f.path, f.content, mode=f.mode, durable=False)
         digests[str(f.path)] = "sha256:" + hashlib.sha256(f.content.encode()).hexdigest()
     return digests
 

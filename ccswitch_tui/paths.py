@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,12 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     if home:
         root = Path(home).expanduser()
         return Paths(profiles=root / "profiles", state=root / "state")
+    if sys.platform.startswith("linux"):
+        # What platformdirs answers on Linux, without importing it on the launch path.
+        user_home = Path(env.get("HOME") or Path.home())
+        config = env.get("XDG_CONFIG_HOME", "").strip() or str(user_home / ".config")
+        state = env.get("XDG_STATE_HOME", "").strip() or str(user_home / ".local" / "state")
+        return Paths(profiles=Path(config) / APP_NAME / "profiles", state=Path(state) / APP_NAME)
     import platformdirs
 
     return Paths(

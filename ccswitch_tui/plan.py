@@ -6,7 +6,7 @@ so what is shown is what is launched.
 
 from __future__ import annotations
 
-import secrets as _random
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ SOURCE_MARKER = "marker"
 
 
 def new_launch_id() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + _random.token_hex(4)
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + os.urandom(4).hex()
 
 
 @dataclass(frozen=True)

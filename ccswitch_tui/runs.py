@@ -33,7 +33,7 @@ def manifest_path(paths: Paths, launch_id: str) -> Path:
 def write_manifest(paths: Paths, manifest: Mapping[str, Any]) -> Path:
     ensure_private_dir(paths.runs)
     path = manifest_path(paths, manifest["launch_id"])
-    atomic_write(path, json.dumps(manifest, indent=2, sort_keys=False) + "\n", mode=0o600)
+    atomic_write(path, json.dumps(manifest, indent=2, sort_keys=False) + "\n", mode=0o600, durable=False)
     return path
 
 

@@ -10,7 +10,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets as _random
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,7 +39,7 @@ def load_salt(paths: Paths) -> bytes:
         try:
             return bytes.fromhex(paths.salt.read_text().strip())
         except (FileNotFoundError, ValueError):
-            salt = _random.token_bytes(32)
+            salt = os.urandom(32)
             atomic_write(paths.salt, salt.hex() + "\n", mode=0o600)
             return salt
 
@@ -133,6 +132,13 @@ class KeyStore:
 
     def get(self, key_id: str) -> str | None:
         check_key_id(key_id)
+        if self._backend is None:
+            from . import secret_service
+
+            if secret_service.usable(self.environ):
+                value = secret_service.lookup(SERVICE, key_id)
+                if value is not secret_service.UNAVAILABLE:
+                    return value or None  # type: ignore[return-value]
         return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
 
     def set(self, key_id: str, value: str) -> None:

@@ -8,15 +8,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomlkit
-from tomlkit.exceptions import ParseError, TOMLKitError
-from tomlkit.toml_document import TOMLDocument
+from typing import TYPE_CHECKING
 
 from .atomic import atomic_write, locked
 from .errors import ProfileError, UsageError
 from .paths import Paths, ensure_private_dir, resolve_paths
 from .profile import Profile, check_name, profile_from_data
+
+if TYPE_CHECKING:
+    from tomlkit.toml_document import TOMLDocument
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class Entry:
 
 def parse_toml(text: str, where: str) -> TOMLDocument:
     """Parse TOML text; a syntax error becomes ``where:line:col: message``."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
@@ -44,6 +47,21 @@ def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLD
     where = where or f"{name}.toml"
     doc = parse_toml(text, where)
     return doc, profile_from_data(name, doc.unwrap(), where)
+
+
+def profile_from_text(name: str, text: str, where: str | None = None) -> Profile:
+    """Validate for reading only. The standard library's parser is several times cheaper to import
+    than tomlkit, which matters on the launch path; tomlkit still gives the positioned error."""
+    where = where or f"{name}.toml"
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return validate_text(name, text, where)[1]
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return validate_text(name, text, where)[1]  # raises with file:line:col (or accepts, as a writer would)
+    return profile_from_data(name, data, where)
 
 
 class Store:
@@ -86,7 +104,7 @@ class Store:
         return validate_text(name, self.read_text(name), str(self.path_for(name)))[0]
 
     def load(self, name: str) -> Profile:
-        return validate_text(name, self.read_text(name), str(self.path_for(name)))[1]
+        return profile_from_text(name, self.read_text(name), str(self.path_for(name)))
 
     def entries(self) -> list[Entry]:
         """Every profile file; a broken one is listed with its error instead of hiding the others."""
@@ -111,6 +129,8 @@ class Store:
         return profile
 
     def save_doc(self, name: str, doc: TOMLDocument, *, create: bool = False) -> Profile:
+        import tomlkit
+
         return self.save_text(name, tomlkit.dumps(doc), create=create)
 
     def delete(self, name: str) -> Path:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import tomlkit
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
@@ -187,3 +189,17 @@ def test_malformed_layer_is_a_warning(tmp_path):
 def test_claude_base_url_ending_in_v1_warns():
     p = plan("claude", profile(claude={"base_url": "https://h/v1"}))
     assert any("/v1/v1/messages" in w for w in p.warnings)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_codex_config_strings_round_trip(value):
+    from ccswitch_tui.tools.codex import toml_string
+
+    assert tomlkit.parse(f"k = {toml_string(value)}")["k"] == value
+
+
+def test_codex_config_with_awkward_provider_name_parses():
+    prof = profile(provider={"name": 'Quote " and \\ back\tslash ✓', "base_url": "https://h/api", "key": "k"})
+    (config,) = plan("codex", prof).files
+    assert tomlkit.parse(config.content).unwrap()["model_providers"]["prov"]["name"] == prof.provider.name

@@ -1,0 +1,64 @@
+"""A read-only Secret Service lookup over D-Bus (jeepney), for the launch path.
+
+The `keyring` library finds its backend by importing every installed backend and asking each
+for its priority; with secretstorage it also negotiates an encrypted session. That costs several
+times more than the lookup itself. Reading one item needs none of it: open a plain session on the
+local bus, search by the attributes keyring writes (service, username), fetch the secret.
+
+Anything unusual (no bus, no daemon, a locked item, an error) returns ``UNAVAILABLE`` and the
+caller falls back to the keyring library, which knows how to prompt, unlock and explain.
+"""
+
+from __future__ import annotations
+
+import os
+
+UNAVAILABLE = object()
+_BUS = "org.freedesktop.secrets"
+_PATH = "/org/freedesktop/secrets"
+_IFACE = "org.freedesktop.Secret.Service"
+
+
+def usable(environ: dict[str, str] | os._Environ[str]) -> bool:
+    """The fast path applies only when keyring would pick the Secret Service on its own."""
+    if environ.get("PYTHON_KEYRING_BACKEND") or not environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        return False
+    config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME", "~"), ".config")
+    return not os.path.exists(os.path.join(os.path.expanduser(config_home), "python_keyring", "keyringrc.cfg"))
+
+
+def lookup(service: str, username: str, timeout: float = 5.0) -> object:
+    """The stored value (str), None when no item matches, or UNAVAILABLE."""
+    try:
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+    except ImportError:
+        return UNAVAILABLE
+    try:
+        conn = open_dbus_connection(bus="SESSION")
+    except Exception:  # noqa: BLE001 — no bus: let keyring explain
+        return UNAVAILABLE
+    try:
+        ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
+        reply = conn.send_and_get_reply(new_method_call(ss, "OpenSession", "sv", ("plain", ("s", ""))),
+                                        timeout=timeout)
+        session = reply.body[1]
+        reply = conn.send_and_get_reply(
+            new_method_call(ss, "SearchItems", "a{ss}", ({"service": service, "username": username},)),
+            timeout=timeout)
+        unlocked, locked = reply.body
+        if locked and not unlocked:
+            return UNAVAILABLE  # needs an unlock prompt: keyring's job
+        if not unlocked:
+            return None
+        reply = conn.send_and_get_reply(new_method_call(ss, "GetSecrets", "aoo", (unlocked[:1], session)),
+                                        timeout=timeout)
+        secrets = reply.body[0]
+        if not secrets:
+            return UNAVAILABLE
+        (_session, _params, value, _content_type) = next(iter(secrets.values()))
+        return bytes(value).decode("utf-8")
+    except Exception:  # noqa: BLE001 — any D-Bus error: fall back
+        return UNAVAILABLE
+    finally:
+        conn.close()

@@ -1,0 +1,60 @@
+"""The launch path's direct Secret Service read agrees with the keyring library, and falls back to
+it whenever it cannot answer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import keyring
+import pytest
+
+from ccswitch_tui import secret_service
+from ccswitch_tui.secrets import SERVICE, KeyStore
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_direct_read_matches_keyring(key_id):
+    assert secret_service.lookup(SERVICE, key_id) is None
+    keyring.set_password(SERVICE, key_id, "sk-direct-0123456789 ünïcode")
+    assert secret_service.lookup(SERVICE, key_id) == "sk-direct-0123456789 ünïcode"
+    assert secret_service.lookup("another-service", key_id) is None
+
+
+def test_unreachable_bus_is_unavailable_not_none(monkeypatch):
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+    assert secret_service.lookup(SERVICE, "x") is secret_service.UNAVAILABLE
+
+
+def test_usable_only_when_keyring_would_pick_secret_service(tmp_path):
+    base = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/x", "HOME": str(tmp_path)}
+    assert secret_service.usable(base)
+    assert not secret_service.usable({**base, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    assert not secret_service.usable({"HOME": str(tmp_path)})
+    cfg = tmp_path / ".config" / "python_keyring" / "keyringrc.cfg"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("[backend]\ndefault-keyring=keyring.backends.null.Keyring\n")
+    assert not secret_service.usable(base)
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_keystore_falls_back_to_keyring_with_its_error(ccs_home, key_id, monkeypatch):
+    from ccswitch_tui.errors import KeyringUnavailable
+
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+    with pytest.raises(KeyringUnavailable, match="Secret Service"):
+        KeyStore(ccs_home).get(key_id)
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_launch_path_reads_the_key_without_the_keyring_library(ccs, key_id, tmp_path):
+    assert ccs("new", "p", "--base-url", "https://p.invalid", "--key", key_id).returncode == 0
+    assert ccs("key", "set", key_id, input="sk-fast-0123456789abcdef").returncode == 0
+    code = (
+        "import sys\n"
+        "from ccswitch_tui.cli import run\n"
+        "rc = run(['run', 'p', '--', 'sh', '-c', 'test -n \"$OPENAI_API_KEY\"'])\n"
+        "print(rc, sorted(m for m in sys.modules if m == 'keyring' or m.startswith('secretstorage')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "0 []", r.stdout + r.stderr
