@@ -450,3 +450,15 @@ def test_launch_path_imports_neither_textual_nor_httpx(tmp_path):
     env = {**os.environ, "CCS_HOME": str(tmp_path)}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_shell_gets_the_profile_environment(ccs, base_env, key_id):
+    make_profile(ccs, base_env, "p", "https://p.invalid/api", key_id)
+    env = {**base_env, "SHELL": "/bin/sh", "OPENAI_BASE_URL": "https://stale.invalid"}
+    r = ccs("shell", "p", input='echo "$CCS_TOOL $OPENAI_BASE_URL"; exit 5\n', env=env)
+    assert r.returncode == 5 and r.stdout.strip() == "run https://p.invalid/api"
+    r = ccs("shell", "p", "--tool", "codex", input='echo "$CCS_TOOL"; cat "$CODEX_HOME/config.toml"\n', env=env)
+    assert r.returncode == 0 and r.stdout.startswith("codex\n") and 'wire_api = "responses"' in r.stdout
+    runs = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert [m["argv"] for m in runs] == [["/bin/sh"], ["/bin/sh"]]
