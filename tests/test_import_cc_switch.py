@@ -101,7 +101,8 @@ class World:
                       '# from a guide\nmodel_provider = "deepseek"\nmodel = "deepseek-v4-pro"\n'
                       'model_reasoning_effort = "high"\n\n[model_providers.deepseek]\nname = "DeepSeek"\n'
                       'base_url = "https://api.deepseek.com/v1"\nwire_api = "chat"\nrequires_openai_auth = true\n'),
-            {"id": "kimi", "app": "claude", "name": f"Kimi 月之暗面 {t}", "notes": "Kimi K2 for Claude Code\nsecond line",
+            {"id": "kimi", "app": "claude", "name": f"Kimi 月之暗面 {t}",
+             "notes": "Kimi K2 for Claude Code\nsecond line",
              "meta": {"apiKeyField": "ANTHROPIC_API_KEY"},
              "settings": {"env": {"ANTHROPIC_BASE_URL": "https://api.moonshot.cn/anthropic/",
                                   "ANTHROPIC_API_KEY": self.k2, "ANTHROPIC_AUTH_TOKEN": self.other,
