@@ -28,6 +28,10 @@ COMMANDS = {
     "shell": "launch:shell_cmd",
     "env": "launch:env_cmd",
     "runs": "launch:runs_group",
+    "ps": "diagnose:ps_cmd",
+    "inspect": "diagnose:inspect_cmd",
+    "doctor": "diagnose:doctor_cmd",
+    "check": "diagnose:check_cmd",
 }
 
 

@@ -1,0 +1,438 @@
+"""Endpoint probes: does a profile's endpoint, key and model work? Each probe costs at most a
+handful of tokens (Anthropic: ``max_tokens: 1``; Responses: the API's minimum of 16 output tokens;
+a models list costs none).
+
+The only module outside the TUI that imports httpx. The shell's proxy variables are ignored
+unless the profile sets them ([env], a tool's env table, or ``policy.inherit``). Keys are sent
+only in the auth header and scrubbed from anything an endpoint answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from .env import inherited_env
+from .errors import CcsError
+from .findings import ERROR, INFO, Finding, redact_url
+from .profile import Profile
+from .secrets import mask
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"  # only when a profile names no Claude model at all
+PROMPT = "ping"
+OK = "ok"
+OUTCOMES = ("ok", "unreachable", "timeout", "auth-failed", "not-found", "model-unknown", "rate-limited",
+            "server-error", "bad-request", "redirected", "key-missing")
+
+
+def sides(profile: Profile) -> list[str]:
+    """The tool sides a profile serves that can be probed."""
+    out = [t for t in ("claude", "codex") if getattr(profile, t) is not None]
+    if profile.run.export:
+        out.append("run")
+    return out
+
+
+@dataclass(frozen=True)
+class Probe:
+    profile: str
+    tool: str  # claude | codex | run
+    api: str  # anthropic | openai | openai-models
+    method: str
+    url: str
+    model: str | None
+    auth: str  # bearer | x-api-key
+    body: Mapping[str, Any] | None = None
+    proxy: str | None = None
+    fallback: Probe | None = None  # tried when this one answers 404/405 (a models list that is not served)
+
+    def signature(self) -> tuple[Any, ...]:
+        return (self.method, self.url, self.model, self.auth, self.proxy)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    profile: str
+    tool: str
+    api: str
+    method: str
+    url: str
+    model: str | None
+    outcome: str
+    http_status: int | None = None
+    latency_ms: int | None = None
+    detail: str = ""
+    hint: str = ""
+    proxy: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == OK
+
+    def finding(self) -> Finding:
+        msg = f"{self.method} {self.url}" + (f" (model {self.model})" if self.model else "") + f": {self.outcome}"
+        if self.http_status:
+            msg += f" (HTTP {self.http_status})"
+        if self.ok and self.latency_ms is not None:
+            msg += f" in {self.latency_ms} ms"
+        if self.detail:
+            msg += f"; {self.detail}"
+        if self.hint:
+            msg += f"; {self.hint}"
+        return Finding(self.outcome, INFO if self.ok else ERROR, msg, path=f"{self.profile}/{self.tool}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "tool": self.tool,
+            "api": self.api,
+            "method": self.method,
+            "url": self.url,
+            "model": self.model,
+            "outcome": self.outcome,
+            "ok": self.ok,
+            "http_status": self.http_status,
+            "latency_ms": self.latency_ms,
+            "detail": self.detail,
+            "hint": self.hint,
+            "proxy": redact_url(self.proxy) if self.proxy else None,
+        }
+
+
+# --- planning the probes --------------------------------------------------------------------------
+
+def _join(base: str, path: str) -> str:
+    return base.rstrip("/") + path
+
+
+def _profile_env(profile: Profile, side_env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    return {**inherited_env(environ, profile.inherit), **profile.env, **side_env}
+
+
+def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
+    """The proxy the profile's own environment asks for this URL (the shell's is not consulted)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+
+    def get(*names: str) -> str | None:
+        for n in names:
+            if env.get(n):
+                return env[n]
+        return None
+
+    no_proxy = get("NO_PROXY", "no_proxy") or ""
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return None
+        entry = entry.split(":")[0].lstrip(".")
+        if host == entry or host.endswith("." + entry):
+            return None
+    if parts.scheme == "https":
+        return get("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+    return get("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _anthropic_probe(profile: Profile, tool: str, base: str, auth: str, model: str, env: Mapping[str, str]) -> Probe:
+    url = _join(base, "/v1/messages")
+    body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": PROMPT}]}
+    return Probe(profile.name, tool, "anthropic", "POST", url, model, "x-api-key" if auth == "api-key" else "bearer",
+                 body, proxy_for(url, env))
+
+
+def _responses_probe(profile: Profile, tool: str, base: str, model: str | None, env: Mapping[str, str]) -> Probe:
+    url = _join(base, "/responses")
+    body = {"model": model, "input": PROMPT, "max_output_tokens": 16, "store": False}
+    return Probe(profile.name, tool, "openai", "POST", url, model, "bearer", body, proxy_for(url, env))
+
+
+def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) -> list[Probe]:
+    """The probes for ``profile`` (one tool side, or every side it serves)."""
+    wanted = [tool] if tool else sides(profile)
+    out: list[Probe] = []
+    c, x = profile.claude, profile.codex
+    for side in wanted:
+        if side == "claude" and c is not None:
+            env = _profile_env(profile, c.env, environ)
+            model = c.model or c.sonnet or c.opus or c.haiku or DEFAULT_CLAUDE_MODEL
+            out.append(_anthropic_probe(profile, "claude", c.base_url, c.auth, model, env))
+        elif side == "codex" and x is not None:
+            env = _profile_env(profile, x.env, environ)
+            out.append(_responses_probe(profile, "codex", x.base_url, x.model, env))
+        elif side == "run":
+            env = _profile_env(profile, {}, environ)
+            if "openai" in profile.run.export:
+                base = x.base_url if x else profile.provider.base_url
+                model = profile.run.model or (x.model if x else None)
+                fallback = _responses_probe(profile, "run", base, model, env) if model else None
+                url = _join(base, "/models")
+                # A models list costs no tokens and proves the endpoint and the key for SDK programs.
+                out.append(Probe(profile.name, "run", "openai-models", "GET", url, model, "bearer", None,
+                                 proxy_for(url, env), fallback))
+            if "anthropic" in profile.run.export:
+                base = c.base_url if c else profile.provider.base_url
+                auth = c.auth if c else "token"
+                model = profile.run.model or (c and (c.model or c.sonnet or c.opus or c.haiku)) or DEFAULT_CLAUDE_MODEL
+                out.append(_anthropic_probe(profile, "run", base, auth, model, env))
+    return out
+
+
+# --- running one probe ---------------------------------------------------------------------------
+
+_MODEL_WORDS = re.compile(
+    r"model_not_found|not[ _]found|does not exist|not exist|unknown|invalid|not supported|unsupported|no such|"
+    r"not available|unavailable|not allowed", re.IGNORECASE)
+
+
+def _error_text(resp: httpx.Response) -> str:
+    text = resp.text[:4000]
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return " ".join(text.split())[:300]
+    msg: Any = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("type") or err.get("code")
+        elif isinstance(err, str):
+            msg = err
+        msg = msg or data.get("message") or data.get("detail")
+    return " ".join(str(msg if msg else text).split())[:300]
+
+
+def _mentions_unknown_model(text: str, model: str | None) -> bool:
+    low = text.lower()
+    if "model_not_found" in low:
+        return True
+    return ("model" in low or (model is not None and model.lower() in low)) and bool(_MODEL_WORDS.search(text))
+
+
+def _not_found_hint(probe: Probe) -> str:
+    path = urlsplit(probe.url).path
+    if re.search(r"/v1/v1(/|$)", path):
+        return ("the path has /v1 twice: remove the trailing /v1 from the base_url (Claude Code appends "
+                "/v1/messages itself)" if probe.api == "anthropic" else
+                "the path has /v1 twice: remove one /v1 from the base_url")
+    if probe.api in ("openai", "openai-models") and not re.search(r"/v\d+[a-z]*(/|$)", path):
+        base = probe.url.rsplit("/", 1)[0]
+        return (f"there is no /v1 in the base_url; most OpenAI-compatible endpoints serve {base}/v1/"
+                f"{probe.url.rsplit('/', 1)[1]}: try base_url = {base}/v1")
+    if probe.api == "anthropic":
+        return ("check the base_url's path prefix: Claude Code posts to {base_url}/v1/messages, so base_url must "
+                "stop before /v1 (e.g. https://host/api or https://host/anthropic)")
+    return "check the base_url's path: requests go to {base_url}/responses"
+
+
+def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -> tuple[str, str, str]:
+    """(outcome, detail, hint) for an HTTP answer."""
+    status = resp.status_code
+    text = scrub(_error_text(resp)) if status >= 300 else ""
+    if 200 <= status < 300:
+        return OK, "", ""
+    if status in (401, 403):
+        return "auth-failed", text, ("the key was refused: check it with `ccs key show ID`, replace it with "
+                                     "`ccs key set ID`, and check the auth kind ([claude].auth)"
+                                     if probe.api == "anthropic" else
+                                     "the key was refused: check it with `ccs key show ID`, replace it with "
+                                     "`ccs key set ID`")
+    if status == 429:
+        return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
+    if status >= 500:
+        return "server-error", text, "the endpoint failed on its side; try again later or ask the provider"
+    if status in (400, 404, 422) and _mentions_unknown_model(text, probe.model):
+        return "model-unknown", text, (f"the endpoint does not know model {probe.model!r}; pick one it serves "
+                                       "(`ccs edit PROFILE`)")
+    if status in (404, 405):
+        return "not-found", text, _not_found_hint(probe)
+    if 300 <= status < 400:
+        where = resp.headers.get("location", "?")
+        return ("redirected", f"redirected to {where}",
+                "put the final URL in the base_url (probes do not follow redirects)")
+    return "bad-request", text, f"the endpoint refused the probe (HTTP {status})"
+
+
+def _exception(exc: Exception, probe: Probe, timeout: float) -> tuple[str, str]:
+    host = urlsplit(probe.url).netloc
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "timeout", f"no connection to {host} within {timeout:g} s"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout", f"connected to {host}, but no answer within {timeout:g} s"
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and len(chain) < 8:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    text = " | ".join(str(e) for e in chain if str(e))
+    low = text.lower()
+    if isinstance(exc, httpx.ProxyError) or ("proxy" in low and probe.proxy):
+        return "unreachable", f"proxy {redact_url(probe.proxy or '?')}: {str(exc) or type(exc).__name__}"
+    if any(isinstance(e, ssl.SSLError) for e in chain) or "ssl" in low or "certificate" in low or "tls" in low:
+        return "unreachable", f"TLS with {host} failed: {str(exc) or type(exc).__name__}"
+    if any(s in low for s in ("name or service not known", "nodename nor servname", "temporary failure in name",
+                              "no address associated", "getaddrinfo", "name resolution", "errno -2", "errno -3",
+                              "errno -5")):
+        return "unreachable", f"DNS: host {urlsplit(probe.url).hostname} not found"
+    if "refused" in low:
+        return "unreachable", f"connection to {host} refused (nothing listens there)"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "unreachable", f"{host} closed the connection without an answer"
+    return "unreachable", f"{type(exc).__name__}: {str(exc) or 'no detail'}"
+
+
+def _models_check(resp: httpx.Response, model: str | None) -> tuple[str, str, str] | None:
+    """For a models list: model-unknown when the list is readable and lacks the model."""
+    if model is None:
+        return None
+    try:
+        data = resp.json()
+    except ValueError:
+        return None
+    items = data.get("data") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return None
+    ids = {str(i.get("id")) for i in items if isinstance(i, dict) and i.get("id")}
+    if ids and model not in ids:
+        return ("model-unknown", f"{len(ids)} models listed, {model!r} is not among them",
+                "pick a model the endpoint lists (`ccs edit PROFILE`)")
+    return None
+
+
+def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
+    headers = {"accept": "application/json", "user-agent": "ccs-check"}
+    if probe.auth == "x-api-key":
+        headers["x-api-key"] = key
+    else:
+        headers["authorization"] = f"Bearer {key}"
+    if probe.api == "anthropic":
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+
+    def scrub(text: str) -> str:
+        return text.replace(key, mask(key)) if key and key in text else text
+
+    base = ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, probe.model, "?",
+                       proxy=probe.proxy)
+    start = time.monotonic()
+    try:
+        with httpx.Client(trust_env=False, proxy=probe.proxy, timeout=httpx.Timeout(timeout),
+                          follow_redirects=False) as client:
+            resp = client.request(probe.method, probe.url, headers=headers,
+                                  json=dict(probe.body) if probe.body is not None else None)
+            resp.read()
+    except Exception as exc:  # noqa: BLE001 — every failure becomes an outcome
+        outcome, detail = _exception(exc, probe, timeout)
+        return replace(base, outcome=outcome, detail=scrub(detail))
+    latency = int((time.monotonic() - start) * 1000)
+    outcome, detail, hint = _classify(probe, resp, scrub)
+    if outcome == OK and probe.api == "openai-models":
+        better = _models_check(resp, probe.model)
+        if better:
+            outcome, detail, hint = better
+    if outcome == "not-found" and probe.fallback is not None:
+        fb = run_probe(probe.fallback, key, timeout)
+        return replace(fb, detail=(fb.detail + "; " if fb.detail else "") + f"{probe.url} is not served, so the "
+                       "Responses API was probed instead")
+    if outcome == "not-found" and probe.api == "openai":
+        models = _sibling_models(probe, headers, timeout)
+        if models is not None:
+            hint = (f"{models} answers, but {probe.url} does not: this endpoint has no Responses API, which Codex "
+                    'needs (wire_api = "chat" is no longer supported)')
+    return replace(base, outcome=outcome, http_status=resp.status_code, latency_ms=latency, detail=detail, hint=hint)
+
+
+def _sibling_models(probe: Probe, headers: Mapping[str, str], timeout: float) -> str | None:
+    """The models list next to a /responses that was not found, when that list answers 200."""
+    url = probe.url.rsplit("/", 1)[0] + "/models"
+    try:
+        with httpx.Client(trust_env=False, proxy=probe.proxy, timeout=httpx.Timeout(timeout),
+                          follow_redirects=False) as client:
+            if client.get(url, headers=dict(headers)).status_code == 200:
+                return url
+    except Exception:  # noqa: BLE001 — only a hint
+        return None
+    return None
+
+
+# --- profiles ------------------------------------------------------------------------------------
+
+def _key_failure(probe: Probe, message: str) -> ProbeResult:
+    return ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, probe.model, "key-missing",
+                       detail=message, hint="nothing was sent")
+
+
+def check_profiles(
+    profiles: Sequence[Profile], keys: Any, *, tool: str | None = None, timeout: float = 10.0,
+    environ: Mapping[str, str] | None = None, progress: Callable[[int, int, ProbeResult], None] | None = None,
+    max_workers: int = 16,
+) -> list[ProbeResult]:
+    """Probe every side of every profile, concurrently; results in profile, then side order."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    jobs: list[tuple[int, Probe, str | None, str | None]] = []  # (order, probe, key, key error)
+    key_cache: dict[str, tuple[str | None, str | None]] = {}
+    for p in profiles:
+        if p.key_id not in key_cache:
+            try:
+                key_cache[p.key_id] = (keys.resolve(p), None)
+            except CcsError as exc:
+                key_cache[p.key_id] = (None, str(exc))
+        key, err = key_cache[p.key_id]
+        for probe in plan_probes(p, tool, environ):
+            jobs.append((len(jobs), probe, key, err if key is None else None))
+
+    results: dict[int, ProbeResult] = {}
+    seen: dict[tuple[Any, ...], int] = {}
+    todo: list[tuple[int, Probe, str]] = []
+    dupes: dict[int, int] = {}
+    for order, probe, key, err in jobs:
+        if key is None:
+            results[order] = _key_failure(probe, err or "no key")
+            continue
+        sig = (probe.profile, *probe.signature())
+        if sig in seen:
+            dupes[order] = seen[sig]
+            continue
+        seen[sig] = order
+        todo.append((order, probe, key))
+
+    total = len(jobs)
+    done = len(results)
+    for order in sorted(results):
+        if progress:
+            progress(min(done, total), total, results[order])
+    if todo:
+        with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(todo)))) as pool:
+            futures = {pool.submit(run_probe, probe, key, timeout): order for order, probe, key in todo}
+            for fut in as_completed(futures):
+                order = futures[fut]
+                results[order] = fut.result()
+                done += 1
+                if progress:
+                    progress(done, total, results[order])
+    for order, original in dupes.items():
+        probe = jobs[order][1]
+        results[order] = replace(results[original], tool=probe.tool,
+                                 detail=(results[original].detail + "; " if results[original].detail else "")
+                                 + f"same request as the {results[original].tool} probe")
+        done += 1
+        if progress:
+            progress(done, total, results[order])
+    return [results[i] for i in sorted(results)]
+
+
+def check_profile(profile: Profile, keys: Any, *, tool: str | None = None, timeout: float = 10.0,
+                  environ: Mapping[str, str] | None = None) -> list[ProbeResult]:
+    return check_profiles([profile], keys, tool=tool, timeout=timeout, environ=environ)

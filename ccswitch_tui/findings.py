@@ -1,0 +1,133 @@
+"""Findings: what `ccs inspect`, `ccs doctor` and `ccs check` report, one shape for all of them.
+
+A finding names a code (``key-drift``, ``settings-override`` …), a severity (error | warn | info),
+where it was seen (a pid, a file, a variable) and one line saying what is wrong and the way out.
+Values in findings are already masked: nothing here ever holds a key in clear.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .env import MARKERS, known_non_secret, looks_secret
+
+ERROR, WARN, INFO = "error", "warn", "info"
+SEVERITIES = (ERROR, WARN, INFO)
+
+# The codes in use (DESIGN.md, "Findings"); kept here so the TUI can show a legend.
+CODES = {
+    "foreign-family": "a variable of another tool's family (ANTHROPIC_* in Codex, OPENAI_*/CODEX_* in Claude Code)",
+    "unmanaged-routing": "a routing variable the profile did not set",
+    "base-url-drift": "a base URL that differs from the profile's, or several distinct base URLs",
+    "key-drift": "a key whose fingerprint differs from the profile's current key",
+    "model-drift": "a model id that differs from the profile's",
+    "cloud-switch": "CLAUDE_CODE_USE_BEDROCK/VERTEX/FOUNDRY: everything goes to a cloud provider",
+    "proxy": "a proxy variable the profile did not set",
+    "settings-override": "a Claude Code settings layer that sets routing keys (they beat the environment)",
+    "codex-config-invalid": "a Codex config.toml that the installed Codex rejects or silently ignores",
+    "profile-unknown": "a process marked with a profile that no longer exists",
+    "profile-invalid": "a profile file that cannot be loaded",
+    "key-missing": "a profile whose key is not stored",
+    "key-unavailable": "a key that could not be read to compare fingerprints",
+    "keyring": "the keyring backend and whether it answers",
+    "client": "an installed client and its version",
+    "nested": "this shell is itself a ccs child",
+    "routing-missing": "a routing variable the profile sets is missing from the process",
+    "ok": "the probe worked",
+    "unreachable": "DNS failure, connection refused or TLS failure",
+    "timeout": "no answer within --timeout",
+    "auth-failed": "401/403: the key was refused",
+    "not-found": "404: wrong path (doubled or missing /v1?)",
+    "model-unknown": "the endpoint does not know the model",
+    "rate-limited": "429",
+    "server-error": "5xx",
+    "bad-request": "another 4xx answer",
+}
+
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*@")
+_FLAG_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
+_PATH_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CODEX_HOME"})
+
+
+def shown(name: str, value: str) -> str:
+    """A variable's value as ccs may print it: in clear only when the name is known not to hold a
+    secret (URLs, model ids, proxies, ccs's markers and config dirs, plain flags), else masked."""
+    from .secrets import mask
+
+    if name in MARKERS or name in _PATH_NAMES or known_non_secret(name):
+        return redact_url(value)
+    if not looks_secret(name) and value.strip().lower() in _FLAG_VALUES:
+        return value
+    return mask(value)
+
+
+def redact_url(value: str) -> str:
+    """``http://user:****@proxy:3128``: a password inside a URL is never shown."""
+    return _USERINFO.sub(r"\g<head>:****@", value)
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str  # error | warn | info
+    message: str  # what is wrong and the way out, one line, values already masked
+    pid: int | None = None
+    path: str | None = None
+    variable: str | None = None
+    family: str | None = None  # the routing family of ``variable`` (claude, codex, openai, proxy, cloud)
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r} is not one of {SEVERITIES}")
+
+    @property
+    def where(self) -> str:
+        parts = []
+        if self.pid is not None:
+            parts.append(f"pid {self.pid}")
+        if self.path:
+            parts.append(self.path)
+        if self.variable:
+            parts.append(self.variable)
+        return ": ".join(parts) if parts else "-"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "where": self.where,
+            "pid": self.pid,
+            "path": self.path,
+            "variable": self.variable,
+            "family": self.family,
+            "message": self.message,
+        }
+
+    def line(self) -> str:
+        return f"{self.severity:<5}  {self.code:<20} {self.where}: {self.message}"
+
+
+def counts(findings: Iterable[Finding]) -> dict[str, int]:
+    out = dict.fromkeys(SEVERITIES, 0)
+    for f in findings:
+        out[f.severity] += 1
+    return out
+
+
+def has_errors(findings: Iterable[Finding]) -> bool:
+    return any(f.severity == ERROR for f in findings)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(findings, key=lambda f: (order[f.severity], f.code, f.pid or 0, f.path or "", f.variable or ""))
+
+
+def counts_text(c: Mapping[str, int] | None) -> str:
+    if c is None:
+        return "-"
+    parts = [f"{c[s]} {s}" for s in SEVERITIES if c.get(s)]
+    return ", ".join(parts) if parts else "clean"

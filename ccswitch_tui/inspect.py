@@ -1,0 +1,722 @@
+"""Running tools against what their profile expects: `ccs ps` and `ccs inspect`.
+
+A process's environment is read as it was handed to ``execve`` (``/proc/PID/environ`` on Linux);
+changes a process makes to its own environment later are invisible. A process carrying ccs's
+markers is judged against the plan its profile would produce today (the same plan `ccs launch`
+builds); any other process is judged against a clean environment, so every routing variable it
+carries is listed with the family it belongs to.
+
+Keys are never kept or shown: the profile's key is read once per key id, turned into its
+fingerprint, and compared by fingerprint only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .env import MARKERS, EnvDiff, diff_env, inherited_env, looks_secret, routing_family
+from .errors import CcsError, UsageError
+from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
+from .paths import Paths
+from .plan import LaunchPlan
+from .profile import Profile
+
+ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
+            "environment afterwards are invisible")
+
+# Families a tool reads itself; a variable of another tool's family is `foreign-family`.
+# Tools not listed here (`run`, shells, unknown programs) may read any family.
+TOOL_FAMILIES: dict[str, tuple[str, ...]] = {"claude": ("claude",), "codex": ("codex", "openai")}
+CLIENT_FAMILIES = ("claude", "codex", "openai")
+
+# Variables the clients' own launchers and sandboxes put into their processes: not contamination.
+TOOL_INTERNAL = frozenset({
+    "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS",
+    "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_CI",
+})
+_URL_VARS = frozenset({"OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT"})
+_KEY_PLACEHOLDER = "\x00ccs-profile-key\x00"
+
+STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
+
+
+# --- which processes are Claude Code or Codex ----------------------------------------------------
+
+_INTERPRETER = re.compile(r"(node|nodejs|bun|deno|sh|bash|dash|zsh|ksh|python[0-9.]*)(\.exe)?")
+_NAMES = {"claude": "claude", "claude.exe": "claude", "codex": "codex", "codex.exe": "codex", "codex.js": "codex"}
+_SUFFIXES = (
+    ("claude", ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
+                "@anthropic-ai/claude-code/cli-wrapper.cjs", "@anthropic-ai/claude-code/bin/claude.exe")),
+    ("codex", ("@openai/codex/bin/codex.js",)),
+)
+
+
+def _base(arg: str) -> str:
+    return re.split(r"[\\/]", arg)[-1].lower()
+
+
+def recognise(argv: Sequence[str]) -> str | None:
+    """``claude`` or ``codex`` when a command line starts one of the clients: the binaries, the npm
+    packages' launchers, or an interpreter running them. None otherwise."""
+    if not argv or not argv[0]:
+        return None
+    tool = _NAMES.get(_base(argv[0]))
+    if tool:
+        return tool
+    if not _INTERPRETER.fullmatch(_base(argv[0])):
+        return None
+    script = next((a for a in argv[1:4] if a and not a.startswith("-")), None)
+    if script is None:
+        return None
+    path = script.replace("\\", "/")
+    for name, suffixes in _SUFFIXES:
+        if path.endswith(suffixes):
+            return name
+    return _NAMES.get(_base(script))
+
+
+# --- reading processes ---------------------------------------------------------------------------
+
+def _parse_env(raw: bytes) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep and name:
+            env[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return env
+
+
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            data = os.read(fd, 131072)
+            if not data:
+                return b"".join(chunks)
+            chunks.append(data)
+    finally:
+        os.close(fd)
+
+
+_ROUTING_HINT = re.compile(
+    rb"(?:^|\0)(?:ANTHROPIC_|OPENAI_|AZURE_OPENAI_|CODEX_|CCS_CODEX_API_KEY|CLAUDE_|HTTPS?_PROXY|ALL_PROXY|NO_PROXY|"
+    rb"https?_proxy|all_proxy|no_proxy|AWS_|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION)"
+)
+
+
+def has_routing(env: Mapping[str, str]) -> bool:
+    return any(routing_family(k) for k in env if k not in TOOL_INTERNAL)
+
+
+@dataclass
+class _Seen:
+    pid: int
+    argv: list[str]
+    tool: str | None
+    env: dict[str, str] | None
+    status: str
+    reasons: list[str]
+
+
+def _scan_proc(all_: bool, me: int) -> Iterator[_Seen]:
+    """Linux: two small reads per process (cmdline, environ), no psutil objects for the rest."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == me:
+            continue
+        try:
+            cmd = _read(f"/proc/{entry}/cmdline")
+        except OSError:
+            continue
+        argv = [a.decode("utf-8", "replace") for a in cmd.split(b"\0")[:8]]
+        if argv and argv[-1] == "":
+            argv.pop()
+        tool = recognise(argv)
+        status = STATUS_OK
+        raw: bytes | None
+        try:
+            raw = _read(f"/proc/{entry}/environ")
+        except PermissionError:
+            raw, status = None, STATUS_DENIED
+        except OSError:
+            raw, status = None, STATUS_GONE
+        reasons = ["tool"] if tool else []
+        env = None
+        if raw is not None:
+            if b"CCS_LAUNCH_ID=" in raw:
+                env = _parse_env(raw)
+                if "CCS_LAUNCH_ID" in env:
+                    reasons.append("marker")
+            if all_ and _ROUTING_HINT.search(raw):
+                env = env if env is not None else _parse_env(raw)
+                if has_routing(env):
+                    reasons.append("routing")
+            if reasons and env is None:
+                env = _parse_env(raw)
+        if reasons:
+            yield _Seen(pid, argv, tool, env, status, reasons)
+
+
+def _scan_psutil(all_: bool, me: int) -> Iterator[_Seen]:
+    import psutil
+
+    for p in psutil.process_iter(["cmdline"]):
+        if p.pid == me:
+            continue
+        argv = list(p.info.get("cmdline") or [])
+        tool = recognise(argv)
+        status, env = STATUS_OK, None
+        try:
+            env = dict(p.environ())
+        except psutil.AccessDenied:
+            status = STATUS_DENIED
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            status = STATUS_GONE
+        except OSError:
+            status = STATUS_DENIED
+        reasons = ["tool"] if tool else []
+        if env is not None:
+            if "CCS_LAUNCH_ID" in env:
+                reasons.append("marker")
+            if all_ and has_routing(env):
+                reasons.append("routing")
+        if reasons:
+            yield _Seen(p.pid, argv, tool, env, status, reasons)
+
+
+def scan(all_: bool = False) -> Iterator[_Seen]:
+    me = os.getpid()
+    if sys.platform.startswith("linux") and os.path.isdir("/proc/self"):
+        return _scan_proc(all_, me)
+    return _scan_psutil(all_, me)
+
+
+@dataclass(frozen=True)
+class _Details:
+    name: str
+    cwd: str | None
+    started: float | None
+    user: str | None
+    gone: bool = False
+
+
+def _details(pid: int, argv: Sequence[str]) -> _Details:
+    import psutil
+
+    fallback = _base(argv[0]) if argv else str(pid)
+    try:
+        p = psutil.Process(pid)
+        with p.oneshot():
+            name = p.name() or fallback
+            started = p.create_time()
+            try:
+                user: str | None = p.username()
+            except (psutil.AccessDenied, KeyError):
+                user = None
+            try:
+                cwd: str | None = p.cwd()
+            except (psutil.AccessDenied, OSError):
+                cwd = None
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return _Details(fallback, None, None, None, gone=True)
+    except psutil.AccessDenied:
+        return _Details(fallback, None, None, None)
+    return _Details(name, cwd, started, user)
+
+
+# --- results --------------------------------------------------------------------------------------
+
+def iso_utc(ts: float | None) -> str | None:
+    return None if ts is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """One row of `ccs ps`."""
+
+    pid: int
+    name: str
+    tool: str | None  # claude | codex | run | … (from CCS_TOOL or the command line); None when unknown
+    profile: str | None  # from CCS_PROFILE; None for an unmanaged process
+    launch_id: str | None
+    cwd: str | None
+    started: float | None  # epoch seconds
+    user: str | None
+    status: str  # ok | access-denied | gone
+    reasons: tuple[str, ...]  # why it is listed: tool, marker, routing
+    counts: Mapping[str, int] | None  # findings by severity; None when the environment was unreadable
+    error: str | None = None
+
+    @property
+    def managed(self) -> bool:
+        return self.profile is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "name": self.name,
+            "tool": self.tool,
+            "profile": self.profile,
+            "managed": self.managed,
+            "launch_id": self.launch_id,
+            "cwd": self.cwd,
+            "started": iso_utc(self.started),
+            "user": self.user,
+            "status": self.status,
+            "reasons": list(self.reasons),
+            "findings": dict(self.counts) if self.counts is not None else None,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """A process's environment against what its profile (or a clean environment) expects.
+
+    ``expected``/``actual`` and ``diff`` hold values in clear (for the TUI and tests); print them
+    only through :meth:`display_diff`, which masks.
+    """
+
+    pid: int
+    name: str
+    tool: str | None
+    profile: str | None  # the profile judged against; None = clean
+    profile_source: str | None  # "marker" | "option" | None
+    launch_id: str | None
+    cwd: str | None
+    started: float | None
+    user: str | None
+    expected: Mapping[str, str]
+    actual: Mapping[str, str]
+    diff: EnvDiff
+    findings: tuple[Finding, ...]
+    key_fingerprint: str | None = None  # the profile's key, now
+    fingerprints: Mapping[str, str] = field(default_factory=dict)  # secret-looking variable → fp of its value
+    secret_names: frozenset[str] = frozenset()
+    note: str = ENV_NOTE
+
+    @property
+    def managed(self) -> bool:
+        return "CCS_LAUNCH_ID" in self.actual
+
+    @property
+    def judged_against(self) -> str:
+        return f"profile {self.profile}" if self.profile else "clean"
+
+    @property
+    def has_errors(self) -> bool:
+        return has_errors(self.findings)
+
+    def show(self, name: str, value: str) -> str:
+        """A value as it may be printed: masked unless known non-secret; keys with their fingerprint."""
+        if value == _KEY_PLACEHOLDER:
+            return f"(profile key {self.key_fingerprint or 'unknown'})"
+        text = shown(name, value)
+        fp = self.fingerprints.get(name) if self.actual.get(name) == value else None
+        return f"{text} ({fp})" if fp else text
+
+    def display_diff(self) -> dict[str, Any]:
+        d = self.diff
+        return {
+            "added": {k: self.show(k, v) for k, v in d.added.items()},
+            "removed": {k: self.show(k, v) for k, v in d.removed.items()},
+            "changed": {k: {"expected": self.show(k, a), "actual": self.show(k, b)} for k, (a, b) in d.changed.items()},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "name": self.name,
+            "tool": self.tool,
+            "profile": self.profile,
+            "profile_source": self.profile_source,
+            "managed": self.managed,
+            "judged_against": self.judged_against,
+            "launch_id": self.launch_id,
+            "cwd": self.cwd,
+            "started": iso_utc(self.started),
+            "user": self.user,
+            "note": self.note,
+            "key_fingerprint": self.key_fingerprint,
+            "diff": self.display_diff(),
+            "findings": [f.to_dict() for f in self.findings],
+            "counts": counts(self.findings),
+        }
+
+
+# --- judging --------------------------------------------------------------------------------------
+
+def _norm_url(url: str) -> str:
+    return url.strip().rstrip("/").lower()
+
+
+def _is_url_var(name: str, family: str | None) -> bool:
+    return family in CLIENT_FAMILIES and (name.endswith("_BASE_URL") or name in _URL_VARS)
+
+
+def _is_model_var(name: str, family: str | None) -> bool:
+    return (family is not None and name.endswith("_MODEL")) or name == "CCS_MODEL"
+
+
+def _tool_phrase(tool: str | None) -> str:
+    return {"claude": "Claude Code", "codex": "Codex", "run": "the `ccs run` program"}.get(tool or "", "the process")
+
+
+def family_effect(family: str | None) -> str:
+    """Which tools read a family's variables, for messages."""
+    return {
+        "claude": "Claude Code and Anthropic SDK programs",
+        "codex": "Codex",
+        "openai": "OpenAI SDK programs (Codex ignores OPENAI_BASE_URL but hands it to the commands it runs)",
+        "proxy": "every tool (requests go through the proxy)",
+        "cloud": "Claude Code when a CLAUDE_CODE_USE_* switch is on, and cloud SDKs",
+    }.get(family or "", "some tools")
+
+
+@dataclass
+class _KeyInfo:
+    fingerprint: str | None
+    error: str | None
+
+
+class Inspector:
+    """Judges processes; caches profiles and key fingerprints for its lifetime (one `ccs ps`, one
+    TUI refresh). Keys are read lazily, once per key id, and only their fingerprints are kept."""
+
+    def __init__(self, store: Any, keys: Any, paths: Paths | None = None):
+        self.store = store
+        self.keys = keys
+        self.paths: Paths = paths or store.paths
+        self._profiles: dict[str, Profile | CcsError] = {}
+        self._keyinfo: dict[str, _KeyInfo] = {}
+        self._fp: Callable[[str], str] | None = None
+
+    # caches
+    def profile(self, name: str) -> Profile | CcsError:
+        if name not in self._profiles:
+            try:
+                self._profiles[name] = self.store.load(name)
+            except CcsError as exc:
+                self._profiles[name] = exc
+        return self._profiles[name]
+
+    def fingerprint(self, value: str) -> str:
+        if self._fp is None:
+            from .secrets import fingerprint, load_salt
+
+            salt = load_salt(self.paths)
+            self._fp = lambda v: fingerprint(v, salt)
+        return self._fp(value)
+
+    def key_info(self, profile: Profile) -> _KeyInfo:
+        ref = profile.key_id
+        if ref not in self._keyinfo:
+            try:
+                value = self.keys.lookup(ref)
+                if value:
+                    info = _KeyInfo(self.fingerprint(value), None)
+                else:
+                    where = f"{ref[4:]} is not set in ccs's environment" if ref.startswith("env:") \
+                        else f"no key stored for id {ref!r}"
+                    info = _KeyInfo(None, where)
+                del value
+            except CcsError as exc:
+                info = _KeyInfo(None, str(exc))
+            self._keyinfo[ref] = info
+        return self._keyinfo[ref]
+
+    # the core
+    def judge(
+        self, pid: int, actual: Mapping[str, str], tool: str | None, cwd: str | None,
+        profile_name: str | None = None, profile_source: str | None = None,
+    ) -> tuple[dict[str, str], EnvDiff, list[Finding], dict[str, Any]]:
+        """(expected env, diff expected→actual, findings, extras) for one process environment."""
+        from . import tools
+
+        findings: list[Finding] = []
+        extras: dict[str, Any] = {"profile": None, "key_fingerprint": None, "secret_names": frozenset()}
+        plan: LaunchPlan | None = None
+        if profile_name:
+            prof = self.profile(profile_name)
+            if isinstance(prof, CcsError):
+                if profile_source == "option":
+                    raise prof
+                findings.append(Finding(
+                    "profile-unknown", WARN,
+                    f"marked with profile {profile_name!r}, which cannot be loaded now ({prof}); "
+                    "judged against a clean environment instead", pid=pid, variable="CCS_PROFILE"))
+            else:
+                plan_tool = tool if tool in tools.names() else "run"
+                try:
+                    plan = tools.plan_for(
+                        prof, plan_tool, _KEY_PLACEHOLDER, actual, Path(cwd or "/"), paths=self.paths,
+                        launch_id=actual.get("CCS_LAUNCH_ID"))
+                except CcsError as exc:
+                    if profile_source == "option":
+                        raise
+                    findings.append(Finding(
+                        "profile-unknown", WARN, f"{exc}; judged against a clean environment instead",
+                        pid=pid, variable="CCS_TOOL"))
+                if plan is not None:
+                    extras["profile"] = prof.name
+                    extras["secret_names"] = plan.secret_names
+                    info = self.key_info(prof) if any(n in actual for n in plan.secret_names) else None
+                    extras["key_fingerprint"] = info.fingerprint if info else None
+                    extras["key_error"] = info.error if info else None
+                    extras["key_id"] = prof.key_id
+
+        if plan is not None:
+            expected = dict(plan.env)
+            if "CCS_LAUNCH_ID" not in actual:  # judged with --profile: markers are not expected
+                for m in MARKERS:
+                    expected.pop(m, None)
+            for name in plan.secret_names:
+                if name in actual and extras["key_fingerprint"] and \
+                        self.fingerprint(actual[name]) == extras["key_fingerprint"]:
+                    expected[name] = actual[name]
+            findings += self._against_plan(pid, actual, expected, plan, tool, extras)
+        else:
+            expected = inherited_env(actual)
+            for m in MARKERS:
+                if m in actual:
+                    expected[m] = actual[m]
+            findings += self._against_clean(pid, actual, tool)
+        fps = {k: self.fingerprint(v) for k, v in actual.items() if looks_secret(k) and routing_family(k) and v}
+        extras["fingerprints"] = fps
+        return expected, diff_env(expected, actual), sort_findings(findings), extras
+
+    def _key_note(self, value: str, extras: Mapping[str, Any]) -> str:
+        fp = self.fingerprint(value)
+        mine = extras.get("key_fingerprint")
+        if mine is None:
+            return fp
+        return f"{fp}, {'the same as' if fp == mine else 'not'} the profile's key"
+
+    def _against_plan(self, pid: int, actual: Mapping[str, str], expected: Mapping[str, str], plan: LaunchPlan,
+                      tool: str | None, extras: Mapping[str, Any]) -> list[Finding]:
+        out: list[Finding] = []
+        prof = plan.profile
+        own = TOOL_FAMILIES.get(tool or "")
+        relaunch = (f"restart it with `ccs launch {prof} {tool}`" if tool in ("claude", "codex")
+                    else f"restart it with `ccs run {prof} -- …`")
+        profile_urls = {_norm_url(u) for u in plan.base_urls.values()}
+        urls_text = ", ".join(sorted(set(plan.base_urls.values()))) or "none"
+        key_unknown_reported = False
+
+        def add(code: str, sev: str, name: str | None, msg: str, fam: str | None = None) -> None:
+            out.append(Finding(code, sev, msg, pid=pid, variable=name, family=fam))
+
+        for name in sorted(actual):
+            value = actual[name]
+            fam = routing_family(name)
+            is_model = _is_model_var(name, fam)
+            if (fam is None and not is_model) or name in TOOL_INTERNAL or name in MARKERS:
+                continue
+            if name in plan.secret_names:
+                if extras.get("key_fingerprint") is None:
+                    if not key_unknown_reported:
+                        key_unknown_reported = True
+                        add("key-unavailable", WARN, name,
+                            f"cannot compare {name} with profile {prof!r}'s key ({extras.get('key_error')}); "
+                            f"its fingerprint is {self.fingerprint(value)}", fam)
+                elif self.fingerprint(value) != extras["key_fingerprint"]:
+                    add("key-drift", ERROR, name,
+                        f"{name} carries key {self.fingerprint(value)}, but profile {prof!r}'s key "
+                        f"{extras.get('key_id')!r} is {extras['key_fingerprint']} now (rotated since the launch, or "
+                        f"started with another key); {relaunch}", fam)
+                continue
+            if expected.get(name) == value:
+                continue
+            show = shown(name, value)
+            if name == "CCS_MODEL" and name not in expected:
+                continue
+            in_plan = name in expected
+            if fam == "proxy":
+                sev = INFO if name.lower() == "no_proxy" else WARN
+                what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
+                    "is not set by the profile"
+                add("proxy", sev, name,
+                    f"{name}={show} {what}; requests may go through it (set it in the profile's [env] or "
+                    f"policy.inherit if it is wanted, else {relaunch})", fam)
+            elif name.startswith("CLAUDE_CODE_USE_"):
+                add("cloud-switch", ERROR, name,
+                    f"{name}={show} sends Claude Code's requests to a cloud provider instead of profile "
+                    f"{prof!r}'s endpoint; {relaunch} from a shell without it", fam)
+            elif own is not None and fam in CLIENT_FAMILIES and fam not in own:
+                add("foreign-family", ERROR, name,
+                    f"{name}={show} belongs to the {fam} family, not to {_tool_phrase(tool)}; "
+                    f"it reaches every command the tool runs; {relaunch}", fam)
+            elif _is_url_var(name, fam) and (in_plan or _norm_url(value) not in profile_urls):
+                add("base-url-drift", ERROR, name,
+                    f"{name}={show} but profile {prof!r} routes to {urls_text}; {relaunch}", fam)
+            elif is_model:
+                want = f"the profile's {expected[name]}" if in_plan else "a model the profile does not set"
+                add("model-drift", ERROR, name, f"{name}={value} differs from {want}; {relaunch}", fam)
+            elif looks_secret(name):
+                add("unmanaged-routing", ERROR if (own is None or fam in own) else WARN, name,
+                    f"{name}={show} ({self._key_note(value, extras)}) is not set by profile {prof!r}; "
+                    f"{_tool_phrase(tool)} may send it; {relaunch}", fam)
+            else:
+                sev = ERROR if fam in CLIENT_FAMILIES and (own is None or fam in own) else WARN
+                what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
+                    f"is not set by profile {prof!r}"
+                add("unmanaged-routing", sev, name, f"{name}={show} {what}; {relaunch}", fam)
+
+        for name in sorted(set(expected) - set(actual)):
+            fam = routing_family(name)
+            if name in plan.secret_names:
+                add("key-drift", ERROR, name,
+                    f"{name} is missing: the process has no key for profile {prof!r}; {relaunch}", fam)
+            elif name in plan.base_urls:
+                add("base-url-drift", ERROR, name,
+                    f"{name} is missing: the tool falls back to its default endpoint instead of "
+                    f"{plan.base_urls[name]}; {relaunch}", fam)
+            elif name in plan.models:
+                add("model-drift", ERROR, name,
+                    f"{name} is missing: the tool uses its default model instead of {plan.models[name]}; {relaunch}",
+                    fam)
+            elif fam is not None:
+                add("routing-missing", ERROR, name,
+                    f"{name} is missing (profile {prof!r} sets it to {shown(name, expected[name])}); {relaunch}", fam)
+        return out
+
+    def _against_clean(self, pid: int, actual: Mapping[str, str], tool: str | None) -> list[Finding]:
+        out: list[Finding] = []
+        own = TOOL_FAMILIES.get(tool or "")
+        way = (f"start it with `ccs launch PROFILE {tool}` for a clean environment, or unset the variable "
+               "in the shell it came from") if tool in ("claude", "codex") else \
+            "start it with `ccs run PROFILE -- …` for a clean environment, or unset the variable in its shell"
+        urls: dict[str, list[str]] = {}
+        for name in sorted(actual):
+            value = actual[name]
+            fam = routing_family(name)
+            if fam is None or name in TOOL_INTERNAL:
+                continue
+            show = shown(name, value)
+            if looks_secret(name) and value:
+                show = f"{show} ({self.fingerprint(value)})"
+            if _is_url_var(name, fam) and value.strip():
+                urls.setdefault(_norm_url(value), []).append(name)
+            effect = family_effect(fam)
+            if fam == "proxy":
+                add = Finding("proxy", INFO if name.lower() == "no_proxy" else WARN,
+                              f"{name}={show} ({fam}): read by {effect}; {way}", pid=pid, variable=name, family=fam)
+            elif name.startswith("CLAUDE_CODE_USE_"):
+                add = Finding("cloud-switch", ERROR if tool in (None, "claude") else WARN,
+                              f"{name}={show} ({fam} family): sends Claude Code's requests to a cloud provider; {way}",
+                              pid=pid, variable=name, family=fam)
+            elif own is not None and fam in CLIENT_FAMILIES and fam not in own:
+                add = Finding("foreign-family", ERROR,
+                              f"{name}={show} belongs to the {fam} family, not to {_tool_phrase(tool)}; it reaches "
+                              f"every command the tool runs; {way}", pid=pid, variable=name, family=fam)
+            else:
+                add = Finding("unmanaged-routing", WARN if fam in CLIENT_FAMILIES else INFO,
+                              f"{name}={show} ({fam} family, read by {effect}) is not managed by any ccs profile; "
+                              f"{way}",
+                              pid=pid, variable=name, family=fam)
+            out.append(add)
+        if len(urls) > 1:
+            listing = "; ".join(f"{', '.join(names)}={url}" for url, names in sorted(urls.items()))
+            out.append(Finding(
+                "base-url-drift", ERROR,
+                f"{len(urls)} distinct base URLs ({listing}): requests may go to any of them; {way}",
+                pid=pid, variable=",".join(sorted(n for names in urls.values() for n in names))))
+        return out
+
+    # the two entry points
+    def list_processes(self, all_: bool = False) -> list[ProcessInfo]:
+        out = []
+        for seen in scan(all_):
+            det = _details(seen.pid, seen.argv)
+            env = seen.env
+            status = STATUS_GONE if det.gone else seen.status
+            tool = (env or {}).get("CCS_TOOL") or seen.tool
+            profile = (env or {}).get("CCS_PROFILE") if env and "CCS_LAUNCH_ID" in env else None
+            launch_id = env.get("CCS_LAUNCH_ID") if env else None
+            cnt = None
+            error = None
+            if env is not None and status == STATUS_OK:
+                try:
+                    _, _, found, _ = self.judge(seen.pid, env, tool, det.cwd, profile, "marker")
+                    cnt = counts(found)
+                except CcsError as exc:  # pragma: no cover — judge turns profile errors into findings
+                    error = str(exc)
+            elif status == STATUS_DENIED:
+                error = "environment not readable (another user's process)"
+            elif status == STATUS_GONE:
+                error = "exited while being read"
+            out.append(ProcessInfo(
+                pid=seen.pid, name=det.name, tool=tool, profile=profile or None, launch_id=launch_id,
+                cwd=det.cwd, started=det.started, user=det.user, status=status, reasons=tuple(seen.reasons),
+                counts=cnt, error=error))
+        out.sort(key=lambda p: (p.started or 0, p.pid))
+        return out
+
+    def inspect_pid(self, pid: int, profile: str | None = None) -> Inspection:
+        import psutil
+
+        if pid <= 0:
+            raise UsageError(f"pid {pid} is not a process id; see `ccs ps`")
+        try:
+            proc = psutil.Process(pid)
+            with proc.oneshot():
+                argv = proc.cmdline()
+                actual = dict(proc.environ())
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            raise UsageError(f"pid {pid}: no such process (it has exited); see `ccs ps`") from None
+        except (psutil.AccessDenied, PermissionError):
+            owner = _owner(pid)
+            raise UsageError(
+                f"pid {pid}: cannot read its environment{f' (it belongs to {owner})' if owner else ''}; "
+                "run ccs as that user or as root") from None
+        det = _details(pid, argv)
+        if det.gone:
+            raise UsageError(f"pid {pid}: no such process (it has exited); see `ccs ps`")
+        tool = actual.get("CCS_TOOL") or recognise(argv)
+        if profile:
+            source: str | None = "option"
+        elif "CCS_LAUNCH_ID" in actual and actual.get("CCS_PROFILE"):
+            profile, source = actual["CCS_PROFILE"], "marker"
+        else:
+            source = None
+        if profile and tool is None:
+            tool = "run"
+        expected, diff, found, extras = self.judge(pid, actual, tool, det.cwd, profile, source)
+        return Inspection(
+            pid=pid, name=det.name, tool=tool, profile=extras.get("profile"),
+            profile_source=source if extras.get("profile") else None,
+            launch_id=actual.get("CCS_LAUNCH_ID"), cwd=det.cwd, started=det.started, user=det.user,
+            expected=expected, actual=actual, diff=diff, findings=tuple(found),
+            key_fingerprint=extras.get("key_fingerprint"), fingerprints=extras.get("fingerprints", {}),
+            secret_names=frozenset(extras.get("secret_names", ())),
+        )
+
+
+def _owner(pid: int) -> str | None:
+    import psutil
+
+    try:
+        return psutil.Process(pid).username()
+    except Exception:  # noqa: BLE001 — only for a message
+        return None
+
+
+def list_processes(store: Any, keys: Any, all_: bool = False) -> list[ProcessInfo]:
+    """Every running Claude Code / Codex process and every ccs child (with ``all_``: every process
+    whose environment holds routing variables), with finding counts."""
+    return Inspector(store, keys).list_processes(all_)
+
+
+def inspect_pid(pid: int, store: Any, keys: Any, profile: str | None = None) -> Inspection:
+    """One process against its profile's plan (from its marker, or ``profile``), or against clean."""
+    return Inspector(store, keys).inspect_pid(pid, profile)
