@@ -443,3 +443,24 @@ def test_bad_rows_are_reported_one_line_each(world, ccs):
     assert "Traceback" not in human
     for k in world.keys():
         assert k not in all_files_text(world.paths.profiles.parent) and k not in r.stdout
+
+
+def test_a_profile_that_cannot_be_written_takes_back_its_key(world, ccs_home):
+    import keyring
+
+    t = world.tag
+    make_db(world.db, [claude_row("a", f"Alpha {t}", world.k1, "https://alpha.example/api"),
+                       claude_row("b", f"Beta {t}", world.k2, "https://beta.example/api")])
+    store = Store(ccs_home)
+    planner = Planner(store, KeyStore(ccs_home))
+    report = plan_cc_switch(planner, world.db, None)
+    # another profile of the planned name appears between planning and writing
+    intruder = 'schema = 1\n[provider]\nname = "x"\nbase_url = "https://x.example"\nkey = "x"\n'
+    store.save_text(f"alpha-{t}", intruder, create=True)
+    planner.apply()
+    actions = {it.source: (it.action, it.profile) for it in report.items}
+    assert actions == {"db:claude/a": ("error", f"alpha-{t}"), "db:claude/b": ("created", f"beta-{t}")}
+    assert "already exists" in report.items[0].reason
+    assert store.read_text(f"alpha-{t}") == intruder
+    assert keyring.get_password(SERVICE, f"alpha-{t}") is None
+    assert keyring.get_password(SERVICE, f"beta-{t}") == world.k2

@@ -301,3 +301,15 @@ def test_live_entries_with_nothing_to_import_are_skipped(live, ccs):
     item = json.loads(r.stdout)["items"][0]
     assert item["action"] == "skipped" and "ChatGPT account" in item["reason"]
     assert not live.paths.profiles.exists() or Store(live.paths).names() == []
+
+
+def test_claude_config_dir_is_followed_except_inside_a_ccs_child(live, ccs):
+    live.write_settings()
+    elsewhere = live.home / "claude-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "settings.json").write_text(json.dumps({"env": {}}))
+    r = ccs("import", "claude", "--dry-run", "--json", env=live.env(CLAUDE_CONFIG_DIR=str(elsewhere)))
+    assert json.loads(r.stdout)["read"] == [str(elsewhere / "settings.json")]
+    r = ccs("import", "claude", "--dry-run", "--json",
+            env=live.env(CLAUDE_CONFIG_DIR=str(elsewhere), CCS_LAUNCH_ID="x"))
+    assert json.loads(r.stdout)["read"] == [str(live.settings)]

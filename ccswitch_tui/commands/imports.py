@@ -19,15 +19,6 @@ def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import 
     return Planner(ctx.store, ctx.keys, dry_run=dry_run)
 
 
-def _finish(planner, report, as_json: bool) -> None:  # noqa: ANN001
-    if not planner.dry_run:
-        planner.apply()
-    if as_json:
-        emit_json(report.to_json())
-    else:
-        click.echo(report.render())
-
-
 @click.group("import")
 def import_group() -> None:
     """Bring providers in from CC Switch or from the live Claude Code / Codex configs.
@@ -70,7 +61,9 @@ def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool
     db = db.expanduser() if db else default_dir(home_dir(ctx.environ)) / "cc-switch.db"
     planner = _planner(ctx, dry_run)
     report = plan_cc_switch(planner, db, db.parent / "config.json")
-    _finish(planner, report, as_json)
+    if not dry_run:
+        planner.apply()
+    _report(report, as_json)
 
 
 @import_group.command("claude")

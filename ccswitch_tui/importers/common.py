@@ -476,6 +476,8 @@ class Planner:
             item.action = "skipped"
             item.reason = (f"profile {s.name!r} already holds this provider but differs in {', '.join(diffs)}; "
                            "left as is (edit it, or remove it and import again)")
+            if c.key and s.key_ref and not s.key_ref.startswith("env:") and self.value_of(s.key_ref) is None:
+                item.reason += f"; its key id {s.key_ref!r} holds no key yet: `ccs key set {s.key_ref}`"
             return
 
         # 3. another tool of a provider that has a profile: add the missing table
@@ -569,15 +571,27 @@ class Planner:
         return render_new(s)
 
     def apply(self) -> None:
-        """Store the new keys, then write the profiles (each atomically)."""
+        """Store the new keys, then write the profiles (each atomically). A profile that cannot be
+        written (say, another one of that name appeared meanwhile) turns its lines into errors and
+        takes back the key it alone stored."""
         if self.dry_run:
             raise CcsError("internal: apply() on a dry run")
         self.finish()
         assert self._texts is not None
         for kid, value in self.new_keys.items():
             self.keys.set(kid, value)
+        failed: list[Slot] = []
         for s, text in self._texts:
-            self.store.save_text(s.name, text, create=not s.existing)
+            try:
+                self.store.save_text(s.name, text, create=not s.existing)
+            except CcsError as exc:
+                failed.append(s)
+                for it in s.items:
+                    it.action, it.reason, it.path = "error", f"could not write profile {s.name!r}: {exc}", None
+        written = [s for s, _ in self._texts if s not in failed] + [s for s in self.slots if not s.dirty]
+        for s in failed:
+            if s.new_key and not any(x.key_ref == s.new_key for x in written):
+                self.keys.delete(s.new_key)
 
 
 def render_new(s: Slot) -> str:

@@ -18,13 +18,18 @@ from .common import Candidate, Item, Planner, Report, RowProblem, host_label, ho
 from .mapping import parse_claude_settings, parse_codex_config, parse_toml_text
 
 
+def _own_dir(environ: Mapping[str, str], name: str) -> str | None:
+    """$name, unless this runs inside a ccs child, where it is ccs's own per-profile folder."""
+    return None if environ.get("CCS_LAUNCH_ID") else environ.get(name)
+
+
 def claude_settings_path(environ: Mapping[str, str], home: Path) -> Path:
-    base = environ.get("CLAUDE_CONFIG_DIR")
+    base = _own_dir(environ, "CLAUDE_CONFIG_DIR")
     return (Path(base).expanduser() if base else home / ".claude") / "settings.json"
 
 
 def codex_home(environ: Mapping[str, str], home: Path) -> Path:
-    base = environ.get("CODEX_HOME")
+    base = _own_dir(environ, "CODEX_HOME")
     return Path(base).expanduser() if base else home / ".codex"
 
 
