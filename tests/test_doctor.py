@@ -1,0 +1,285 @@
+"""`ccs doctor` against real files in temporary directories: the shell, Claude Code's settings
+layers, Codex config files (checked against the real codex too), the keyring, clients, profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccswitch_tui.doctor import codex_file_findings, run_doctor
+from ccswitch_tui.secrets import KeyStore
+from ccswitch_tui.store import Store
+
+KEY = "sk-doctor-SECRET-0123456789abcdef"
+SHELL_KEY = "sk-doctor-SHELL-fedcba9876543210"
+
+GOOD_CODEX = """model = "gpt-test"
+model_provider = "loop"
+
+[model_providers.loop]
+name = "Loop"
+base_url = "http://127.0.0.1:9/v1"
+env_key = "LOOP_KEY"
+wire_api = "responses"
+"""
+
+
+@pytest.fixture
+def world(ccs_home, tmp_path):
+    """An empty HOME, a project dir, no managed settings, and an environment pointing at them."""
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "CCS_HOME": os.environ["CCS_HOME"],
+        "DBUS_SESSION_BUS_ADDRESS": os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""),
+        "CCS_CLAUDE_MANAGED_SETTINGS": str(tmp_path / "managed" / "managed-settings.json"),
+        "LANG": "C.UTF-8",
+    }
+    return {"home": home, "project": project, "env": env, "tmp": tmp_path, "paths": ccs_home}
+
+
+def doctor(world, env=None):
+    paths = world["paths"]
+    environ = env or world["env"]
+    return run_doctor(Store(paths), KeyStore(paths, environ), environ, world["project"], paths=paths)
+
+
+def by(report, code):
+    return [f for f in report.findings if f.code == code]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_clean_machine_has_no_errors(world):
+    r = doctor(world)
+    assert not r.has_errors
+    assert {f.code for f in r.findings} <= {"client", "keyring"}
+    assert r.keyring["reachable"] and r.keyring["backend"]
+    assert [layer["kind"] for layer in r.claude_layers] == ["managed", "local", "project", "user"]
+    assert not any(layer["exists"] for layer in r.claude_layers)
+
+
+def test_shell_routing_variables_and_the_tools_they_affect(world):
+    env = {**world["env"], "ANTHROPIC_BASE_URL": "https://stale.example/api", "OPENAI_API_KEY": SHELL_KEY,
+           "CODEX_HOME": str(world["tmp"] / "nowhere"), "HTTPS_PROXY": "http://u:proxypw@127.0.0.1:9",
+           "NO_PROXY": "localhost", "CLAUDE_CODE_USE_BEDROCK": "1", "AWS_PROFILE": "dev", "EDITOR": "vi"}
+    r = doctor(world, env)
+    shell = {row["name"]: row for row in r.shell}
+    assert set(shell) == {"ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "CODEX_HOME", "HTTPS_PROXY", "NO_PROXY",
+                          "CLAUDE_CODE_USE_BEDROCK", "AWS_PROFILE"}
+    assert shell["ANTHROPIC_BASE_URL"]["family"] == "claude" and "Claude Code" in shell["ANTHROPIC_BASE_URL"]["affects"]
+    assert shell["OPENAI_API_KEY"]["family"] == "openai" and "OpenAI SDK" in shell["OPENAI_API_KEY"]["affects"]
+    assert shell["CODEX_HOME"]["affects"] == "Codex"
+    assert shell["OPENAI_API_KEY"]["value"].startswith("sk-…3210 (fp:")
+    assert shell["HTTPS_PROXY"]["value"] == "http://u:****@127.0.0.1:9"
+    codes = {(f.code, f.variable, f.severity) for f in r.findings if f.path == "shell"}
+    assert ("unmanaged-routing", "ANTHROPIC_BASE_URL", "warn") in codes
+    assert ("proxy", "HTTPS_PROXY", "warn") in codes and ("proxy", "NO_PROXY", "info") in codes
+    assert ("cloud-switch", "CLAUDE_CODE_USE_BEDROCK", "warn") in codes
+    assert all("ccs launches drop it" in f.message for f in r.findings if f.path == "shell")
+    assert not r.has_errors  # the shell alone never stops a ccs launch
+    text = r.text() + json.dumps(r.to_dict())
+    assert SHELL_KEY not in text and "proxypw" not in text
+
+
+def test_inside_a_ccs_child(world):
+    env = {**world["env"], "CCS_LAUNCH_ID": "20261202T000000Z-abcd", "CCS_PROFILE": "p", "CCS_TOOL": "run",
+           "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    r = doctor(world, env)
+    (nested,) = by(r, "nested")
+    assert "launch 20261202T000000Z-abcd" in nested.message and "--nested" in nested.message
+    assert [f.severity for f in r.findings if f.path == "shell"] == ["info"]
+
+
+def test_claude_settings_layers(world):
+    project, home = world["project"], world["home"]
+    write(project / ".claude" / "settings.json",
+          json.dumps({"env": {"ANTHROPIC_BASE_URL": "https://proj.example/api", "ANTHROPIC_AUTH_TOKEN": KEY,
+                              "DISABLE_TELEMETRY": "1"}, "permissions": {}}))
+    write(project / ".claude" / "settings.local.json", json.dumps({"apiKeyHelper": f"echo {KEY}"}))
+    write(home / ".claude" / "settings.json", json.dumps({"model": "opus", "env": {"HTTPS_PROXY": "http://p:1"}}))
+    write(Path(world["env"]["CCS_CLAUDE_MANAGED_SETTINGS"]), json.dumps({"env": {"CLAUDE_CODE_USE_VERTEX": "1"}}))
+    r = doctor(world)
+    got = {(Path(f.path).name if f.path else None, f.variable, f.severity) for f in by(r, "settings-override")}
+    assert got == {
+        ("settings.json", "env.ANTHROPIC_BASE_URL", "error"),
+        ("settings.json", "env.ANTHROPIC_AUTH_TOKEN", "error"),
+        ("settings.local.json", "apiKeyHelper", "error"),
+        ("managed-settings.json", "env.CLAUDE_CODE_USE_VERTEX", "error"),
+        ("settings.json", "model", "warn"),  # the user layer: beaten by ccs's own config dir
+        ("settings.json", "env.HTTPS_PROXY", "warn"),
+    }
+    proj = next(f for f in by(r, "settings-override") if f.variable == "env.ANTHROPIC_BASE_URL")
+    assert "--isolate" in proj.message and "https://proj.example/api" in proj.message
+    managed = next(f for f in by(r, "settings-override") if f.variable == "env.CLAUDE_CODE_USE_VERTEX")
+    assert "--force" in managed.message
+    assert r.has_errors
+    layers = {layer["kind"]: layer for layer in r.claude_layers}
+    assert layers["project"]["routing"]["env.ANTHROPIC_AUTH_TOKEN"] == "sk-…cdef"
+    assert layers["local"]["routing"]["apiKeyHelper"] == "ech…cdef"
+    text = r.text() + json.dumps(r.to_dict())
+    assert KEY not in text
+
+
+def test_claude_config_dir_moves_the_user_layer_and_broken_json_is_reported(world):
+    cfg = world["tmp"] / "cfg"
+    write(cfg / "settings.json", json.dumps({"env": {"ANTHROPIC_MODEL": "x"}}))
+    write(world["project"] / ".claude" / "settings.json", "{not json")
+    write(world["project"] / ".claude" / "settings.local.json", json.dumps({"env": {"FOO": "1"}}))
+    r = doctor(world, {**world["env"], "CLAUDE_CONFIG_DIR": str(cfg)})
+    assert [(f.variable, f.severity) for f in by(r, "settings-override")] == [("env.ANTHROPIC_MODEL", "warn")]
+    (bad,) = by(r, "settings-invalid")
+    assert bad.path.endswith(".claude/settings.json") and "not valid JSON" in bad.message
+
+
+def test_profiles_own_claude_user_layer(world, key_id):
+    store = Store(world["paths"])
+    store.save_text("p", f'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\nkey = "{key_id}"\n'
+                         '[claude]\nmodel = "m"\n', create=True)
+    layer = world["paths"].tool_dir("p", "claude") / "settings.json"
+    write(layer, json.dumps({"env": {"ANTHROPIC_MODEL": "beaten-by-ccs"}, "apiKeyHelper": "cat /tmp/k"}))
+    r = doctor(world)
+    assert [(f.variable, f.severity) for f in by(r, "settings-override")] == [("apiKeyHelper", "error")]
+
+
+# --- Codex ----------------------------------------------------------------------------------------
+
+CODEX_CASES = [
+    (GOOD_CODEX, {"LOOP_KEY": "x"}, set()),
+    (GOOD_CODEX.replace('"responses"', '"chat"'), {"LOOP_KEY": "x"},
+     {("model_providers.loop.wire_api", "error")}),
+    ('profile = "work"\n' + GOOD_CODEX, {"LOOP_KEY": "x"}, {("profile", "error")}),
+    (GOOD_CODEX + '\n[profiles.work]\nmodel = "m"\n', {"LOOP_KEY": "x"}, {("profiles.work", "warn")}),
+    (GOOD_CODEX.replace("loop", "openai"), {"LOOP_KEY": "x"}, {("model_providers.openai", "error")}),
+    (GOOD_CODEX, {}, {("LOOP_KEY", "error")}),
+    (GOOD_CODEX.replace('model_provider = "loop"', 'model_provider = "openai"'), {}, {("LOOP_KEY", "warn")}),
+    (GOOD_CODEX.replace('model_provider = "loop"', 'model_provider = "lopo"'), {"LOOP_KEY": "x"},
+     {("model_provider", "error")}),
+    ('model = "x"\nopenai_base_url = "http://127.0.0.1:9/v1"\n', {}, set()),
+]
+
+
+@pytest.mark.parametrize(("text", "extra_env", "expected"), CODEX_CASES)
+def test_codex_config_rules(world, text, extra_env, expected):
+    cx = world["tmp"] / "codex-home"
+    write(cx / "config.toml", text)
+    r = doctor(world, {**world["env"], "CODEX_HOME": str(cx), **extra_env})
+    assert {(f.variable, f.severity) for f in by(r, "codex-config-invalid")} == expected
+    assert r.codex["home"] == str(cx)
+
+
+def test_codex_home_defaults_to_dot_codex_and_names_lines(world):
+    path = write(world["home"] / ".codex" / "config.toml", GOOD_CODEX.replace('"responses"', '"chat"'))
+    r = doctor(world, {**world["env"], "LOOP_KEY": "x"})
+    (f,) = by(r, "codex-config-invalid")
+    assert f.path == f"{path}:8" and 'wire_api = "chat"' in f.message and "responses" in f.message
+    assert r.has_errors
+
+
+def test_codex_syntax_error_and_profile_files(world):
+    cx = world["tmp"] / "cx"
+    write(cx / "config.toml", 'model = "x"\n[model_providers.a\n')
+    write(cx / "work.config.toml", GOOD_CODEX.replace('"responses"', '"chat"'))
+    r = doctor(world, {**world["env"], "CODEX_HOME": str(cx)})
+    got = {(Path(f.path.split(":")[0]).name, f.severity) for f in by(r, "codex-config-invalid")}
+    assert ("config.toml", "error") in got and ("work.config.toml", "error") in got
+    syntax = next(f for f in by(r, "codex-config-invalid") if f.path.startswith(str(cx / "config.toml")))
+    assert "not valid TOML at line 2" in syntax.message
+    # in a profile file an unset env_key matters only when that profile is used
+    assert ("work.config.toml", "warn") in got
+
+
+def test_the_real_codex_rejects_what_doctor_calls_errors(world, clients_bin, tmp_path):
+    """Cross-check the rules with the installed Codex: both hard errors stop it before any request."""
+    for name, text, needle in (("chat", GOOD_CODEX.replace('"responses"', '"chat"'), "wire_api"),
+                               ("profile", 'profile = "work"\n' + GOOD_CODEX, "profile")):
+        cx = tmp_path / f"cx-{name}"
+        write(cx / "config.toml", text)
+        assert {f.severity for f in codex_file_findings(cx / "config.toml", {"LOOP_KEY": "x"}, None)} == {"error"}
+        env = {"PATH": f"{clients_bin}:/usr/bin:/bin", "HOME": str(tmp_path), "CODEX_HOME": str(cx), "LOOP_KEY": "x"}
+        res = subprocess.run([str(clients_bin / "codex"), "exec", "--skip-git-repo-check", "hi"], env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert res.returncode != 0 and needle in res.stderr + res.stdout, res.stderr
+
+
+# --- keyring, clients, profiles, the command ------------------------------------------------------
+
+def test_clients_keys_and_profiles(world, key_id, clients_bin):
+    store = Store(world["paths"])
+    base = 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\n'
+    store.save_text("has-key", base + f'key = "{key_id}"\n', create=True)
+    store.save_text("no-key", base + 'key = "never-stored-id"\n', create=True)
+    store.save_text("env-key", base + 'key = "env:DOCTOR_TEST_KEY"\n', create=True)
+    write(store.path_for("broken"), "schema = 1\n[provider\n")
+    KeyStore(world["paths"]).set(key_id, KEY)
+    env = {**world["env"], "PATH": f"{clients_bin}:/usr/bin:/bin"}
+    r = doctor(world, env)
+    missing = {f.variable for f in by(r, "key-missing")}
+    assert missing == {"never-stored-id", "env:DOCTOR_TEST_KEY"}
+    assert {f.severity for f in by(r, "key-missing")} == {"warn"}
+    (broken,) = by(r, "profile-invalid")
+    assert broken.severity == "error" and "broken.toml" in broken.path
+    rows = {p["name"]: p for p in r.profiles}
+    assert rows["has-key"]["key_present"] is True and rows["no-key"]["key_present"] is False
+    assert r.clients["claude"]["version"].startswith("2.") and r.clients["codex"]["version"].startswith("0.")
+    assert r.clients["codex"]["path"] == str(clients_bin / "codex")
+    r2 = doctor(world, {**env, "DOCTOR_TEST_KEY": "x"})
+    assert {f.variable for f in by(r2, "key-missing")} == {"never-stored-id"}
+    assert doctor(world).clients["claude"] == {"path": None, "version": None}
+
+
+def test_command_exit_codes_json_and_no_key(world, ccs, key_id, clients_bin):
+    env = {**world["env"], "PATH": f"{clients_bin}:{Path(sys.executable).parent}:/usr/bin:/bin",
+           "ANTHROPIC_AUTH_TOKEN": SHELL_KEY}
+    Store(world["paths"]).save_text(
+        "p", f'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\nkey = "{key_id}"\n', create=True)
+    KeyStore(world["paths"]).set(key_id, KEY)
+    outputs = []
+    r = ccs("doctor", "--cwd", str(world["project"]), env=env)
+    outputs += [r.stdout, r.stderr]
+    assert r.returncode == 0, r.stderr
+    assert "claude code settings layers" in r.stdout and "ANTHROPIC_AUTH_TOKEN=sk-…3210 (fp:" in r.stdout
+    write(world["project"] / ".claude" / "settings.json", json.dumps({"env": {"ANTHROPIC_API_KEY": KEY}}))
+    for args in (["doctor", "--cwd", str(world["project"])], ["doctor", "--json", "--cwd", str(world["project"])]):
+        r = ccs(*args, env=env)
+        outputs += [r.stdout, r.stderr]
+        assert r.returncode == 3 and r.stderr.strip() == "ccs: error: doctor: 1 error finding(s)"
+    data = json.loads(outputs[-2])
+    assert set(data) == {"cwd", "counts", "findings", "shell", "claude_layers", "codex", "keyring", "clients",
+                         "profiles"}
+    assert data["counts"]["error"] == 1 and data["findings"][0]["code"] == "settings-override"
+    assert data["keyring"]["reachable"] is True
+    r = ccs("doctor", env=env, cwd=world["project"])  # the current directory by default
+    outputs += [r.stdout, r.stderr]
+    assert r.returncode == 3
+    r = ccs("doctor", "--cwd", str(world["tmp"] / "nope"), env=env)
+    assert r.returncode == 2 and "no such directory" in r.stderr and "Traceback" not in r.stderr
+    for out in outputs:
+        assert KEY not in out and SHELL_KEY not in out
+
+
+def test_keyring_unreachable_is_an_error_when_profiles_need_it(world, ccs):
+    Store(world["paths"]).save_text(
+        "p", 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\nkey = "some-id"\n', create=True)
+    env = {k: v for k, v in world["env"].items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+    r = ccs("doctor", "--json", "--cwd", str(world["project"]), env=env)
+    assert r.returncode == 3, r.stderr
+    data = json.loads(r.stdout)
+    assert data["keyring"]["reachable"] is False and "fail" in data["keyring"]["backend"]
+    (kr,) = [f for f in data["findings"] if f["code"] == "keyring"]
+    assert kr["severity"] == "error" and "profiles p cannot launch" in kr["message"]
