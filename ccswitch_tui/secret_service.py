@@ -62,3 +62,33 @@ def lookup(service: str, username: str, timeout: float = 5.0) -> object:
         return UNAVAILABLE
     finally:
         conn.close()
+
+
+def present(service: str, usernames: list[str], timeout: float = 5.0) -> dict[str, bool] | object:
+    """Which usernames have an item for ``service`` (locked or not), without opening a session or
+    reading any secret: one search per username. UNAVAILABLE on anything unusual."""
+    try:
+        from jeepney import DBusAddress, MessageType, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+    except ImportError:
+        return UNAVAILABLE
+    try:
+        conn = open_dbus_connection(bus="SESSION")
+    except Exception:  # noqa: BLE001 — no bus: let keyring explain
+        return UNAVAILABLE
+    try:
+        ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
+        out: dict[str, bool] = {}
+        for name in usernames:
+            reply = conn.send_and_get_reply(
+                new_method_call(ss, "SearchItems", "a{ss}", ({"service": service, "username": name},)),
+                timeout=timeout)
+            if reply.header.message_type is MessageType.error:
+                return UNAVAILABLE
+            unlocked, locked = reply.body
+            out[name] = bool(unlocked or locked)
+        return out
+    except Exception:  # noqa: BLE001 — any D-Bus error: fall back
+        return UNAVAILABLE
+    finally:
+        conn.close()

@@ -202,8 +202,8 @@ class KeyStore:
         )
 
     def present(self, refs: list[str]) -> dict[str, bool]:
-        """Which of these key refs have a value. One keyring query for all ids when the backend is
-        the Secret Service (it can search by service without reading secrets)."""
+        """Which of these key refs have a value. Straight searches on the Secret Service when it
+        answers (no secret is read and keyring is not imported); else one keyring query for all ids."""
         out: dict[str, bool] = {}
         ids = sorted({r for r in refs if not r.startswith("env:")})
         for r in refs:
@@ -211,6 +211,13 @@ class KeyStore:
                 out[r] = bool(self.environ.get(r[4:]))
         if not ids:
             return out
+        if self._backend is None:
+            from . import secret_service
+
+            if secret_service.usable(self.environ):
+                found = secret_service.present(SERVICE, ids)
+                if found is not secret_service.UNAVAILABLE:
+                    return out | found  # type: ignore[operator]
         stored = self._stored_ids()
         for r in ids:
             out[r] = (r in stored) if stored is not None else self.get(r) is not None

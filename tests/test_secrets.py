@@ -9,10 +9,12 @@ import os
 import re
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from ccswitch_tui import secret_service
 from ccswitch_tui.errors import KeyError_, KeyringUnavailable, UsageError
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profile import profile_from_data
@@ -304,3 +306,47 @@ def test_keyring_unreachable_is_one_line_exit_2(ccs, ccs_home: Paths, bus: str |
 
     shown = ccs("key", "show", "unreachable-x1", env=env)
     assert shown.returncode == 2 and "keyring unavailable" in one_error_line(shown)
+
+
+def test_presence_search_agrees_with_the_keyring_library(ccs_home: Paths, key_id: str):
+    import keyring
+    from keyring.backends import SecretService
+
+    keyring.set_password(SERVICE, key_id, KEY)
+    refs = [key_id, key_id + "-absent", "env:CCS_TEST_PRESENT", "env:CCS_TEST_ABSENT"]
+    env = dict(os.environ, CCS_TEST_PRESENT="v")
+    env.pop("CCS_TEST_ABSENT", None)
+    expected = {key_id: True, key_id + "-absent": False, "env:CCS_TEST_PRESENT": True, "env:CCS_TEST_ABSENT": False}
+    assert secret_service.present(SERVICE, [key_id, key_id + "-absent"]) == {key_id: True, key_id + "-absent": False}
+    assert KeyStore(ccs_home, env).present(refs) == expected
+    assert KeyStore(ccs_home, env, backend=SecretService.Keyring()).present(refs) == expected
+
+
+def test_presence_search_without_a_bus_falls_back(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/ccs-test/bus")
+    assert secret_service.present(SERVICE, ["x"]) is secret_service.UNAVAILABLE
+
+
+LIST_WITHOUT_KEYRING = """
+import contextlib, io, json, sys
+from ccswitch_tui import cli
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    rc = cli.run(["list", "--json"])
+print(json.dumps({"rc": rc, "keyring": "keyring" in sys.modules, "list": json.loads(buf.getvalue())}))
+"""
+
+
+def test_list_asks_the_secret_service_without_the_keyring_library(ccs_home: Paths, key_id: str):
+    import keyring
+
+    keyring.set_password(SERVICE, key_id, KEY)
+    ccs_home.profiles.mkdir(parents=True)
+    (ccs_home.profiles / "a.toml").write_text(f'[provider]\nname = "P"\nbase_url = "https://h"\nkey = "{key_id}"\n')
+    (ccs_home.profiles / "b.toml").write_text('[provider]\nname = "P"\nbase_url = "https://h"\nkey = "nope-x1"\n')
+    r = subprocess.run([sys.executable, "-c", LIST_WITHOUT_KEYRING], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["rc"] == 0 and got["keyring"] is False
+    assert {p["name"]: p["key_present"] for p in got["list"]["profiles"]} == {"a": True, "b": False}
+    assert got["list"]["keyring_error"] is None
