@@ -96,6 +96,10 @@ def test_claude_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env
     assert "x-api-key" not in post.headers
     assert post.body["model"] == "p-claude"
     assert wrong.requests == []
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert manifest["tool_version"] == "@anthropic-ai/claude-code@2.1.332"
+    assert manifest["base_urls"] == {"ANTHROPIC_BASE_URL": good.url}
+    assert manifest["models"] == {"ANTHROPIC_MODEL": "p-claude"} and manifest["exit_status"] == 0
 
 
 @pytest.mark.usefixtures("secret_service")
@@ -111,6 +115,8 @@ def test_codex_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env,
     assert post.headers["authorization"] == f"Bearer {KEY}"
     assert post.body["model"] == "p-codex"
     assert wrong.requests == []
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert manifest["tool_version"] == "@openai/codex@0.171.0" and manifest["models"] == {"model": "p-codex"}
     config = (Path(os.environ["CCS_HOME"]) / "state" / "tools" / "p" / "codex" / "config.toml").read_text()
     assert 'wire_api = "responses"' in config and KEY not in config
     assert not (Path(os.environ["CCS_HOME"]) / "state" / "tools" / "p" / "codex" / "auth.json").exists()
