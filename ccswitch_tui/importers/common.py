@@ -94,6 +94,10 @@ def same_text(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and a.strip().casefold() == b.strip().casefold()  # type: ignore[union-attr]
 
 
+def _same_key(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+
+
 def with_suffix(base: str, n: int, max_len: int) -> str:
     suffix = f"-{n}"
     return base[: max_len - len(suffix)].rstrip("-._") + suffix
@@ -371,7 +375,7 @@ class Planner:
         if c.key:
             for kid in self._known_ids():
                 v = self.value_of(kid)
-                if v and hmac.compare_digest(v, c.key):
+                if v and _same_key(v, c.key):
                     return kid, "shared"
         base = slugify(c.provider_name, 128) or profile_name
         if not KEY_ID_RE.fullmatch(base):
@@ -406,7 +410,7 @@ class Planner:
         v = self.value_of(s.key_ref)
         if c.key is None or v is None:
             return "unknown" if same_text(c.provider_name, s.provider_name) else None
-        return "same" if hmac.compare_digest(v, c.key) else None
+        return "same" if _same_key(v, c.key) else None
 
     # names ---------------------------------------------------------------------------------------
     def _new_name(self, c: Candidate) -> str:
