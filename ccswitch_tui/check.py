@@ -206,16 +206,17 @@ def _error_text(resp: httpx.Response) -> str:
     if isinstance(data, dict):
         err = data.get("error")
         if isinstance(err, dict):
-            msg = err.get("message") or err.get("type") or err.get("code")
+            kind = err.get("type") or err.get("code")
+            msg = ": ".join(str(x) for x in (kind, err.get("message")) if x)
         elif isinstance(err, str):
             msg = err
         msg = msg or data.get("message") or data.get("detail")
     return " ".join(str(msg if msg else text).split())[:300]
 
 
-def _mentions_unknown_model(text: str, model: str | None) -> bool:
+def _mentions_unknown_model(text: str, model: str | None, status: int) -> bool:
     low = text.lower()
-    if "model_not_found" in low:
+    if "model_not_found" in low or (status == 404 and model is not None and model.lower() in low):
         return True
     return ("model" in low or (model is not None and model.lower() in low)) and bool(_MODEL_WORDS.search(text))
 
@@ -252,7 +253,7 @@ def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -
         return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
     if status >= 500:
         return "server-error", text, "the endpoint failed on its side; try again later or ask the provider"
-    if status in (400, 404, 422) and _mentions_unknown_model(text, probe.model):
+    if status in (400, 404, 422) and _mentions_unknown_model(text, probe.model, status):
         return "model-unknown", text, (f"the endpoint does not know model {probe.model!r}; pick one it serves "
                                        "(`ccs edit PROFILE`)")
     if status in (404, 405):
