@@ -50,16 +50,19 @@ CODES = {
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*@")
 _FLAG_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
 _PATH_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CODEX_HOME"})
+# Absolute paths (or a PATH-like list of them) and small numbers: never a key.
+_PLAIN = re.compile(r"/[^\s:]*(?::/[^\s:]*)*|\d{1,9}")
 
 
 def shown(name: str, value: str) -> str:
     """A variable's value as ccs may print it: in clear only when the name is known not to hold a
-    secret (URLs, model ids, proxies, ccs's markers and config dirs, plain flags), else masked."""
+    secret (URLs, model ids, proxies, ccs's markers and config dirs) or, for a name that does not
+    look secret, the value is a plain flag, a small number or an absolute path; else masked."""
     from .secrets import mask
 
     if name in MARKERS or name in _PATH_NAMES or known_non_secret(name):
         return redact_url(value)
-    if not looks_secret(name) and value.strip().lower() in _FLAG_VALUES:
+    if not looks_secret(name) and (value.strip().lower() in _FLAG_VALUES or _PLAIN.fullmatch(value)):
         return value
     return mask(value)
 

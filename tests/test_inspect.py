@@ -549,3 +549,22 @@ def test_finding_shape():
     with pytest.raises(ValueError):
         Finding("x", "fatal", "m")
 
+
+
+@pytest.mark.parametrize(("name", "value", "out"), [
+    ("ANTHROPIC_BASE_URL", "https://h/api", "https://h/api"),
+    ("ANTHROPIC_MODEL", "claude-x", "claude-x"),
+    ("HTTPS_PROXY", "http://me:pw@proxy:3128", "http://me:****@proxy:3128"),
+    ("ANTHROPIC_AUTH_TOKEN", KEY, "sk-…cdef"),
+    ("ANTHROPIC_AUTH_TOKEN", "short", "****"),
+    ("ANTHROPIC_API_KEY", "/etc/passwd", "****"),
+    ("CCS_LAUNCH_ID", "20261202T000000Z-abcd1234", "20261202T000000Z-abcd1234"),
+    ("CLAUDE_CODE_USE_BEDROCK", "1", "1"),
+    ("PATH", "/usr/bin:/bin", "/usr/bin:/bin"),
+    ("API_TIMEOUT_MS", "600000", "600000"),
+    ("MY_SETTING", "some opaque value here", "som…here"),
+])
+def test_values_are_masked_unless_known_non_secret(name, value, out):
+    from ccswitch_tui.findings import shown
+
+    assert shown(name, value) == out
