@@ -28,20 +28,26 @@ def mask(value: str) -> str:
     return f"{value[:3]}…{value[-4:]}" if len(value) >= 16 else "****"
 
 
-def load_salt(paths: Paths) -> bytes:
-    """The per-install salt (state/salt, 0600), created on first use."""
+def _read_salt(paths: Paths) -> bytes | None:
     try:
-        return bytes.fromhex(paths.salt.read_text().strip())
+        salt = bytes.fromhex(paths.salt.read_text().strip())
     except (FileNotFoundError, ValueError):
-        pass
+        return None
+    return salt if len(salt) >= 16 else None  # an empty or truncated file is no salt
+
+
+def load_salt(paths: Paths) -> bytes:
+    """The per-install salt (state/salt, 0600), created on first use (or when the file is damaged)."""
+    salt = _read_salt(paths)
+    if salt is not None:
+        return salt
     ensure_private_dir(paths.state)
     with locked(paths.state / ".salt.lock"):
-        try:
-            return bytes.fromhex(paths.salt.read_text().strip())
-        except (FileNotFoundError, ValueError):
+        salt = _read_salt(paths)
+        if salt is None:
             salt = os.urandom(32)
             atomic_write(paths.salt, salt.hex() + "\n", mode=0o600)
-            return salt
+        return salt
 
 
 def fingerprint(value: str, salt: bytes) -> str:

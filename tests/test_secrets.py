@@ -350,3 +350,15 @@ def test_list_asks_the_secret_service_without_the_keyring_library(ccs_home: Path
     assert got["rc"] == 0 and got["keyring"] is False
     assert {p["name"]: p["key_present"] for p in got["list"]["profiles"]} == {"a": True, "b": False}
     assert got["list"]["keyring_error"] is None
+
+
+def test_damaged_salt_is_replaced_not_used(tmp_path):
+    from ccswitch_tui.paths import resolve_paths
+    from ccswitch_tui.secrets import load_salt
+
+    paths = resolve_paths({"CCS_HOME": str(tmp_path)})
+    paths.state.mkdir(parents=True)
+    paths.salt.write_text("\n")
+    salt = load_salt(paths)
+    assert len(salt) == 32 and load_salt(paths) == salt
+    assert paths.salt.read_text().strip() == salt.hex()
