@@ -10,7 +10,7 @@ import tomlkit
 
 from .errors import UsageError
 from .profile import Profile, check_key_id, check_name, default_provider_id
-from .store import validate_text
+from .store import Store, validate_text
 
 
 def presets_dir() -> Path:
@@ -110,3 +110,17 @@ def new_profile_text(
         else:
             doc["codex"]["model"] = codex_model
     return tomlkit.dumps(doc)
+
+
+def copy_profile_text(store: Store, name: str, new_name: str) -> str:
+    """The text of a copy of profile ``name`` under ``new_name``: the same file, comments and all.
+
+    The caller saves it with ``store.save_text(new_name, text, create=True)``, which validates it
+    under the new name and refuses to overwrite an existing profile.
+    """
+    check_name(new_name)
+    if new_name == name:
+        raise UsageError(f"a copy of {name!r} needs another name")
+    text = store.read_text(name)
+    validate_text(new_name, text, str(store.path_for(name)))
+    return text

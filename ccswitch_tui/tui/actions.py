@@ -1,0 +1,52 @@
+"""The app's actions in one table: the footer bindings and the command palette are built from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str  # the action (action_<name>) and the binding id
+    key: str
+    label: str  # short, for the footer
+    help: str  # tooltip and palette help
+    show: bool = True
+    needs_profile: bool = True  # disabled when no loadable profile is selected
+    key_display: str | None = None
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("launch_claude", "c", "Claude", "Launch Claude Code with this profile (clean env, manifest written)"),
+    Action("launch_codex", "x", "Codex", "Launch Codex with this profile (clean env, manifest written)"),
+    Action("shell", "s", "Shell", "Open a shell with the clean environment of the tool shown", show=False),
+    Action("run_command", "r", "Run", "Run a command with this profile's [run] exports", show=False),
+    Action("key", "k", "Key", "Set, replace or remove this profile's key in the keyring"),
+    Action("check", "p", "Check", "Probe this profile's endpoints (result in Overview)"),
+    Action("edit", "e", "Edit", "Edit this profile in a form (comments in the file are kept)"),
+    Action("new", "n", "New", "New profile from a preset", needs_profile=False),
+    Action("duplicate", "d", "Duplicate", "Copy this profile under a new name", show=False),
+    Action("delete", "delete", "Delete", "Delete this profile file (asks first; the key stays)", show=False,
+           key_display="del"),
+    Action("cycle_tool", "t", "Tool", "Show another tool's plan in Environment and Diff", show=False),
+    Action("filter", "slash", "Filter", "Filter the profile list", show=False, needs_profile=False,
+           key_display="/"),
+    Action("reload", "ctrl+r", "Reload", "Read the profiles and keys again", show=False, needs_profile=False),
+    Action("help", "question_mark,f1", "Help", "Keys and what ccs shows", needs_profile=False, key_display="?"),
+)
+
+BY_NAME = {a.name: a for a in ACTIONS}
+
+# Actions the command palette lists; the same as the bindings but without the UI-only ones.
+PALETTE = tuple(a for a in ACTIONS if a.name not in ("filter",))
+
+
+def bindings() -> list[Binding]:
+    out = [
+        Binding(a.key, a.name, a.label, show=a.show, id=a.name, tooltip=a.help, key_display=a.key_display)
+        for a in ACTIONS
+    ]
+    out.append(Binding("q", "quit", "Quit", id="quit", tooltip="Leave ccs"))
+    return out

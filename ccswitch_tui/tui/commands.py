@@ -1,0 +1,44 @@
+"""The command palette: the same actions as the footer bindings, plus jumping to a profile."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from .actions import PALETTE
+
+if TYPE_CHECKING:
+    from .app import CcsApp
+
+
+class CcsCommands(Provider):
+    @property
+    def ccs(self) -> CcsApp:
+        return cast("CcsApp", self.app)
+
+    def _enabled(self) -> list[tuple[str, str, str]]:
+        out = []
+        for a in PALETTE:
+            if self.ccs.action_enabled(a.name) is not True:
+                continue
+            out.append((a.name, f"{a.label}: {a.help}", a.help))
+        return out
+
+    async def discover(self) -> Hits:
+        for name, text, help_text in self._enabled():
+            yield DiscoveryHit(text, partial(self.ccs.run_action, name), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, text, help_text in self._enabled():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self.ccs.run_action, name), help=help_text)
+        for entry in self.ccs.profile_entries():
+            text = f"Profile: {entry.name}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self.ccs.select_profile, entry.name),
+                          help="Show this profile")

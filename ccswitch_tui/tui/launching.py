@@ -1,0 +1,118 @@
+"""Launching from the TUI: prepare in a worker (profile, key, plan, refusals), then suspend the app
+and hand the terminal to the tool through the same supervised launch as `ccs launch` (manifest
+included); back in the app, show the exit status. A refusal is shown with its ways out."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.app import SuspendNotSupported
+
+from ..errors import CcsError, Refusal
+from . import messages as m
+from .screens.modals import RefusalScreen
+
+if TYPE_CHECKING:
+    from .service import Service
+
+TOOL_LABELS = {"claude": "Claude Code", "codex": "Codex"}
+
+
+class LaunchMixin:
+    """Mixed into CcsApp; relies on its ``service``, ``current_entry`` and ``notify``. Message handlers
+    here go by name (``on_launch_ready``): ``@on`` is collected only from the app class itself."""
+
+    service: Service
+
+    def action_launch_claude(self) -> None:
+        self._launch_tool("claude")
+
+    def action_launch_codex(self) -> None:
+        self._launch_tool("codex")
+
+    def _launch_tool(self, tool: str) -> None:
+        entry = self.current_entry()  # type: ignore[attr-defined]
+        if entry is None or entry.profile is None:
+            return
+        self.start_launch(m.LaunchRequest(entry.name, tool, TOOL_LABELS[tool]))
+
+    def action_shell(self) -> None:
+        entry = self.current_entry()  # type: ignore[attr-defined]
+        if entry is None or entry.profile is None:
+            return
+        tool = self.detail_pane.tool or "run"  # type: ignore[attr-defined]
+        shell = self.service.environ.get("SHELL") or "/bin/sh"
+        # As `ccs shell`: the tool's clean environment around $SHELL, settings layers not in the way.
+        self.start_launch(m.LaunchRequest(entry.name, tool, f"a shell ({tool} environment)",
+                                          argv_override=(shell,), force=True))
+
+    def start_launch(self, request: m.LaunchRequest) -> None:
+        self._prepare(request)
+
+    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
+    def _prepare(self, request: m.LaunchRequest) -> None:
+        try:
+            prep = self.service.prepare(request.profile, request.tool, args=request.args,
+                                        argv_override=request.argv_override, isolate=request.isolate,
+                                        force=request.force, nested=request.nested)
+        except Refusal as exc:
+            self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out))  # type: ignore[attr-defined]
+            return
+        except CcsError as exc:
+            self.post_message(m.Failed(f"Cannot launch {request.label}", str(exc)))  # type: ignore[attr-defined]
+            self.post_message(m.Launched(request, None, str(exc)))  # type: ignore[attr-defined]
+            return
+        self.post_message(m.LaunchReady(request, prep))  # type: ignore[attr-defined]
+
+    def on_launch_refused(self, event: m.LaunchRefused) -> None:
+        request = event.request
+
+        def chosen(way: str | None) -> None:
+            if way is None:
+                self.post_message(m.Launched(request, None, event.message))  # type: ignore[attr-defined]
+                return
+            self.start_launch(replace(request, **{way: True}))
+
+        self.push_screen(RefusalScreen(event.message, event.ways_out), chosen)  # type: ignore[attr-defined]
+
+    def on_launch_ready(self, event: m.LaunchReady) -> None:
+        request, prep = event.request, event.prepared
+        status: int | None = None
+        error: str | None = None
+        try:
+            with self.suspend():  # type: ignore[attr-defined]
+                status, error = self._execute(request, prep, announce=True)
+        except SuspendNotSupported:
+            if not self.is_headless:  # type: ignore[attr-defined]
+                error = "this terminal cannot be handed over to a tool; use `ccs launch` from a shell"
+            else:  # tests: there is no terminal to hand over, the child runs all the same
+                status, error = self._execute(request, prep, announce=False)
+        self._finished(request, prep, status, error)
+
+    def _execute(self, request: m.LaunchRequest, prep: Any, announce: bool) -> tuple[int | None, str | None]:
+        """Run the child; nothing may escape from here (the app must come back)."""
+        if announce:
+            for w in prep.plan.warnings:
+                print(f"ccs: warning: {w}", file=sys.stderr)
+            print(f"ccs: {request.label} for {request.profile} — leave it to come back to ccs", file=sys.stderr)
+        try:
+            return self.service.execute(prep, force=request.force, nested=request.nested), None
+        except CcsError as exc:
+            return None, str(exc)
+        except Exception as exc:  # noqa: BLE001 — reported, never fatal to the app
+            return None, f"{type(exc).__name__}: {exc}"
+
+    def _finished(self, request: m.LaunchRequest, prep: Any, status: int | None, error: str | None) -> None:
+        if error is not None:
+            self.notify(error, title=f"Cannot launch {request.label}", severity="error",  # type: ignore[attr-defined]
+                        timeout=12)
+        else:
+            text = f"{request.label} ({request.profile}) exited with status {status}"
+            self.sub_title = text  # type: ignore[attr-defined]
+            self.notify(f"launch {prep.plan.launch_id}", title=text,  # type: ignore[attr-defined]
+                        severity="information" if status == 0 else "warning", timeout=12)
+        self.post_message(m.Launched(request, status, error))  # type: ignore[attr-defined]
+        self.refresh_detail()  # type: ignore[attr-defined]

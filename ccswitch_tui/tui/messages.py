@@ -1,0 +1,115 @@
+"""What the workers report back to the app (tests watch these through ``message_hook``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from ..store import Entry
+from .service import Detail, Presence
+
+
+class ProfilesLoaded(Message):
+    def __init__(self, entries: Sequence[Entry], keep: str | None = None):
+        super().__init__()
+        self.entries = list(entries)
+        self.keep = keep
+
+
+class PresenceReady(Message):
+    def __init__(self, presence: Presence):
+        super().__init__()
+        self.presence = presence
+
+
+class DetailReady(Message):
+    def __init__(self, detail: Detail):
+        super().__init__()
+        self.detail = detail
+
+
+class ProcessesReady(Message):
+    def __init__(self, processes: Sequence[Any], inspection: Any = None, error: str | None = None,
+                 inspected_pid: int | None = None):
+        super().__init__()
+        self.processes = list(processes)
+        self.inspection = inspection
+        self.error = error
+        self.inspected_pid = inspected_pid
+
+
+class InspectionReady(Message):
+    def __init__(self, pid: int, inspection: Any = None, error: str | None = None):
+        super().__init__()
+        self.pid = pid
+        self.inspection = inspection
+        self.error = error
+
+
+class CheckDone(Message):
+    def __init__(self, profile: str, results: Sequence[Any], summary: str, severity: str):
+        super().__init__()
+        self.profile = profile
+        self.results = list(results)
+        self.summary = summary
+        self.severity = severity
+
+
+class Failed(Message):
+    """A core error from a worker, shown as a notification."""
+
+    def __init__(self, what: str, error: str):
+        super().__init__()
+        self.what = what
+        self.error = error
+
+
+class Done(Message):
+    """A change made by a worker: say so, then reload (keeping ``select`` under the cursor)."""
+
+    def __init__(self, text: str, select: str | None = None, reload: bool = True):
+        super().__init__()
+        self.text = text
+        self.select = select
+        self.reload = reload
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    profile: str
+    tool: str
+    label: str  # "Claude Code", "a shell", "python run.py"
+    args: tuple[str, ...] = ()
+    argv_override: tuple[str, ...] | None = None
+    isolate: bool = False
+    force: bool = False
+    nested: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LaunchReady(Message):
+    def __init__(self, request: LaunchRequest, prepared: Any):
+        super().__init__()
+        self.request = request
+        self.prepared = prepared
+
+
+class LaunchRefused(Message):
+    def __init__(self, request: LaunchRequest, message: str, ways_out: Sequence[str]):
+        super().__init__()
+        self.request = request
+        self.message = message
+        self.ways_out = list(ways_out)
+
+
+class Launched(Message):
+    """Posted after a launch returns (tests wait for it)."""
+
+    def __init__(self, request: LaunchRequest, status: int | None, error: str | None = None):
+        super().__init__()
+        self.request = request
+        self.status = status
+        self.error = error

@@ -1,0 +1,233 @@
+"""Turn the service's records into styled text for the panes (theme variables, never raw markup,
+so a value holding brackets is shown as it is)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from textual.content import Content
+
+from ..env import EnvDiff, routing_family
+from ..plan import SOURCE_INHERITED, SOURCE_MARKER
+from .service import Detail, KeyState, Problem, RunRow, ToolView
+
+LABEL = "bold $text-accent"
+MUTED = "$text-muted"
+ERROR = "bold $text-error"
+WARN = "$text-warning"
+OK = "$text-success"
+
+SOURCE_STYLES = {
+    "inherited": MUTED,
+    "profile": "$text-primary",
+    "tool": "$text-primary",
+    "routing": "$text-accent",
+    "key": "bold $text-warning",
+    "marker": "$text-secondary",
+}
+
+
+def lines(parts: Iterable[Content]) -> Content:
+    return Content("\n").join(parts)
+
+
+def row(label: str, *values: Content | str | tuple[str, str], width: int = 10) -> Content:
+    pieces: list[Content | str | tuple[str, str]] = [(label.ljust(width), LABEL)]
+    for i, v in enumerate(values):
+        if i:
+            pieces.append("  ")
+        pieces.append(v)
+    return Content.assemble(*pieces)
+
+
+def heading(text: str) -> Content:
+    return Content.styled(text, "bold underline $text-accent")
+
+
+def problem_line(p: Problem) -> Content:
+    mark, style = ("✗", ERROR) if p.severity == "error" else ("!", WARN)
+    return Content.assemble((f"{mark} ", style), (p.text, style if p.severity == "error" else ""))
+
+
+def key_line(key: KeyState | None) -> Content:
+    if key is None:
+        return row("key", ("?", MUTED))
+    kid = key.key_id
+    if key.present:
+        return row("key", kid, (key.mask or "", "bold"), (key.fingerprint or "", MUTED))
+    if key.error:
+        return row("key", kid, (f"unknown: {key.error}", ERROR))
+    if key.env_var:
+        return row("key", kid, (f"MISSING — ${key.env_var} is not set in the shell ccs started from", ERROR))
+    return row("key", kid, ("MISSING — press k to store it", ERROR))
+
+
+def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
+    entry = detail.entry
+    if entry.profile is None:
+        return lines([
+            row("profile", (entry.name, "bold")),
+            row("file", str(entry.path)),
+            Content(""),
+            Content.styled("This profile file cannot be loaded:", ERROR),
+            Content(entry.error or ""),
+            Content(""),
+            Content.styled("Press e to fix it in the editor (the old file is kept until the text is valid).", MUTED),
+        ])
+    p = entry.profile
+    out: list[Content] = [Content.assemble((p.name, "bold"), ("  " + p.description, MUTED) if p.description else "")]
+    out.append(row("file", (str(entry.path), MUTED)))
+    out.append(row("provider", p.provider.name, (p.provider.website or "", MUTED)))
+    out.append(key_line(detail.key))
+    out.append(row("tools", " ".join(p.tools)))
+    out += [Content(""), heading("Base URLs")]
+    out.append(row("  provider", p.provider.base_url))
+    for tool, view in detail.views.items():
+        if view.plan is None:
+            out.append(row(f"  {tool}", (view.error or "", ERROR)))
+            continue
+        for var, url in view.plan.base_urls.items():
+            out.append(row(f"  {tool}", url, (var, MUTED)))
+        if not view.plan.base_urls:
+            out.append(row(f"  {tool}", ("nothing exported ([run].export is empty)", MUTED)))
+    out += [Content(""), heading("Models")]
+    for tool, view in detail.views.items():
+        if view.plan is None:
+            continue
+        models = [f"{k}={v}" for k, v in view.plan.models.items()]
+        if tool == "codex" and p.codex and p.codex.reasoning_effort:
+            models.append(f"reasoning_effort={p.codex.reasoning_effort}")
+        out.append(row(f"  {tool}", " ".join(models) if models else ("the tool's defaults", MUTED)))
+    out += [Content(""), heading("Injected variables")]
+    for tool, view in detail.views.items():
+        if view.plan is None:
+            continue
+        injected = [(k, v) for k, v in view.plan.env.items()
+                    if view.plan.sources.get(k) not in (SOURCE_INHERITED, SOURCE_MARKER)]
+        out.append(Content.styled(f"  {tool}", LABEL))
+        for k, v in injected:
+            src = view.plan.sources.get(k, "")
+            out.append(Content.assemble("    ", (k, "bold"), "=", view.shown_value(k, v),
+                                        (f"  {src}", SOURCE_STYLES.get(src, MUTED))))
+    if p.inherit:
+        out.append(row("  inherit", " ".join(p.inherit)))
+    if detail.problems:
+        out += [Content(""), heading("Problems")]
+        out += [problem_line(x) for x in detail.problems]
+    if check is not None:
+        out += [Content(""), heading("Endpoint check")]
+        out += check_lines(check)
+    return lines(out)
+
+
+def check_lines(findings: Sequence[Any]) -> list[Content]:
+    """Endpoint check results (findings of `ccs check`)."""
+    return [problem_line_finding(f) for f in findings] or [Content.styled("nothing to probe", MUTED)]
+
+
+def tool_bar(tools: Sequence[str], current: str) -> Content:
+    parts: list[Content | tuple[str, str] | str] = [("tool ", MUTED)]
+    for t in tools:
+        if t == current:
+            parts.append((f" {t} ", "reverse bold $accent"))
+        else:
+            parts.append(Content.from_markup(f"[@click=app.set_tool('{t}')] {t} [/]"))
+    parts.append(("  (t switches)", MUTED))
+    return Content.assemble(*parts)
+
+
+def environment(view: ToolView | None) -> Content:
+    if view is None:
+        return Content.styled("Choose a profile.", MUTED)
+    if view.plan is None:
+        return Content.styled(view.error or "no plan", ERROR)
+    plan = view.plan
+    out: list[Content] = [row("argv", " ".join(plan.argv) or "(the command you give)", width=6)]
+    out += [problem_line(Problem("warn", w)) for w in plan.warnings]
+    out += [problem_line(Problem("error", f"refused: {r.message}")) for r in plan.refusals]
+    out.append(Content(""))
+    width = min(max((len(k) for k in plan.env), default=10), 32)
+    out.append(Content.styled(f"{'VARIABLE'.ljust(width)}  SOURCE     VALUE", MUTED))
+    for k, v in plan.env.items():
+        src = plan.sources.get(k, "?")
+        out.append(Content.assemble((k.ljust(width), "bold"), "  ",
+                                    (src.ljust(9), SOURCE_STYLES.get(src, MUTED)), "  ", view.shown_value(k, v)))
+    out.append(Content(""))
+    out.append(Content.styled(f"{len(plan.env)} variables; keys masked. Same plan as `ccs env {plan.profile} "
+                              f"--tool {plan.tool}`.", MUTED))
+    return lines(out)
+
+
+def diff(view: ToolView | None, parent_env: Mapping[str, str], label: str = "the shell ccs started from") -> Content:
+    if view is None:
+        return Content.styled("Choose a profile.", MUTED)
+    if view.plan is None:
+        return Content.styled(view.error or "no plan", ERROR)
+    d = view.diff(parent_env)
+    assert d is not None
+    return env_diff(d, view.shown_value, f"{label} → {view.tool} under {view.plan.profile}")
+
+
+def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
+             removed: str = "removed — not passed to the child", launch: bool = True) -> Content:
+    """A diff, summary line first: removed / added / changed, routing variables called out."""
+    out: list[Content] = [Content.styled(d.summary(), "bold"), Content.styled(title, MUTED)]
+    blocked = [k for k in d.removed if routing_family(k)]
+    if launch and blocked:
+        out.append(Content.styled(
+            f"✗ {len(blocked)} routing variable(s) in the shell would have reached the tool without ccs: "
+            f"{', '.join(blocked)} — kept out", ERROR))
+    if d.removed:
+        out += [Content(""), Content.styled(f"{removed} ({len(d.removed)})", LABEL)]
+        for k, v in d.removed.items():
+            fam = routing_family(k)
+            style = ERROR if fam else "$text-error"
+            note = (f"  ← {fam} routing: contamination kept out", ERROR) if fam and launch else ""
+            out.append(Content.assemble(("- ", style), (k, style), "=", (shown(k, v), MUTED), note))
+    if d.added:
+        out += [Content(""), Content.styled(f"{added} ({len(d.added)})", LABEL)]
+        for k, v in d.added.items():
+            fam = routing_family(k)
+            style = OK if launch or not fam else ERROR
+            out.append(Content.assemble(("+ ", style), (k, style), "=", shown(k, v)))
+    if d.changed:
+        out += [Content(""), Content.styled(f"changed ({len(d.changed)})", LABEL)]
+        for k, (a, b) in d.changed.items():
+            fam = routing_family(k)
+            note = ("  ← routing replaced by the profile" if launch else "  ← routing differs", WARN) if fam else ""
+            out.append(Content.assemble(("~ ", WARN), (k, "bold " + WARN if fam else WARN), ": ",
+                                        (shown(k, a), MUTED), " → ", shown(k, b), note))
+    if d.empty:
+        out.append(Content.styled("no changes", OK))
+    return lines(out)
+
+
+def problem_line_finding(f: Any) -> Content:
+    """One finding of inspect/doctor/check: severity mark, code, where, message."""
+    sev = getattr(f, "severity", "info")
+    style = ERROR if sev == "error" else WARN if sev == "warn" else OK
+    mark = "✗" if sev == "error" else "!" if sev == "warn" else "✓" if getattr(f, "code", "") == "ok" else "·"
+    return Content.assemble((f"{mark} ", style), (getattr(f, "code", ""), style), "  ", getattr(f, "message", str(f)))
+
+
+def run_summary(r: RunRow) -> Content:
+    m = r.manifest
+    out = [row("launch", str(m.get("launch_id", "?"))), row("argv", " ".join(m.get("argv") or []))]
+    out.append(row("cwd", str(m.get("cwd", ""))))
+    out.append(row("status", status_text(m)))
+    for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
+        value = m.get(f)
+        shown = json.dumps(value) if isinstance(value, dict) else str(value)
+        out.append(row(f, (shown, WARN if f in r.drifted else "")))
+    if r.against:
+        what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
+        out.append(Content.styled(what, WARN if r.drifted else OK))
+    return lines(out)
+
+
+def status_text(m: Mapping[str, Any]) -> str:
+    if m.get("exit_status") is None:
+        return "running" if not m.get("ended") else "?"
+    return str(m["exit_status"])

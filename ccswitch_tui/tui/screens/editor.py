@@ -1,0 +1,401 @@
+"""The profile editor: a form over the profile's TOML document, validated as you type by the same
+validation the store applies, written back through the store with comments and order kept.
+
+Only the fields you change are touched in the document, so an untouched file is saved byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import tomlkit
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Switch, TextArea
+from tomlkit.toml_document import TOMLDocument
+
+from ...errors import CcsError
+from ...profile import CLAUDE_AUTH, REASONING_EFFORTS, RUN_EXPORTS
+from ...store import parse_toml, validate_text
+from .modals import Dialog
+
+
+@dataclass(frozen=True)
+class Field:
+    path: tuple[str, ...]
+    label: str
+    kind: str = "text"  # text | select | env | list
+    options: tuple[tuple[str, str], ...] = ()
+    placeholder: str = ""
+
+    @property
+    def id(self) -> str:
+        return "f-" + "-".join(self.path)
+
+
+SECTIONS: tuple[tuple[str, str | None, tuple[Field, ...]], ...] = (
+    ("Profile", None, (
+        Field(("description",), "description", placeholder="what this profile is for"),
+    )),
+    ("Provider", None, (
+        Field(("provider", "name"), "name"),
+        Field(("provider", "base_url"), "base URL", placeholder="https://host/path"),
+        Field(("provider", "key"), "key id", placeholder="key id in the keyring, or env:VAR"),
+        Field(("provider", "website"), "website", placeholder="optional"),
+    )),
+    ("Claude Code", "claude", (
+        Field(("claude", "base_url"), "base URL", placeholder="default: the provider's"),
+        Field(("claude", "auth"), "auth", "select", (("default (token)", ""),
+                                                     *((a, a) for a in CLAUDE_AUTH))),
+        Field(("claude", "model"), "model", placeholder="ANTHROPIC_MODEL (optional)"),
+        Field(("claude", "opus"), "opus", placeholder="optional"),
+        Field(("claude", "sonnet"), "sonnet", placeholder="optional"),
+        Field(("claude", "haiku"), "haiku", placeholder="optional"),
+        Field(("claude", "subagent"), "subagent", placeholder="optional"),
+        Field(("claude", "env"), "[claude.env]", "env"),
+    )),
+    ("Codex", "codex", (
+        Field(("codex", "base_url"), "base URL", placeholder="default: the provider's; requests go to …/responses"),
+        Field(("codex", "model"), "model", placeholder="required, e.g. gpt-4.1"),
+        Field(("codex", "provider_id"), "provider id", placeholder="default: from the profile name"),
+        Field(("codex", "reasoning_effort"), "effort", "select", (("default", ""),
+                                                                  *((e, e) for e in REASONING_EFFORTS))),
+        Field(("codex", "env"), "[codex.env]", "env"),
+    )),
+    ("ccs run", None, (
+        Field(("run", "export"), "export", "exports"),
+        Field(("run", "model"), "model", placeholder="CCS_MODEL (optional)"),
+    )),
+    ("Every tool", None, (
+        Field(("env",), "[env]", "env"),
+        Field(("policy", "inherit"), "inherit", "list", placeholder="extra names from the shell: NODE_OPTIONS AWS_*"),
+    )),
+)
+FIELDS = {f.id: f for _, _, fields in SECTIONS for f in fields}
+TABLE_SWITCHES = ("claude", "codex")
+
+
+def _get(doc: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    cur: Any = doc
+    for part in path:
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def env_lines(table: Any) -> str:
+    if not isinstance(table, Mapping):
+        return ""
+    return "\n".join(f"{k}={v}" for k, v in table.items())
+
+
+def parse_env_lines(text: str, label: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            raise ValueError(f"{label} line {n}: write NAME=value")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def form_value(doc: Mapping[str, Any], f: Field) -> Any:
+    """The form's starting value for a field: what the document says, never a default."""
+    raw = _get(doc, f.path)
+    if f.kind == "env":
+        return env_lines(raw)
+    if f.kind == "list":
+        return " ".join(str(x) for x in raw) if isinstance(raw, list) else ""
+    if f.kind == "exports":
+        return tuple(str(x) for x in raw) if isinstance(raw, list) else ()
+    return "" if raw is None else str(raw)
+
+
+def _table(doc: Any, path: tuple[str, ...]) -> Any:
+    """The table at ``path``, created (at the end of its parent) when missing."""
+    cur = doc
+    for part in path:
+        if part not in cur:
+            cur.add(part, tomlkit.table())
+        cur = cur[part]
+    return cur
+
+
+def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[str, Any],
+                  tables: Mapping[str, bool]) -> TOMLDocument:
+    """Write the fields that changed into ``doc`` (in place); untouched fields keep their formatting.
+
+    ``before``/``after`` map field ids to form values; ``tables`` says whether [claude] / [codex] exist.
+    """
+    for name, keep in tables.items():
+        if not keep and name in doc:
+            del doc[name]
+        elif keep and name not in doc:
+            doc.add(name, tomlkit.table())
+    for fid, new in after.items():
+        if new == before.get(fid):
+            continue
+        f = FIELDS[fid]
+        if f.path[0] in tables and not tables[f.path[0]]:
+            continue
+        *parents, leaf = f.path
+        if f.kind == "env":
+            values = parse_env_lines(str(new), f.label)
+            table = _table(doc, f.path)
+            for k in [k for k in table if k not in values]:
+                del table[k]
+            for k, v in values.items():
+                if table.get(k) != v:
+                    table[k] = v
+            continue
+        parent = _table(doc, tuple(parents)) if parents else doc
+        if f.kind == "list":
+            items = [x for x in re.split(r"[\s,]+", str(new)) if x]
+            value: Any = items or None
+        elif f.kind == "exports":
+            value = list(new)
+        else:
+            value = str(new).strip() or None
+        if value is None:
+            if leaf in parent:
+                del parent[leaf]
+        else:
+            parent[leaf] = value
+    return doc
+
+
+def field_for_error(message: str) -> str | None:
+    """The form field a validation message is about (``[codex].model is required`` → f-codex-model)."""
+    m = re.search(r"\[(\w+)(\.env)?\](?:\.(\w+))?", message)
+    if not m:
+        return "f-description" if "description" in message else None
+    table, env, leaf = m.groups()
+    if env:
+        return f"f-{table}-env"
+    if table == "env":
+        return "f-env"
+    fid = f"f-{table}-{leaf}" if leaf else None
+    if fid in FIELDS:
+        return fid
+    return f"f-{table}" if f"f-{table}" in FIELDS else None
+
+
+@dataclass(frozen=True)
+class EditResult:
+    text: str
+    raw: bool = False  # open the TOML editor on ``text`` instead of saving
+
+
+class EditorScreen(Dialog[EditResult]):
+    """Edit a profile through a form; dismisses with the new text (saved by the app through the store)."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="editor-save", tooltip="Validate and save through the store"),
+        Binding("escape", "cancel", "Cancel", id="editor-cancel", tooltip="Close without saving"),
+    ]
+
+    def __init__(self, name: str, text: str):
+        super().__init__()
+        self.profile_name = name
+        self.original = text
+        self.doc = parse_toml(text, f"{name}.toml")
+        self.before = {fid: form_value(self.doc, f) for fid, f in FIELDS.items()}
+        self.error: str | None = None
+
+    # --- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog editor"):
+            yield Label(f"Edit {self.profile_name}", classes="dialog-title")
+            with VerticalScroll(id="form"):
+                for title, switch, fields in SECTIONS:
+                    with Horizontal(classes="section"):
+                        yield Label(title, classes="section-title")
+                        if switch:
+                            yield Switch(switch in self.doc, id=f"f-{switch}", tooltip=f"Serve {title}")
+                    with Vertical(classes="fields", id=f"fields-{switch}" if switch else None):
+                        for f in fields:
+                            yield from self._field(f)
+            yield Static("", id="form-error", classes="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Edit TOML", id="raw")
+                yield Button("Cancel", id="cancel")
+
+    def _field(self, f: Field) -> Iterator[Widget]:
+        value = self.before[f.id]
+        with Horizontal(classes="field"):
+            yield Label(f.label, classes="field-label")
+            if f.kind == "select":
+                yield Select(list(f.options), value=value if value in dict(f.options).values() else "",
+                             allow_blank=False, id=f.id, compact=True)
+            elif f.kind == "env":
+                area = TextArea(value, id=f.id, classes="env", show_line_numbers=False, soft_wrap=False,
+                                compact=True)
+                area.border_subtitle = "NAME=value, one a line"
+                yield area
+            elif f.kind == "exports":
+                with Horizontal(id=f.id, classes="exports"):
+                    for e in RUN_EXPORTS:
+                        yield Checkbox(e, e in value, id=f"{f.id}-{e}", compact=True)
+            else:
+                yield Input(value, placeholder=f.placeholder, id=f.id, compact=True)
+        yield Static("", id=f"err-{f.id}", classes="field-error")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        for name in TABLE_SWITCHES:
+            self._toggle_section(name, name in self.doc)
+        self.query_one("#f-description", Input).focus()
+        self.validate()
+
+    # --- values and validation ----------------------------------------------------------------
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for fid, f in FIELDS.items():
+            if f.kind == "select":
+                out[fid] = str(self.query_one(f"#{fid}", Select).value or "")
+            elif f.kind == "env":
+                out[fid] = self.query_one(f"#{fid}", TextArea).text
+            elif f.kind == "exports":
+                out[fid] = tuple(e for e in RUN_EXPORTS if self.query_one(f"#{fid}-{e}", Checkbox).value)
+            else:
+                out[fid] = self.query_one(f"#{fid}", Input).value
+        return out
+
+    def tables(self) -> dict[str, bool]:
+        return {name: self.query_one(f"#f-{name}", Switch).value for name in TABLE_SWITCHES}
+
+    def current_text(self) -> str:
+        """The edited document's text, or a ValueError naming the field that cannot be written."""
+        doc = parse_toml(self.original, f"{self.profile_name}.toml")
+        return tomlkit.dumps(apply_changes(doc, self.before, self.values(), self.tables()))
+
+    def validate(self) -> str | None:
+        """Validate the form as the store would; show the message under its field. None when valid."""
+        for err in self.query(".field-error").results(Static):
+            err.update("")
+            err.display = False
+        try:
+            text = self.current_text()
+            validate_text(self.profile_name, text)
+            message, fid = None, None
+        except ValueError as exc:
+            message = str(exc)
+            fid = next((i for i, f in FIELDS.items() if f.kind == "env" and message.startswith(f.label)), None)
+        except CcsError as exc:
+            message = str(exc).removeprefix(f"{self.profile_name}.toml: ")
+            fid = field_for_error(message)
+        self.error = message
+        self.query_one("#form-error", Static).update(message or "")
+        if message and fid:
+            target = self.query_one(f"#err-{fid}", Static)
+            target.update(message)
+            target.display = True
+        self.query_one("#save", Button).disabled = message is not None
+        return message
+
+    def _toggle_section(self, name: str, on_: bool) -> None:
+        self.query_one(f"#fields-{name}").display = on_
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(Checkbox.Changed)
+    @on(TextArea.Changed)
+    def _changed(self) -> None:
+        if self.is_mounted:
+            self.validate()
+
+    @on(Switch.Changed)
+    def _switched(self, event: Switch.Changed) -> None:
+        name = (event.switch.id or "").removeprefix("f-")
+        self._toggle_section(name, event.value)
+        self.validate()
+
+    # --- leaving ------------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        if self.validate() is None:
+            self.dismiss(EditResult(self.current_text()))
+        else:
+            self.notify(self.error or "invalid", severity="error", title="Not saved")
+
+    @on(Button.Pressed, "#raw")
+    def _raw(self) -> None:
+        try:
+            text = self.current_text()
+        except ValueError:
+            text = self.original
+        self.dismiss(EditResult(text, raw=True))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RawEditorScreen(Dialog[EditResult]):
+    """The profile's TOML text, validated as you type; for files the form cannot read (or by choice)."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="raw-save", tooltip="Validate and save through the store"),
+        Binding("escape", "cancel", "Cancel", id="raw-cancel", tooltip="Close without saving"),
+    ]
+
+    def __init__(self, name: str, text: str):
+        super().__init__()
+        self.profile_name, self.text = name, text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog editor"):
+            yield Label(f"Edit {self.profile_name}.toml", classes="dialog-title")
+            yield TextArea(self.text, id="raw-text", show_line_numbers=True, soft_wrap=False)
+            yield Static("", id="raw-error", classes="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#raw-text", TextArea).focus()
+        self.validate()
+
+    def validate(self) -> str | None:
+        text = self.query_one("#raw-text", TextArea).text
+        try:
+            validate_text(self.profile_name, text)
+            message = None
+        except CcsError as exc:
+            message = str(exc)
+        error = self.query_one("#raw-error", Static)
+        error.update(message or "valid")
+        error.set_class(message is None, "ok")
+        self.query_one("#save", Button).disabled = message is not None
+        return message
+
+    @on(TextArea.Changed)
+    def _changed(self) -> None:
+        self.validate()
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        message = self.validate()
+        if message is None:
+            self.dismiss(EditResult(self.query_one("#raw-text", TextArea).text))
+        else:
+            self.notify(message, severity="error", title="Not saved")
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,51 @@
+"""Help: the keys and what each tab shows."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Markdown
+
+from ..actions import ACTIONS
+
+ABOUT = """\
+**ccs** launches Claude Code, Codex and SDK programs against exactly one provider, with the key
+from the OS keyring and an environment built from nothing.
+
+| Tab | Shows |
+| --- | --- |
+| Overview | provider, base URLs per tool, models, key id with mask and fingerprint, injected variables, problems |
+| Environment | the exact environment the tool would get (`ccs env`), with where each variable comes from |
+| Diff | that environment against the shell ccs started from: this is where contamination shows |
+| Running | Claude Code, Codex and ccs-launched processes with their findings (`ccs ps`), refreshed every 2 s |
+| Runs | this profile's run manifests, newest first, drift from the previous run of the same tool |
+
+Launching hands the terminal to the tool; when it exits you are back here with its exit status.
+"""
+
+
+def keys_table() -> str:
+    rows = ["| Key | Action |", "| --- | --- |"]
+    for a in ACTIONS:
+        keys = ", ".join(a.key_display or k.replace("question_mark", "?").replace("slash", "/")
+                         for k in a.key.split(","))
+        rows.append(f"| `{keys}` | {a.help} |")
+    rows += ["| `tab` | Move between the list, the tabs and the panes |",
+             "| `ctrl+p` | Command palette (every action, and jump to a profile) |",
+             "| `q` | Quit |"]
+    return "\n".join(rows)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", id="help-close", tooltip="Close the help")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide help"):
+            yield Label("ccs — help", classes="dialog-title")
+            with VerticalScroll():
+                yield Markdown(ABOUT + "\n" + keys_table(), id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

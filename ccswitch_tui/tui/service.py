@@ -1,0 +1,293 @@
+"""The TUI's calls into the core, gathered in one Textual-free place.
+
+Every method here may block (files, keyring, processes, HTTP) and is called from a worker thread.
+Nothing here decides anything the CLI does not: it calls the same functions `ccs list`, `ccs show`,
+`ccs env --diff`, `ccs runs`, `ccs key`, `ccs new` and `ccs launch` call, and packs the results
+into small frozen records for the widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import tools
+from ..env import EnvDiff, diff_env, looks_secret
+from ..errors import CcsError
+from ..paths import Paths
+from ..plan import LaunchPlan
+from ..profile import Profile
+from ..secrets import KeyStore, mask
+from ..store import Entry, Store
+
+# The plans behind the previews get this launch id; a real launch gets a fresh one.
+PREVIEW_LAUNCH_ID = "(new-at-launch)"
+MISSING_KEY = "(missing)"
+
+
+@dataclass(frozen=True)
+class Problem:
+    severity: str  # error | warn
+    text: str
+
+
+@dataclass(frozen=True)
+class KeyState:
+    key_id: str
+    present: bool | None  # None: the keyring could not be asked
+    mask: str | None = None
+    fingerprint: str | None = None
+    error: str | None = None
+
+    @property
+    def env_var(self) -> str | None:
+        return self.key_id[4:] if self.key_id.startswith("env:") else None
+
+
+@dataclass(frozen=True)
+class ToolView:
+    """One tool's preview: the plan (what `ccs env` prints) or why there is none."""
+
+    tool: str
+    plan: LaunchPlan | None
+    error: str | None = None
+
+    def shown_value(self, name: str, value: str) -> str:
+        """A value as the TUI may show it: keys masked, a missing key said so."""
+        if self.plan is not None and name in self.plan.secret_names:
+            return mask(value) if value else MISSING_KEY
+        return mask(value) if looks_secret(name) else value
+
+    def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
+        return None if self.plan is None else diff_env(parent_env, self.plan.env)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    manifest: Mapping[str, Any]
+    against: str | None  # the previous run of the same tool, if any
+    drifted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Detail:
+    entry: Entry
+    key: KeyState | None
+    views: Mapping[str, ToolView] = field(default_factory=dict)
+    runs: tuple[RunRow, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def profile(self) -> Profile | None:
+        return self.entry.profile
+
+
+@dataclass(frozen=True)
+class Presence:
+    """Key presence and problems for every listed profile."""
+
+    keys: Mapping[str, bool]
+    problems: Mapping[str, tuple[Problem, ...]]
+    keyring_error: str | None = None
+
+
+class Service:
+    def __init__(self, paths: Paths, store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Path):
+        self.paths = paths
+        self.store = store
+        self.keys = keys
+        self.environ = environ
+        self.cwd = cwd
+
+    # --- listing ------------------------------------------------------------------------------
+
+    def entries(self) -> list[Entry]:
+        return self.store.entries()
+
+    def presence(self, entries: Sequence[Entry]) -> Presence:
+        refs = sorted({e.profile.key_id for e in entries if e.profile})
+        keyring_error = None
+        try:
+            present = self.keys.present(refs) if refs else {}
+        except CcsError as exc:
+            present = {r: bool(self.environ.get(r[4:])) for r in refs if r.startswith("env:")}
+            keyring_error = str(exc)
+        problems = {e.name: self.problems(e, present.get(e.profile.key_id) if e.profile else None) for e in entries}
+        return Presence(present, problems, keyring_error)
+
+    def problems(self, entry: Entry, key_present: bool | None,
+                 views: Mapping[str, ToolView] | None = None) -> tuple[Problem, ...]:
+        """What keeps a profile from launching cleanly: a broken file, a missing key, the plans'
+        warnings and refusals (settings layers in the working directory)."""
+        if entry.profile is None:
+            return (Problem("error", entry.error or "cannot be read"),)
+        p = entry.profile
+        out: list[Problem] = []
+        if key_present is False:
+            how = f"export {p.key_id[4:]}" if p.key_id.startswith("env:") else "press k to store it"
+            out.append(Problem("error", f"key {p.key_id} is missing ({how})"))
+        views = views or self.views(p, "")
+        seen: set[str] = set()
+        for view in views.values():
+            if view.error:
+                out.append(Problem("error", f"{view.tool}: {view.error}"))
+            if view.plan is None:
+                continue
+            for w in view.plan.warnings:
+                if w not in seen:
+                    seen.add(w)
+                    out.append(Problem("warn", w))
+            for r in view.plan.refusals:
+                if r.message not in seen:
+                    seen.add(r.message)
+                    out.append(Problem("warn", f"{view.tool} launch refused: {r.message}"))
+        return tuple(out)
+
+    # --- one profile --------------------------------------------------------------------------
+
+    def key_state(self, profile: Profile) -> tuple[KeyState, str | None]:
+        """The key's state and value (the value stays in the worker, for the plans)."""
+        try:
+            value = self.keys.lookup(profile.key_id)
+        except CcsError as exc:
+            return KeyState(profile.key_id, None, error=str(exc)), None
+        if not value:
+            return KeyState(profile.key_id, False), None
+        return KeyState(profile.key_id, True, mask(value), self.keys.fingerprint(value)), value
+
+    def views(self, profile: Profile, key: str) -> dict[str, ToolView]:
+        out = {}
+        for tool in profile.tools:
+            try:
+                plan = tools.plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
+                                      launch_id=PREVIEW_LAUNCH_ID)
+                out[tool] = ToolView(tool, plan)
+            except CcsError as exc:
+                out[tool] = ToolView(tool, None, str(exc))
+        return out
+
+    def runs(self, name: str) -> tuple[RunRow, ...]:
+        """The profile's manifests, newest first, each compared with the previous run of its tool."""
+        from ..runs import drift, load_manifests
+
+        manifests = load_manifests(self.paths, name)
+        rows = []
+        for i, m in enumerate(manifests):
+            older = next((o for o in manifests[i + 1:] if o.get("tool") == m.get("tool")), None)
+            if older is None:
+                rows.append(RunRow(m, None))
+            else:
+                rows.append(RunRow(m, older.get("launch_id"), tuple(drift(older, m))))
+        return tuple(rows)
+
+    def detail(self, name: str) -> Detail:
+        path = self.store.path_for(name)
+        try:
+            entry = Entry(name, path, profile=self.store.load(name))
+        except CcsError as exc:
+            return Detail(Entry(name, path, error=str(exc)), None, problems=(Problem("error", str(exc)),))
+        p = entry.profile
+        assert p is not None
+        key, value = self.key_state(p)
+        views = self.views(p, value or "")
+        return Detail(entry, key, views, self.runs(name), self.problems(entry, key.present, views))
+
+    # --- changes ------------------------------------------------------------------------------
+
+    def set_key(self, key_id: str, value: str) -> KeyState:
+        self.keys.set(key_id, value)
+        return KeyState(key_id, True, mask(value.strip()), self.keys.fingerprint(value.strip()))
+
+    def remove_key(self, key_id: str) -> bool:
+        return self.keys.delete(key_id)
+
+    def key_users(self, key_id: str) -> list[str]:
+        """The profiles naming this key id (they share one key)."""
+        return [e.name for e in self.store.entries() if e.profile and e.profile.key_id == key_id]
+
+    def presets(self) -> list[Any]:
+        from ..presets import list_presets
+
+        return list_presets()
+
+    def create(self, name: str, preset: str | None, base_url: str | None, key: str | None) -> Profile:
+        from ..presets import new_profile_text
+
+        text = new_profile_text(name, preset, base_url=base_url or None, key=key or None)
+        return self.store.save_text(name, text, create=True)
+
+    def duplicate(self, name: str, new_name: str) -> Profile:
+        from ..presets import copy_profile_text
+
+        return self.store.save_text(new_name, copy_profile_text(self.store, name, new_name), create=True)
+
+    def delete(self, name: str) -> Path:
+        return self.store.delete(name)
+
+    def read_text(self, name: str) -> str:
+        return self.store.read_text(name)
+
+    def save_text(self, name: str, text: str, expected: str | None = None) -> Profile:
+        """Save an edit; refuse when the file changed on disk since the editor read it."""
+        if expected is not None and self.store.read_text(name) != expected:
+            from ..errors import UsageError
+
+            raise UsageError(
+                f"{self.store.path_for(name)} changed on disk while you were editing; "
+                "your edit was not saved — reopen the editor to start from the new file"
+            )
+        return self.store.save_text(name, text)
+
+    # --- launching ----------------------------------------------------------------------------
+
+    def prepare(self, name: str, tool: str, *, args: Sequence[str] = (), argv_override: Sequence[str] | None = None,
+                isolate: bool = False, force: bool = False, nested: bool = False) -> Any:
+        """What `ccs launch|run|shell` does before the fork; raises Refusal with its ways out."""
+        from .. import launch
+
+        launch.refuse_nested(self.environ, nested)
+        return launch.build(name, tool, store=self.store, keys=self.keys, paths=self.paths,
+                            environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
+                            argv_override=argv_override)
+
+    def execute(self, prep: Any, *, force: bool = False, nested: bool = False) -> int:
+        from .. import launch
+
+        return launch.execute(prep, self.paths, force=force, nested=nested)
+
+    # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
+
+    def processes(self, all_: bool = False) -> list[Any]:
+        from ..inspect import list_processes
+
+        return list_processes(self.store, self.keys, all_)
+
+    def inspect(self, pid: int) -> tuple[Any, str | None]:
+        """The inspection of one process, or why there is none (it exited, another user's…)."""
+        from ..inspect import inspect_pid
+
+        try:
+            return inspect_pid(pid, self.store, self.keys), None
+        except CcsError as exc:
+            return None, str(exc)
+        except Exception as exc:  # noqa: BLE001 — a process vanishing mid-read must not end the app
+            return None, f"pid {pid}: {type(exc).__name__}: {exc}"
+
+    # --- endpoint checks (`ccs check`) -------------------------------------------------------
+
+    def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, str]:
+        """Probe the profile's endpoints; (findings, one-line summary, notification severity)."""
+        from ..check import check_profile
+
+        profile = self.store.load(name)
+        results = check_profile(profile, self.keys, timeout=timeout, environ=self.environ)
+        findings = [r.finding() for r in results]
+        failed = [r for r in results if not r.ok]
+        if not results:
+            return findings, f"{name}: nothing to probe (no Claude Code or Codex side, nothing exported)", "warning"
+        if not failed:
+            return findings, f"{name}: {len(results)} probe(s) ok", "information"
+        what = ", ".join(f"{r.tool} {r.outcome}" for r in failed)
+        return findings, f"{name}: {len(failed)} of {len(results)} probe(s) failed: {what}", "error"

@@ -1,0 +1,147 @@
+"""The detail pane: the chosen profile in five tabs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
+
+from .. import render
+from ..service import Detail, RunRow, ToolView
+from .running import RunningView
+
+TABS = ("overview", "environment", "diff", "running", "runs")
+
+
+class DetailPane(Vertical):
+    def __init__(self, parent_env: Mapping[str, str], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.parent_env = parent_env
+        self.detail: Detail | None = None
+        self.tool: str | None = None
+        self.checks: dict[str, Sequence[Any]] = {}
+        self.runs: tuple[RunRow, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="detail-title")
+        with TabbedContent(id="tabs", initial="overview"):
+            with TabPane("Overview", id="overview"), VerticalScroll(classes="body"):
+                yield Static(Content.styled("Loading…", "$text-muted"), id="overview-body")
+            with TabPane("Environment", id="environment"), VerticalScroll(classes="body"):
+                yield Static("", id="env-body")
+            with TabPane("Diff", id="diff"), VerticalScroll(classes="body"):
+                yield Static("", id="diff-body")
+            with TabPane("Running", id="running"):
+                yield RunningView(self.parent_env, id="running-view")
+            with TabPane("Runs", id="runs"):
+                yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                with VerticalScroll(id="run-detail-scroll"):
+                    yield Static("", id="run-detail")
+
+    def on_mount(self) -> None:
+        self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift")
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_runs())
+
+    @property
+    def active_tab(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active
+
+    def show_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    @property
+    def view(self) -> ToolView | None:
+        if self.detail is None or self.tool is None:
+            return None
+        return self.detail.views.get(self.tool)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return tuple(self.detail.views) if self.detail else ()
+
+    def show(self, detail: Detail) -> None:
+        same = self.detail is not None and self.detail.entry.name == detail.entry.name
+        self.detail = detail
+        if not same or self.tool not in detail.views:
+            self.tool = next(iter(detail.views), None)
+        self.runs = detail.runs
+        self.refresh_all()
+
+    def clear(self, message: str) -> None:
+        self.detail = None
+        self.tool = None
+        self.runs = ()
+        self.query_one("#detail-title", Static).update(Content.styled(message, "$text-muted"))
+        for wid in ("#overview-body", "#env-body", "#diff-body", "#run-detail"):
+            self.query_one(wid, Static).update("")
+        self.query_one("#runs-table", DataTable).clear()
+
+    def set_tool(self, tool: str) -> None:
+        if tool in self.tools:
+            self.tool = tool
+            self.refresh_all()
+
+    def cycle_tool(self) -> None:
+        tools = self.tools
+        if tools and self.tool in tools:
+            self.set_tool(tools[(tools.index(self.tool) + 1) % len(tools)])
+
+    def set_check(self, name: str, results: Sequence[Any]) -> None:
+        self.checks[name] = results
+        if self.detail and self.detail.entry.name == name:
+            self.refresh_all()
+
+    def refresh_all(self) -> None:
+        d = self.detail
+        if d is None:
+            return
+        title = Content.assemble((d.entry.name, "bold"), "  ")
+        if d.profile is not None and self.tool:
+            title += render.tool_bar(self.tools, self.tool)
+        self.query_one("#detail-title", Static).update(title)
+        self.query_one("#overview-body", Static).update(render.overview(d, self.checks.get(d.entry.name)))
+        self.query_one("#env-body", Static).update(render.environment(self.view) if d.profile
+                                                   else render.overview(d))
+        self.query_one("#diff-body", Static).update(render.diff(self.view, self.parent_env) if d.profile
+                                                    else render.overview(d))
+        self.refresh_runs()
+
+    def refresh_runs(self) -> None:
+        table = self.query_one("#runs-table", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        v = self.app.theme_variables
+        warn, ok, muted = v.get("text-warning", "yellow"), v.get("text-success", "green"), v.get("text-muted", "")
+        for r in self.runs:
+            m = r.manifest
+            if r.against is None:
+                drift = Text("first run", style=muted)
+            elif r.drifted:
+                drift = Text(", ".join(r.drifted), style=f"bold {warn}")
+            else:
+                drift = Text("comparable", style=ok)
+            status = render.status_text(m)
+            status_cell = Text(status, style=ok if status == "0" else warn)
+            table.add_row(Text(str(m.get("started") or "-")), Text(str(m.get("tool", "?"))), status_cell,
+                          Text(str(m.get("key_fingerprint") or "-")), drift, key=str(m.get("launch_id")))
+        if self.runs:
+            table.move_cursor(row=min(max(keep, 0), len(self.runs) - 1))
+            self._show_run(table.cursor_row)
+        else:
+            self.query_one("#run-detail", Static).update(Content.styled(
+                "No runs yet. Launch with c (Claude Code), x (Codex), r (a command) or s (a shell); "
+                "each launch writes a manifest here.", "$text-muted"))
+
+    def _show_run(self, index: int) -> None:
+        if 0 <= index < len(self.runs):
+            self.query_one("#run-detail", Static).update(render.run_summary(self.runs[index]))
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _run_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_run(event.cursor_row)

@@ -1,0 +1,159 @@
+"""The profile list: a filter field over an option list, two lines a profile."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ...store import Entry
+from ..service import Presence, Problem
+
+
+def matches(entry: Entry, needle: str) -> bool:
+    if not needle:
+        return True
+    p = entry.profile
+    hay = [entry.name] + ([p.provider.name, p.description, *p.tools, p.key_id] if p else ["broken"])
+    words = needle.lower().split()
+    text = " ".join(hay).lower()
+    return all(w in text for w in words)
+
+
+def prompt(entry: Entry, key_present: bool | None, problems: Sequence[Problem]) -> Content:
+    p = entry.profile
+    errors = any(x.severity == "error" for x in problems)
+    mark = ("✗ ", "bold $text-error") if errors else ("! ", "bold $text-warning") if problems else ("  ", "")
+    first = Content.assemble(mark, (entry.name, "bold"))
+    if p is None:
+        return Content("\n").join([first, Content.styled("  broken file — e to fix", "$text-error")])
+    tools = " ".join(t for t in p.tools if t != "run") or "run only"
+    if key_present is None:
+        key = ("key ?", "$text-muted")
+    elif key_present:
+        key = ("key ✓", "$text-success")
+    else:
+        key = ("key missing", "bold $text-error")
+    second = Content.assemble("  ", (p.provider.name, "$text-muted"), " · ", tools, " · ", key)
+    return Content("\n").join([first, second])
+
+
+class ProfileList(Vertical):
+    """Filter + list. Posts ``ProfileList.Highlighted`` with the profile under the cursor."""
+
+    BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter",
+                        tooltip="Clear the filter and go back to the list")]
+
+    class Highlighted(Message):
+        def __init__(self, name: str | None):
+            super().__init__()
+            self.profile = name
+
+    def __init__(self, **kwargs: object):
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.entries: list[Entry] = []
+        self.presence = Presence({}, {})
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="/ filter profiles", id="filter")
+        yield OptionList(id="profiles")
+        yield Static("loading profiles…", id="list-status")
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one("#profiles", OptionList)
+
+    @property
+    def filter_text(self) -> str:
+        return self.query_one("#filter", Input).value
+
+    @property
+    def selected(self) -> str | None:
+        ol = self.options
+        if ol.highlighted is None or ol.option_count == 0:
+            return None
+        return ol.get_option_at_index(ol.highlighted).id
+
+    def entry(self, name: str | None) -> Entry | None:
+        return next((e for e in self.entries if e.name == name), None)
+
+    def set_entries(self, entries: Sequence[Entry], keep: str | None = None) -> None:
+        self.entries = list(entries)
+        self.loaded = True
+        self.refill(keep if keep is not None else self.selected)
+
+    def set_presence(self, presence: Presence) -> None:
+        self.presence = presence
+        self.refill(self.selected)
+
+    def update_problems(self, name: str, key_present: bool | None, problems: Sequence[Problem]) -> None:
+        """Refresh one profile's line after its detail was read."""
+        keys = dict(self.presence.keys)
+        entry = self.entry(name)
+        if entry is None or entry.profile is None:
+            return
+        if key_present is not None:
+            keys[entry.profile.key_id] = key_present
+        probs = dict(self.presence.problems)
+        probs[name] = tuple(problems)
+        if keys == self.presence.keys and probs == self.presence.problems:
+            return
+        self.presence = Presence(keys, probs, self.presence.keyring_error)
+        self.refill(self.selected)
+
+    def refill(self, keep: str | None) -> None:
+        needle = self.filter_text
+        shown = [e for e in self.entries if matches(e, needle)]
+        keys, problems = self.presence.keys, self.presence.problems
+        ol = self.options
+        with self.app.batch_update():
+            ol.clear_options()
+            ol.add_options([
+                Option(prompt(e, keys.get(e.profile.key_id) if e.profile else None, problems.get(e.name, ())),
+                       id=e.name)
+                for e in shown
+            ])
+            names = [e.name for e in shown]
+            if names:
+                ol.highlighted = names.index(keep) if keep in names else 0
+        status = self.query_one("#list-status", Static)
+        if not self.entries:
+            status.update("no profiles yet — press n to create one")
+        elif needle:
+            status.update(f"{len(shown)} of {len(self.entries)} match {needle!r}")
+        else:
+            broken = sum(1 for e in self.entries if e.profile is None)
+            status.update(f"{len(self.entries)} profiles" + (f", {broken} broken" if broken else ""))
+        self.post_message(self.Highlighted(self.selected))
+
+    @on(Input.Changed, "#filter")
+    def _filter(self) -> None:
+        self.refill(self.selected)
+
+    @on(Input.Submitted, "#filter")
+    def _to_list(self) -> None:
+        self.options.focus()
+
+    @on(OptionList.OptionHighlighted, "#profiles")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self.post_message(self.Highlighted(event.option.id))
+
+    @on(OptionList.OptionSelected, "#profiles")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#filter", Input).value = ""
+        self.options.focus()
+
+    def focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()

@@ -1,0 +1,116 @@
+"""The Running tab: Claude Code / Codex / ccs-launched processes with their findings (the same
+judgement as `ccs ps` and `ccs inspect`); the process under the cursor shows its inherited-env diff."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from .. import render
+
+
+def counts_cell(counts: Mapping[str, int] | None, error: str | None, colors: Mapping[str, str]) -> Text:
+    if counts is None:
+        return Text(error or "unreadable", style=colors.get("text-muted", ""))
+    if counts.get("error"):
+        return Text(f"{counts['error']} error" + (f", {counts['warn']} warn" if counts.get("warn") else ""),
+                    style=f"bold {colors.get('text-error', 'red')}")
+    if counts.get("warn"):
+        return Text(f"{counts['warn']} warn", style=colors.get("text-warning", "yellow"))
+    return Text("clean", style=colors.get("text-success", "green"))
+
+
+class RunningView(Vertical):
+    """Rows come from the app's refresh worker (``set_processes``); selection asks for an inspection."""
+
+    BINDINGS = [Binding("a", "toggle_all", "All processes", id="running-all", show=True,
+                        tooltip="Also list any process whose environment holds routing variables")]
+
+    class Selected(Message):
+        def __init__(self, pid: int | None):
+            super().__init__()
+            self.pid = pid
+
+    class ToggleAll(Message):
+        pass
+
+    def __init__(self, parent_env: Mapping[str, str], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.parent_env = parent_env
+        self.processes: list[Any] = []
+        self.selected_pid: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.styled("Looking for running tools…", "$text-muted"), id="running-status")
+        yield DataTable(id="procs", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="inspect-scroll"):
+            yield Static("", id="inspect-body")
+
+    def on_mount(self) -> None:
+        self.query_one("#procs", DataTable).add_columns("pid", "tool", "profile", "findings", "cwd")
+
+    def set_processes(self, processes: Sequence[Any], status: str) -> None:
+        self.processes = list(processes)
+        table = self.query_one("#procs", DataTable)
+        colors = self.app.theme_variables
+        keep = self.selected_pid
+        table.clear()
+        for p in self.processes:
+            table.add_row(Text(str(p.pid)), Text(p.tool or "?"), Text(p.profile or "(unmanaged)"),
+                          counts_cell(p.counts, p.error, colors), Text(p.cwd or "-", overflow="ellipsis"),
+                          key=str(p.pid))
+        self.query_one("#running-status", Static).update(Content.styled(status, "$text-muted"))
+        pids = [p.pid for p in self.processes]
+        if keep in pids:
+            table.move_cursor(row=pids.index(keep), scroll=False)
+        elif pids:
+            table.move_cursor(row=0)
+            self._select(pids[0])
+        else:
+            self.selected_pid = None
+            self.query_one("#inspect-body", Static).update(Content.styled(
+                "No Claude Code, Codex or ccs-launched process is running.", "$text-muted"))
+
+    def _select(self, pid: int | None) -> None:
+        if pid != self.selected_pid:
+            self.selected_pid = pid
+            self.post_message(self.Selected(pid))
+
+    @on(DataTable.RowHighlighted, "#procs")
+    def _row(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self._select(int(event.row_key.value))
+
+    def show_inspection(self, insp: Any) -> None:
+        body = self.query_one("#inspect-body", Static)
+        if insp is None:
+            body.update("")
+            return
+        head = [
+            render.row("process", f"{insp.pid} {insp.name}", (insp.tool or "?", "bold")),
+            render.row("judged", insp.judged_against, (f"launch {insp.launch_id}" if insp.launch_id else "", "")),
+            render.row("cwd", insp.cwd or "-"),
+        ]
+        findings = [render.problem_line_finding(f) for f in insp.findings]
+        diff = render.env_diff(insp.diff, insp.show, f"what {insp.judged_against} expects → what pid {insp.pid} "
+                               "inherited", added="extra in the process", removed="missing from the process")
+        parts = [*head, Content(""), render.heading("Findings"), *(findings or [Content.styled("clean", render.OK)]),
+                 Content(""), render.heading("Inherited environment"), diff, Content(""),
+                 Content.styled(insp.note, render.MUTED)]
+        body.update(render.lines(parts))
+
+    def show_error(self, message: str) -> None:
+        self.query_one("#inspect-body", Static).update(Content.styled(message, render.WARN))
+
+    def action_toggle_all(self) -> None:
+        self.post_message(self.ToggleAll())
