@@ -209,7 +209,8 @@ def test_managed_process_findings(setup, spawn, fake_bin, tmp_path, tool, change
     assert ins.profile == "loop" and ins.profile_source == "marker" and ins.tool == tool and ins.managed
     assert ins.launch_id == env["CCS_LAUNCH_ID"]
     assert codes(ins.findings, ERROR) == expected
-    if not expected:
+    if not expected:  # a clean child: nothing but the proxy case's own warnings
+        assert {f.code for f in ins.findings} <= {"proxy"}
         assert ins.diff.empty or set(ins.diff.added) <= {"CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_PACKAGE_ROOT",
                                                          "HTTPS_PROXY", "NO_PROXY"}
     shown = json.dumps(ins.to_dict())
