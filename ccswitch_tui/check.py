@@ -201,6 +201,8 @@ def _error_text(resp: httpx.Response) -> str:
     try:
         data = json.loads(text)
     except ValueError:
+        if "<" in text and ">" in text:  # an HTML error page: keep its words
+            text = re.sub(r"(?is)<(script|style|head)\b.*?</\1>|<[^>]+>", " ", text)
         return " ".join(text.split())[:300]
     msg: Any = None
     if isinstance(data, dict):
@@ -337,6 +339,8 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
         return replace(base, outcome=outcome, detail=scrub(detail))
     latency = int((time.monotonic() - start) * 1000)
     outcome, detail, hint = _classify(probe, resp, scrub)
+    if outcome != OK and outcome != "not-found" and re.search(r"/v1/v1(/|$)", urlsplit(probe.url).path):
+        hint = _not_found_hint(probe)  # whatever the answer, a doubled /v1 is the first thing to fix
     if outcome == OK and probe.api == "openai-models":
         better = _models_check(resp, probe.model)
         if better:

@@ -81,6 +81,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(400, {"error": {"message": "max_tokens: must be positive"}})
         elif scenario == "redirect":
             self._reply(301, {}, {"location": "https://elsewhere.invalid/api"})
+        elif scenario == "html":
+            page = b"<html><head><title>x</title><style>p{}</style></head><body><h1>502 Bad Gateway</h1></body></html>"
+            self.send_response(502)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
         elif scenario == "needv1":
             self._reply(200 if rest.startswith("v1/") else 404, {"error": {"message": "no route"}})
         elif scenario == "chatonly":
@@ -246,6 +253,13 @@ def test_doubled_v1_hint(server, make):
     (r,) = check_profiles([p], make.keys, timeout=5)
     assert r.url.endswith("/s/nf/v1/v1/messages") and r.outcome == "not-found"
     assert "/v1 twice" in r.hint and "remove the trailing /v1" in r.hint
+
+
+def test_html_error_page_and_doubled_v1_on_any_failure(server, make):
+    p = make("p", f"{server.url}/s/html/v1", codex=f"{server.url}/s/html/v1")
+    c, x = check_profiles([p], make.keys, timeout=5)
+    assert (c.outcome, c.http_status, c.detail) == ("server-error", 502, "502 Bad Gateway")
+    assert "/v1 twice" in c.hint and "/v1 twice" not in x.hint
 
 
 def test_missing_v1_hint(server, make):
