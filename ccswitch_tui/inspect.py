@@ -527,13 +527,13 @@ class Inspector:
                     if not key_unknown_reported:
                         key_unknown_reported = True
                         add("key-unavailable", WARN, name,
-                            f"cannot compare {name} with profile {prof!r}'s key ({extras.get('key_error')}); "
+                            f"cannot compare {name} with the key of profile {prof!r} ({extras.get('key_error')}); "
                             f"its fingerprint is {self.fingerprint(value)}", fam)
                 elif self.fingerprint(value) != extras["key_fingerprint"]:
                     add("key-drift", ERROR, name,
-                        f"{name} carries key {self.fingerprint(value)}, but profile {prof!r}'s key "
-                        f"{extras.get('key_id')!r} is {extras['key_fingerprint']} now (rotated since the launch, or "
-                        f"started with another key); {relaunch}", fam)
+                        f"{name} carries key {self.fingerprint(value)}, but the key of profile {prof!r} "
+                        f"(id {extras.get('key_id')!r}) is {extras['key_fingerprint']} now (rotated since the launch, "
+                        f"or started with another key); {relaunch}", fam)
                 continue
             if expected.get(name) == value:
                 continue
