@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import skip_or_fail
 
 from ccswitch_tui import inspect as insp
 from ccswitch_tui import tools
@@ -381,16 +382,33 @@ def test_unreadable_and_exited_processes_are_shown_as_such(setup, spawn, fake_bi
     assert row.status == "gone" and row.counts is None
 
 
-def _as_nobody_python() -> list[str] | None:
-    """A Python that user `nobody` can run with this checkout importable, when there is one."""
+def _as_nobody_python(tmp_path: Path) -> list[str] | None:
+    """A Python that user `nobody` can run with ccs importable. When the checkout itself is not
+    readable by `nobody` (a clone under /root, say), ccs and the few packages `ps`/`inspect` need are
+    copied to a world-readable folder first."""
     if os.geteuid() != 0:
         return None
-    root = Path(__file__).resolve().parent.parent
-    site = next(iter((root / ".venv" / "lib").glob("python3*/site-packages")), None)
     py = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-    if site is None or not os.path.exists(py):
+    if not os.path.exists(py):
         return None
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": f"{root}:{site}"}
+    import click
+    import jeepney
+    import psutil as psutil_mod
+
+    import ccswitch_tui
+
+    lib = tmp_path / "nobody-lib"
+    for mod in (ccswitch_tui, click, jeepney, psutil_mod):
+        src = Path(mod.__file__).parent
+        shutil.copytree(src, lib / src.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for d in [tmp_path, *tmp_path.parents]:
+        if d == Path("/"):
+            break
+        os.chmod(d, os.stat(d).st_mode | 0o005)  # let `nobody` traverse to the copy (test folders only)
+    for path in lib.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    os.chmod(lib, 0o755)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": str(lib), "PYTHONDONTWRITEBYTECODE": "1"}
     probe = subprocess.run([py, "-c", "import ccswitch_tui.cli, psutil, click"], env=env, user=65534, group=65534,
                            capture_output=True, cwd="/", timeout=30)
     return [py, env["PYTHONPATH"]] if probe.returncode == 0 else None
@@ -398,9 +416,9 @@ def _as_nobody_python() -> list[str] | None:
 
 def test_another_users_process_for_real(spawn, tmp_path):
     """`ccs ps` and `ccs inspect` run as `nobody` against a root-owned `claude`."""
-    runner = _as_nobody_python()
+    runner = _as_nobody_python(tmp_path)
     if runner is None:
-        pytest.skip("needs root and a checkout that user nobody can read (the simulated test above covers the logic)")
+        skip_or_fail("needs root and the system Python of the same version to run ccs as user nobody")
     py, pythonpath = runner
     target = spawn([str(Path("claude")), "300"], {**parent_env(tmp_path), "ANTHROPIC_API_KEY": KEY},
                    executable=SLEEP)
