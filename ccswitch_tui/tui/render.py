@@ -144,7 +144,11 @@ def environment(view: ToolView | None) -> Content:
     if view.plan is None:
         return Content.styled(view.error or "no plan", ERROR)
     plan = view.plan
-    out: list[Content] = [row("argv", " ".join(plan.argv) or "(the command you give)", width=6)]
+    out: list[Content] = [
+        Content.styled(f"{len(plan.env)} variables, keys masked: the plan of `ccs env {plan.profile} "
+                       f"--tool {plan.tool}`", MUTED),
+        row("argv", " ".join(plan.argv) or "(the command you give)", width=6),
+    ]
     out += [problem_line(Problem("warn", w)) for w in plan.warnings]
     out += [problem_line(Problem("error", f"refused: {r.message}")) for r in plan.refusals]
     out.append(Content(""))
@@ -154,9 +158,6 @@ def environment(view: ToolView | None) -> Content:
         src = plan.sources.get(k, "?")
         out.append(Content.assemble((k.ljust(width), "bold"), "  ",
                                     (src.ljust(9), SOURCE_STYLES.get(src, MUTED)), "  ", view.shown_value(k, v)))
-    out.append(Content(""))
-    out.append(Content.styled(f"{len(plan.env)} variables; keys masked. Same plan as `ccs env {plan.profile} "
-                              f"--tool {plan.tool}`.", MUTED))
     return lines(out)
 
 

@@ -226,7 +226,7 @@ class EditorScreen(Dialog[EditResult]):
                     with Vertical(classes="fields", id=f"fields-{switch}" if switch else None):
                         for f in fields:
                             yield from self._field(f)
-            yield Static("", id="form-error", classes="error")
+            yield Static("", id="form-error", classes="problem-text")
             with Horizontal(classes="buttons"):
                 yield Button("Save", id="save", variant="primary")
                 yield Button("Edit TOML", id="raw")
@@ -361,7 +361,7 @@ class RawEditorScreen(Dialog[EditResult]):
         with Vertical(classes="dialog editor"):
             yield Label(f"Edit {self.profile_name}.toml", classes="dialog-title")
             yield TextArea(self.text, id="raw-text", show_line_numbers=True, soft_wrap=False)
-            yield Static("", id="raw-error", classes="error")
+            yield Static("", id="raw-error", classes="problem-text")
             with Horizontal(classes="buttons"):
                 yield Button("Save", id="save", variant="primary")
                 yield Button("Cancel", id="cancel")

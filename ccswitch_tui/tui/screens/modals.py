@@ -82,7 +82,7 @@ class KeyScreen(Dialog[KeyChange]):
                 yield Static(f"Shared by {len(self.users)} profiles: {', '.join(self.users)}",
                              classes="note", markup=False)
             yield Input(placeholder="paste the key (hidden)", password=True, id="key-value")
-            yield Static("", id="key-error", classes="error")
+            yield Static("", id="key-error", classes="problem-text")
             with Horizontal(classes="buttons"):
                 yield Button("Replace" if self.present else "Store", id="store", variant="primary")
                 yield Button("Remove", id="remove", variant="error", disabled=not self.present)
@@ -132,7 +132,7 @@ class NameScreen(Dialog[str]):
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
             yield Input(self.initial, placeholder="profile name", id="name")
-            yield Static("", id="name-error", classes="error")
+            yield Static("", id="name-error", classes="problem-text")
             with Horizontal(classes="buttons"):
                 yield Button(self.action, id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
@@ -179,7 +179,7 @@ class CommandScreen(Dialog[str]):
             yield Label(f"Run a command with {self.profile}", classes="dialog-title")
             yield Static(self.exports, classes="note", markup=False)
             yield Input(placeholder="e.g. python run.py --model gpt-4.1", id="command")
-            yield Static("", id="command-error", classes="error")
+            yield Static("", id="command-error", classes="problem-text")
             with Horizontal(classes="buttons"):
                 yield Button("Run", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
@@ -223,7 +223,7 @@ class RefusalScreen(Dialog[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog refusal"):
-            yield Label("Launch refused", classes="dialog-title error")
+            yield Label("Launch refused", classes="dialog-title danger")
             yield Static(self.message, classes="dialog-body", markup=False)
             if self.ways_out:
                 yield Static("Ways out:\n" + "\n".join(f"  • {w}" for w in self.ways_out), classes="note",
@@ -281,7 +281,7 @@ class NewProfileScreen(Dialog[NewProfile]):
             with Horizontal(classes="field"):
                 yield Label("key id", classes="field-label")
                 yield Input(placeholder="optional: key id in the keyring, or env:VAR", id="key-id", compact=True)
-            yield Static("", id="new-error", classes="error")
+            yield Static("", id="new-error", classes="problem-text")
             with Horizontal(classes="buttons"):
                 yield Button("Create", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")

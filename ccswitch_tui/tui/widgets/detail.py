@@ -128,7 +128,8 @@ class DetailPane(Vertical):
                 drift = Text("comparable", style=ok)
             status = render.status_text(m)
             status_cell = Text(status, style=ok if status == "0" else warn)
-            table.add_row(Text(str(m.get("started") or "-")), Text(str(m.get("tool", "?"))), status_cell,
+            started = str(m.get("started") or "-").replace("T", " ").removesuffix("Z")
+            table.add_row(Text(started), Text(str(m.get("tool", "?"))), status_cell,
                           Text(str(m.get("key_fingerprint") or "-")), drift, key=str(m.get("launch_id")))
         if self.runs:
             table.move_cursor(row=min(max(keep, 0), len(self.runs) - 1))

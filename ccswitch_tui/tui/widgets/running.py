@@ -103,7 +103,8 @@ class RunningView(Vertical):
         ]
         findings = [render.problem_line_finding(f) for f in insp.findings]
         diff = render.env_diff(insp.diff, insp.show, f"what {insp.judged_against} expects → what pid {insp.pid} "
-                               "inherited", added="extra in the process", removed="missing from the process")
+                               "inherited", added="extra in the process", removed="missing from the process",
+                               launch=False)
         parts = [*head, Content(""), render.heading("Findings"), *(findings or [Content.styled("clean", render.OK)]),
                  Content(""), render.heading("Inherited environment"), diff, Content(""),
                  Content.styled(insp.note, render.MUTED)]
