@@ -19,8 +19,9 @@ from typing import Any
 from .env import MARKERS, looks_secret, routing_family
 from .errors import CcsError
 from .findings import ERROR, INFO, WARN, Finding, counts, counts_text, shown, sort_findings
-from .inspect import TOOL_INTERNAL, family_effect
+from .inspect import family_effect
 from .paths import Paths
+from .processes import TOOL_INTERNAL
 from .profile import BUILTIN_CODEX_PROVIDERS
 
 LAYER_ORDER = ("managed", "local", "project", "user")

@@ -12,11 +12,8 @@ fingerprint, and compared by fingerprint only.
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,7 @@ from .errors import CcsError, UsageError
 from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
 from .paths import Paths
 from .plan import LaunchPlan
+from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, TOOL_INTERNAL, details, recognise, scan
 from .profile import Profile
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
@@ -36,202 +34,9 @@ ENV_NOTE = ("environment as handed to the process at exec time; changes the proc
 TOOL_FAMILIES: dict[str, tuple[str, ...]] = {"claude": ("claude",), "codex": ("codex", "openai")}
 CLIENT_FAMILIES = ("claude", "codex", "openai")
 
-# Variables the clients' own launchers and sandboxes put into their processes: not contamination.
-TOOL_INTERNAL = frozenset({
-    "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS",
-    "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_CI",
-})
 _URL_VARS = frozenset({"OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT"})
 _KEY_PLACEHOLDER = "\x00ccs-profile-key\x00"
 
-STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
-
-
-# --- which processes are Claude Code or Codex ----------------------------------------------------
-
-_INTERPRETER = re.compile(r"(node|nodejs|bun|deno|sh|bash|dash|zsh|ksh|python[0-9.]*)(\.exe)?")
-_NAMES = {"claude": "claude", "claude.exe": "claude", "codex": "codex", "codex.exe": "codex", "codex.js": "codex"}
-_SUFFIXES = (
-    ("claude", ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
-                "@anthropic-ai/claude-code/cli-wrapper.cjs", "@anthropic-ai/claude-code/bin/claude.exe")),
-    ("codex", ("@openai/codex/bin/codex.js",)),
-)
-
-
-def _base(arg: str) -> str:
-    return re.split(r"[\\/]", arg)[-1].lower()
-
-
-def recognise(argv: Sequence[str]) -> str | None:
-    """``claude`` or ``codex`` when a command line starts one of the clients: the binaries, the npm
-    packages' launchers, or an interpreter running them. None otherwise."""
-    if not argv or not argv[0]:
-        return None
-    tool = _NAMES.get(_base(argv[0]))
-    if tool:
-        return tool
-    if not _INTERPRETER.fullmatch(_base(argv[0])):
-        return None
-    script = next((a for a in argv[1:4] if a and not a.startswith("-")), None)
-    if script is None:
-        return None
-    path = script.replace("\\", "/")
-    for name, suffixes in _SUFFIXES:
-        if path.endswith(suffixes):
-            return name
-    return _NAMES.get(_base(script))
-
-
-# --- reading processes ---------------------------------------------------------------------------
-
-def _parse_env(raw: bytes) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for item in raw.split(b"\0"):
-        name, sep, value = item.partition(b"=")
-        if sep and name:
-            env[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    return env
-
-
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while True:
-            data = os.read(fd, 131072)
-            if not data:
-                return b"".join(chunks)
-            chunks.append(data)
-    finally:
-        os.close(fd)
-
-
-_ROUTING_HINT = re.compile(
-    rb"(?:^|\0)(?:ANTHROPIC_|OPENAI_|AZURE_OPENAI_|CODEX_|CCS_CODEX_API_KEY|CLAUDE_|HTTPS?_PROXY|ALL_PROXY|NO_PROXY|"
-    rb"https?_proxy|all_proxy|no_proxy|AWS_|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION)"
-)
-
-
-def has_routing(env: Mapping[str, str]) -> bool:
-    return any(routing_family(k) for k in env if k not in TOOL_INTERNAL)
-
-
-@dataclass
-class _Seen:
-    pid: int
-    argv: list[str]
-    tool: str | None
-    env: dict[str, str] | None
-    status: str
-    reasons: list[str]
-
-
-def _scan_proc(all_: bool, me: int) -> Iterator[_Seen]:
-    """Linux: two small reads per process (cmdline, environ), no psutil objects for the rest."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        if pid == me:
-            continue
-        try:
-            cmd = _read(f"/proc/{entry}/cmdline")
-        except OSError:
-            continue
-        argv = [a.decode("utf-8", "replace") for a in cmd.split(b"\0")[:8]]
-        if argv and argv[-1] == "":
-            argv.pop()
-        tool = recognise(argv)
-        status = STATUS_OK
-        raw: bytes | None
-        try:
-            raw = _read(f"/proc/{entry}/environ")
-        except PermissionError:
-            raw, status = None, STATUS_DENIED
-        except OSError:
-            raw, status = None, STATUS_GONE
-        reasons = ["tool"] if tool else []
-        env = None
-        if raw is not None:
-            if b"CCS_LAUNCH_ID=" in raw:
-                env = _parse_env(raw)
-                if "CCS_LAUNCH_ID" in env:
-                    reasons.append("marker")
-            if all_ and _ROUTING_HINT.search(raw):
-                env = env if env is not None else _parse_env(raw)
-                if has_routing(env):
-                    reasons.append("routing")
-            if reasons and env is None:
-                env = _parse_env(raw)
-        if reasons:
-            yield _Seen(pid, argv, tool, env, status, reasons)
-
-
-def _scan_psutil(all_: bool, me: int) -> Iterator[_Seen]:
-    import psutil
-
-    for p in psutil.process_iter(["cmdline"]):
-        if p.pid == me:
-            continue
-        argv = list(p.info.get("cmdline") or [])
-        tool = recognise(argv)
-        status, env = STATUS_OK, None
-        try:
-            env = dict(p.environ())
-        except psutil.AccessDenied:
-            status = STATUS_DENIED
-        except (psutil.NoSuchProcess, psutil.ZombieProcess):
-            status = STATUS_GONE
-        except OSError:
-            status = STATUS_DENIED
-        reasons = ["tool"] if tool else []
-        if env is not None:
-            if "CCS_LAUNCH_ID" in env:
-                reasons.append("marker")
-            if all_ and has_routing(env):
-                reasons.append("routing")
-        if reasons:
-            yield _Seen(p.pid, argv, tool, env, status, reasons)
-
-
-def scan(all_: bool = False) -> Iterator[_Seen]:
-    me = os.getpid()
-    if sys.platform.startswith("linux") and os.path.isdir("/proc/self"):
-        return _scan_proc(all_, me)
-    return _scan_psutil(all_, me)
-
-
-@dataclass(frozen=True)
-class _Details:
-    name: str
-    cwd: str | None
-    started: float | None
-    user: str | None
-    gone: bool = False
-
-
-def _details(pid: int, argv: Sequence[str]) -> _Details:
-    import psutil
-
-    fallback = _base(argv[0]) if argv else str(pid)
-    try:
-        p = psutil.Process(pid)
-        with p.oneshot():
-            name = p.name() or fallback
-            started = p.create_time()
-            try:
-                user: str | None = p.username()
-            except (psutil.AccessDenied, KeyError):
-                user = None
-            try:
-                cwd: str | None = p.cwd()
-            except (psutil.AccessDenied, OSError):
-                cwd = None
-    except (psutil.NoSuchProcess, psutil.ZombieProcess):
-        return _Details(fallback, None, None, None, gone=True)
-    except psutil.AccessDenied:
-        return _Details(fallback, None, None, None)
-    return _Details(name, cwd, started, user)
 
 
 # --- results --------------------------------------------------------------------------------------
@@ -637,7 +442,7 @@ class Inspector:
     def list_processes(self, all_: bool = False) -> list[ProcessInfo]:
         out = []
         for seen in scan(all_):
-            det = _details(seen.pid, seen.argv)
+            det = details(seen.pid, seen.argv)
             env = seen.env
             status = STATUS_GONE if det.gone else seen.status
             tool = (env or {}).get("CCS_TOOL") or seen.tool
@@ -679,7 +484,7 @@ class Inspector:
             raise UsageError(
                 f"pid {pid}: cannot read its environment{f' (it belongs to {owner})' if owner else ''}; "
                 "run ccs as that user or as root") from None
-        det = _details(pid, argv)
+        det = details(pid, argv)
         if det.gone:
             raise UsageError(f"pid {pid}: no such process (it has exited); see `ccs ps`")
         tool = actual.get("CCS_TOOL") or recognise(argv)

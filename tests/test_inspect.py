@@ -18,7 +18,7 @@ import pytest
 from conftest import skip_or_fail
 
 from ccswitch_tui import inspect as insp
-from ccswitch_tui import tools
+from ccswitch_tui import processes, tools
 from ccswitch_tui.env import MARKERS
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.findings import ERROR, Finding
@@ -154,7 +154,7 @@ def no_secret(*texts: str) -> None:
     ([], None),
 ])
 def test_recognise(argv, tool):
-    assert insp.recognise(argv) == tool
+    assert processes.recognise(argv) == tool
 
 
 # --- findings on real processes --------------------------------------------------------------------
@@ -356,20 +356,20 @@ def test_list_processes(setup, spawn, fake_bin, tmp_path):
 def test_unreadable_and_exited_processes_are_shown_as_such(setup, spawn, fake_bin, tmp_path, monkeypatch):
     store, keys, _ = setup
     other = spawn([str(fake_bin / "claude"), "300"], parent_env(tmp_path))
-    real_read = insp._read
+    real_read = processes.read_file
 
     def read(path: str) -> bytes:
         if path == f"/proc/{other.pid}/environ":
             raise PermissionError(13, "Permission denied")
         return real_read(path)
 
-    monkeypatch.setattr(insp, "_read", read)
+    monkeypatch.setattr(processes, "read_file", read)
     row = _rows(insp.list_processes(store, keys))[other.pid]
     assert (row.status, row.counts, row.tool) == ("access-denied", None, "claude")
     assert "another user" in row.error
 
     gone = spawn([str(fake_bin / "codex"), "300"], parent_env(tmp_path))
-    real_details = insp._details
+    real_details = processes.details
 
     def details(pid, argv):
         if pid == gone.pid:
@@ -377,7 +377,7 @@ def test_unreadable_and_exited_processes_are_shown_as_such(setup, spawn, fake_bi
             gone.wait()
         return real_details(pid, argv)
 
-    monkeypatch.setattr(insp, "_details", details)
+    monkeypatch.setattr(insp, "details", details)
     row = _rows(insp.list_processes(store, keys))[gone.pid]
     assert row.status == "gone" and row.counts is None
 

@@ -1,0 +1,210 @@
+"""Finding the processes that matter: Claude Code and Codex (by executable and command line),
+ccs children (by their markers), and with ``all_`` any process whose environment holds routing
+variables. Reads only what it needs: on Linux two small reads per process from ``/proc``.
+
+A process's environment is the one handed to ``execve``; later in-process changes are invisible.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from .env import routing_family
+
+# Variables the clients' own launchers and sandboxes put into their processes: not contamination.
+TOOL_INTERNAL = frozenset({
+    "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS",
+    "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_CI",
+})
+STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
+
+
+# --- which processes are Claude Code or Codex ----------------------------------------------------
+
+_INTERPRETER = re.compile(r"(node|nodejs|bun|deno|sh|bash|dash|zsh|ksh|python[0-9.]*)(\.exe)?")
+_NAMES = {"claude": "claude", "claude.exe": "claude", "codex": "codex", "codex.exe": "codex", "codex.js": "codex"}
+_SUFFIXES = (
+    ("claude", ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
+                "@anthropic-ai/claude-code/cli-wrapper.cjs", "@anthropic-ai/claude-code/bin/claude.exe")),
+    ("codex", ("@openai/codex/bin/codex.js",)),
+)
+
+
+def base_name(arg: str) -> str:
+    return re.split(r"[\\/]", arg)[-1].lower()
+
+
+def recognise(argv: Sequence[str]) -> str | None:
+    """``claude`` or ``codex`` when a command line starts one of the clients: the binaries, the npm
+    packages' launchers, or an interpreter running them. None otherwise."""
+    if not argv or not argv[0]:
+        return None
+    tool = _NAMES.get(base_name(argv[0]))
+    if tool:
+        return tool
+    if not _INTERPRETER.fullmatch(base_name(argv[0])):
+        return None
+    script = next((a for a in argv[1:4] if a and not a.startswith("-")), None)
+    if script is None:
+        return None
+    path = script.replace("\\", "/")
+    for name, suffixes in _SUFFIXES:
+        if path.endswith(suffixes):
+            return name
+    return _NAMES.get(base_name(script))
+
+
+# --- reading processes ---------------------------------------------------------------------------
+
+def parse_environ(raw: bytes) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep and name:
+            env[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return env
+
+
+def read_file(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            data = os.read(fd, 131072)
+            if not data:
+                return b"".join(chunks)
+            chunks.append(data)
+    finally:
+        os.close(fd)
+
+
+_ROUTING_HINT = re.compile(
+    rb"(?:^|\0)(?:ANTHROPIC_|OPENAI_|AZURE_OPENAI_|CODEX_|CCS_CODEX_API_KEY|CLAUDE_|HTTPS?_PROXY|ALL_PROXY|NO_PROXY|"
+    rb"https?_proxy|all_proxy|no_proxy|AWS_|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION)"
+)
+
+
+def has_routing(env: Mapping[str, str]) -> bool:
+    return any(routing_family(k) for k in env if k not in TOOL_INTERNAL)
+
+
+@dataclass
+class Seen:
+    pid: int
+    argv: list[str]
+    tool: str | None
+    env: dict[str, str] | None
+    status: str
+    reasons: list[str]
+
+
+def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
+    """Linux: two small reads per process (cmdline, environ), no psutil objects for the rest."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == me:
+            continue
+        try:
+            cmd = read_file(f"/proc/{entry}/cmdline")
+        except OSError:
+            continue
+        argv = [a.decode("utf-8", "replace") for a in cmd.split(b"\0")[:8]]
+        if argv and argv[-1] == "":
+            argv.pop()
+        tool = recognise(argv)
+        status = STATUS_OK
+        raw: bytes | None
+        try:
+            raw = read_file(f"/proc/{entry}/environ")
+        except PermissionError:
+            raw, status = None, STATUS_DENIED
+        except OSError:
+            raw, status = None, STATUS_GONE
+        reasons = ["tool"] if tool else []
+        env = None
+        if raw is not None:
+            if b"CCS_LAUNCH_ID=" in raw:
+                env = parse_environ(raw)
+                if "CCS_LAUNCH_ID" in env:
+                    reasons.append("marker")
+            if all_ and _ROUTING_HINT.search(raw):
+                env = env if env is not None else parse_environ(raw)
+                if has_routing(env):
+                    reasons.append("routing")
+            if reasons and env is None:
+                env = parse_environ(raw)
+        if reasons:
+            yield Seen(pid, argv, tool, env, status, reasons)
+
+
+def _scan_psutil(all_: bool, me: int) -> Iterator[Seen]:
+    import psutil
+
+    for p in psutil.process_iter(["cmdline"]):
+        if p.pid == me:
+            continue
+        argv = list(p.info.get("cmdline") or [])
+        tool = recognise(argv)
+        status, env = STATUS_OK, None
+        try:
+            env = dict(p.environ())
+        except psutil.AccessDenied:
+            status = STATUS_DENIED
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            status = STATUS_GONE
+        except OSError:
+            status = STATUS_DENIED
+        reasons = ["tool"] if tool else []
+        if env is not None:
+            if "CCS_LAUNCH_ID" in env:
+                reasons.append("marker")
+            if all_ and has_routing(env):
+                reasons.append("routing")
+        if reasons:
+            yield Seen(p.pid, argv, tool, env, status, reasons)
+
+
+def scan(all_: bool = False) -> Iterator[Seen]:
+    me = os.getpid()
+    if sys.platform.startswith("linux") and os.path.isdir("/proc/self"):
+        return _scan_proc(all_, me)
+    return _scan_psutil(all_, me)
+
+
+@dataclass(frozen=True)
+class Details:
+    name: str
+    cwd: str | None
+    started: float | None
+    user: str | None
+    gone: bool = False
+
+
+def details(pid: int, argv: Sequence[str]) -> Details:
+    import psutil
+
+    fallback = base_name(argv[0]) if argv else str(pid)
+    try:
+        p = psutil.Process(pid)
+        with p.oneshot():
+            name = p.name() or fallback
+            started = p.create_time()
+            try:
+                user: str | None = p.username()
+            except (psutil.AccessDenied, KeyError):
+                user = None
+            try:
+                cwd: str | None = p.cwd()
+            except (psutil.AccessDenied, OSError):
+                cwd = None
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return Details(fallback, None, None, None, gone=True)
+    except psutil.AccessDenied:
+        return Details(fallback, None, None, None)
+    return Details(name, cwd, started, user)
