@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -26,18 +26,19 @@ from . import messages as m
 from .actions import BY_NAME, bindings
 from .commands import CcsCommands
 from .launching import LaunchMixin
-from .screens.editor import EditorScreen, EditResult, RawEditorScreen
-from .screens.help import HelpScreen
-from .screens.modals import CommandScreen, ConfirmScreen, KeyChange, KeyScreen, NameScreen, NewProfile, NewProfileScreen
 from .service import Service
 from .widgets.detail import DetailPane
 from .widgets.profile_list import ProfileList
 from .widgets.running import RunningView
 
+if TYPE_CHECKING:  # the screens are imported when first opened: start-up stays short
+    from .screens.editor import EditResult
+    from .screens.modals import KeyChange, NewProfile
+
 
 class CcsApp(LaunchMixin, App[None]):
     TITLE = "ccs"
-    CSS_PATH = "ccs.tcss"
+    CSS_PATH = Path(__file__).with_name("ccs.tcss")
     BINDINGS = bindings()
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
@@ -119,17 +120,28 @@ class CcsApp(LaunchMixin, App[None]):
             return True if getattr(p, action.removeprefix("launch_")) is not None else None
         return True
 
+    def _refresh_bindings_if_changed(self) -> None:
+        """The footer is rebuilt on refresh_bindings: only when what the actions can do changed."""
+        entry = self.current_entry()
+        p = entry.profile if entry else None
+        state = (entry is not None, p is not None, bool(p and p.claude), bool(p and p.codex))
+        if state != getattr(self, "_binding_state", None):
+            self._binding_state = state
+            self.refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in BY_NAME and self.screen.is_modal:
-            return False
+        if (action in BY_NAME or action == "quit") and self.screen.is_modal:
+            return False  # under a dialog, its own keys count (ctrl+q still quits)
         return self.action_enabled(action)
 
     # --- loading ------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_profiles(self, keep: str | None = None) -> None:
-        entries = self.service.entries()
-        self.post_message(m.ProfilesLoaded(entries, keep))
+        self.post_message(m.ProfilesLoaded(self.service.entries(), keep))
+
+    @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
+    def load_presence(self, entries: list[Entry]) -> None:
         self.post_message(m.PresenceReady(self.service.presence(entries)))
 
     @on(m.ProfilesLoaded)
@@ -138,6 +150,9 @@ class CcsApp(LaunchMixin, App[None]):
         self.profile_list.set_entries(event.entries, keep=event.keep)
         if not event.entries:
             self.detail_pane.clear("No profiles yet: press n to create one from a preset.")
+        # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
+        # should not hold up the first paint.
+        self.call_after_refresh(self.load_presence, event.entries)
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
@@ -147,7 +162,7 @@ class CcsApp(LaunchMixin, App[None]):
 
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
         if event.profile is not None and event.profile != self._shown:
             self._shown = event.profile
             self.request_detail(event.profile)
@@ -199,7 +214,7 @@ class CcsApp(LaunchMixin, App[None]):
             return
         self.detail_pane.show(d)
         self.profile_list.update_problems(d.entry.name, d.key.present if d.key else None, d.problems)
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
 
     # --- the Running tab ----------------------------------------------------------------------
 
@@ -308,6 +323,8 @@ class CcsApp(LaunchMixin, App[None]):
         self.load_profiles(self.selected)
 
     def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
         self.push_screen(HelpScreen())
 
     def action_cycle_tool(self) -> None:
@@ -328,6 +345,8 @@ class CcsApp(LaunchMixin, App[None]):
             return
 
         def ask(info: tuple[Any, list[str]]) -> None:
+            from .screens.modals import KeyScreen
+
             state, users = info
             if state.present:
                 text = f"stored: {state.mask}  {state.fingerprint}"
@@ -359,6 +378,8 @@ class CcsApp(LaunchMixin, App[None]):
         taken = [e.name for e in self.profile_entries()]
 
         def ask(presets: list[Any]) -> None:
+            from .screens.modals import NewProfileScreen
+
             self.push_screen(NewProfileScreen(presets, taken), self._create)
 
         self._run("New profile", self.service.presets, done=lambda ps: self.call_from_thread(ask, ps))
@@ -379,6 +400,8 @@ class CcsApp(LaunchMixin, App[None]):
             return
 
         def opened(text: str) -> None:
+            from .screens.editor import EditorScreen, RawEditorScreen
+
             try:
                 screen: Any = EditorScreen(name, text)
             except CcsError:
@@ -391,6 +414,8 @@ class CcsApp(LaunchMixin, App[None]):
         if result is None:
             return
         if result.raw:
+            from .screens.editor import RawEditorScreen
+
             self.push_screen(RawEditorScreen(name, result.text), lambda r: self._edited(name, original, r))
             return
         if result.text == original:
@@ -407,6 +432,8 @@ class CcsApp(LaunchMixin, App[None]):
         initial = next(f"{name}-{i}" if i > 1 else f"{name}-copy" for i in range(1, 1000)
                        if (f"{name}-{i}" if i > 1 else f"{name}-copy") not in taken)
 
+        from .screens.modals import NameScreen
+
         def chosen(new: str | None) -> None:
             if new:
                 self._run("Duplicate", self.service.duplicate, name, new,
@@ -419,6 +446,8 @@ class CcsApp(LaunchMixin, App[None]):
         entry = self.current_entry()
         if entry is None:
             return
+        from .screens.modals import ConfirmScreen
+
         key = f" Its key ({entry.profile.key_id}) stays in the keyring." if entry.profile else ""
 
         def confirmed(ok: bool | None) -> None:
@@ -434,6 +463,8 @@ class CcsApp(LaunchMixin, App[None]):
         if entry is None or entry.profile is None:
             return
         p = entry.profile
+        from .screens.modals import CommandScreen
+
         exports = f"exports: {', '.join(p.run.export) or 'nothing'}" + (f"; CCS_MODEL={p.run.model}"
                                                                           if p.run.model else "")
 

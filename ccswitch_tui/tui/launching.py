@@ -13,7 +13,6 @@ from textual.app import SuspendNotSupported
 
 from ..errors import CcsError, Refusal
 from . import messages as m
-from .screens.modals import RefusalScreen
 
 if TYPE_CHECKING:
     from .service import Service
@@ -68,6 +67,8 @@ class LaunchMixin:
         self.post_message(m.LaunchReady(request, prep))  # type: ignore[attr-defined]
 
     def on_launch_refused(self, event: m.LaunchRefused) -> None:
+        from .screens.modals import RefusalScreen
+
         request = event.request
 
         def chosen(way: str | None) -> None:

@@ -240,10 +240,8 @@ class EditorScreen(Dialog[EditResult]):
                 yield Select(list(f.options), value=value if value in dict(f.options).values() else "",
                              allow_blank=False, id=f.id, compact=True)
             elif f.kind == "env":
-                area = TextArea(value, id=f.id, classes="env", show_line_numbers=False, soft_wrap=False,
-                                compact=True)
-                area.border_subtitle = "NAME=value, one a line"
-                yield area
+                yield TextArea(value, id=f.id, classes="env", show_line_numbers=False, soft_wrap=False,
+                               compact=True, placeholder="NAME=value, one a line")
             elif f.kind == "exports":
                 with Horizontal(id=f.id, classes="exports"):
                     for e in RUN_EXPORTS:

@@ -96,18 +96,23 @@ class ProfileList(Vertical):
 
     def update_problems(self, name: str, key_present: bool | None, problems: Sequence[Problem]) -> None:
         """Refresh one profile's line after its detail was read."""
-        keys = dict(self.presence.keys)
         entry = self.entry(name)
         if entry is None or entry.profile is None:
             return
+        key_id = entry.profile.key_id
+        keys = dict(self.presence.keys)
+        key_changed = key_present is not None and keys.get(key_id) != key_present
         if key_present is not None:
-            keys[entry.profile.key_id] = key_present
+            keys[key_id] = key_present
         probs = dict(self.presence.problems)
         probs[name] = tuple(problems)
-        if keys == self.presence.keys and probs == self.presence.problems:
+        if not key_changed and probs == self.presence.problems:
             return
         self.presence = Presence(keys, probs, self.presence.keyring_error)
-        self.refill(self.selected)
+        if key_changed:  # profiles sharing the key show it too
+            self.refill(self.selected)
+        elif name in [o.id for o in self.options.options]:
+            self.options.replace_option_prompt(name, prompt(entry, keys.get(key_id), problems))
 
     def refill(self, keep: str | None) -> None:
         needle = self.filter_text

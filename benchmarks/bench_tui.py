@@ -1,0 +1,140 @@
+"""The TUI with 300 profiles: time to the first interactive frame, and memory (reported, not asserted;
+the targets are under 0.5 s and under 100 MB RSS).
+
+Each run is a fresh Python process (imports included) that starts the app with ``App.run_test`` on
+a CCS_HOME holding BENCH_PROFILES profiles made from the shipped presets, and records:
+
+- first frame: the app has painted its first screen and takes keys (the list may still be filling);
+- list ready: every profile is in the list and painted, and the cursor's profile can be acted on;
+- keys + marks: key presence and the problem marks of all profiles are shown;
+- detail: the first profile's Overview, Environment and Diff are filled (key read from the keyring);
+- peak RSS of the process at the end.
+
+Times are measured from the moment the parent starts the process (interpreter start-up included),
+and, in brackets, from the child's first line of Python.
+
+    bash scripts/with-keyring.sh .venv/bin/python benchmarks/bench_tui.py   # BENCH_RUNS=7 BENCH_PROFILES=300
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+T0 = time.time()  # the child's first line of Python (imports of this module's stdlib aside)
+
+
+def child(home: str, spawned: float) -> None:
+    import asyncio
+    import resource
+
+    marks: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        marks.setdefault(name, time.time())
+
+    from pathlib import Path
+
+    from ccswitch_tui.paths import resolve_paths
+    from ccswitch_tui.tui.app import CcsApp
+
+    mark("imported")
+    paths = resolve_paths({"CCS_HOME": home})
+
+    class BenchApp(CcsApp):
+        def _on_first_frame(self) -> None:
+            mark("first_frame")
+
+        def on_mount(self) -> None:
+            super().on_mount()
+            self.call_after_refresh(self._on_first_frame)
+
+        def on_profiles_loaded(self, event: object) -> None:  # after the app's own handler filled the list
+            self.call_after_refresh(mark, "list_ready")
+
+        def on_presence_ready(self, event: object) -> None:
+            self.call_after_refresh(mark, "keys_shown")
+
+        def on_detail_ready(self, event: object) -> None:
+            self.call_after_refresh(mark, "detail_shown")
+
+    async def main() -> None:
+        app = BenchApp(paths, cwd=Path(home))
+        async with app.run_test(size=(120, 40)) as pilot:
+            while not {"list_ready", "keys_shown", "detail_shown"} <= set(marks):
+                await asyncio.sleep(0.005)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert app.profile_list.options.option_count == int(os.environ.get("BENCH_PROFILES", "300"))
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+        print(json.dumps({"spawned": spawned, "t0": T0, "marks": marks, "rss_mb": rss_mb}))
+
+    asyncio.run(main())
+
+
+def make_home(home: str, count: int) -> None:
+    from ccswitch_tui.paths import resolve_paths
+    from ccswitch_tui.presets import list_presets, new_profile_text
+    from ccswitch_tui.secrets import KeyStore
+    from ccswitch_tui.store import Store
+
+    paths = resolve_paths({"CCS_HOME": home})
+    store = Store(paths)
+    presets = list_presets()
+    for i in range(count):
+        preset = presets[i % len(presets)]
+        store.save_text(f"p{i:03d}-{preset.name}", new_profile_text(f"p{i:03d}-{preset.name}", preset.name,
+                                                                    key=f"bench-key-{i % 20}"), create=True)
+    try:  # half the key ids stored, so the list shows both states
+        keys = KeyStore(paths)
+        for k in range(0, 20, 2):
+            keys.set(f"bench-key-{k}", f"sk-bench-{k:02d}-0123456789abcdef")
+    except Exception as exc:  # noqa: BLE001 — no keyring: keys show as unknown, the timing still counts
+        print(f"(no keyring: {exc})", file=sys.stderr)
+
+
+def main() -> None:
+    runs = int(os.environ.get("BENCH_RUNS", "7"))
+    count = int(os.environ.get("BENCH_PROFILES", "300"))
+    with tempfile.TemporaryDirectory() as home:
+        make_home(home, count)
+        results = []
+        for _ in range(runs):
+            spawned = time.time()
+            out = subprocess.run([sys.executable, __file__, "--child", home, repr(spawned)],
+                                 env={**os.environ, "BENCH_PROFILES": str(count)}, capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"benchmark run failed:\n{out.stderr}")
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        try:
+            from ccswitch_tui.paths import resolve_paths
+            from ccswitch_tui.secrets import KeyStore
+
+            keys = KeyStore(resolve_paths({"CCS_HOME": home}))
+            for k in range(0, 20, 2):
+                keys.delete(f"bench-key-{k}")
+        except Exception:  # noqa: BLE001
+            pass
+    print(f"ccs TUI, {count} profiles, {runs} runs (fresh process each), median [min–max]:")
+    for name, label in (("imported", "imports done"), ("first_frame", "first interactive frame"),
+                        ("list_ready", f"list of {count} painted"), ("keys_shown", "keys + problem marks"),
+                        ("detail_shown", "first profile's detail")):
+        wall = sorted((r["marks"][name] - r["spawned"]) * 1000 for r in results)
+        own = sorted((r["marks"][name] - r["t0"]) * 1000 for r in results)
+        print(f"  {label:<28} {statistics.median(wall):7.0f} ms [{wall[0]:.0f}–{wall[-1]:.0f}]"
+              f"   (from first line of Python: {statistics.median(own):.0f} ms)")
+    rss = sorted(r["rss_mb"] for r in results)
+    print(f"  {'peak RSS':<28} {statistics.median(rss):7.1f} MB [{rss[0]:.1f}–{rss[-1]:.1f}]")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], float(sys.argv[3]))
+    else:
+        main()

@@ -1,0 +1,141 @@
+"""Render the README screenshots (SVG) of the TUI into screenshots/.
+
+A temporary CCS_HOME with three profiles, a demo key in the keyring, a shell full of stale routing
+variables, and two real processes for the Running tab (a ccs-launched "claude" that picked up a stale
+OPENAI_BASE_URL and an unmanaged "codex"). Run it with a Secret Service, e.g.:
+
+    bash scripts/with-keyring.sh .venv/bin/python scripts/screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ccswitch_tui.paths import Paths  # noqa: E402
+from ccswitch_tui.presets import new_profile_text  # noqa: E402
+from ccswitch_tui.runs import write_manifest  # noqa: E402
+from ccswitch_tui.secrets import KeyStore  # noqa: E402
+from ccswitch_tui.store import Store  # noqa: E402
+from ccswitch_tui.tui.app import CcsApp  # noqa: E402
+
+OUT = ROOT / "screenshots"
+SIZE = (110, 32)
+KEY_ID = "ccs-demo-taotoken"
+KEY_VALUE = "sk-demo-0123456789abcdef9f3a"
+SHELL = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/home/you", "USER": "you", "TERM": "xterm-256color",
+    "LANG": "C.UTF-8", "SHELL": "/bin/bash", "EDITOR": "vim",
+    "OPENAI_BASE_URL": "https://stale-gateway.example/v1", "OPENAI_API_KEY": "sk-stale-openai-key-00001234",
+    "ANTHROPIC_BASE_URL": "https://old-gateway.example", "HTTPS_PROXY": "http://proxy.example:3128",
+}
+
+
+def make_home(root: Path) -> Paths:
+    paths = Paths(profiles=root / "profiles", state=root / "state")
+    store = Store(paths)
+    store.save_text("taotoken", new_profile_text("taotoken", "taotoken", key=KEY_ID), create=True)
+    store.save_text("kimi", new_profile_text("kimi", "kimi", key="ccs-demo-kimi"), create=True)
+    store.save_text("openrouter", new_profile_text("openrouter", "openrouter", key=KEY_ID), create=True)
+    store.save_text("deepseek", new_profile_text("deepseek", "deepseek", key="ccs-demo-deepseek"), create=True)
+    base = {"profile": "taotoken", "tool": "codex", "argv": ["codex"], "cwd": "/home/you/appworld",
+            "base_urls": {"model_providers.taotoken.base_url": "https://taotoken.net/api"},
+            "models": {"model": "gpt-4.1"}, "key_id": KEY_ID, "key_fingerprint": "fp:5d1e8b0c2a47",
+            "env_hash": "sha256:6c1f", "tool_version": "@openai/codex@0.171.0", "exit_status": 0}
+    for day, extra in ((1, {}), (2, {}), (3, {"models": {"model": "gpt-4.1-mini"}})):
+        write_manifest(paths, {**base, **extra, "launch_id": f"2025010{day}T090000Z-demo000{day}",
+                               "started": f"2025-01-0{day}T09:00:00Z"})
+    return paths
+
+
+def start_processes(paths: Paths, work: Path) -> list[subprocess.Popen]:
+    sleep = shutil.which("sleep") or "/bin/sleep"
+    managed = {"PATH": "/usr/bin:/bin", "HOME": "/home/you", "CCS_PROFILE": "taotoken", "CCS_TOOL": "claude",
+               "CCS_LAUNCH_ID": "20250104T101500Z-demo0004", "ANTHROPIC_BASE_URL": "https://taotoken.net/api",
+               "ANTHROPIC_AUTH_TOKEN": KEY_VALUE,
+               "CLAUDE_CONFIG_DIR": str(paths.tool_dir("taotoken", "claude")),
+               "OPENAI_BASE_URL": "https://stale-gateway.example/v1"}
+    unmanaged = {"PATH": "/usr/bin:/bin", "HOME": "/home/you", **{k: v for k, v in SHELL.items() if "_" in k}}
+    return [subprocess.Popen(["bash", "-c", f"exec -a {name} {sleep} 120"], env=env, cwd=work,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for name, env in (("claude", managed), ("codex", unmanaged))]
+
+
+async def settle(pilot: Any) -> None:
+    app = pilot.app
+    for _ in range(60):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers) and not app._detail_running:
+            return
+
+
+async def shoot(paths: Paths, work: Path, name: str, steps: Callable[[Any], Awaitable[None]]) -> None:
+    app = CcsApp(paths, environ=dict(SHELL), cwd=work, cursor_blink=False, keys=KeyStore(paths, os.environ))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.select_profile("taotoken")
+        await settle(pilot)
+        await steps(pilot)
+        await settle(pilot)
+        app.save_screenshot(str(OUT / f"{name}.svg"))
+        print(f"wrote screenshots/{name}.svg")
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    tmp = Path(tempfile.gettempdir()) / "ccs-screenshots"  # a fixed path: it shows in the pictures
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        paths = make_home(tmp / "home")
+        work = tmp / "appworld"
+        work.mkdir()
+        keys = KeyStore(paths, os.environ)
+        try:
+            keys.set(KEY_ID, KEY_VALUE)
+        except Exception as exc:  # noqa: BLE001
+            print(f"warning: no keyring ({exc}); keys will show as unknown", file=sys.stderr)
+        procs = start_processes(paths, work)
+        try:
+            async def overview(pilot: Any) -> None:
+                pass
+
+            async def diff(pilot: Any) -> None:
+                pilot.app.action_set_tool("run")
+                pilot.app.detail_pane.show_tab("diff")
+
+            async def running(pilot: Any) -> None:
+                pilot.app.detail_pane.show_tab("running")
+                await settle(pilot)
+                await asyncio.sleep(0.3)
+
+            async def editor(pilot: Any) -> None:
+                await pilot.press("e")
+
+            for name, steps in (("main", overview), ("diff", diff), ("running", running), ("editor", editor)):
+                await shoot(paths, work, name, steps)
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+            try:
+                keys.delete(KEY_ID)
+            except Exception:  # noqa: BLE001
+                pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
