@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ccswitch_tui.importers.cc_switch import SourceError, plan_cc_switch, read_db
-from ccswitch_tui.importers.common import Planner
+from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.secrets import SERVICE, KeyStore
 from ccswitch_tui.store import Store

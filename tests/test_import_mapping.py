@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ccswitch_tui.importers.common import RowProblem, host_label, slugify
 from ccswitch_tui.importers.mapping import parse_claude_settings, parse_codex_config, parse_toml_text
+from ccswitch_tui.importers.model import RowProblem
+from ccswitch_tui.importers.naming import host_label, slugify
 
 KEY = "sk-0123456789abcdef0123"
 

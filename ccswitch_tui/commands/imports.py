@@ -14,7 +14,7 @@ dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would h
 
 
 def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import inside the command
-    from ..importers.common import Planner
+    from ..importers.planner import Planner
 
     return Planner(ctx.store, ctx.keys, dry_run=dry_run)
 

@@ -17,8 +17,10 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import UsageError
-from .common import Candidate, Planner, Report, RowProblem, fail, first_line, skip
 from .mapping import parse_claude_settings, parse_codex_config, parse_toml_text
+from .model import Candidate, RowProblem, fail, skip
+from .planner import Planner
+from .report import Report
 
 SUPPORTED_APPS = ("claude", "codex")
 REQUIRED_COLUMNS = ("id", "app_type", "name", "settings_config")
@@ -134,6 +136,16 @@ def read_config_json(path: Path) -> list[Row]:
 
 def _str(v: Any) -> str | None:
     return v.strip() if isinstance(v, str) and v.strip() else None
+
+
+def first_line(text: Any) -> str:
+    """The first non-blank line of a text (at most 200 characters); empty for anything else."""
+    if not isinstance(text, str):
+        return ""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""
 
 
 def candidate_from_row(row: Row) -> Candidate:

@@ -14,8 +14,11 @@ from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import UsageError
-from .common import Candidate, Item, Planner, Report, RowProblem, host_label, host_of, slugify
 from .mapping import parse_claude_settings, parse_codex_config, parse_toml_text
+from .model import Candidate, RowProblem
+from .naming import host_label, host_of, slugify
+from .planner import Planner
+from .report import Item, Report
 
 
 def _own_dir(environ: Mapping[str, str], name: str) -> str | None:

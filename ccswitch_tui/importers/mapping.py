@@ -15,7 +15,7 @@ from ..profile import (
     REASONING_EFFORTS,
     SECRET_NAME_RE,
 )
-from .common import ClaudeFields, CodexFields, fail, skip
+from .model import ClaudeFields, CodexFields, fail, skip
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"

@@ -1,5 +1,5 @@
-"""What the importers share: candidates read from a source, the plan that matches them against the
-profiles already there, the writes, and the report.
+"""The import plan: matches candidates against the profiles already there and against each other,
+decides what each one becomes, and writes nothing until ``Planner.apply``.
 
 An importer turns each entry of its source into a ``Candidate`` (or a ``RowProblem``) and hands it
 to a ``Planner``. The planner decides, without writing anything, what each candidate becomes:
@@ -18,76 +18,17 @@ keys first, then writes each profile atomically, so a failure never leaves half 
 from __future__ import annotations
 
 import hmac
-import re
-import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urlsplit
-
-import tomlkit
 
 from ..errors import CcsError, UsageError
-from ..profile import KEY_ID_RE, Profile, default_provider_id
+from ..profile import KEY_ID_RE
 from ..secrets import KeyStore
 from ..store import Store, validate_text
-
-ACTIONS = ("created", "merged", "unchanged", "skipped", "error")
-TOOL_SIDES = ("claude", "codex")
-MIN_KEY_CHECK = 8  # shorter "keys" are placeholders; searching texts for them finds only noise
-
-
-class RowProblem(Exception):
-    """A source entry that is not imported; ``action`` is "skipped" (nothing to import) or "error"."""
-
-    def __init__(self, action: str, reason: str):
-        super().__init__(reason)
-        self.action = action
-        self.reason = reason
-
-
-def skip(reason: str) -> RowProblem:
-    return RowProblem("skipped", reason)
-
-
-def fail(reason: str) -> RowProblem:
-    return RowProblem("error", reason)
-
-
-# --- small helpers ------------------------------------------------------------------------------
-
-def norm_url(url: str) -> str:
-    return url.strip().rstrip("/")
-
-
-def host_of(url: str | None) -> str:
-    if not url:
-        return ""
-    try:
-        return (urlsplit(url.strip()).hostname or "").lower()
-    except ValueError:
-        return ""
-
-
-def slugify(text: str, max_len: int = 64) -> str:
-    """A profile-name-like slug: ASCII lower case, a-z 0-9 . _ -; empty when nothing is left."""
-    t = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    t = re.sub(r"[^a-z0-9._-]+", "-", t)
-    t = re.sub(r"-{2,}", "-", t).strip("-._")
-    return t[:max_len].rstrip("-._")
-
-
-def host_label(host: str) -> str:
-    """The memorable part of a host name: ``api.deepseek.com`` → ``deepseek``."""
-    host = host.lower().strip(".")
-    labels = host.split(".")
-    if len(labels) < 2 or all(p.isdigit() for p in labels):
-        return host
-    rest = labels[:-1]
-    if len(rest) >= 2 and rest[-1] in ("com", "co", "net", "org", "gov", "edu", "ac"):
-        rest = rest[:-1]
-    return rest[-1]
+from .model import Candidate, RowProblem, Slot, fail, norm_url, skip
+from .naming import host_label, slugify, with_suffix
+from .report import Item
+from .writer import MIN_KEY_CHECK, check_alone, render_added, render_new
 
 
 def same_text(a: str | None, b: str | None) -> bool:
@@ -96,225 +37,6 @@ def same_text(a: str | None, b: str | None) -> bool:
 
 def _same_key(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
-
-
-def with_suffix(base: str, n: int, max_len: int) -> str:
-    suffix = f"-{n}"
-    return base[: max_len - len(suffix)].rstrip("-._") + suffix
-
-
-def today() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
-
-
-# --- what a source entry becomes -----------------------------------------------------------------
-
-@dataclass
-class ClaudeFields:
-    base_url: str
-    auth: str = "token"
-    model: str | None = None
-    opus: str | None = None
-    sonnet: str | None = None
-    haiku: str | None = None
-    subagent: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-
-    MODEL_FIELDS = ("model", "opus", "sonnet", "haiku", "subagent")
-
-    def comparable(self) -> dict[str, Any]:
-        return {
-            "base_url": norm_url(self.base_url),
-            "auth": self.auth,
-            **{f: getattr(self, f) for f in self.MODEL_FIELDS},
-            "env": dict(sorted(self.env.items())),
-        }
-
-    @classmethod
-    def from_profile(cls, p: Profile) -> ClaudeFields | None:
-        c = p.claude
-        if c is None:
-            return None
-        return cls(c.base_url, c.auth, c.model, c.opus, c.sonnet, c.haiku, c.subagent, dict(c.env))
-
-    def table(self, provider_base_url: str) -> Any:
-        t = tomlkit.table()
-        if norm_url(self.base_url) != norm_url(provider_base_url):
-            t.add("base_url", self.base_url)
-        t.add("auth", self.auth)
-        for f in self.MODEL_FIELDS:
-            if getattr(self, f):
-                t.add(f, getattr(self, f))
-        if self.env:
-            env = tomlkit.table()
-            for k, v in self.env.items():
-                env.add(k, v)
-            t.add("env", env)
-        return t
-
-
-@dataclass
-class CodexFields:
-    base_url: str
-    model: str
-    provider_id: str | None = None  # None: derived from the profile name
-    reasoning_effort: str | None = None
-
-    def comparable(self) -> dict[str, Any]:
-        return {"base_url": norm_url(self.base_url), "model": self.model, "reasoning_effort": self.reasoning_effort}
-
-    @classmethod
-    def from_profile(cls, p: Profile) -> CodexFields | None:
-        x = p.codex
-        if x is None:
-            return None
-        return cls(x.base_url, x.model, x.provider_id, x.reasoning_effort)
-
-    def table(self, provider_base_url: str, profile_name: str) -> Any:
-        t = tomlkit.table()
-        if norm_url(self.base_url) != norm_url(provider_base_url):
-            t.add("base_url", self.base_url)
-        t.add("model", self.model)
-        t.add("provider_id", self.provider_id or default_provider_id(profile_name))
-        if self.reasoning_effort:
-            t.add("reasoning_effort", self.reasoning_effort)
-        return t
-
-
-@dataclass
-class Candidate:
-    """One provider entry read from a source. ``key`` lives in memory only, never in a repr."""
-
-    source: str                      # short reference shown in the report, e.g. "db:claude/abc"
-    origin: str                      # a longer description for the profile's header comment
-    provider_name: str
-    claude: ClaudeFields | None = None
-    codex: CodexFields | None = None
-    key: str | None = field(default=None, repr=False)
-    website: str | None = None
-    description: str = ""
-    name: str | None = None          # a profile name asked for (--name)
-    warnings: list[str] = field(default_factory=list)
-
-    def sides(self) -> dict[str, ClaudeFields | CodexFields]:
-        return {t: getattr(self, t) for t in TOOL_SIDES if getattr(self, t) is not None}
-
-    def hosts(self) -> set[str]:
-        return {host_of(f.base_url) for f in self.sides().values()} - {""}
-
-
-@dataclass
-class Item:
-    """One line of the report: what became of one source entry."""
-
-    source: str
-    action: str
-    name: str | None = None          # the provider's name in the source
-    profile: str | None = None
-    reason: str | None = None
-    key_id: str | None = None
-    key: str | None = None           # stored | shared | present | missing | env
-    fingerprint: str | None = None
-    path: str | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "name": self.name,
-            "action": self.action,
-            "profile": self.profile,
-            "path": self.path,
-            "reason": self.reason,
-            "key_id": self.key_id,
-            "key": self.key,
-            "fingerprint": self.fingerprint,
-            "warnings": list(self.warnings),
-        }
-
-
-@dataclass
-class Report:
-    kind: str                        # cc-switch | claude | codex
-    read: list[str]                  # the files actually read
-    dry_run: bool
-    items: list[Item] = field(default_factory=list)
-    scrubbed: list[dict[str, Any]] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(ACTIONS, 0)
-        for it in self.items:
-            out[it.action] = out.get(it.action, 0) + 1
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "import": self.kind,
-            "dry_run": self.dry_run,
-            "read": list(self.read),
-            "items": [it.to_json() for it in self.items],
-            "summary": self.counts(),
-            "scrubbed": list(self.scrubbed),
-        }
-
-    def render(self) -> str:
-        lines: list[str] = []
-        width = max([len(it.profile or "-") for it in self.items] + [7])
-        for it in self.items:
-            head = f"{it.action:<9} {(it.profile or '-'):<{width}}  {it.source}"
-            if it.name:
-                head += f" {it.name!r}"
-            lines.append(head)
-            if it.reason:
-                lines.append(f"          {it.reason}")
-            if it.key_id and it.action in ("created", "merged", "unchanged"):
-                fp = f", {it.fingerprint}" if it.fingerprint else ""
-                hint = f" — store it with `ccs key set {it.key_id}`" if it.key == "missing" else ""
-                lines.append(f"          key {it.key_id} ({it.key}{fp}){hint}")
-            for w in it.warnings:
-                lines.append(f"          warning: {w}")
-        for s in self.scrubbed:
-            verb = "would remove" if self.dry_run else "removed"
-            if s.get("removed"):
-                lines.append(f"scrub     {s['path']}: {verb} {', '.join(s['removed'])}")
-            if s.get("note"):
-                lines.append(f"scrub     {s['path']}: {s['note']}")
-        c = self.counts()
-        summary = ", ".join(f"{c[a]} {a}" for a in ACTIONS)
-        prefix = "dry run, nothing written: " if self.dry_run else ""
-        lines.append(f"{prefix}{summary}" + (f" (read {', '.join(self.read)})" if self.read else ""))
-        return "\n".join(lines)
-
-
-# --- the plan -----------------------------------------------------------------------------------
-
-@dataclass
-class Slot:
-    """A profile in the plan: one already on disk, or one this import creates."""
-
-    name: str
-    provider_name: str
-    provider_base_url: str
-    key_ref: str | None
-    claude: ClaudeFields | None = None
-    codex: CodexFields | None = None
-    existing: bool = False
-    website: str | None = None
-    description: str = ""
-    origins: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    added: list[tuple[str, str]] = field(default_factory=list)   # (side, origin) added to an existing profile
-    items: list[Item] = field(default_factory=list)
-    new_key: str | None = None       # a key id this slot stores
-    dirty: bool = False
-    claimed: dict[str, str] = field(default_factory=dict)        # side → the source that matched it
-
-    def side(self, tool: str) -> ClaudeFields | CodexFields | None:
-        return getattr(self, tool)
-
-    def hosts(self) -> set[str]:
-        urls = [self.provider_base_url] + [f.base_url for f in (self.claude, self.codex) if f is not None]
-        return {host_of(u) for u in urls} - {""}
 
 
 class Planner:
@@ -332,14 +54,8 @@ class Planner:
         self._values: dict[str, str | None] = {}
         self._texts: list[tuple[Slot, str]] | None = None
         for e in store.entries():
-            if e.profile is None:
-                continue
-            p = e.profile
-            self.slots.append(Slot(
-                name=p.name, provider_name=p.provider.name, provider_base_url=p.provider.base_url,
-                key_ref=p.key_id, claude=ClaudeFields.from_profile(p), codex=CodexFields.from_profile(p),
-                existing=True, website=p.provider.website, description=p.description,
-            ))
+            if e.profile is not None:
+                self.slots.append(Slot.of_profile(e.profile))
 
     # keys ----------------------------------------------------------------------------------------
     def value_of(self, ref: str | None) -> str | None:
@@ -444,7 +160,7 @@ class Planner:
         sides = c.sides()
         if not sides:
             raise skip("serves neither Claude Code nor Codex")
-        _check_alone(c)
+        check_alone(c)
 
         # 1. the same provider with the same settings is already there (or earlier in this import)
         for s in self.slots:
@@ -564,15 +280,7 @@ class Planner:
                 it.path = str(self.store.path_for(it.profile))
 
     def _render(self, s: Slot) -> str:
-        if s.existing:
-            doc = self.store.load_doc(s.name)
-            for tool, origin in s.added:
-                f = s.side(tool)
-                t = f.table(s.provider_base_url, s.name) if tool == "codex" else f.table(s.provider_base_url)
-                t.comment(f"added by ccs import from {origin} on {today()}")
-                doc.add(tool, t)
-            return tomlkit.dumps(doc)
-        return render_new(s)
+        return render_added(self.store.load_doc(s.name), s) if s.existing else render_new(s)
 
     def apply(self) -> None:
         """Store the new keys, then write the profiles (each atomically). A profile that cannot be
@@ -598,52 +306,6 @@ class Planner:
                 self.keys.delete(s.new_key)
 
 
-def render_new(s: Slot) -> str:
-    doc = tomlkit.document()
-    doc.add(tomlkit.comment(f"Imported by ccs on {today()} from:"))
-    for origin in s.origins:
-        doc.add(tomlkit.comment(f"  {origin}"))
-    if s.key_ref and not s.key_ref.startswith("env:"):
-        doc.add(tomlkit.comment(f"The key is not in this file: it is in the OS keyring under id {s.key_ref!r}"))
-        doc.add(tomlkit.comment(f"(see `ccs key show {s.key_ref}`)."))
-    doc.add(tomlkit.nl())
-    doc.add("schema", 1)
-    doc.add("description", s.description)
-    prov = tomlkit.table()
-    prov.add("name", s.provider_name)
-    prov.add("base_url", s.provider_base_url)
-    prov.add("key", s.key_ref or slugify(s.provider_name) or s.name)
-    if s.website:
-        prov.add("website", s.website)
-    doc.add("provider", prov)
-    if s.claude:
-        doc.add("claude", s.claude.table(s.provider_base_url))
-    if s.codex:
-        doc.add("codex", s.codex.table(s.provider_base_url, s.name))
-    run = tomlkit.table()
-    run.add("export", ["openai"] if s.codex else ["anthropic"])
-    model = (s.codex.model if s.codex else None) or (s.claude.model if s.claude else None)
-    if model:
-        run.add("model", model)
-    doc.add("run", run)
-    return tomlkit.dumps(doc)
-
-
-def _check_alone(c: Candidate) -> None:
-    """Validate the profile this candidate alone would make, so a bad URL is reported on its row."""
-    first = c.claude or c.codex
-    assert first is not None
-    probe = Slot(name="import-check", provider_name=c.provider_name or "x", provider_base_url=first.base_url,
-                 key_ref="import-check", claude=c.claude, codex=c.codex, website=c.website,
-                 description=c.description)
-    try:
-        text = render_new(probe)
-        validate_text("import-check", text, "import-check.toml")
-    except CcsError as exc:
-        raise fail(str(exc).removeprefix("import-check.toml: ")) from None
-    if c.key and len(c.key) >= MIN_KEY_CHECK and c.key in text:
-        raise fail("the key also appears in a non-secret field; refusing to write it into a profile")
-
 
 def _differences(c: Candidate, s: Slot) -> list[str]:
     out = []
@@ -660,11 +322,3 @@ def _short(v: Any) -> str:
         return "{" + ", ".join(sorted(v)) + "}"
     return "-" if v is None else str(v)
 
-
-def first_line(text: Any) -> str:
-    if not isinstance(text, str):
-        return ""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:200]
-    return ""
