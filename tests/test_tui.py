@@ -122,7 +122,7 @@ async def test_environment_is_the_plan_of_ccs_env_with_sources(home: Paths):
             assert "OPENAI_BASE_URL" not in text or plan.env.get("OPENAI_BASE_URL") != STALE_OPENAI_URL
 
 
-async def test_tool_key_cycles_the_previewed_tool(home: Paths):
+async def test_tool_key_cycles_the_previewed_tool_and_the_tool_bar_takes_clicks(home: Paths):
     app = build_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -133,6 +133,40 @@ async def test_tool_key_cycles_the_previewed_tool(home: Paths):
         assert "CODEX_HOME" in plain(app, "#env-body")
         await pilot.press("t", "t")
         assert app.detail_pane.tool == "claude"
+        title = plain(app, "#detail-title")
+        await pilot.click("#detail-title", offset=(title.index(" run ") + 3, 0))
+        assert app.detail_pane.tool == "run"
+        assert "OPENAI_BASE_URL" in plain(app, "#env-body")
+
+
+async def test_number_keys_switch_tabs_and_enter_goes_into_the_tab(home: Paths):
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        for key, tab in zip("23451", ("environment", "diff", "running", "runs", "overview"), strict=True):
+            await pilot.press(key)
+            assert app.detail_pane.active_tab == tab
+        await pilot.press("3", "enter")
+        assert app.focused is app.query_one("#diff .body")
+        await pilot.press("5")
+        app.profile_list.options.focus()
+        await pilot.press("enter")
+        assert app.focused is app.query_one("#runs-table")
+
+
+async def test_theme_change_keeps_every_tab_rendering(home: Paths):
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        for theme in ("textual-light", "nord"):
+            app.theme = theme
+            for tab in ("overview", "environment", "diff", "running", "runs"):
+                app.detail_pane.show_tab(tab)
+                await settle(pilot)
+                assert app.export_screenshot()
+        assert app.is_running
 
 
 async def test_diff_against_a_contaminated_shell_summary_first(home: Paths):

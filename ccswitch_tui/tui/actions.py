@@ -39,6 +39,9 @@ ACTIONS: tuple[Action, ...] = (
 
 BY_NAME = {a.name: a for a in ACTIONS}
 
+TABS = (("overview", "Overview"), ("environment", "Environment"), ("diff", "Diff"), ("running", "Running"),
+        ("runs", "Runs"))
+
 # Actions the command palette lists; the same as the bindings but without the UI-only ones.
 PALETTE = tuple(a for a in ACTIONS if a.name not in ("filter",))
 
@@ -48,5 +51,8 @@ def bindings() -> list[Binding]:
         Binding(a.key, a.name, a.label, show=a.show, id=a.name, tooltip=a.help, key_display=a.key_display)
         for a in ACTIONS
     ]
+    for n, (tab, label) in enumerate(TABS, 1):
+        out.append(Binding(str(n), f"show_tab('{tab}')", label, show=False, id=f"tab-{tab}",
+                           tooltip=f"Show the {label} tab"))
     out.append(Binding("q", "quit", "Quit", id="quit", tooltip="Leave ccs"))
     return out

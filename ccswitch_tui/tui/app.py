@@ -130,7 +130,7 @@ class CcsApp(LaunchMixin, App[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (action in BY_NAME or action == "quit") and self.screen.is_modal:
+        if (action in BY_NAME or action in ("quit", "show_tab")) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         return self.action_enabled(action)
 
@@ -159,6 +159,10 @@ class CcsApp(LaunchMixin, App[None]):
         self.profile_list.set_presence(event.presence)
         if event.presence.keyring_error:
             self.notify(event.presence.keyring_error, title="Keyring", severity="warning")
+
+    @on(ProfileList.Chosen)
+    def _chosen(self) -> None:
+        self.focus_detail()
 
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
@@ -326,6 +330,18 @@ class CcsApp(LaunchMixin, App[None]):
         from .screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
+
+    def action_show_tab(self, tab: str) -> None:
+        self.detail_pane.show_tab(tab)
+
+    def focus_detail(self) -> None:
+        """Enter on a profile: into the active tab, to scroll or pick a row with the keyboard."""
+        pane = self.detail_pane
+        target = {"running": "#procs", "runs": "#runs-table"}.get(pane.active_tab)
+        if target:
+            self.query_one(target).focus()
+        else:
+            pane.query_one(f"#{pane.active_tab} .body").focus()
 
     def action_cycle_tool(self) -> None:
         self.detail_pane.cycle_tool()

@@ -32,7 +32,9 @@ def keys_table() -> str:
         keys = ", ".join(a.key_display or k.replace("question_mark", "?").replace("slash", "/")
                          for k in a.key.split(","))
         rows.append(f"| `{keys}` | {a.help} |")
-    rows += ["| `tab` | Move between the list, the tabs and the panes |",
+    rows += ["| `1`…`5` | Show Overview, Environment, Diff, Running, Runs |",
+             "| `enter` | From the list into the tab shown (scroll, pick a run or a process) |",
+             "| `tab` | Move between the list, the tabs and the panes |",
              "| `ctrl+p` | Command palette (every action, and jump to a profile) |",
              "| `q` | Quit |"]
     return "\n".join(rows)

@@ -51,6 +51,9 @@ class ProfileList(Vertical):
     BINDINGS = [Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter",
                         tooltip="Clear the filter and go back to the list")]
 
+    class Chosen(Message):
+        """Enter on a profile."""
+
     class Highlighted(Message):
         def __init__(self, name: str | None):
             super().__init__()
@@ -155,6 +158,7 @@ class ProfileList(Vertical):
     @on(OptionList.OptionSelected, "#profiles")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        self.post_message(self.Chosen())
 
     def action_clear_filter(self) -> None:
         self.query_one("#filter", Input).value = ""
