@@ -27,6 +27,13 @@ CLAUDE_AUTH = ("token", "api-key")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 RUN_EXPORTS = ("openai", "anthropic")
 TOOLS = ("claude", "codex", "run")
+CLAUDE_MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that sets it
+    "ANTHROPIC_MODEL": "model",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL": "opus",
+    "ANTHROPIC_DEFAULT_SONNET_MODEL": "sonnet",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL": "haiku",
+    "CLAUDE_CODE_SUBAGENT_MODEL": "subagent",
+}
 
 
 @dataclass(frozen=True)
@@ -54,13 +61,7 @@ class ClaudeSide:
     env: Mapping[str, str] = field(default_factory=dict)
 
     def model_vars(self) -> dict[str, str]:
-        pairs = {
-            "ANTHROPIC_MODEL": self.model,
-            "ANTHROPIC_DEFAULT_OPUS_MODEL": self.opus,
-            "ANTHROPIC_DEFAULT_SONNET_MODEL": self.sonnet,
-            "ANTHROPIC_DEFAULT_HAIKU_MODEL": self.haiku,
-            "CLAUDE_CODE_SUBAGENT_MODEL": self.subagent,
-        }
+        pairs = {var: getattr(self, f) for var, f in CLAUDE_MODEL_VARS.items()}
         return {k: v for k, v in pairs.items() if v}
 
 

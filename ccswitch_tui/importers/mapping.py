@@ -10,25 +10,20 @@ from typing import Any
 
 from ..profile import (
     BUILTIN_CODEX_PROVIDERS,
+    CLAUDE_MODEL_VARS,
     ENV_NAME_RE,
     PROVIDER_ID_RE,
     REASONING_EFFORTS,
     SECRET_NAME_RE,
+    ClaudeSide,
 )
-from .model import ClaudeFields, CodexFields, fail, skip
+from .model import CodexFields, fail, skip
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 CLAUDE_KEY_VARS = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
 CLAUDE_AUTH = {"ANTHROPIC_AUTH_TOKEN": "token", "ANTHROPIC_API_KEY": "api-key"}
-CLAUDE_MODEL_VARS = {
-    "ANTHROPIC_MODEL": "model",
-    "ANTHROPIC_DEFAULT_OPUS_MODEL": "opus",
-    "ANTHROPIC_DEFAULT_SONNET_MODEL": "sonnet",
-    "ANTHROPIC_DEFAULT_HAIKU_MODEL": "haiku",
-    "CLAUDE_CODE_SUBAGENT_MODEL": "subagent",
-}
 CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 # set by ccs itself for every launch: an imported value would only be confusing
 CCS_OWNED = ("CLAUDE_CONFIG_DIR", "CODEX_HOME")
@@ -36,7 +31,7 @@ CCS_OWNED = ("CLAUDE_CONFIG_DIR", "CODEX_HOME")
 
 @dataclass
 class ClaudeParse:
-    fields: ClaudeFields
+    fields: ClaudeSide
     key: str | None = field(default=None, repr=False)
     key_vars: list[str] = field(default_factory=list)   # env names that hold the key
     warnings: list[str] = field(default_factory=list)
@@ -114,23 +109,20 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         base_url = ANTHROPIC_DEFAULT_URL
     base_url = base_url.rstrip("/")
 
-    fields = ClaudeFields(base_url=base_url, auth=auth)
-    for var, attr in CLAUDE_MODEL_VARS.items():
-        value = _text(env.get(var))
-        if value:
-            setattr(fields, attr, value)
+    models = {attr: _text(env.get(var)) for var, attr in CLAUDE_MODEL_VARS.items()}
     small_fast = _text(env.get("ANTHROPIC_SMALL_FAST_MODEL"))
     if small_fast:
-        if fields.haiku is None:
-            fields.haiku = small_fast
+        if models["haiku"] is None:
+            models["haiku"] = small_fast
             warnings.append("ANTHROPIC_SMALL_FAST_MODEL is deprecated; imported as [claude].haiku")
-        elif small_fast != fields.haiku:
+        elif small_fast != models["haiku"]:
             warnings.append("ANTHROPIC_SMALL_FAST_MODEL (deprecated) differs from the haiku model; not imported")
-    if fields.model is None and _text(settings.get("model")):
-        fields.model = _text(settings.get("model"))
+    if models["model"] is None:
+        models["model"] = _text(settings.get("model"))
     if settings.get("apiKeyHelper"):
         warnings.append("apiKeyHelper (a command that prints a key) is not imported; ccs reads keys from the keyring")
 
+    extra_env: dict[str, str] = {}
     handled = {*CLAUDE_KEY_VARS, "ANTHROPIC_BASE_URL", "ANTHROPIC_SMALL_FAST_MODEL", *CLAUDE_MODEL_VARS,
                *CLOUD_SWITCHES}
     for name, raw in env.items():
@@ -153,7 +145,8 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         elif name in CCS_OWNED or name.startswith("CCS_"):
             warnings.append(f"env.{name} is set by ccs itself at launch; not imported")
         else:
-            fields.env[name] = value
+            extra_env[name] = value
+    fields = ClaudeSide(base_url=base_url, auth=auth, env=extra_env, **models)
     return ClaudeParse(fields=fields, key=key, key_vars=key_vars, warnings=warnings)
 
 

@@ -1,6 +1,9 @@
 """The importers' model: what a source entry becomes (a ``Candidate``, or a ``RowProblem`` saying why
 not), and the profiles a plan works on (``Slot``: one already on disk, or one the import creates).
 
+A Claude Code entry becomes a ``profile.ClaudeSide``, the same as a profile's; a Codex entry becomes
+a ``CodexFields``, which may leave the provider id to the profile's name.
+
 Nothing here reads or writes files.
 """
 
@@ -9,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..profile import Profile
+from ..profile import CLAUDE_MODEL_VARS, ClaudeSide, CodexSide, Profile
 from .naming import host_of
 from .report import Item
 
@@ -38,51 +41,33 @@ def norm_url(url: str) -> str:
     return url.strip().rstrip("/")
 
 
-@dataclass
-class ClaudeFields:
-    base_url: str
-    auth: str = "token"
-    model: str | None = None
-    opus: str | None = None
-    sonnet: str | None = None
-    haiku: str | None = None
-    subagent: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-
-    MODEL_FIELDS = ("model", "opus", "sonnet", "haiku", "subagent")
-
-    def comparable(self) -> dict[str, Any]:
-        return {
-            "base_url": norm_url(self.base_url),
-            "auth": self.auth,
-            **{f: getattr(self, f) for f in self.MODEL_FIELDS},
-            "env": dict(sorted(self.env.items())),
-        }
-
-    @classmethod
-    def from_profile(cls, p: Profile) -> ClaudeFields | None:
-        c = p.claude
-        if c is None:
-            return None
-        return cls(c.base_url, c.auth, c.model, c.opus, c.sonnet, c.haiku, c.subagent, dict(c.env))
-
-
-@dataclass
+@dataclass(frozen=True)
 class CodexFields:
+    """The [codex] table an import brings. Unlike ``profile.CodexSide``, the provider id may be left
+    to the profile's name (None: ``default_provider_id`` once the profile is named), and there is no
+    env table to import."""
+
     base_url: str
     model: str
-    provider_id: str | None = None  # None: derived from the profile name
+    provider_id: str | None = None
     reasoning_effort: str | None = None
 
-    def comparable(self) -> dict[str, Any]:
-        return {"base_url": norm_url(self.base_url), "model": self.model, "reasoning_effort": self.reasoning_effort}
 
-    @classmethod
-    def from_profile(cls, p: Profile) -> CodexFields | None:
-        x = p.codex
-        if x is None:
-            return None
-        return cls(x.base_url, x.model, x.provider_id, x.reasoning_effort)
+Side = ClaudeSide | CodexSide | CodexFields
+
+
+def compared(side: Side) -> dict[str, Any]:
+    """The settings that make two sides of one tool the same setup: the base URL (as ``norm_url``
+    has it), then Claude Code's auth, models and env, or Codex's model and reasoning effort (its
+    provider id and env are not compared)."""
+    if isinstance(side, ClaudeSide):
+        return {
+            "base_url": norm_url(side.base_url),
+            "auth": side.auth,
+            **{f: getattr(side, f) for f in CLAUDE_MODEL_VARS.values()},
+            "env": dict(sorted(side.env.items())),
+        }
+    return {"base_url": norm_url(side.base_url), "model": side.model, "reasoning_effort": side.reasoning_effort}
 
 
 @dataclass
@@ -92,7 +77,7 @@ class Candidate:
     source: str                      # short reference shown in the report, e.g. "db:claude/abc"
     origin: str                      # a longer description for the profile's header comment
     provider_name: str
-    claude: ClaudeFields | None = None
+    claude: ClaudeSide | None = None
     codex: CodexFields | None = None
     key: str | None = field(default=None, repr=False)
     website: str | None = None
@@ -100,7 +85,7 @@ class Candidate:
     name: str | None = None          # a profile name asked for (--name)
     warnings: list[str] = field(default_factory=list)
 
-    def sides(self) -> dict[str, ClaudeFields | CodexFields]:
+    def sides(self) -> dict[str, ClaudeSide | CodexFields]:
         return {t: getattr(self, t) for t in TOOL_SIDES if getattr(self, t) is not None}
 
     def hosts(self) -> set[str]:
@@ -115,8 +100,8 @@ class Slot:
     provider_name: str
     provider_base_url: str
     key_ref: str | None
-    claude: ClaudeFields | None = None
-    codex: CodexFields | None = None
+    claude: ClaudeSide | None = None
+    codex: CodexSide | CodexFields | None = None   # a profile's own side, or one an import brings
     existing: bool = False
     website: str | None = None
     description: str = ""
@@ -132,11 +117,11 @@ class Slot:
     def of_profile(cls, p: Profile) -> Slot:
         return cls(
             name=p.name, provider_name=p.provider.name, provider_base_url=p.provider.base_url,
-            key_ref=p.key_id, claude=ClaudeFields.from_profile(p), codex=CodexFields.from_profile(p),
+            key_ref=p.key_id, claude=p.claude, codex=p.codex,
             existing=True, website=p.provider.website, description=p.description,
         )
 
-    def side(self, tool: str) -> ClaudeFields | CodexFields | None:
+    def side(self, tool: str) -> Side | None:
         return getattr(self, tool)
 
     def hosts(self) -> set[str]:

@@ -25,7 +25,7 @@ from ..errors import CcsError, UsageError
 from ..profile import KEY_ID_RE
 from ..secrets import KeyStore
 from ..store import Store, validate_text
-from .model import Candidate, RowProblem, Slot, fail, norm_url, skip
+from .model import Candidate, RowProblem, Slot, compared, fail, norm_url, skip
 from .naming import host_label, slugify, with_suffix
 from .report import Item
 from .writer import MIN_KEY_CHECK, check_alone, render_added, render_new
@@ -166,7 +166,7 @@ class Planner:
         for s in self.slots:
             if self._relation(c, s) is None:
                 continue
-            if all(s.side(t) is not None and s.side(t).comparable() == f.comparable() for t, f in sides.items()):
+            if all(s.side(t) is not None and compared(s.side(t)) == compared(f) for t, f in sides.items()):
                 self._settle_key(c, s, item)
                 item.profile = s.name
                 if all(t in s.claimed for t in sides):
@@ -207,7 +207,7 @@ class Planner:
                 continue
             missing = [t for t in sides if s.side(t) is None]
             common = [t for t in sides if s.side(t) is not None]
-            if not missing or any(s.side(t).comparable() != sides[t].comparable() for t in common):
+            if not missing or any(compared(s.side(t)) != compared(sides[t]) for t in common):
                 continue
             host = sorted(c.hosts() & s.hosts())
             if not (common or host or same_text(c.provider_name, s.provider_name)):
@@ -310,7 +310,7 @@ class Planner:
 def _differences(c: Candidate, s: Slot) -> list[str]:
     out = []
     for t, f in c.sides().items():
-        mine, theirs = f.comparable(), s.side(t).comparable()
+        mine, theirs = compared(f), compared(s.side(t))
         for k in mine:
             if mine[k] != theirs[k]:
                 out.append(f"{t}.{k} ({_short(theirs[k])} → {_short(mine[k])})")

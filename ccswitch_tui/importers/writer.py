@@ -9,9 +9,9 @@ from typing import Any
 import tomlkit
 
 from ..errors import CcsError
-from ..profile import default_provider_id
+from ..profile import CLAUDE_MODEL_VARS, ClaudeSide, CodexSide, default_provider_id
 from ..store import validate_text
-from .model import Candidate, ClaudeFields, CodexFields, Slot, fail, norm_url
+from .model import Candidate, CodexFields, Slot, fail, norm_url
 from .naming import slugify
 
 MIN_KEY_CHECK = 8  # shorter "keys" are placeholders; searching texts for them finds only noise
@@ -21,12 +21,12 @@ def today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
-def claude_table(f: ClaudeFields, provider_base_url: str) -> Any:
+def claude_table(f: ClaudeSide, provider_base_url: str) -> Any:
     t = tomlkit.table()
     if norm_url(f.base_url) != norm_url(provider_base_url):
         t.add("base_url", f.base_url)
     t.add("auth", f.auth)
-    for name in ClaudeFields.MODEL_FIELDS:
+    for name in CLAUDE_MODEL_VARS.values():
         if getattr(f, name):
             t.add(name, getattr(f, name))
     if f.env:
@@ -37,7 +37,7 @@ def claude_table(f: ClaudeFields, provider_base_url: str) -> Any:
     return t
 
 
-def codex_table(f: CodexFields, provider_base_url: str, profile_name: str) -> Any:
+def codex_table(f: CodexSide | CodexFields, provider_base_url: str, profile_name: str) -> Any:
     t = tomlkit.table()
     if norm_url(f.base_url) != norm_url(provider_base_url):
         t.add("base_url", f.base_url)
