@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import UsageError
-from .mapping import parse_claude_settings, parse_codex_config, parse_toml_text
+from .mapping import nonblank, parse_claude_settings, parse_codex_config, parse_toml_text
 from .model import Candidate, RowProblem, fail, skip
 from .planner import Planner
 from .report import Report
@@ -91,8 +91,8 @@ def read_db(path: Path, timeout: float = 2.0) -> list[Row]:
         app, pid = str(values["app_type"]), str(values["id"])
         rows.append(Row(
             source=f"db:{app}/{pid}", where=str(path), app=app, id=pid, name=str(values["name"] or pid),
-            settings=values["settings_config"], website=_str(values.get("website_url")),
-            notes=_str(values.get("notes")), meta=values.get("meta"),
+            settings=values["settings_config"], website=nonblank(values.get("website_url")),
+            notes=nonblank(values.get("notes")), meta=values.get("meta"),
         ))
     return rows
 
@@ -129,13 +129,9 @@ def read_config_json(path: Path) -> list[Row]:
             rows.append(Row(
                 source=f"config.json:{app}/{pid}", where=str(path), app=str(app), id=str(pid),
                 name=str(prov.get("name") or pid), settings=prov.get("settingsConfig", prov.get("settings_config")),
-                website=_str(prov.get("websiteUrl")), notes=_str(prov.get("notes")), meta=prov.get("meta"),
+                website=nonblank(prov.get("websiteUrl")), notes=nonblank(prov.get("notes")), meta=prov.get("meta"),
             ))
     return rows
-
-
-def _str(v: Any) -> str | None:
-    return v.strip() if isinstance(v, str) and v.strip() else None
 
 
 def first_line(text: Any) -> str:

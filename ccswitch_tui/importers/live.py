@@ -36,19 +36,27 @@ def codex_home(environ: Mapping[str, str], home: Path) -> Path:
     return Path(base).expanduser() if base else home / ".codex"
 
 
-def _read_json(path: Path, required: bool = True) -> tuple[Any, str | None]:
+def _read_text(path: Path, missing: str | None = "not found") -> str | None:
+    """The file's text. A missing file: UsageError with ``missing``, or None when ``missing`` is None."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        if required:
-            raise UsageError(f"{path}: not found") from None
-        return None, None
+        if missing is None:
+            return None
+        raise UsageError(f"{path}: {missing}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
+
+
+def _read_json(path: Path, required: bool = True) -> Any:
+    """The file's JSON (an empty file reads as {}); None for a missing file that is not required."""
+    text = _read_text(path, "not found" if required else None)
+    if text is None:
+        return None
     if not text.strip():
-        return {}, text
+        return {}
     try:
-        return json.loads(text), text
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; fix or move the file") from None
 
@@ -70,7 +78,7 @@ class LivePlan:
 
 
 def plan_claude(planner: Planner, path: Path, name: str | None = None) -> LivePlan:
-    settings, _ = _read_json(path)
+    settings = _read_json(path)
     report = Report(kind="claude", read=[str(path)], dry_run=planner.dry_run, items=planner.items)
     source = str(path)
     try:
@@ -93,13 +101,9 @@ def plan_claude(planner: Planner, path: Path, name: str | None = None) -> LivePl
 def plan_codex(planner: Planner, home: Path, name: str | None = None,
                environ: Mapping[str, str] | None = None) -> LivePlan:
     config_path, auth_path = home / "config.toml", home / "auth.json"
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{config_path}: not found (use --home DIR for another Codex home)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{config_path}: cannot read: {exc}") from None
-    auth, _ = _read_json(auth_path, required=False)
+    text = _read_text(config_path, "not found (use --home DIR for another Codex home)")
+    assert text is not None
+    auth = _read_json(auth_path, required=False)
     report = Report(kind="codex", read=[str(config_path)] + ([str(auth_path)] if auth is not None else []),
                     dry_run=planner.dry_run, items=planner.items)
     files = {"config": config_path, "auth": auth_path}
@@ -182,24 +186,20 @@ def _scrub_json(text: str, key: str) -> tuple[str, list[str]]:
     data = json.loads(text)
     removed: list[str] = []
 
-    def walk(node: Any, where: str) -> Any:
+    def walk(node: Any, where: str) -> None:
         if isinstance(node, dict):
-            for k in list(node):
-                v = node[k]
-                if isinstance(v, str) and v.strip() == key:
-                    del node[k]
-                    removed.append(f"{where}{k}")
-                else:
-                    walk(v, f"{where}{k}.")
+            places = [(k, f"{where}{k}") for k in list(node)]
         elif isinstance(node, list):
-            for i in reversed(range(len(node))):
-                v = node[i]
-                if isinstance(v, str) and v.strip() == key:
-                    del node[i]
-                    removed.append(f"{where}[{i}]")
-                else:
-                    walk(v, f"{where}[{i}].")
-        return node
+            places = [(i, f"{where}[{i}]") for i in reversed(range(len(node)))]  # from the end: indexes hold
+        else:
+            return
+        for k, label in places:
+            v = node[k]
+            if isinstance(v, str) and v.strip() == key:
+                del node[k]
+                removed.append(label)
+            else:
+                walk(v, f"{label}.")
 
     walk(data, "")
     indent = _json_indent(text)

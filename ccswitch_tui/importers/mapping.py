@@ -46,7 +46,8 @@ class CodexParse:
     warnings: list[str] = field(default_factory=list)
 
 
-def _text(v: Any) -> str | None:
+def nonblank(v: Any) -> str | None:
+    """A string with its surrounding blanks dropped; None for a blank string or anything else."""
     return v.strip() if isinstance(v, str) and v.strip() else None
 
 
@@ -86,7 +87,7 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         order.insert(0, api_key_field)
     key, key_var = None, None
     for var in order:
-        value = _text(env.get(var))
+        value = nonblank(env.get(var))
         if value:
             key, key_var = value, var
             break
@@ -96,21 +97,21 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         auth = CLAUDE_AUTH[api_key_field]
     else:
         auth = "api-key" if "ANTHROPIC_API_KEY" in env and "ANTHROPIC_AUTH_TOKEN" not in env else "token"
-    key_vars = [v for v in CLAUDE_KEY_VARS if key and _text(env.get(v)) == key]
+    key_vars = [v for v in CLAUDE_KEY_VARS if key and nonblank(env.get(v)) == key]
     for var in CLAUDE_KEY_VARS:
-        other = _text(env.get(var))
+        other = nonblank(env.get(var))
         if other and key and other != key:
             warnings.append(f"env.{var} holds a second, different key; not imported (only env.{key_var} is)")
 
-    base_url = _text(env.get("ANTHROPIC_BASE_URL"))
+    base_url = nonblank(env.get("ANTHROPIC_BASE_URL"))
     if base_url is None:
         if key is None:
             raise skip("no ANTHROPIC_BASE_URL and no key: it uses Claude Code's own login; nothing to import")
         base_url = ANTHROPIC_DEFAULT_URL
     base_url = base_url.rstrip("/")
 
-    models = {attr: _text(env.get(var)) for var, attr in CLAUDE_MODEL_VARS.items()}
-    small_fast = _text(env.get("ANTHROPIC_SMALL_FAST_MODEL"))
+    models = {attr: nonblank(env.get(var)) for var, attr in CLAUDE_MODEL_VARS.items()}
+    small_fast = nonblank(env.get("ANTHROPIC_SMALL_FAST_MODEL"))
     if small_fast:
         if models["haiku"] is None:
             models["haiku"] = small_fast
@@ -118,7 +119,7 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         elif small_fast != models["haiku"]:
             warnings.append("ANTHROPIC_SMALL_FAST_MODEL (deprecated) differs from the haiku model; not imported")
     if models["model"] is None:
-        models["model"] = _text(settings.get("model"))
+        models["model"] = nonblank(settings.get("model"))
     if settings.get("apiKeyHelper"):
         warnings.append("apiKeyHelper (a command that prints a key) is not imported; ccs reads keys from the keyring")
 
@@ -157,7 +158,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
     environ = environ or {}
     warnings: list[str] = []
     cfg = dict(config)
-    selected = _text(cfg.get("profile"))
+    selected = nonblank(cfg.get("profile"))
     if selected:
         overlay = (cfg.get("profiles") or {}).get(selected) if isinstance(cfg.get("profiles"), Mapping) else None
         if isinstance(overlay, Mapping):
@@ -165,7 +166,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
             warnings.append(f"imported the settings of profile {selected!r} named by the top-level `profile` key")
         else:
             warnings.append(f"top-level `profile = {selected!r}` names no [profiles.{selected}] table; ignored")
-    pid = _text(cfg.get("model_provider")) or "openai"
+    pid = nonblank(cfg.get("model_provider")) or "openai"
     providers = cfg.get("model_providers") or {}
     if not isinstance(providers, Mapping):
         raise fail("`model_providers` is not a table")
@@ -173,7 +174,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
     if entry is not None and not isinstance(entry, Mapping):
         raise fail(f"[model_providers.{pid}] is not a table")
     auth = auth if isinstance(auth, Mapping) else {}
-    auth_key = _text(auth.get("OPENAI_API_KEY"))
+    auth_key = nonblank(auth.get("OPENAI_API_KEY"))
 
     if entry is None:
         if pid != "openai":
@@ -184,15 +185,15 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
             if auth.get("tokens"):
                 raise skip("signs in with a ChatGPT account (auth tokens), which ccs does not import")
             raise skip("the built-in OpenAI provider without an API key; nothing to import")
-        base_url = _text(cfg.get("openai_base_url")) or OPENAI_DEFAULT_URL
+        base_url = nonblank(cfg.get("openai_base_url")) or OPENAI_DEFAULT_URL
         provider_name: str | None = "OpenAI"
         entry = {}
     else:
-        base_url = _text(entry.get("base_url"))
+        base_url = nonblank(entry.get("base_url"))
         if base_url is None:
             raise fail(f"[model_providers.{pid}] has no base_url")
-        provider_name = _text(entry.get("name"))
-        wire = _text(entry.get("wire_api"))
+        provider_name = nonblank(entry.get("name"))
+        wire = nonblank(entry.get("wire_api"))
         if wire == "chat":
             warnings.append('wire_api = "chat" is no longer supported by Codex; the profile uses "responses" — '
                             f"check that {base_url.rstrip('/')}/responses answers")
@@ -212,21 +213,21 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
         warnings.append(f"provider id {pid!r} is not usable; the profile uses its own id")
         provider_id = None
 
-    model = _text(cfg.get("model"))
+    model = nonblank(cfg.get("model"))
     if model is None:
         raise fail("no `model` in the Codex config; a profile needs one")
-    effort = _text(cfg.get("model_reasoning_effort"))
+    effort = nonblank(cfg.get("model_reasoning_effort"))
     if effort is not None and effort not in REASONING_EFFORTS:
         warnings.append(f"model_reasoning_effort = {effort!r} is not one of {', '.join(REASONING_EFFORTS)}; dropped")
         effort = None
 
     key, key_from = None, None
-    bearer = _text(entry.get("experimental_bearer_token"))
-    env_key = _text(entry.get("env_key"))
+    bearer = nonblank(entry.get("experimental_bearer_token"))
+    env_key = nonblank(entry.get("env_key"))
     if bearer:
         key, key_from = bearer, "config"
     elif env_key and not entry.get("requires_openai_auth"):
-        key = _text(environ.get(env_key))
+        key = nonblank(environ.get(env_key))
         key_from = f"env:{env_key}" if key else None
         if key is None and auth_key:
             key, key_from = auth_key, "auth"
