@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,12 +79,25 @@ class CcsApp(LaunchMixin, App[None]):
             yield DetailPane(self.service.environ, id="detail")
         yield Footer()
 
+    def on_load(self) -> None:
+        # Start reading the profile files before the screen is built: with hundreds of them the
+        # list is then ready about when the first frame is.
+        self._first_entries: Future[list[Entry]] = Future()
+
+        def read() -> None:
+            try:
+                self._first_entries.set_result(self.service.entries())
+            except BaseException as exc:  # handed to load_profiles, which reports it
+                self._first_entries.set_exception(exc)
+
+        self.run_worker(read, thread=True, group="preload", exit_on_error=False)
+
     def on_mount(self) -> None:
         self.sub_title = str(self.service.paths.profiles)
         if not self.cursor_blink:
             self.query_one("#filter").cursor_blink = False  # type: ignore[attr-defined]
         self.query_one("#profiles").focus()
-        self.load_profiles()
+        self.load_profiles(first=True)
         self.set_interval(self.running_interval, self._tick_running)
 
     @property
@@ -137,8 +151,9 @@ class CcsApp(LaunchMixin, App[None]):
     # --- loading ------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def load_profiles(self, keep: str | None = None) -> None:
-        self.post_message(m.ProfilesLoaded(self.service.entries(), keep))
+    def load_profiles(self, keep: str | None = None, first: bool = False) -> None:
+        entries = self._first_entries.result() if first else self.service.entries()
+        self.post_message(m.ProfilesLoaded(entries, keep))
 
     @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
     def load_presence(self, entries: list[Entry]) -> None:
@@ -231,10 +246,15 @@ class CcsApp(LaunchMixin, App[None]):
         if event.pane.id == "running":
             self.scan_processes()
 
+    def running_view(self) -> RunningView | None:
+        """The Running tab's view; None for the moment after start-up before it is mounted."""
+        views = self.query(RunningView)
+        return views.first() if views else None
+
     @work(thread=True, exclusive=True, group="running", exit_on_error=False)
     def scan_processes(self) -> None:
-        view = self.query_one(RunningView)
-        pid = view.selected_pid
+        view = self.running_view()
+        pid = view.selected_pid if view else None
         try:
             procs = self.service.processes(self.show_all_processes)
         except CcsError as exc:
@@ -247,7 +267,9 @@ class CcsApp(LaunchMixin, App[None]):
 
     @on(m.ProcessesReady)
     def _processes(self, event: m.ProcessesReady) -> None:
-        view = self.query_one(RunningView)
+        view = self.running_view()
+        if view is None:
+            return
         scope = "any process with routing variables" if self.show_all_processes else \
             "Claude Code, Codex and ccs-launched processes"
         status = event.error or f"{len(event.processes)} running — {scope}; refreshed every " \
@@ -260,6 +282,11 @@ class CcsApp(LaunchMixin, App[None]):
     def _process_selected(self, event: RunningView.Selected) -> None:
         if event.pid is not None:
             self.inspect_process(event.pid)
+
+    @on(RunningView.Ready)
+    def _running_ready(self) -> None:
+        if self.detail_pane.active_tab == "running":
+            self.scan_processes()
 
     @on(RunningView.ToggleAll)
     def _toggle_all(self) -> None:
@@ -276,8 +303,8 @@ class CcsApp(LaunchMixin, App[None]):
         self._show_inspection(event.pid, event.inspection, event.error)
 
     def _show_inspection(self, pid: int, insp: Any, error: str | None) -> None:
-        view = self.query_one(RunningView)
-        if pid != view.selected_pid:
+        view = self.running_view()
+        if view is None or pid != view.selected_pid:
             return
         if insp is not None:
             view.show_inspection(insp)
@@ -339,7 +366,8 @@ class CcsApp(LaunchMixin, App[None]):
         pane = self.detail_pane
         target = {"running": "#procs", "runs": "#runs-table"}.get(pane.active_tab)
         if target:
-            self.query_one(target).focus()
+            for widget in self.query(target):
+                widget.focus()
         else:
             pane.query_one(f"#{pane.active_tab} .body").focus()
 

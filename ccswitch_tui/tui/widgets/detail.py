@@ -10,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.lazy import Lazy
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from .. import render
@@ -37,15 +38,13 @@ class DetailPane(Vertical):
                 yield Static("", id="env-body")
             with TabPane("Diff", id="diff"), VerticalScroll(classes="body"):
                 yield Static("", id="diff-body")
+            # The two tables are mounted after the first frame: start-up paints sooner.
             with TabPane("Running", id="running"):
-                yield RunningView(self.parent_env, id="running-view")
+                yield Lazy(RunningView(self.parent_env, id="running-view"))
             with TabPane("Runs", id="runs"):
-                yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-                with VerticalScroll(id="run-detail-scroll"):
-                    yield Static("", id="run-detail")
+                yield Lazy(RunsView(id="runs-view"))
 
     def on_mount(self) -> None:
-        self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_runs())
 
     @property
@@ -78,9 +77,9 @@ class DetailPane(Vertical):
         self.tool = None
         self.runs = ()
         self.query_one("#detail-title", Static).update(Content.styled(message, "$text-muted"))
-        for wid in ("#overview-body", "#env-body", "#diff-body", "#run-detail"):
+        for wid in ("#overview-body", "#env-body", "#diff-body"):
             self.query_one(wid, Static).update("")
-        self.query_one("#runs-table", DataTable).clear()
+        self.refresh_runs()
 
     def set_tool(self, tool: str) -> None:
         if tool in self.tools:
@@ -113,12 +112,35 @@ class DetailPane(Vertical):
         self.refresh_runs()
 
     def refresh_runs(self) -> None:
+        for view in self.query(RunsView):
+            view.show(self.runs)
+
+
+class RunsView(Vertical):
+    """The profile's run manifests, newest first, and the one under the cursor in full."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.runs: tuple[RunRow, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="run-detail-scroll"):
+            yield Static("", id="run-detail")
+
+    def on_mount(self) -> None:
+        self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift")
+        pane = next((a for a in self.ancestors if isinstance(a, DetailPane)), None)
+        self.show(pane.runs if pane else ())
+
+    def show(self, runs: tuple[RunRow, ...]) -> None:
+        self.runs = runs
         table = self.query_one("#runs-table", DataTable)
         keep = table.cursor_row
         table.clear()
         v = self.app.theme_variables
         warn, ok, muted = v.get("text-warning", "yellow"), v.get("text-success", "green"), v.get("text-muted", "")
-        for r in self.runs:
+        for r in runs:
             m = r.manifest
             if r.against is None:
                 drift = Text("first run", style=muted)
@@ -127,12 +149,12 @@ class DetailPane(Vertical):
             else:
                 drift = Text("comparable", style=ok)
             status = render.status_text(m)
-            status_cell = Text(status, style=ok if status == "0" else warn)
             started = str(m.get("started") or "-").replace("T", " ").removesuffix("Z")
-            table.add_row(Text(started), Text(str(m.get("tool", "?"))), status_cell,
+            table.add_row(Text(started), Text(str(m.get("tool", "?"))),
+                          Text(status, style=ok if status == "0" else warn),
                           Text(str(m.get("key_fingerprint") or "-")), drift, key=str(m.get("launch_id")))
-        if self.runs:
-            table.move_cursor(row=min(max(keep, 0), len(self.runs) - 1))
+        if runs:
+            table.move_cursor(row=min(max(keep, 0), len(runs) - 1))
             self._show_run(table.cursor_row)
         else:
             self.query_one("#run-detail", Static).update(Content.styled(

@@ -43,6 +43,9 @@ class RunningView(Vertical):
     class ToggleAll(Message):
         pass
 
+    class Ready(Message):
+        """Mounted (after the first frame): the app may fill it now."""
+
     def __init__(self, parent_env: Mapping[str, str], **kwargs: Any):
         super().__init__(**kwargs)
         self.parent_env = parent_env
@@ -57,6 +60,7 @@ class RunningView(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#procs", DataTable).add_columns("pid", "tool", "profile", "findings", "cwd")
+        self.post_message(self.Ready())
 
     def set_processes(self, processes: Sequence[Any], status: str) -> None:
         self.processes = list(processes)
