@@ -166,6 +166,29 @@ async def test_settings_override_refused_then_launched_isolated(home: Paths, wor
         assert manifest["isolate"] is True and manifest["tool"] == "claude"
 
 
+async def test_launch_codex_writes_its_config_and_manifest(home: Paths, work: Path, tmp_path: Path):
+    bin_dir = tmp_path / "bin"
+    fake_tool(bin_dir, "codex", status=0)
+    launched: list[m.Launched] = []
+    app = build_app(home, parent_env(PATH=f"{bin_dir}:{os.environ['PATH']}"), cwd=work)
+    async with app.run_test(size=SIZE, message_hook=lambda msg: isinstance(msg, m.Launched) and launched.append(msg)
+                            ) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "alpha")
+        await pilot.press("x")
+        await wait_until(pilot, lambda: launched, what="codex to return")
+        await settle(pilot)
+        assert launched[0].status == 0
+        assert any("Codex (alpha) exited with status 0" in n for n in notifications(app))
+    child = read_env(work / "codex-env.txt")
+    assert child["CCS_CODEX_API_KEY"] == KEY_VALUE and child["CCS_TOOL"] == "codex"
+    assert "OPENAI_BASE_URL" not in child and "OPENAI_API_KEY" not in child  # the stale shell stays out
+    config = (Path(child["CODEX_HOME"]) / "config.toml").read_text()
+    assert 'wire_api = "responses"' in config and "taotoken" in config and KEY_VALUE not in config
+    [manifest] = load_manifests(home, "alpha")
+    assert manifest["tool"] == "codex" and manifest["exit_status"] == 0
+
+
 async def test_missing_client_is_an_error_notification_not_a_crash(home: Paths, work: Path, tmp_path: Path):
     empty = tmp_path / "empty-bin"
     empty.mkdir()
