@@ -2,6 +2,8 @@
 
 The app is built from domain objects (paths, store, keys, the parent environment), so tests build it
 with small real ones. Everything that blocks runs in thread workers that report with messages.
+Launching lives in launching.py, changes to profiles and keys in profile_actions.py (both mixins);
+the screens are imported when first opened, so start-up stays short.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -27,17 +29,14 @@ from . import messages as m
 from .actions import BY_NAME, bindings
 from .commands import CcsCommands
 from .launching import LaunchMixin
+from .profile_actions import ProfileActionsMixin
 from .service import Service
 from .widgets.detail import DetailPane
 from .widgets.profile_list import ProfileList
 from .widgets.running import RunningView
 
-if TYPE_CHECKING:  # the screens are imported when first opened: start-up stays short
-    from .screens.editor import EditResult
-    from .screens.modals import KeyChange, NewProfile
 
-
-class CcsApp(LaunchMixin, App[None]):
+class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
     TITLE = "ccs"
     CSS_PATH = Path(__file__).with_name("ccs.tcss")
     BINDINGS = bindings()
@@ -376,150 +375,6 @@ class CcsApp(LaunchMixin, App[None]):
 
     def action_set_tool(self, tool: str) -> None:
         self.detail_pane.set_tool(tool)
-
-    def action_key(self) -> None:
-        entry = self.current_entry()
-        if entry is None or entry.profile is None:
-            return
-        p = entry.profile
-        if p.key_id.startswith("env:"):
-            self.notify(f"{p.name} reads its key from ${p.key_id[4:]} in the shell ccs started from; set it there "
-                        f"(or change [provider].key to a key id with e to keep it in the keyring)",
-                        title="Key from the environment", severity="warning")
-            return
-
-        def ask(info: tuple[Any, list[str]]) -> None:
-            from .screens.modals import KeyScreen
-
-            state, users = info
-            if state.present:
-                text = f"stored: {state.mask}  {state.fingerprint}"
-            elif state.error:
-                text = f"cannot read the keyring: {state.error}"
-            else:
-                text = "not stored yet"
-            self.push_screen(KeyScreen(p.key_id, text, users, bool(state.present)),
-                             lambda change: self._key_change(p.key_id, change))
-
-        def read() -> tuple[Any, list[str]]:
-            return self.service.key_state(p)[0], self.service.key_users(p.key_id)
-
-        self._run("Key", read, done=lambda info: self.call_from_thread(ask, info))
-
-    def _key_change(self, key_id: str, change: KeyChange | None) -> None:
-        if change is None:
-            return
-        if change.action == "set":
-            assert change.value is not None
-            self._run("Key", self.service.set_key, key_id, change.value,
-                      done=lambda st: m.Done(f"stored {key_id}  {st.mask}  {st.fingerprint}"))
-        else:
-            self._run("Key", self.service.remove_key, key_id,
-                      done=lambda found: m.Done(f"removed {key_id} from the keyring" if found
-                                                else f"no key was stored for {key_id}"))
-
-    def action_new(self) -> None:
-        taken = [e.name for e in self.profile_entries()]
-
-        def ask(presets: list[Any]) -> None:
-            from .screens.modals import NewProfileScreen
-
-            self.push_screen(NewProfileScreen(presets, taken), self._create)
-
-        self._run("New profile", self.service.presets, done=lambda ps: self.call_from_thread(ask, ps))
-
-    def _create(self, new: NewProfile | None) -> None:
-        if new is None:
-            return
-
-        def created(p: Any) -> m.Done:
-            nxt = "" if p.key_id.startswith("env:") else f"; press k to store key {p.key_id}"
-            return m.Done(f"created {self.service.store.path_for(p.name)}{nxt}", select=p.name)
-
-        self._run("New profile", self.service.create, new.name, new.preset, new.base_url, new.key, done=created)
-
-    def action_edit(self) -> None:
-        name = self.selected
-        if name is None:
-            return
-
-        def opened(text: str) -> None:
-            from .screens.editor import EditorScreen, RawEditorScreen
-
-            try:
-                screen: Any = EditorScreen(name, text)
-            except CcsError:
-                screen = RawEditorScreen(name, text)
-            self.push_screen(screen, lambda r: self._edited(name, text, r))
-
-        self._run("Edit", self.service.read_text, name, done=lambda t: self.call_from_thread(opened, t))
-
-    def _edited(self, name: str, original: str, result: EditResult | None) -> None:
-        if result is None:
-            return
-        if result.raw:
-            from .screens.editor import RawEditorScreen
-
-            self.push_screen(RawEditorScreen(name, result.text), lambda r: self._edited(name, original, r))
-            return
-        if result.text == original:
-            self.notify(f"no changes to {name}")
-            return
-        self._run("Save", self.service.save_text, name, result.text, original,
-                  done=lambda _p: m.Done(f"saved {self.service.store.path_for(name)}", select=name))
-
-    def action_duplicate(self) -> None:
-        name = self.selected
-        if name is None:
-            return
-        taken = [e.name for e in self.profile_entries()]
-        initial = next(f"{name}-{i}" if i > 1 else f"{name}-copy" for i in range(1, 1000)
-                       if (f"{name}-{i}" if i > 1 else f"{name}-copy") not in taken)
-
-        from .screens.modals import NameScreen
-
-        def chosen(new: str | None) -> None:
-            if new:
-                self._run("Duplicate", self.service.duplicate, name, new,
-                          done=lambda p: m.Done(f"copied {name} to {self.service.store.path_for(p.name)}",
-                                                select=p.name))
-
-        self.push_screen(NameScreen(f"Duplicate {name}", initial, taken, "Duplicate"), chosen)
-
-    def action_delete(self) -> None:
-        entry = self.current_entry()
-        if entry is None:
-            return
-        from .screens.modals import ConfirmScreen
-
-        key = f" Its key ({entry.profile.key_id}) stays in the keyring." if entry.profile else ""
-
-        def confirmed(ok: bool | None) -> None:
-            if ok:
-                self._run("Delete", self.service.delete, entry.name,
-                          done=lambda path: m.Done(f"deleted {path}"))
-
-        self.push_screen(ConfirmScreen(f"Delete {entry.name}", f"Delete the profile file {entry.path}?{key}",
-                                       "Delete"), confirmed)
-
-    def action_run_command(self) -> None:
-        entry = self.current_entry()
-        if entry is None or entry.profile is None:
-            return
-        p = entry.profile
-        from .screens.modals import CommandScreen
-
-        exports = f"exports: {', '.join(p.run.export) or 'nothing'}" + (f"; CCS_MODEL={p.run.model}"
-                                                                          if p.run.model else "")
-
-        def chosen(command: str | None) -> None:
-            if command:
-                import shlex
-
-                args = tuple(shlex.split(command))
-                self.start_launch(m.LaunchRequest(p.name, "run", args[0], args=args))
-
-        self.push_screen(CommandScreen(p.name, exports), chosen)
 
     def action_check(self) -> None:
         entry = self.current_entry()

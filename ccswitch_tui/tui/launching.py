@@ -48,6 +48,25 @@ class LaunchMixin:
         self.start_launch(m.LaunchRequest(entry.name, tool, f"a shell ({tool} environment)",
                                           argv_override=(shell,), force=True))
 
+    def action_run_command(self) -> None:
+        entry = self.current_entry()
+        if entry is None or entry.profile is None:
+            return
+        p = entry.profile
+        from .screens.modals import CommandScreen
+
+        exports = f"exports: {', '.join(p.run.export) or 'nothing'}" + (f"; CCS_MODEL={p.run.model}"
+                                                                          if p.run.model else "")
+
+        def chosen(command: str | None) -> None:
+            if command:
+                import shlex
+
+                args = tuple(shlex.split(command))
+                self.start_launch(m.LaunchRequest(p.name, "run", args[0], args=args))
+
+        self.push_screen(CommandScreen(p.name, exports), chosen)
+
     def start_launch(self, request: m.LaunchRequest) -> None:
         self._prepare(request)
 
