@@ -17,6 +17,7 @@ COMMANDS = {
     "list": "profiles:list_cmd",
     "show": "profiles:show_cmd",
     "new": "profiles:new_cmd",
+    "cp": "profiles:cp_cmd",
     "edit": "profiles:edit_cmd",
     "rm": "profiles:rm_cmd",
     "presets": "profiles:presets_cmd",

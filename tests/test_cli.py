@@ -479,3 +479,17 @@ def test_profile_commands_never_import_textual_or_httpx(ccs_home: Paths):
     got = json.loads(r.stdout)
     assert got["rcs"] == [0, 0, 0, 0, 0]
     assert got["heavy"] == []
+
+
+def test_cp_copies_the_file_and_refuses_clashes(ccs, ccs_home):
+    assert ccs("new", "src", "--preset", "taotoken").returncode == 0
+    src = ccs_home.profiles / "src.toml"
+    src.write_text(src.read_text() + "# a trailing comment\n")
+    r = ccs("cp", "src", "dst")
+    assert r.returncode == 0, r.stderr
+    assert (ccs_home.profiles / "dst.toml").read_text() == src.read_text()
+    refusals = [(["cp", "src", "dst"], "already exists"), (["cp", "src", "src"], "needs another name"),
+                (["cp", "nope", "x"], "no profile named 'nope'"), (["cp", "src", "../x"], "invalid profile name")]
+    for args, message in refusals:
+        r = ccs(*args)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)

@@ -186,6 +186,18 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
         click.echo(f"next: store its key with `ccs key set {p.key_id}`")
 
 
+@click.command("cp")
+@click.argument("profile")
+@click.argument("new_name")
+@pass_ctx
+def cp_cmd(ctx: Context, profile: str, new_name: str) -> None:
+    """Copy a profile file under a new name (comments kept; the key id is shared)."""
+    from ..presets import copy_profile_text
+
+    ctx.store.save_text(new_name, copy_profile_text(ctx.store, profile, new_name), create=True)
+    click.echo(f"created {ctx.store.path_for(new_name)}")
+
+
 @click.command("edit")
 @click.argument("profile")
 @pass_ctx
