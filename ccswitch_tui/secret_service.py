@@ -11,7 +11,10 @@ caller falls back to the keyring library, which knows how to prompt, unlock and 
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from typing import Any
 
 UNAVAILABLE = object()
 _BUS = "org.freedesktop.secrets"
@@ -27,68 +30,56 @@ def usable(environ: dict[str, str] | os._Environ[str]) -> bool:
     return not os.path.exists(os.path.join(os.path.expanduser(config_home), "python_keyring", "keyringrc.cfg"))
 
 
+@contextlib.contextmanager
+def _service() -> Iterator[Any]:
+    """A blocking connection to the session bus and a caller for the Secret Service; raises
+    (ImportError, OSError, D-Bus errors) when there is none."""
+    from jeepney import DBusAddress, MessageType, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    conn = open_dbus_connection(bus="SESSION")
+    ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
+
+    def call(method: str, signature: str, body: tuple[Any, ...], timeout: float) -> tuple[Any, ...]:
+        reply = conn.send_and_get_reply(new_method_call(ss, method, signature, body), timeout=timeout)
+        if reply.header.message_type is MessageType.error:
+            raise RuntimeError(f"{method}: {reply.body}")
+        return reply.body
+
+    try:
+        yield call
+    finally:
+        conn.close()
+
+
 def lookup(service: str, username: str, timeout: float = 5.0) -> object:
     """The stored value (str), None when no item matches, or UNAVAILABLE."""
     try:
-        from jeepney import DBusAddress, new_method_call
-        from jeepney.io.blocking import open_dbus_connection
-    except ImportError:
+        with _service() as call:
+            session = call("OpenSession", "sv", ("plain", ("s", "")), timeout)[1]
+            unlocked, locked = call("SearchItems", "a{ss}", ({"service": service, "username": username},), timeout)
+            if locked and not unlocked:
+                return UNAVAILABLE  # needs an unlock prompt: keyring's job
+            if not unlocked:
+                return None
+            secrets = call("GetSecrets", "aoo", (unlocked[:1], session), timeout)[0]
+            if not secrets:
+                return UNAVAILABLE
+            (_session, _params, value, _content_type) = next(iter(secrets.values()))
+            return bytes(value).decode("utf-8")
+    except Exception:  # noqa: BLE001 — no bus, no daemon, any D-Bus error: let keyring explain
         return UNAVAILABLE
-    try:
-        conn = open_dbus_connection(bus="SESSION")
-    except Exception:  # noqa: BLE001 — no bus: let keyring explain
-        return UNAVAILABLE
-    try:
-        ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
-        reply = conn.send_and_get_reply(new_method_call(ss, "OpenSession", "sv", ("plain", ("s", ""))),
-                                        timeout=timeout)
-        session = reply.body[1]
-        reply = conn.send_and_get_reply(
-            new_method_call(ss, "SearchItems", "a{ss}", ({"service": service, "username": username},)),
-            timeout=timeout)
-        unlocked, locked = reply.body
-        if locked and not unlocked:
-            return UNAVAILABLE  # needs an unlock prompt: keyring's job
-        if not unlocked:
-            return None
-        reply = conn.send_and_get_reply(new_method_call(ss, "GetSecrets", "aoo", (unlocked[:1], session)),
-                                        timeout=timeout)
-        secrets = reply.body[0]
-        if not secrets:
-            return UNAVAILABLE
-        (_session, _params, value, _content_type) = next(iter(secrets.values()))
-        return bytes(value).decode("utf-8")
-    except Exception:  # noqa: BLE001 — any D-Bus error: fall back
-        return UNAVAILABLE
-    finally:
-        conn.close()
 
 
 def present(service: str, usernames: list[str], timeout: float = 5.0) -> dict[str, bool] | object:
     """Which usernames have an item for ``service`` (locked or not), without opening a session or
     reading any secret: one search per username. UNAVAILABLE on anything unusual."""
     try:
-        from jeepney import DBusAddress, MessageType, new_method_call
-        from jeepney.io.blocking import open_dbus_connection
-    except ImportError:
+        with _service() as call:
+            out: dict[str, bool] = {}
+            for name in usernames:
+                unlocked, locked = call("SearchItems", "a{ss}", ({"service": service, "username": name},), timeout)
+                out[name] = bool(unlocked or locked)
+            return out
+    except Exception:  # noqa: BLE001 — no bus, no daemon, any D-Bus error: fall back
         return UNAVAILABLE
-    try:
-        conn = open_dbus_connection(bus="SESSION")
-    except Exception:  # noqa: BLE001 — no bus: let keyring explain
-        return UNAVAILABLE
-    try:
-        ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
-        out: dict[str, bool] = {}
-        for name in usernames:
-            reply = conn.send_and_get_reply(
-                new_method_call(ss, "SearchItems", "a{ss}", ({"service": service, "username": name},)),
-                timeout=timeout)
-            if reply.header.message_type is MessageType.error:
-                return UNAVAILABLE
-            unlocked, locked = reply.body
-            out[name] = bool(unlocked or locked)
-        return out
-    except Exception:  # noqa: BLE001 — any D-Bus error: fall back
-        return UNAVAILABLE
-    finally:
-        conn.close()
