@@ -68,6 +68,23 @@ def key_id(secret_service: str) -> Iterator[str]:
         pass
 
 
+def forget_indexed_keys(paths: Paths) -> None:
+    """Remove from the real keyring every key ccs indexed under ``paths`` (test clean-up)."""
+    import json
+
+    import keyring
+
+    try:
+        ids = json.loads(paths.key_index.read_text())["keys"]
+    except (FileNotFoundError, ValueError):
+        ids = []
+    for kid in ids:
+        try:
+            keyring.delete_password("ccswitch-tui", kid)
+        except Exception:  # noqa: BLE001 — already gone
+            pass
+
+
 @pytest.fixture(scope="session")
 def clients_bin() -> Path:
     """The folder holding the real, pinned `claude` and `codex` executables."""

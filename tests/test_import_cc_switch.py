@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import forget_indexed_keys
 
 from ccswitch_tui.importers.cc_switch import SourceError, plan_cc_switch, read_db
 from ccswitch_tui.importers.planner import Planner
@@ -125,17 +126,7 @@ class World:
 def world(tmp_path, ccs_home, secret_service):
     w = World(tmp_path, ccs_home)
     yield w
-    import keyring
-
-    try:
-        ids = json.loads(ccs_home.key_index.read_text())["keys"]
-    except (FileNotFoundError, ValueError):
-        ids = []
-    for kid in ids:
-        try:
-            keyring.delete_password(SERVICE, kid)
-        except Exception:  # noqa: BLE001 — already gone
-            pass
+    forget_indexed_keys(ccs_home)
 
 
 def all_files_text(root: Path) -> str:

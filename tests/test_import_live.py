@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import tomlkit
+from conftest import forget_indexed_keys
 
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.secrets import SERVICE
@@ -78,17 +79,7 @@ class Live:
 def live(tmp_path, ccs_home, secret_service):
     lv = Live(tmp_path, ccs_home)
     yield lv
-    import keyring
-
-    try:
-        ids = json.loads(ccs_home.key_index.read_text())["keys"]
-    except (FileNotFoundError, ValueError):
-        ids = []
-    for kid in ids:
-        try:
-            keyring.delete_password(SERVICE, kid)
-        except Exception:  # noqa: BLE001
-            pass
+    forget_indexed_keys(ccs_home)
 
 
 def files_text(root: Path) -> str:
