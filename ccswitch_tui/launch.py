@@ -70,10 +70,8 @@ def build(
 ) -> Prepared:
     """Everything up to the fork: profile, key, plan, refusals, executable. No side effects
     beyond reading (and creating the fingerprint salt)."""
-    adapter = tools.get(tool)
     profile = store.load(profile_name)
-    if tool != "run" and getattr(profile, tool) is None:
-        tools.plan_for(profile, tool, "", environ, cwd, paths=paths)  # raises the clear error
+    adapter = tools.require(profile, tool)  # before the key: a wrong tool is reported as such
     key = keys.resolve(profile)
     plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate)
     if argv_override is not None:

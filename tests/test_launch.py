@@ -387,6 +387,8 @@ def test_missing_key_is_bad_input(ccs, base_env):
     assert ccs("new", "p", "--base-url", "https://p.invalid", "--key", "never-set-key-id", env=base_env).returncode == 0
     r = ccs("run", "p", "--", "true", env=base_env)
     assert r.returncode == 2 and "ccs key set never-set-key-id" in r.stderr
+    r = ccs("launch", "p", "codex", env=base_env)  # the wrong tool is named before the missing key
+    assert r.returncode == 2 and "no [codex] table" in r.stderr and "key" not in r.stderr.split(";")[0]
 
 
 @pytest.mark.usefixtures("secret_service")

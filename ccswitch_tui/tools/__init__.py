@@ -46,6 +46,17 @@ def get(name: str) -> Tool:
     return importlib.import_module(f"{__name__}.{_MODULES[name]}").TOOL
 
 
+def require(profile: Profile, tool: str) -> Tool:
+    """The adapter for ``tool``, if ``profile`` serves it; otherwise one clear line (exit 2)."""
+    adapter = get(tool)
+    if tool not in profile.tools:
+        raise UsageError(
+            f"profile {profile.name!r} has no [{tool}] table, so it cannot launch {tool}; "
+            f"add one with `ccs edit {profile.name}` (tools served: {', '.join(profile.tools)})"
+        )
+    return adapter
+
+
 def plan_for(
     profile: Profile,
     tool: str,
@@ -59,11 +70,6 @@ def plan_for(
     isolate: bool = False,
 ) -> LaunchPlan:
     """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input."""
-    adapter = get(tool)
-    if tool != "run" and getattr(profile, tool) is None:
-        raise UsageError(
-            f"profile {profile.name!r} has no [{tool}] table, so it cannot launch {tool}; "
-            f"add one with `ccs edit {profile.name}` (tools served: {', '.join(profile.tools)})"
-        )
+    adapter = require(profile, tool)
     return adapter.plan(profile, key, parent_env, cwd, paths=paths, args=args,
                         launch_id=launch_id, isolate=isolate)
