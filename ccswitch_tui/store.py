@@ -94,6 +94,11 @@ class Store:
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
+            if path.is_symlink():  # listed by names(), but its target is gone
+                raise ProfileError(
+                    f"{path}: cannot read: it links to {os.readlink(path)}, which does not exist; "
+                    f"remove the link or restore its target"
+                ) from None
             known = self.names()
             hint = f" (known: {', '.join(known[:8])}{'…' if len(known) > 8 else ''})" if known else ""
             raise UsageError(f"no profile named {name!r} in {self.root}{hint}; see `ccs list`") from None
@@ -115,6 +120,8 @@ class Store:
                 out.append(Entry(name, path, profile=self.load(name)))
             except ProfileError as exc:
                 out.append(Entry(name, path, error=str(exc)))
+            except UsageError:  # removed since it was listed: nothing to show
+                continue
         return out
 
     def save_text(self, name: str, text: str, *, create: bool = False) -> Profile:

@@ -167,6 +167,26 @@ def test_undecodable_and_unreadable_files_are_profile_errors(store: Store):
     assert "cannot read" in entries["dir"].error
 
 
+def test_dangling_link_is_a_broken_profile_not_a_missing_one(store: Store):
+    store.save_text("good", GOOD)
+    (store.root / "dangling.toml").symlink_to(store.root / "gone" / "target.toml")
+    entries = {e.name: e for e in store.entries()}
+    assert entries["good"].profile is not None
+    assert entries["dangling"].profile is None
+    assert "does not exist" in entries["dangling"].error and "\n" not in entries["dangling"].error
+    with pytest.raises(ProfileError, match="dangling.toml: cannot read"):
+        store.load("dangling")
+
+
+def test_a_file_removed_while_listing_is_left_out(store: Store, monkeypatch: pytest.MonkeyPatch):
+    store.save_text("good", GOOD)
+    store.save_text("going", GOOD)
+    real_names = store.names()
+    store.path_for("going").unlink()
+    monkeypatch.setattr(store, "names", lambda: real_names)
+    assert [e.name for e in store.entries()] == ["good"]
+
+
 # --- atomic writes --------------------------------------------------------------------------------
 
 def test_invalid_text_leaves_old_file_byte_for_byte(store: Store):
