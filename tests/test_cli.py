@@ -296,6 +296,15 @@ def test_edit(ccs, ccs_home: Paths, tmp_path: Path):
     assert "not found" in fails(ccs("edit", "tt", env=env_with(EDITOR="/nonexistent/editor", VISUAL=None)))
     assert path.read_bytes() == before
 
+    # an editor command that cannot be parsed or started, or that loses the copy: one line, no temp left
+    kept_so_far = sorted(scratch.iterdir())
+    for cmd, message in (("'unclosed", "cannot parse the editor command"),
+                         (str(tmp_path), "cannot be started"),
+                         (editor(tmp_path, "rm", 'rm "$1"\n'), "cannot read the edited copy")):
+        assert message in fails(ccs("edit", "tt", env=env_with(EDITOR=cmd, VISUAL=None, TMPDIR=str(scratch))))
+        assert path.read_bytes() == before
+    assert sorted(scratch.iterdir()) == kept_so_far
+
     noop = editor(tmp_path, "noop", "true\n")
     assert ok(ccs("edit", "tt", env=env_with(EDITOR=noop, VISUAL=None))).strip() == f"no changes to {path}"
     assert "no profile named" in fails(ccs("edit", "nope", env=env_with(EDITOR=noop)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -208,18 +209,29 @@ def edit_cmd(ctx: Context, profile: str) -> None:
     path = ctx.store.path_for(profile)
     original = ctx.store.read_text(profile)
     editor = ctx.environ.get("VISUAL") or ctx.environ.get("EDITOR") or "vi"
+    try:
+        editor_argv = shlex.split(editor)
+    except ValueError as exc:
+        raise UsageError(f"cannot parse the editor command {editor!r} ({exc}); fix $VISUAL / $EDITOR") from None
+    if not editor_argv:
+        raise UsageError("the editor command is blank; set $VISUAL or $EDITOR to your editor's command")
     fd, tmp = tempfile.mkstemp(prefix=f"ccs-{profile}-", suffix=".toml")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(original)
     try:
-        rc = subprocess.call([*shlex.split(editor), tmp])
-    except FileNotFoundError:
+        rc = subprocess.call([*editor_argv, tmp])
+    except OSError as exc:
         os.unlink(tmp)
-        raise UsageError(f"editor {editor!r} not found; set $EDITOR to your editor's command") from None
-    edited = Path(tmp).read_text(encoding="utf-8")
+        what = "not found" if isinstance(exc, FileNotFoundError) else f"cannot be started ({exc.strerror})"
+        raise UsageError(f"editor {editor!r} {what}; set $EDITOR to your editor's command") from None
     if rc != 0:
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise UsageError(f"editor exited with status {rc}; {path} left unchanged")
+    try:
+        edited = Path(tmp).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the edited copy {tmp} ({exc}); {path} left unchanged") from None
     if edited == original:
         os.unlink(tmp)
         click.echo(f"no changes to {path}")
