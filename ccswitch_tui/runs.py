@@ -59,13 +59,25 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
         raise UsageError(f"invalid launch id {ref!r}")
     exact = manifest_path(paths, ref)
     if exact.is_file():
-        return json.loads(exact.read_text())
+        return _read_manifest(exact)
     matches = sorted(paths.runs.glob(f"{ref}*.json")) if paths.runs.is_dir() else []
     if len(matches) == 1:
-        return json.loads(matches[0].read_text())
+        return _read_manifest(matches[0])
     if not matches:
         raise UsageError(f"no run with launch id {ref!r}; see `ccs runs`")
     raise UsageError(f"launch id prefix {ref!r} matches {len(matches)} runs; give more characters")
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """One manifest asked for by id; a damaged one is bad input (one line), not an internal error."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable run manifest ({exc}); remove it or pick another run") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a run manifest (no JSON object); remove it or pick another run")
+    data.setdefault("launch_id", path.stem)
+    return data
 
 
 def drift(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
