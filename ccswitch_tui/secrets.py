@@ -173,7 +173,10 @@ class KeyStore:
             data = json.loads(self.paths.key_index.read_text())
         except (FileNotFoundError, ValueError):
             return []
-        return sorted({str(k) for k in data.get("keys", []) if isinstance(k, str)})
+        keys = data.get("keys") if isinstance(data, dict) else None
+        if not isinstance(keys, list):  # a damaged index reads as empty, like an unparsable one
+            return []
+        return sorted({k for k in keys if isinstance(k, str)})
 
     def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
         ensure_private_dir(self.paths.state)

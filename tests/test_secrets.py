@@ -130,10 +130,11 @@ def test_index_tracks_set_and_delete(tmp_path: Path):
     assert keys.get("a-key") is None
 
 
-def test_corrupt_index_reads_as_empty(tmp_path: Path):
+@pytest.mark.parametrize("damaged", ["{not json", '"a string"', "[1, 2]", '{"keys": 5}', '{"keys": "abc"}', "null"])
+def test_corrupt_index_reads_as_empty(tmp_path: Path, damaged: str):
     paths = paths_in(tmp_path)
     paths.state.mkdir(parents=True)
-    paths.key_index.write_text("{not json")
+    paths.key_index.write_text(damaged)
     keys = KeyStore(paths, environ={}, backend=MemoryBackend())
     assert keys.ids() == []
     keys.set("k", "v")
