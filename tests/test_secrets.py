@@ -285,10 +285,23 @@ def test_key_on_the_command_line_refused_without_echo(ccs, key_id: str):
     assert secret_tool(key_id) == ""
 
 
-@pytest.mark.parametrize(("stdin", "message"), [("", "no key given"), ("line1\nline2\n", "spans several lines")])
+@pytest.mark.parametrize(("stdin", "message"), [("", "no key given"), ("line1\nline2\n", "spans several lines"),
+                                              ("sk-nul\x00-0123456789abcdef\n", "control characters"),
+                                              ("sk-esc\x1b[0m-0123456789abcdef\n", "control characters")])
 def test_bad_stdin_refused(ccs, key_id: str, stdin: str, message: str):
     r = ccs("key", "set", key_id, input=stdin)
     assert r.returncode == 2 and message in one_error_line(r)
+    assert secret_tool(key_id) == ""
+
+
+@pytest.mark.parametrize("locale", ["C", "C.UTF-8"])
+def test_undecodable_stdin_refused_as_bad_input(ccs_home: Paths, key_id: str, locale: str):
+    r = subprocess.run([sys.executable, "-m", "ccswitch_tui", "key", "set", key_id],
+                       input=b"sk-\xff\xfe-0123456789ab\n", capture_output=True, timeout=60,
+                       env={**os.environ, "LANG": locale, "LC_ALL": locale})
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.decode().strip()
+    assert "\n" not in line and "not valid UTF-8" in line and "keyring" not in line
     assert secret_tool(key_id) == ""
 
 

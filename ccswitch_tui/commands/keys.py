@@ -21,12 +21,19 @@ def _read_secret(key_id: str) -> str:
     if stdin_is_tty():
         value = click.prompt(f"key for {key_id}", hide_input=True, confirmation_prompt=True)
     else:
-        value = sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)
+        try:
+            value = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+        except UnicodeDecodeError:
+            raise UsageError(f"the key for {key_id!r} is not valid UTF-8 text; give the key as text") from None
     value = value.strip()
     if not value:
         raise UsageError(f"no key given for {key_id!r}: pipe it on stdin or type it at the prompt")
     if "\n" in value:
         raise UsageError(f"the key for {key_id!r} spans several lines; give exactly one line on stdin")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise UsageError(f"the key for {key_id!r} holds control characters (a NUL, tab or escape); "
+                         "an environment variable cannot carry it: give the key as plain text")
     return value
 
 
