@@ -164,3 +164,14 @@ def test_export_unknown_or_broken_profile_is_one_line(profiles, ccs):
     assert r.returncode == 2 and "no profile named 'nope'" in r.stderr and "Traceback" not in r.stderr
     r = ccs("export", "ds", "--format", "yaml")
     assert r.returncode == 2
+
+
+def test_export_one_profile_to_a_named_file(profiles, ccs, tmp_path):
+    target = tmp_path / "ds-shared.toml"
+    r = ccs("export", "ds", "-o", str(target))
+    assert r.returncode == 0, r.stderr
+    assert target.is_file()
+    validate_text("ds", target.read_text())
+    r = ccs("export", "ds", "-o", str(tmp_path / "missing" / "deeper" / "x.toml"))
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert not (tmp_path / "missing").exists()

@@ -143,7 +143,7 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
 
     \b
     toml: each profile's file, comments kept, with a header naming the key id to set.
-          Several profiles need --output DIR (one NAME.toml each).
+          Several profiles need --output DIR (one NAME.toml each); one profile may go to FILE.toml.
     json: {"claude": {"providers": {NAME: {id, name, settingsConfig: {env: {...,
             ANTHROPIC_AUTH_TOKEN|ANTHROPIC_API_KEY: ""}}, category, websiteUrl?, notes?,
             meta: {apiKeyField}}}, "current": ""},
@@ -168,9 +168,14 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
             click.echo(exported[0].text, nl=False)
             return
         output = output.expanduser()
-        if output.exists() and not output.is_dir():
-            raise UsageError(f"{output} is a file; --output takes a directory for --format toml")
-        targets = [(output / f"{e.name}.toml", e.text) for e in exported]
+        if len(exported) == 1 and output.suffix == ".toml" and not output.is_dir():
+            targets = [(output, exported[0].text)]  # one profile to a named file
+        elif output.exists() and not output.is_dir():
+            raise UsageError(f"{output} is a file; --output takes a directory for several profiles as TOML")
+        else:
+            targets = [(output / f"{e.name}.toml", e.text) for e in exported]
+        if not output.parent.is_dir():
+            raise UsageError(f"{output.parent} does not exist; create it first")
         _refuse_overwrite([t for t, _ in targets], force)
         for target, text in targets:
             atomic_write(target, text, mode=0o644)
@@ -187,6 +192,8 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
     output = output.expanduser()
     if output.is_dir():
         raise UsageError(f"{output} is a directory; --output takes a file for --format json")
+    if not output.parent.is_dir():
+        raise UsageError(f"{output.parent} does not exist; create it first")
     _refuse_overwrite([output], force)
     atomic_write(output, text, mode=0o644)
     click.echo(f"wrote {output}", err=True)
