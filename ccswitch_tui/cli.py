@@ -93,6 +93,12 @@ def run(argv: list[str] | None = None) -> int:
         return _fail("interrupted", 130)
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a folder that is a file, a full disk, no permission: the setup, not ccs
+        if debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"error: {where}{exc.strerror or exc}; check that ccs's profile and state folders "
+                     "(CCS_HOME, or ~/.config/ccs and ~/.local/state/ccs) are writable folders", 2)
     except Exception as exc:  # noqa: BLE001 — the last line of defence: one line, exit 1
         if debug:
             raise

@@ -80,6 +80,8 @@ def build(
     if not plan.argv:
         raise UsageError("no command given; put it after --, e.g. `ccs run PROFILE -- python run.py`")
     executable = shutil.which(plan.argv[0], path=plan.env.get("PATH", os.defpath))
+    if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
+        raise UsageError(f"{plan.argv[0]!r} is not executable; chmod +x it or run it through its interpreter")
     if executable is None:
         hint = {
             "claude": "install it with `npm install -g @anthropic-ai/claude-code`",

@@ -120,11 +120,28 @@ def check_name(name: str) -> str:
     return name
 
 
+_KEY_PREFIXES = ("sk-", "sk_", "ghp_", "github_pat_", "xai-", "AIza", "glpat-")
+
+
+def looks_like_a_key(text: str) -> bool:
+    """A key id that is probably a key pasted in the wrong place (it would end up in a file)."""
+    if text.startswith(_KEY_PREFIXES) and len(text) >= 20:
+        return True
+    return len(text) >= 32 and text.isalnum() and not text.isalpha() and not text.isdigit()
+
+
+def key_looks_pasted(key_id: str) -> str:
+    return (f"key id '{key_id[:3]}…{key_id[-4:]}' looks like a key itself; a key id is a name "
+            "(e.g. taotoken) and the key goes into the keyring with `ccs key set ID`")
+
+
 def check_key_id(key_id: str) -> str:
     if not isinstance(key_id, str) or not KEY_ID_RE.fullmatch(key_id):
         raise UsageError(
             f"invalid key id {key_id!r}: use 1-128 characters of A-Z, a-z, 0-9, '.', '_', '@', '-'"
         )
+    if looks_like_a_key(key_id):
+        raise UsageError(key_looks_pasted(key_id))
     return key_id
 
 
@@ -231,6 +248,8 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     if key.startswith("env:"):
         if not ENV_NAME_RE.fullmatch(key[4:]):
             raise c.fail(f"[provider].key {key!r}: after env: comes a variable name, e.g. env:TAOTOKEN_KEY")
+    elif looks_like_a_key(key):
+        raise c.fail(f"[provider].{key_looks_pasted(key)}")
     elif not KEY_ID_RE.fullmatch(key):
         raise c.fail(
             f"[provider].key {key!r} is not a key id; use letters, digits, '.', '_', '@', '-' "

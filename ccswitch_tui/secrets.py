@@ -21,6 +21,10 @@ from .profile import Profile, check_key_id
 SERVICE = "ccswitch-tui"
 
 
+def has_control_chars(value: str) -> bool:
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+
+
 # --- masks and fingerprints -------------------------------------------------------------------
 
 def mask(value: str) -> str:
@@ -200,6 +204,11 @@ class KeyStore:
         ref = profile.key_id
         value = self.lookup(ref)
         if value:
+            if has_control_chars(value):  # an environment variable cannot carry it (a NUL ends execve)
+                where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"
+                fix = (f"export {ref[4:]} again" if ref.startswith("env:")
+                       else f"store it again with `ccs key set {ref}`")
+                raise KeyError_(f"profile {profile.name!r}: the key in {where} holds control characters; {fix}")
             return value
         if ref.startswith("env:"):
             raise KeyError_(

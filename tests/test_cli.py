@@ -502,3 +502,22 @@ def test_cp_copies_the_file_and_refuses_clashes(ccs, ccs_home):
     for args, message in refusals:
         r = ccs(*args)
         assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_new_refuses_a_key_as_key_id_and_writes_nothing(ccs, ccs_home):
+    pasted = "sk-ant-api03-" + "x" * 40
+    r = ccs("new", "p", "--base-url", "https://p.invalid", "--key", pasted)
+    assert r.returncode == 2 and "looks like a key itself" in r.stderr
+    assert pasted not in r.stderr + r.stdout
+    assert not (ccs_home.profiles / "p.toml").exists()
+
+
+def test_a_state_folder_that_is_a_file_is_bad_input_not_a_crash(ccs, ccs_home):
+    assert ccs("new", "p", "--base-url", "https://p.invalid", "--key", "env:SOME_KEY").returncode == 0
+    ccs_home.state.parent.mkdir(parents=True, exist_ok=True)
+    ccs_home.state.write_text("not a folder\n")
+    env = {**os.environ, "SOME_KEY": "sk-some-0123456789abcdef"}
+    r = ccs("run", "p", "--", "true", env=env)
+    assert r.returncode == 2, r.stderr
+    assert str(ccs_home.state) in r.stderr and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -470,3 +470,15 @@ def test_shell_gets_the_profile_environment(ccs, base_env, key_id):
     assert r.returncode == 0 and r.stdout.startswith("codex\n") and 'wire_api = "responses"' in r.stdout
     runs = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
     assert [m["argv"] for m in runs] == [["/bin/sh"], ["/bin/sh"]]
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_unusable_keys_and_commands_are_one_line(ccs, base_env, tmp_path):
+    ccs("new", "p", "--base-url", "https://p.invalid", "--key", "env:CI_PROVIDER_KEY", env=base_env)
+    r = ccs("run", "p", "--", "true", env={**base_env, "CI_PROVIDER_KEY": "sk-abc\x1b[2Jdef-0123456789"})
+    assert r.returncode == 2 and "control characters" in r.stderr and "Traceback" not in r.stderr
+    assert "sk-abc" not in r.stderr
+    script = tmp_path / "not-executable.sh"
+    script.write_text("echo hi\n")
+    r = ccs("run", "p", "--", str(script), env={**base_env, "CI_PROVIDER_KEY": KEY})
+    assert r.returncode == 2 and "is not executable" in r.stderr

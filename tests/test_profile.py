@@ -108,3 +108,22 @@ def test_toml_syntax_error_has_line_and_col():
 def test_env_key_reference():
     p = profile_from_data("p", with_(provider={"name": "P", "base_url": "https://h", "key": "env:MY_KEY"}))
     assert p.provider.key_env_var == "MY_KEY"
+
+
+@pytest.mark.parametrize("pasted", ["sk-ant-api03-abcdefghijklmnop", "abcdefABCDEF0123456789abcdefABCDEF12"])
+def test_a_key_pasted_as_key_id_is_refused_without_echoing_it(pasted):
+    from ccswitch_tui.profile import check_key_id
+
+    with pytest.raises(UsageError) as exc:
+        check_key_id(pasted)
+    assert pasted not in str(exc.value) and "looks like a key itself" in str(exc.value)
+    with pytest.raises(ProfileError) as exc:
+        profile_from_data("p", with_(provider={"name": "P", "base_url": "https://h", "key": pasted}))
+    assert pasted not in str(exc.value) and "ccs key set" in str(exc.value)
+
+
+@pytest.mark.parametrize("key_id", ["taotoken", "my-company-production-openrouter-key-2026", "test-0123456789"])
+def test_ordinary_key_ids_are_not_mistaken_for_keys(key_id):
+    from ccswitch_tui.profile import check_key_id
+
+    assert check_key_id(key_id) == key_id

@@ -8,7 +8,7 @@ import click
 
 from ..errors import UsageError
 from ..profile import check_key_id
-from ..secrets import mask
+from ..secrets import has_control_chars, mask
 from .common import Context, confirm_or_refuse, emit_json, json_option, pass_ctx, stdin_is_tty, table
 
 
@@ -31,7 +31,7 @@ def _read_secret(key_id: str) -> str:
         raise UsageError(f"no key given for {key_id!r}: pipe it on stdin or type it at the prompt")
     if "\n" in value:
         raise UsageError(f"the key for {key_id!r} spans several lines; give exactly one line on stdin")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+    if has_control_chars(value):
         raise UsageError(f"the key for {key_id!r} holds control characters (a NUL, tab or escape); "
                          "an environment variable cannot carry it: give the key as plain text")
     return value
