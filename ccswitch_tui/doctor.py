@@ -237,8 +237,8 @@ def _line_of(text: str, pattern: str) -> int | None:
 def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
                         main: bool = True) -> list[Finding]:
     """Check one Codex config file against what Codex 0.171 accepts."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError
+    from .errors import ProfileError
+    from .store import parse_toml
 
     codex = f"Codex {version}" if version else "Codex"
     try:
@@ -248,11 +248,11 @@ def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | N
     except (OSError, UnicodeDecodeError) as exc:
         return [Finding("codex-config-invalid", ERROR, f"cannot read: {exc}", path=str(path))]
     try:
-        data = tomlkit.parse(text).unwrap()
-    except ParseError as exc:
+        data = parse_toml(text, str(path)).unwrap()
+    except ProfileError as exc:  # "path:line:col: message", or "path: message" for a table defined twice
+        where = str(exc).split(": ")[0]
         return [Finding("codex-config-invalid", ERROR,
-                        f"not valid TOML at line {exc.line}: {str(exc).split(' at line ')[0]}; {codex} will not start; "
-                        "fix the file", path=f"{path}:{exc.line}")]
+                        f"not valid TOML ({exc}); {codex} will not start; fix the file", path=where)]
 
     out: list[Finding] = []
 
