@@ -81,6 +81,7 @@ class EnvBuilder:
         self.env: dict[str, str] = {}
         self.sources: dict[str, str] = {}
         self.secret_names: set[str] = set()
+        self._ccs_home = parent_env.get("CCS_HOME")
         self.add(inherited_env(parent_env, profile.inherit), SOURCE_INHERITED)
         self.add(profile.env, SOURCE_PROFILE)
 
@@ -95,3 +96,5 @@ class EnvBuilder:
 
     def add_markers(self, profile: Profile, tool: str, launch_id: str) -> None:
         self.add(dict(zip(MARKERS, (profile.name, tool, launch_id), strict=True)), SOURCE_MARKER)
+        if self._ccs_home:  # so that ccs inside the child (inspect, a --nested run) finds the same profiles
+            self.add({"CCS_HOME": self._ccs_home}, SOURCE_MARKER)

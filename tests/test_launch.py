@@ -361,6 +361,13 @@ def test_nested_launch_refused_before_anything_else(ccs, base_env, key_id):
     make_profile(ccs, base_env, "p", "https://p.invalid/api", key_id)
     r = ccs("run", "--nested", "p", "--", "sh", "-c", 'echo "$CCS_LAUNCH_ID"', env=env)
     assert r.returncode == 0 and r.stdout.strip() not in ("", "outer-launch")
+    # a ccs inside a ccs child finds the same profiles (CCS_HOME travels with the markers); it reaches
+    # the keyring when the profile lets the session bus through
+    prof = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+    prof.write_text(prof.read_text() + '\n[policy]\ninherit = ["DBUS_SESSION_BUS_ADDRESS"]\n')
+    inner = f"{sys.executable} -m ccswitch_tui run --nested p -- sh -c 'echo inner:$CCS_PROFILE'"
+    r = ccs("run", "p", "--", "sh", "-c", inner, env=base_env)
+    assert r.returncode == 0 and r.stdout.strip() == "inner:p", r.stderr
 
 
 @pytest.mark.usefixtures("secret_service")
