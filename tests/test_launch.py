@@ -454,17 +454,19 @@ def test_env_command_formats_and_diff(ccs, base_env, key_id):
     assert KEY not in r.stdout and "sk-stale-shell-value-123456" not in r.stdout
 
 
-def test_launch_path_imports_neither_textual_nor_httpx(tmp_path):
+def test_launch_path_imports_neither_textual_nor_httpx(tmp_path, clients_bin):
     code = (
         "import sys\n"
         "from ccswitch_tui.cli import run\n"
-        "for args in (['run', 'p', '--', 'true'], ['launch', 'p', 'claude', '--', '--version'], ['env', 'p']):\n"
-        "    run(args)\n"
-        "print(sorted(m for m in ('textual', 'httpx', 'rich') if m in sys.modules))\n"
+        "codes = [run(['new', 'p', '--preset', 'taotoken', '--key', 'env:LIGHT_KEY'])]\n"
+        "for args in (['run', 'p', '--', 'true'], ['launch', 'p', 'claude', '--', '--version'],\n"
+        "             ['launch', 'p', 'codex', '--', '--version'], ['env', 'p']):\n"
+        "    codes.append(run(args))\n"
+        "print(codes, sorted(m for m in ('textual', 'httpx', 'rich') if m in sys.modules), file=sys.stderr)\n"
     )
-    env = {**os.environ, "CCS_HOME": str(tmp_path)}
+    env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY, "PATH": f"{clients_bin}:{os.environ['PATH']}"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert r.stdout.strip() == "[]", r.stdout + r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "[0, 0, 0, 0, 0] []", r.stdout + r.stderr
 
 
 @pytest.mark.usefixtures("secret_service")
