@@ -11,21 +11,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = ROOT / ".cache" / "clients" / "node_modules" / ".bin"
-
-
-def timed(cmd: list[str], env: dict[str, str], runs: int) -> list[float]:
-    out = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                       check=True)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
 
 
 def row(label: str, xs: list[float]) -> str:

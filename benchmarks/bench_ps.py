@@ -16,15 +16,7 @@ import sys
 import tempfile
 import time
 
-
-def timed(cmd: list[str], env: dict[str, str], runs: int) -> list[float]:
-    out = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                       check=True)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
+from timing import timed
 
 
 def report(label: str, xs: list[float]) -> None:

@@ -20,7 +20,6 @@ from .atomic import atomic_write
 from .errors import Refusal, UsageError
 from .paths import Paths, ensure_private_dir
 from .plan import LaunchPlan
-from .profile import Profile
 from .runs import env_hash, write_manifest
 from .secrets import KeyStore
 
@@ -48,7 +47,6 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
 
 @dataclass(frozen=True)
 class Prepared:
-    profile: Profile
     plan: LaunchPlan
     executable: str
     key_fingerprint: str
@@ -88,7 +86,7 @@ def build(
             "codex": "install it with `npm install -g @openai/codex`",
         }.get(adapter.program or "", "check the command name and the profile's PATH")
         raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
-    return Prepared(profile, plan, executable, keys.fingerprint(key))
+    return Prepared(plan, executable, keys.fingerprint(key))
 
 
 def write_plan_files(plan: LaunchPlan) -> dict[str, str]:

@@ -95,6 +95,34 @@ def clients_bin() -> Path:
     return CLIENTS_BIN
 
 
+@pytest.fixture
+def base_env(ccs_home: Paths, tmp_path: Path) -> dict[str, str]:
+    """A minimal parent environment for ccs children: its own HOME, the session bus, a PATH, and no
+    managed Claude Code settings (so a file in /etc on the test machine cannot change results)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": f"/usr/local/bin:/usr/bin:/bin:{Path(sys.executable).parent}",
+        "HOME": str(home),
+        "CCS_HOME": os.environ["CCS_HOME"],
+        "DBUS_SESSION_BUS_ADDRESS": os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""),
+        "LANG": "C.UTF-8",
+        "CCS_CLAUDE_MANAGED_SETTINGS": str(tmp_path / "no-managed-settings.json"),
+    }
+
+
+@pytest.fixture
+def home(ccs_home: Paths, key_id: str) -> Paths:
+    """The TUI tests' CCS_HOME: their fixed profiles, and a real key for them in the keyring."""
+    from test_tui_support import KEY_VALUE, make_profiles, parent_env  # Textual only for the TUI tests
+
+    from ccswitch_tui.secrets import KeyStore
+
+    make_profiles(ccs_home, key_id)
+    KeyStore(ccs_home, parent_env()).set(key_id, KEY_VALUE)
+    return ccs_home
+
+
 CcsRunner = Callable[..., subprocess.CompletedProcess]
 
 

@@ -437,18 +437,6 @@ def test_another_users_process_for_real(spawn, tmp_path):
 
 # --- the commands, with real `ccs run` / `ccs launch` children ------------------------------------
 
-@pytest.fixture
-def base_env(ccs_home, tmp_path) -> dict[str, str]:
-    return {
-        "PATH": f"/usr/local/bin:/usr/bin:/bin:{Path(sys.executable).parent}",
-        "HOME": str(tmp_path),
-        "CCS_HOME": os.environ["CCS_HOME"],
-        "DBUS_SESSION_BUS_ADDRESS": os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""),
-        "LANG": "C.UTF-8",
-        "CCS_CLAUDE_MANAGED_SETTINGS": str(tmp_path / "no-managed-settings.json"),
-    }
-
-
 def wait_for_child(sup: subprocess.Popen, match: Callable[[psutil.Process], bool], timeout: float = 20) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

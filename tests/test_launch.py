@@ -31,20 +31,6 @@ def stubs():
         s.close()
 
 
-@pytest.fixture
-def base_env(ccs_home, tmp_path) -> dict[str, str]:
-    """A minimal parent environment for ccs: its own HOME, the session bus, a PATH."""
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        "PATH": f"/usr/local/bin:/usr/bin:/bin:{Path(sys.executable).parent}",
-        "HOME": str(home),
-        "CCS_HOME": os.environ["CCS_HOME"],
-        "DBUS_SESSION_BUS_ADDRESS": os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""),
-        "LANG": "C.UTF-8",
-    }
-
-
 def contaminated(base: dict[str, str], wrong: StubServer, clients_bin: Path) -> dict[str, str]:
     """The worst shell to launch from: every stale routing variable, pointing at the wrong stub."""
     return {

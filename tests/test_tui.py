@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import keyring
-import pytest
 from test_tui_support import (
     KEY_VALUE,
     STALE_OPENAI_URL,
@@ -34,13 +33,6 @@ from ccswitch_tui.tui.screens.modals import ConfirmScreen, KeyScreen, NameScreen
 from ccswitch_tui.tui.service import PREVIEW_LAUNCH_ID
 
 SIZE = (110, 34)
-
-
-@pytest.fixture
-def home(ccs_home: Paths, key_id: str) -> Paths:
-    make_profiles(ccs_home, key_id)
-    KeyStore(ccs_home, parent_env()).set(key_id, KEY_VALUE)
-    return ccs_home
 
 
 def test_every_binding_has_an_id_and_a_tooltip():

@@ -18,7 +18,6 @@ from test_tui_support import (
     KEY_VALUE,
     STALE_OPENAI_URL,
     build_app,
-    make_profiles,
     notifications,
     parent_env,
     settle,
@@ -34,13 +33,6 @@ from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.screens.modals import CommandScreen, RefusalScreen
 
 SIZE = (110, 34)
-
-
-@pytest.fixture
-def home(ccs_home: Paths, key_id: str) -> Paths:
-    make_profiles(ccs_home, key_id)
-    KeyStore(ccs_home, parent_env()).set(key_id, KEY_VALUE)
-    return ccs_home
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from test_tui_support import KEY_VALUE, build_app, make_profiles, notifications, parent_env, plain, settle, wait_until
+from test_tui_support import KEY_VALUE, build_app, notifications, parent_env, plain, settle, wait_until
 from test_tui_support import select as select_profile
 
 from ccswitch_tui.paths import Paths
@@ -22,13 +22,6 @@ from ccswitch_tui.store import Store
 from ccswitch_tui.tui.widgets.running import RunningView
 
 SIZE = (120, 36)
-
-
-@pytest.fixture
-def home(ccs_home: Paths, key_id: str) -> Paths:
-    make_profiles(ccs_home, key_id)
-    KeyStore(ccs_home, parent_env()).set(key_id, KEY_VALUE)
-    return ccs_home
 
 
 @pytest.fixture
