@@ -1,0 +1,277 @@
+"""A Responses request (what Codex sends) → a Chat Completions request (what the provider takes).
+
+Messages: ``instructions`` and the leading developer/system messages become one system message;
+a developer message later in the conversation becomes a user message (several providers accept a
+system message only first). User and assistant text keeps its role; images become ``image_url``
+parts. Tool calls (``function_call``, ``custom_tool_call``, ``tool_search_call``) become assistant
+``tool_calls``; consecutive calls share one assistant message, together with the assistant text
+just before them. Each call's result follows its call directly, whatever the order Codex sent
+them in (the Chat API rejects anything else); a call without a result (an interrupted turn) gets a
+placeholder result, and a result without its call is kept as user text.
+
+Parameters: ``reasoning.effort`` → ``reasoning_effort`` (none: left out; minimal → low; xhigh →
+high), ``max_output_tokens`` → ``max_tokens``, ``tool_choice`` and ``parallel_tool_calls`` kept
+when there are tools, ``text.format`` → ``response_format``, ``temperature``/``top_p`` kept.
+Dropped, because a Chat provider has no use for them or rejects unknown fields: ``store``,
+``include``, ``prompt_cache_key``, ``client_metadata``, ``service_tier``, ``text.verbosity``,
+``reasoning.summary``, ``previous_response_id``, ``truncation``, ``metadata``, ``user``.
+The upstream request always streams, with ``stream_options.include_usage``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reasoning import ReasoningMemory
+from .tools import CUSTOM_INPUT, ToolTable, add_tool, chat_name, convert_tools
+
+INTERRUPTED = "aborted: this tool call was interrupted before it returned a result"
+EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+DROPPED_FIELDS = ("store", "include", "prompt_cache_key", "client_metadata", "service_tier", "previous_response_id",
+                  "truncation", "metadata", "user", "background", "safety_identifier", "prompt", "stream_options")
+_CALLS = ("function_call", "custom_tool_call", "tool_search_call", "local_shell_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output")
+
+
+@dataclass
+class ChatRequest:
+    body: dict[str, Any]
+    tools: ToolTable
+    dropped: list[str] = field(default_factory=list)  # what had no Chat equivalent, for the record
+
+
+def chat_request(body: Mapping[str, Any], memory: ReasoningMemory | None = None) -> ChatRequest:
+    """Translate one Responses request body. Never raises on odd input: unknown items are skipped."""
+    table = convert_tools(body.get("tools") if isinstance(body.get("tools"), list) else None)
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"type": "message", "role": "user", "content": items}]
+    elif not isinstance(items, list):
+        items = []
+    for item in items:  # tools a tool search found are callable from then on
+        if isinstance(item, Mapping) and item.get("type") == "tool_search_output":
+            for tool in item.get("tools") or ():
+                add_tool(table, tool)
+    messages = chat_messages(body.get("instructions"), items, memory)
+    out: dict[str, Any] = {"model": body.get("model"), "messages": messages, "stream": True,
+                           "stream_options": {"include_usage": True}}
+    dropped = [f for f in DROPPED_FIELDS if f in body] + table.dropped
+    if table.tools:
+        out["tools"] = table.tools
+        choice = tool_choice(body.get("tool_choice"))
+        if choice is not None:
+            out["tool_choice"] = choice
+        if isinstance(body.get("parallel_tool_calls"), bool):
+            out["parallel_tool_calls"] = body["parallel_tool_calls"]
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, Mapping):
+        effort = EFFORTS.get(str(reasoning.get("effort")))
+        if effort:
+            out["reasoning_effort"] = effort
+        elif reasoning.get("effort") not in (None, "none"):
+            dropped.append(f"reasoning.effort {reasoning.get('effort')}")
+    if isinstance(body.get("max_output_tokens"), int):
+        out["max_tokens"] = body["max_output_tokens"]
+    for key in ("temperature", "top_p"):
+        if isinstance(body.get(key), (int, float)):
+            out[key] = body[key]
+    text = body.get("text")
+    if isinstance(text, Mapping):
+        fmt = response_format(text.get("format"))
+        if fmt is not None:
+            out["response_format"] = fmt
+        if "verbosity" in text:
+            dropped.append("text.verbosity")
+    return ChatRequest(body=out, tools=table, dropped=dropped)
+
+
+def tool_choice(choice: Any) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    if isinstance(choice, Mapping) and isinstance(choice.get("name"), str):
+        return {"type": "function", "function": {"name": chat_name(choice["name"], choice.get("namespace"))}}
+    return None
+
+
+def response_format(fmt: Any) -> dict[str, Any] | None:
+    if not isinstance(fmt, Mapping):
+        return None
+    if fmt.get("type") == "json_schema":
+        schema = {k: fmt[k] for k in ("name", "schema", "strict", "description") if k in fmt}
+        schema.setdefault("name", "output")
+        return {"type": "json_schema", "json_schema": schema}
+    if fmt.get("type") == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+# --- messages --------------------------------------------------------------------------------
+
+def content_parts(content: Any) -> tuple[str, list[dict[str, Any]]]:
+    """(text, parts): the text of a Responses content list, and Chat parts when it has images."""
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    parts: list[dict[str, Any]] = []
+    images = False
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text", "summary_text", "reasoning_text") and isinstance(
+                part.get("text"), str):
+            texts.append(part["text"])
+            parts.append({"type": "text", "text": part["text"]})
+        elif kind == "refusal" and isinstance(part.get("refusal"), str):
+            texts.append(part["refusal"])
+            parts.append({"type": "text", "text": part["refusal"]})
+        elif kind == "input_image" and (part.get("image_url") or part.get("file_id")):
+            images = True
+            url = part.get("image_url") or part.get("file_id")
+            image: dict[str, Any] = {"url": url}
+            if part.get("detail") in ("low", "high", "auto"):
+                image["detail"] = part["detail"]
+            parts.append({"type": "image_url", "image_url": image})
+    return "\n".join(texts), (parts if images else [])
+
+
+def output_text(output: Any) -> str:
+    """A tool result as text: a string as it is, a content list joined, anything else as JSON."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        text, _ = content_parts(output)
+        return text
+    if isinstance(output, Mapping) and isinstance(output.get("content"), str):
+        return output["content"]
+    return json.dumps(output, ensure_ascii=False)
+
+
+@dataclass
+class _Call:
+    call_id: str
+    name: str
+    arguments: str
+    reasoning: str | None
+
+
+def _as_call(item: Mapping[str, Any]) -> _Call | None:
+    call_id = item.get("call_id") or item.get("id")
+    if not isinstance(call_id, str):
+        return None
+    kind = item.get("type")
+    if kind == "function_call":
+        args = item.get("arguments")
+        return _Call(call_id, chat_name(str(item.get("name") or ""), item.get("namespace")),
+                     args if isinstance(args, str) else json.dumps(args or {}), None)
+    if kind == "custom_tool_call":
+        return _Call(call_id, chat_name(str(item.get("name") or ""), item.get("namespace")),
+                     json.dumps({CUSTOM_INPUT: str(item.get("input") or "")}, ensure_ascii=False), None)
+    if kind == "tool_search_call":
+        return _Call(call_id, "tool_search", json.dumps(item.get("arguments") or {}, ensure_ascii=False), None)
+    if kind == "local_shell_call":
+        action = item.get("action") if isinstance(item.get("action"), Mapping) else {}
+        return _Call(call_id, "local_shell", json.dumps(action, ensure_ascii=False), None)
+    return None
+
+
+def _output_of(item: Mapping[str, Any]) -> str:
+    if item.get("type") == "tool_search_output":
+        return json.dumps({"tools": item.get("tools") or []}, ensure_ascii=False)
+    return output_text(item.get("output"))
+
+
+def _reasoning_text(item: Mapping[str, Any]) -> str:
+    texts = [p.get("text") for p in (item.get("content") or []) if isinstance(p, Mapping)]
+    if not any(texts):
+        texts = [p.get("text") for p in (item.get("summary") or []) if isinstance(p, Mapping)]
+    return "\n".join(t for t in texts if isinstance(t, str) and t)
+
+
+def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemory | None = None
+                  ) -> list[dict[str, Any]]:
+    system: list[str] = [instructions] if isinstance(instructions, str) and instructions.strip() else []
+    outputs: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, Mapping) and item.get("type") in _OUTPUTS and isinstance(item.get("call_id"), str):
+            outputs.setdefault(item["call_id"], _output_of(item))
+    called = {c.call_id for c in (_as_call(i) for i in items if isinstance(i, Mapping) and i.get("type") in _CALLS)
+              if c is not None}
+    messages: list[dict[str, Any]] = []
+    pending: list[_Call] = []
+    pending_text: str | None = None
+    last_reasoning: str | None = None
+    leading = True
+
+    def flush() -> None:
+        nonlocal pending, pending_text
+        if not pending:
+            if pending_text is not None:
+                messages.append({"role": "assistant", "content": pending_text})
+            pending_text = None
+            return
+        message: dict[str, Any] = {
+            "role": "assistant", "content": pending_text or None,
+            "tool_calls": [{"id": c.call_id, "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments}} for c in pending],
+        }
+        ids = [c.call_id for c in pending]
+        reasoning = (memory.recall(ids) if memory else None) or next((c.reasoning for c in pending if c.reasoning),
+                                                                       None)
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        messages.append(message)
+        for c in pending:
+            messages.append({"role": "tool", "tool_call_id": c.call_id, "content": outputs.get(c.call_id, INTERRUPTED)})
+        pending, pending_text = [], None
+
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            role = item.get("role")
+            text, parts = content_parts(item.get("content"))
+            if role in ("developer", "system"):
+                if leading:
+                    if text.strip():
+                        system.append(text)
+                    continue
+                flush()
+                messages.append({"role": "user", "content": text})
+            elif role == "assistant":
+                if pending:
+                    flush()
+                if pending_text is not None:
+                    messages.append({"role": "assistant", "content": pending_text})
+                pending_text = text
+            else:
+                flush()
+                messages.append({"role": "user", "content": parts or text})
+            leading = False
+        elif kind == "reasoning":
+            last_reasoning = _reasoning_text(item) or None
+        elif kind in _CALLS:
+            call = _as_call(item)
+            if call is None:
+                continue
+            call.reasoning = last_reasoning
+            last_reasoning = None
+            pending.append(call)
+            leading = False
+        elif kind in _OUTPUTS:
+            call_id = item.get("call_id")
+            if call_id in called:
+                continue  # placed right after its call, wherever it came
+            flush()
+            messages.append({"role": "user", "content": f"Result of tool call {call_id}:\n{_output_of(item)}"})
+            leading = False
+    flush()
+    if system:
+        messages.insert(0, {"role": "system", "content": "\n\n".join(system)})
+    if not any(m["role"] != "system" for m in messages):
+        messages.append({"role": "user", "content": ""})
+    return messages

@@ -1,0 +1,409 @@
+"""Chat Completions stream chunks → the Responses events Codex reads.
+
+``ResponsesStream`` is a small state machine: feed it each parsed chunk of the provider's stream
+(``feed``), then ``finish`` when the stream ends; each call returns the Responses events to send,
+numbered by ``sequence_number``. The sequence is the one the Responses API itself sends:
+
+    response.created, response.in_progress,
+    per reasoning item: output_item.added, reasoning_summary_part.added,
+        reasoning_summary_text.delta..., reasoning_summary_text.done, reasoning_summary_part.done,
+        output_item.done
+    per message: output_item.added, content_part.added, output_text.delta...,
+        output_text.done, content_part.done, output_item.done
+    per function call: output_item.added, function_call_arguments.delta...,
+        function_call_arguments.done, output_item.done
+    response.completed (usage), or response.incomplete (finish_reason length / content_filter),
+    or response.failed (an error inside the stream, or a stream cut before it finished).
+
+Providers differ: tool-call deltas may come without ``index`` (a new ``id`` starts a new call, no
+id continues the last one), arguments may come whole in one chunk, reasoning may be
+``reasoning_content`` or ``reasoning``, usage may come in the last chunk or with the finish
+reason. A provider that ignored ``stream: true`` answers one chat.completion body:
+``from_completion`` turns it into the same events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reasoning import ReasoningMemory
+from .tools import CUSTOM, CUSTOM_INPUT, TOOL_SEARCH, ToolTable
+
+Event = dict[str, Any]
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{os.urandom(12).hex()}"
+
+
+@dataclass
+class _ToolCall:
+    key: Any
+    call_id: str | None = None
+    name: str = ""
+    arguments: str = ""
+    item_id: str = ""
+    output_index: int | None = None  # set once output_item.added went out
+    sent: int = 0  # how much of ``arguments`` went out as deltas
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def as_responses(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "total_tokens": self.total_tokens or self.input_tokens + self.output_tokens,
+                "input_tokens_details": {"cached_tokens": self.cached_tokens},
+                "output_tokens_details": {"reasoning_tokens": self.reasoning_tokens}}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def chat_usage(usage: Mapping[str, Any]) -> Usage:
+    """Chat usage in its provider dialects: OpenAI's ``*_details``, DeepSeek's
+    ``prompt_cache_hit_tokens``, Kimi's top-level ``cached_tokens``."""
+    prompt = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), Mapping) else {}
+    completion = (usage.get("completion_tokens_details")
+                  if isinstance(usage.get("completion_tokens_details"), Mapping) else {})
+    cached = (_int(prompt.get("cached_tokens")) or _int(usage.get("prompt_cache_hit_tokens"))
+              or _int(usage.get("cached_tokens")))
+    return Usage(input_tokens=_int(usage.get("prompt_tokens")), output_tokens=_int(usage.get("completion_tokens")),
+                 total_tokens=_int(usage.get("total_tokens")), cached_tokens=cached,
+                 reasoning_tokens=_int(completion.get("reasoning_tokens")))
+
+
+@dataclass
+class ResponsesStream:
+    model: str
+    tools: ToolTable
+    memory: ReasoningMemory | None = None
+    provider: str = ""  # named in error messages, so the user sees whose error it is
+    response_id: str = field(default_factory=lambda: _id("resp"))
+    created_at: int = field(default_factory=lambda: int(time.time()))
+    # what was observed, for the record
+    served_model: str | None = None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    error: dict[str, Any] | None = None
+    _seq: int = 0
+    _started: bool = False
+    _ended: bool = False
+    _output: list[dict[str, Any]] = field(default_factory=list)
+    _reasoning: str | None = None
+    _reasoning_item: str = ""
+    _reasoning_index: int = -1
+    _all_reasoning: list[str] = field(default_factory=list)
+    _text: str | None = None
+    _text_item: str = ""
+    _text_index: int = -1
+    _calls: list[_ToolCall] = field(default_factory=list)
+
+    # --- public ------------------------------------------------------------------------------
+
+    def start(self) -> list[Event]:
+        if self._started:
+            return []
+        self._started = True
+        return [self._event("response.created", response=self._response("in_progress")),
+                self._event("response.in_progress", response=self._response("in_progress"))]
+
+    def feed(self, chunk: Any) -> list[Event]:
+        """One parsed chunk of the provider's stream."""
+        out = self.start()
+        if self._ended or not isinstance(chunk, Mapping):
+            return out
+        if chunk.get("error") is not None:
+            return out + self.fail(chunk["error"])
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
+            self.served_model = chunk["model"]
+        if isinstance(chunk.get("usage"), Mapping):
+            self.usage = chat_usage(chunk["usage"])
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
+                continue
+            delta = choice.get("delta")
+            if not isinstance(delta, Mapping):
+                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+            out += self._delta(delta)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+                if isinstance(choice.get("usage"), Mapping):
+                    self.usage = chat_usage(choice["usage"])
+        return out
+
+    def finish(self) -> list[Event]:
+        """The provider's stream ended ([DONE] or the connection closed)."""
+        out = self.start()
+        if self._ended:
+            return out
+        if self.finish_reason is None and not (self._output or self._text or self._reasoning or self._calls):
+            return out + self.fail({"message": "the provider closed the stream without an answer",
+                                    "code": "stream_closed"})
+        out += self._close_all()
+        self._ended = True
+        if self.finish_reason in ("length", "content_filter"):
+            reason = "max_output_tokens" if self.finish_reason == "length" else "content_filter"
+            response = self._response("incomplete")
+            response["incomplete_details"] = {"reason": reason}
+            return out + [self._event("response.incomplete", response=response)]
+        return out + [self._event("response.completed", response=self._response("completed"))]
+
+    def fail(self, error: Any, status: int | None = None) -> list[Event]:
+        """An error inside the stream: ``response.failed`` with the provider's message."""
+        from .errors import provider_code, provider_message
+
+        out = self.start()
+        if self._ended:
+            return out
+        self._ended = True
+        body = error if isinstance(error, Mapping) else {"message": str(error)}
+        code = provider_code({"error": body}) or ("rate_limit_exceeded" if status == 429 else "server_error")
+        message = provider_message({"error": body}, status)
+        self.error = {"code": code, "message": f"{self.provider}: {message}" if self.provider else message}
+        response = self._response("failed")
+        response["error"] = dict(self.error)
+        return out + [self._event("response.failed", response=response)]
+
+    def from_completion(self, body: Mapping[str, Any]) -> list[Event]:
+        """A whole chat.completion (a provider that does not stream) as the full event sequence."""
+        choices = []
+        for choice in body.get("choices") or ():
+            if isinstance(choice, Mapping):
+                message = dict(choice.get("message") or {})
+                calls = [dict(c, index=i) for i, c in enumerate(message.get("tool_calls") or ())
+                         if isinstance(c, Mapping)]
+                if calls:
+                    message["tool_calls"] = calls
+                choices.append({"index": choice.get("index", 0), "delta": message,
+                                "finish_reason": choice.get("finish_reason") or "stop"})
+        return self.feed({**body, "choices": choices}) + self.finish()
+
+    @property
+    def output(self) -> list[dict[str, Any]]:
+        return list(self._output)
+
+    # --- deltas ------------------------------------------------------------------------------
+
+    def _delta(self, delta: Mapping[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        reasoning = delta.get("reasoning_content")
+        if not isinstance(reasoning, str):
+            reasoning = delta.get("reasoning") if isinstance(delta.get("reasoning"), str) else None
+        if reasoning:
+            out += self._reasoning_delta(reasoning)
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            out += self._close_reasoning()
+            out += self._text_delta(content)
+        for raw in delta.get("tool_calls") or ():
+            if isinstance(raw, Mapping):
+                out += self._close_reasoning()
+                out += self._close_text()
+                out += self._tool_delta(raw)
+        return out
+
+    def _reasoning_delta(self, text: str) -> list[Event]:
+        out: list[Event] = []
+        if self._reasoning is None:
+            self._reasoning, self._reasoning_item = "", _id("rs")
+            self._reasoning_index = self._next_index()
+            out.append(self._event("response.output_item.added", output_index=self._reasoning_index,
+                                   item={"type": "reasoning", "id": self._reasoning_item, "summary": []}))
+            out.append(self._event("response.reasoning_summary_part.added", item_id=self._reasoning_item,
+                                   output_index=self._reasoning_index, summary_index=0,
+                                   part={"type": "summary_text", "text": ""}))
+        self._reasoning += text
+        out.append(self._event("response.reasoning_summary_text.delta", item_id=self._reasoning_item,
+                               output_index=self._reasoning_index, summary_index=0, delta=text))
+        return out
+
+    def _close_reasoning(self) -> list[Event]:
+        if self._reasoning is None:
+            return []
+        text, self._reasoning = self._reasoning, None
+        self._all_reasoning.append(text)
+        item = {"type": "reasoning", "id": self._reasoning_item, "summary": [{"type": "summary_text", "text": text}]}
+        common = {"item_id": self._reasoning_item, "output_index": self._reasoning_index, "summary_index": 0}
+        return [self._event("response.reasoning_summary_text.done", **common, text=text),
+                self._event("response.reasoning_summary_part.done", **common,
+                            part={"type": "summary_text", "text": text}),
+                self._done(self._reasoning_index, item)]
+
+    def _text_delta(self, text: str) -> list[Event]:
+        out: list[Event] = []
+        if self._text is None:
+            self._text, self._text_item = "", _id("msg")
+            self._text_index = self._next_index()
+            out.append(self._event("response.output_item.added", output_index=self._text_index, item={
+                "type": "message", "id": self._text_item, "role": "assistant", "status": "in_progress",
+                "content": []}))
+            out.append(self._event("response.content_part.added", item_id=self._text_item,
+                                   output_index=self._text_index, content_index=0,
+                                   part={"type": "output_text", "text": "", "annotations": []}))
+        self._text += text
+        out.append(self._event("response.output_text.delta", item_id=self._text_item, output_index=self._text_index,
+                               content_index=0, delta=text))
+        return out
+
+    def _close_text(self) -> list[Event]:
+        if self._text is None:
+            return []
+        text, self._text = self._text, None
+        part = {"type": "output_text", "text": text, "annotations": []}
+        common = {"item_id": self._text_item, "output_index": self._text_index, "content_index": 0}
+        item = {"type": "message", "id": self._text_item, "role": "assistant", "status": "completed",
+                "content": [part]}
+        return [self._event("response.output_text.done", **common, text=text),
+                self._event("response.content_part.done", **common, part=part),
+                self._done(self._text_index, item)]
+
+    def _find_call(self, raw: Mapping[str, Any]) -> _ToolCall:
+        index = raw.get("index")
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
+        if isinstance(index, int):
+            for call in self._calls:
+                if call.key == index:
+                    if call_id and call.call_id and call_id != call.call_id:
+                        break  # a provider reusing index 0 for every call: a new id is a new call
+                    return call
+        elif call_id is not None:
+            for call in self._calls:
+                if call.call_id == call_id:
+                    return call
+        elif self._calls:
+            return self._calls[-1]  # no index, no id: the rest of the last call
+        call = _ToolCall(key=index if isinstance(index, int) else f"#{len(self._calls)}")
+        self._calls.append(call)
+        return call
+
+    def _tool_delta(self, raw: Mapping[str, Any]) -> list[Event]:
+        call = self._find_call(raw)
+        if isinstance(raw.get("id"), str) and raw["id"] and not call.call_id:
+            call.call_id = raw["id"]
+        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else {}
+        if isinstance(function.get("name"), str) and function["name"] and not call.name:
+            call.name = function["name"]
+        args = function.get("arguments")
+        if isinstance(args, str):
+            call.arguments += args
+        elif isinstance(args, Mapping):  # a provider that sends the arguments as an object
+            call.arguments += json.dumps(args, ensure_ascii=False)
+        out: list[Event] = []
+        if call.output_index is None and call.name:
+            call.call_id = call.call_id or _id("call")
+            call.output_index = self._next_index()
+            call.item_id = _id("fc")
+            out.append(self._event("response.output_item.added", output_index=call.output_index,
+                                   item=self._call_item(call, "in_progress", arguments="")))
+        if call.output_index is not None and self._kind(call) != CUSTOM and len(call.arguments) > call.sent:
+            out.append(self._event("response.function_call_arguments.delta", item_id=call.item_id,
+                                   output_index=call.output_index, delta=call.arguments[call.sent:]))
+            call.sent = len(call.arguments)
+        return out
+
+    def _kind(self, call: _ToolCall) -> str:
+        return self.tools.ref(call.name).kind
+
+    def _call_item(self, call: _ToolCall, status: str, arguments: str | None = None) -> dict[str, Any]:
+        ref = self.tools.ref(call.name)
+        args = call.arguments if arguments is None else arguments
+        if ref.kind == CUSTOM:
+            item: dict[str, Any] = {"type": "custom_tool_call", "id": call.item_id, "status": status,
+                                    "call_id": call.call_id, "name": ref.name, "input": custom_input(args)}
+        elif ref.kind == TOOL_SEARCH:
+            item = {"type": "tool_search_call", "id": call.item_id, "status": status, "call_id": call.call_id,
+                    "execution": "client", "arguments": json_arguments(args)}
+        else:
+            item = {"type": "function_call", "id": call.item_id, "status": status, "call_id": call.call_id,
+                    "name": ref.name, "arguments": args}
+        if ref.namespace:
+            item["namespace"] = ref.namespace
+        return item
+
+    def _close_calls(self) -> list[Event]:
+        out: list[Event] = []
+        for call in self._calls:
+            if not call.name:
+                continue  # a call without a name cannot be run; nothing to tell Codex
+            if call.output_index is None:
+                call.call_id = call.call_id or _id("call")
+                call.output_index, call.item_id = self._next_index(), _id("fc")
+                out.append(self._event("response.output_item.added", output_index=call.output_index,
+                                       item=self._call_item(call, "in_progress", arguments="")))
+            if self._kind(call) != CUSTOM:
+                if not call.arguments.strip():
+                    call.arguments = "{}"
+                if len(call.arguments) > call.sent:
+                    out.append(self._event("response.function_call_arguments.delta", item_id=call.item_id,
+                                           output_index=call.output_index, delta=call.arguments[call.sent:]))
+                    call.sent = len(call.arguments)
+                out.append(self._event("response.function_call_arguments.done", item_id=call.item_id,
+                                       output_index=call.output_index, arguments=call.arguments))
+            out.append(self._done(call.output_index, self._call_item(call, "completed")))
+        if self.memory is not None and self._all_reasoning:
+            self.memory.remember([c.call_id for c in self._calls if c.call_id], "".join(self._all_reasoning))
+        self._calls = []
+        return out
+
+    def _close_all(self) -> list[Event]:
+        return self._close_reasoning() + self._close_text() + self._close_calls()
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _next_index(self) -> int:
+        self._output.append({})  # reserved; filled by _done
+        return len(self._output) - 1
+
+    def _done(self, index: int, item: dict[str, Any]) -> Event:
+        self._output[index] = item
+        return self._event("response.output_item.done", output_index=index, item=item)
+
+    def _response(self, status: str) -> dict[str, Any]:
+        response: dict[str, Any] = {
+            "id": self.response_id, "object": "response", "created_at": self.created_at, "status": status,
+            "model": self.model, "output": [o for o in self._output if o] if status != "in_progress" else [],
+        }
+        if status in ("completed", "incomplete") and self.usage is not None:
+            response["usage"] = self.usage.as_responses()
+        return response
+
+    def _event(self, kind: str, **fields: Any) -> Event:
+        event = {"type": kind, "sequence_number": self._seq, **fields}
+        self._seq += 1
+        return event
+
+
+def custom_input(arguments: str) -> str:
+    """A freeform tool's raw input from the function arguments the model wrote: ``{"input": ...}``,
+    or, when the model wrote the raw text itself, that text."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if isinstance(value, Mapping):
+        inner = value.get(CUSTOM_INPUT)
+        if isinstance(inner, str):
+            return inner
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(strings) == 1:
+            return strings[0]
+    return value if isinstance(value, str) else arguments
+
+
+def json_arguments(arguments: str) -> Any:
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
