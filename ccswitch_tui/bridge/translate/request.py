@@ -204,6 +204,7 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
     pending: list[_Call] = []
     pending_text: str | None = None
     last_reasoning: str | None = None
+    answered = False  # a result for the pending calls came: the next call starts a new turn
     leading = True
 
     def flush() -> None:
@@ -258,6 +259,9 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
             call = _as_call(item)
             if call is None:
                 continue
+            if answered:
+                flush()
+                answered = False
             call.reasoning = last_reasoning
             last_reasoning = None
             pending.append(call)
@@ -265,6 +269,7 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
         elif kind in _OUTPUTS:
             call_id = item.get("call_id")
             if call_id in called:
+                answered = answered or any(c.call_id == call_id for c in pending)
                 continue  # placed right after its call, wherever it came
             flush()
             messages.append({"role": "user", "content": f"Result of tool call {call_id}:\n{_output_of(item)}"})

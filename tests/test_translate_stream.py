@@ -1,0 +1,174 @@
+"""Chat Completions stream → Responses events, on recorded provider streams (tests/fixtures/chat)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ccswitch_tui.bridge.translate import ReasoningMemory, chat_usage, error_body
+from ccswitch_tui.bridge.translate.exchange import Exchange
+from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder
+from ccswitch_tui.bridge.translate.stream import ResponsesStream
+from ccswitch_tui.bridge.translate.tools import convert_tools
+
+FIXTURES = Path(__file__).parent / "fixtures" / "chat"
+TOOLS = [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+         {"type": "custom", "name": "apply_patch", "format": {"type": "text"}},
+         {"type": "namespace", "name": "mcp__files", "tools": [{"type": "function", "name": "read"}]}]
+
+
+def run(name: str, *, memory: ReasoningMemory | None = None, split: int = 7) -> tuple[list[dict], ResponsesStream]:
+    """Replay a recorded stream in awkward pieces (split mid-line) through the decoder and machine."""
+    stream = ResponsesStream(model="requested-model", tools=convert_tools(TOOLS), memory=memory)
+    decoder = SSEDecoder()
+    raw = (FIXTURES / name).read_bytes()
+    events: list[dict] = []
+    for i in range(0, len(raw), split):
+        for data in decoder.feed(raw[i:i + split]):
+            events += stream.finish() if data is DONE else stream.feed(data)
+    for data in decoder.close():
+        events += stream.feed(data)
+    events += stream.finish()
+    return events, stream
+
+
+def types(events: list[dict]) -> list[str]:
+    return [e["type"].removeprefix("response.") for e in events]
+
+
+def done_items(events: list[dict]) -> list[dict]:
+    return [e["item"] for e in events if e["type"] == "response.output_item.done"]
+
+
+def assert_well_formed(events: list[dict]) -> None:
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert types(events)[:2] == ["created", "in_progress"]
+    assert types(events)[-1] in ("completed", "incomplete", "failed")
+    assert sum(t in ("completed", "incomplete", "failed") for t in types(events)) == 1
+    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
+    finished = [e["output_index"] for e in events if e["type"] == "response.output_item.done"]
+    assert sorted(added) == list(range(len(added)))
+    if types(events)[-1] == "failed":  # what was open stays unfinished: Codex keeps none of it
+        assert set(finished) <= set(added)
+    else:
+        assert sorted(finished) == sorted(added)
+
+
+def test_deepseek_reasoning_then_a_tool_call_with_cached_usage() -> None:
+    memory = ReasoningMemory()
+    events, stream = run("deepseek_reasoning_tool.sse", memory=memory)
+    assert_well_formed(events)
+    assert types(events) == [
+        "created", "in_progress",
+        "output_item.added", "reasoning_summary_part.added", "reasoning_summary_text.delta",
+        "reasoning_summary_text.delta", "reasoning_summary_text.done", "reasoning_summary_part.done", "output_item.done",
+        "output_item.added", "function_call_arguments.delta", "function_call_arguments.delta",
+        "function_call_arguments.done", "output_item.done", "completed"]
+    reasoning, fc = done_items(events)
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "The user wants the file list."}]
+    assert (fc["type"], fc["name"], fc["call_id"], json.loads(fc["arguments"])) == (
+        "function_call", "exec_command", "call_00_ls", {"cmd": "ls"})
+    completed = events[-1]["response"]
+    assert completed["usage"] == {"input_tokens": 1200, "output_tokens": 40, "total_tokens": 1240,
+                                  "input_tokens_details": {"cached_tokens": 1024},
+                                  "output_tokens_details": {"reasoning_tokens": 12}}
+    assert completed["model"] == "requested-model" and stream.served_model == "deepseek-v4-pro"
+    assert [o["type"] for o in completed["output"]] == ["reasoning", "function_call"]
+    assert memory.recall(["call_00_ls"]) == "The user wants the file list."
+
+
+def test_kimi_text_then_parallel_calls_whole_arguments_and_usage_in_the_choice() -> None:
+    events, stream = run("kimi_parallel_tools.sse", split=3)
+    assert_well_formed(events)
+    message, first, second = done_items(events)
+    assert message["content"] == [{"type": "output_text", "text": "Checking both.", "annotations": []}]
+    assert [(c["call_id"], json.loads(c["arguments"])) for c in (first, second)] == [
+        ("exec_command:0", {"cmd": "pwd"}), ("exec_command:1", {"cmd": "id"})]
+    assert events[-1]["response"]["usage"]["input_tokens_details"] == {"cached_tokens": 256}
+
+
+def test_tool_call_deltas_without_index_and_a_namespaced_call() -> None:
+    events, _ = run("noindex_tools.sse")
+    assert_well_formed(events)
+    first, second = done_items(events)
+    assert (first["call_id"], first["arguments"]) == ("call_a", '{"cmd":"ls"}')
+    assert (second["call_id"], second["name"], second["namespace"], second["arguments"]) == (
+        "call_b", "read", "mcp__files", '{"path":"a.txt"}')
+
+
+def test_finish_reason_length_is_an_incomplete_response() -> None:
+    events, _ = run("glm_length.sse")
+    assert_well_formed(events)
+    assert events[-1]["type"] == "response.incomplete"
+    assert events[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert done_items(events)[0]["content"][0]["text"] == "The answer is long"
+
+
+def test_an_error_inside_the_stream_fails_the_response_with_the_providers_message() -> None:
+    events, stream = run("midstream_error.sse")
+    assert_well_formed(events)
+    failed = events[-1]
+    assert failed["type"] == "response.failed"
+    assert failed["response"]["error"] == {"code": "overloaded", "message": "upstream overloaded, try again later"}
+    assert stream.error is not None
+
+
+def test_a_stream_that_closes_without_an_answer_fails() -> None:
+    stream = ResponsesStream(model="m", tools=convert_tools([]))
+    events = stream.feed({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}) + stream.finish()
+    assert types(events) == ["created", "in_progress", "failed"]
+
+
+def test_custom_tool_call_from_function_arguments() -> None:
+    stream = ResponsesStream(model="m", tools=convert_tools(TOOLS))
+    patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n"
+    events = stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "p1", "function": {"name": "apply_patch", "arguments": json.dumps({"input": patch})}}]},
+        "finish_reason": "tool_calls"}]}) + stream.finish()
+    assert_well_formed(events)
+    assert "function_call_arguments.delta" not in types(events)  # Codex wants the input whole
+    (item,) = done_items(events)
+    assert item == {"type": "custom_tool_call", "id": item["id"], "status": "completed", "call_id": "p1",
+                    "name": "apply_patch", "input": patch}
+
+
+def test_an_upstream_that_ignored_stream_true() -> None:
+    x = Exchange.start({"model": "kimi", "input": "hi", "tools": TOOLS})
+    body = {"id": "c", "object": "chat.completion", "model": "kimi-served", "choices": [{"index": 0, "message": {
+        "role": "assistant", "content": None, "reasoning_content": "think",
+        "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "exec_command", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}
+    raw = x.opening() + x.whole(json.dumps(body).encode())
+    events = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")]
+    assert_well_formed(events)
+    assert [i["type"] for i in done_items(events)] == ["reasoning", "function_call"]
+    assert events[-1]["response"]["usage"]["total_tokens"] == 7 and x.served_model == "kimi-served"
+
+
+def test_usage_dialects() -> None:
+    assert chat_usage({"prompt_tokens": 10, "completion_tokens": 2, "prompt_cache_hit_tokens": 6}).cached_tokens == 6
+    assert chat_usage({"prompt_tokens": 10, "cached_tokens": 4}).cached_tokens == 4
+    both = chat_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 3},
+                       "completion_tokens_details": {"reasoning_tokens": 9}})
+    assert (both.cached_tokens, both.reasoning_tokens, both.as_responses()["total_tokens"]) == (3, 9, 10)
+
+
+def test_provider_http_errors_keep_status_and_message() -> None:
+    x = Exchange.start({"model": "m", "input": "hi"}, provider="Kimi")
+    status, raw = x.error(400, b'{"error":{"message":"Invalid request: tool_call_id not found","type":"invalid_request_error"}}')
+    body = json.loads(raw)
+    assert status == 400 and body["error"]["message"] == "Kimi: Invalid request: tool_call_id not found"
+    assert x.error_text == "Invalid request: tool_call_id not found"
+    assert error_body(429, b"slow down")["error"] == {"message": "provider: slow down", "type": "rate_limit_error",
+                                                      "code": "rate_limit_exceeded", "param": None}
+    assert error_body(500, b"")["error"]["message"] == "provider: HTTP 500"
+    minimax = error_body(200, {"base_resp": {"status_code": 1004, "status_msg": "login fail"}})
+    assert minimax["error"]["message"] == "provider: login fail"
+
+
+def test_sse_decoder_handles_crlf_comments_and_a_missing_final_blank_line() -> None:
+    decoder = SSEDecoder()
+    got = list(decoder.feed(b": keep-alive\r\n\r\ndata: {\"a\":1}\r\n\r\ndata: [DO"))
+    got += list(decoder.feed(b"NE]\n\ndata: {\"b\":2}"))
+    got += list(decoder.close())
+    assert got == [{"a": 1}, DONE, {"b": 2}]
