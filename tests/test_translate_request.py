@@ -90,7 +90,8 @@ def test_reasoning_goes_back_on_the_assistant_tool_call_turn() -> None:
 
 def test_images_become_image_url_parts() -> None:
     items = [{"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "what is this"}, {"type": "input_image", "image_url": "data:image/png;base64,AA"}]}]
+        {"type": "input_text", "text": "what is this"},
+        {"type": "input_image", "image_url": "data:image/png;base64,AA"}]}]
     content = chat_request({"model": "m", "input": items}).body["messages"][0]["content"]
     assert content == [{"type": "text", "text": "what is this"},
                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
@@ -173,5 +174,6 @@ def test_a_captured_codex_request_translates_whole() -> None:
                       {"type": "web_search", "external_web_access": False}]}
     out = chat_request(body).body
     assert roles(out["messages"]) == ["system", "user", "user"]
-    assert [t["function"]["name"] for t in out["tools"]] == ["exec_command", "apply_patch", "multi_agent_v1__spawn_agent"]
+    assert [t["function"]["name"] for t in out["tools"]] == [
+        "exec_command", "apply_patch", "multi_agent_v1__spawn_agent"]
     json.dumps(out)  # serialisable as it is

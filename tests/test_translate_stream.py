@@ -61,7 +61,8 @@ def test_deepseek_reasoning_then_a_tool_call_with_cached_usage() -> None:
     assert types(events) == [
         "created", "in_progress",
         "output_item.added", "reasoning_summary_part.added", "reasoning_summary_text.delta",
-        "reasoning_summary_text.delta", "reasoning_summary_text.done", "reasoning_summary_part.done", "output_item.done",
+        "reasoning_summary_text.delta", "reasoning_summary_text.done", "reasoning_summary_part.done",
+        "output_item.done",
         "output_item.added", "function_call_arguments.delta", "function_call_arguments.delta",
         "function_call_arguments.done", "output_item.done", "completed"]
     reasoning, fc = done_items(events)
@@ -155,7 +156,8 @@ def test_usage_dialects() -> None:
 
 def test_provider_http_errors_keep_status_and_message() -> None:
     x = Exchange.start({"model": "m", "input": "hi"}, provider="Kimi")
-    status, raw = x.error(400, b'{"error":{"message":"Invalid request: tool_call_id not found","type":"invalid_request_error"}}')
+    upstream = {"error": {"message": "Invalid request: tool_call_id not found", "type": "invalid_request_error"}}
+    status, raw = x.error(400, json.dumps(upstream).encode())
     body = json.loads(raw)
     assert status == 400 and body["error"]["message"] == "Kimi: Invalid request: tool_call_id not found"
     assert x.error_text == "Invalid request: tool_call_id not found"
