@@ -47,7 +47,7 @@ def sides(profile: Profile) -> list[str]:
 class Probe:
     profile: str
     tool: str  # claude | codex | run
-    api: str  # anthropic | openai | openai-models
+    api: str  # anthropic | openai | openai-chat | openai-models
     method: str
     url: str
     model: str | None
@@ -158,6 +158,13 @@ def _responses_probe(profile: Profile, tool: str, base: str, model: str | None, 
     return Probe(profile.name, tool, "openai", "POST", url, model, "bearer", body, proxy_for(url, env))
 
 
+def _chat_probe(profile: Profile, tool: str, base: str, model: str | None, env: Mapping[str, str]) -> Probe:
+    """A Chat Completions provider (``wire_api = "chat"``): the endpoint ccs's bridge translates to."""
+    url = _join(base, "/chat/completions")
+    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 1, "stream": False}
+    return Probe(profile.name, tool, "openai-chat", "POST", url, model, "bearer", body, proxy_for(url, env))
+
+
 def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) -> list[Probe]:
     """The probes for ``profile`` (one tool side, or every side it serves)."""
     wanted = [tool] if tool else sides(profile)
@@ -170,7 +177,8 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) 
             out.append(_anthropic_probe(profile, "claude", c.base_url, c.auth, model, env))
         elif side == "codex" and x is not None:
             env = _profile_env(profile, x.env, environ)
-            out.append(_responses_probe(profile, "codex", x.base_url, x.model, env))
+            probe = _chat_probe if x.wire_api == "chat" else _responses_probe
+            out.append(probe(profile, "codex", x.base_url, x.model, env))
         elif side == "run":
             env = _profile_env(profile, {}, environ)
             if "openai" in profile.run.export:
@@ -229,6 +237,12 @@ def _not_found_hint(probe: Probe) -> str:
         return ("the path has /v1 twice: remove the trailing /v1 from the base_url (Claude Code appends "
                 "/v1/messages itself)" if probe.api == "anthropic" else
                 "the path has /v1 twice: remove one /v1 from the base_url")
+    if probe.api == "openai-chat":
+        base = probe.url.removesuffix("/chat/completions")
+        if not re.search(r"/v\d+[a-z]*(/|$)", path):
+            return (f"there is no /v1 in the base_url; most OpenAI-compatible endpoints serve "
+                    f"{base}/v1/chat/completions: try base_url = {base}/v1")
+        return "check the base_url's path: requests go to {base_url}/chat/completions"
     if probe.api in ("openai", "openai-models") and not re.search(r"/v\d+[a-z]*(/|$)", path):
         base = probe.url.rsplit("/", 1)[0]
         return (f"there is no /v1 in the base_url; most OpenAI-compatible endpoints serve {base}/v1/"
@@ -352,8 +366,9 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
     if outcome == "not-found" and probe.api == "openai":
         models = _sibling_models(probe, headers, timeout)
         if models is not None:
-            hint = (f"{models} answers, but {probe.url} does not: this endpoint has no Responses API, which Codex "
-                    'needs (wire_api = "chat" is no longer supported)')
+            hint = (f"{models} answers, but {probe.url} does not: this endpoint has no Responses API; if it serves "
+                    'Chat Completions, set wire_api = "chat" in the profile\'s [codex] table and ccs translates '
+                    "for Codex")
     return replace(base, outcome=outcome, http_status=resp.status_code, latency_ms=latency, detail=detail, hint=hint)
 
 

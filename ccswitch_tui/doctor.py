@@ -287,7 +287,9 @@ def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | N
             out.append(Finding(
                 "codex-config-invalid", ERROR,
                 f'[model_providers.{pid}] wire_api = "chat" is no longer supported by {codex} (a hard error); '
-                'use wire_api = "responses" with an endpoint that serves the Responses API',
+                "for a Chat Completions endpoint, import it (`ccs import codex`) or put wire_api = \"chat\" in a "
+                "ccs profile's [codex] table, and launch with `ccs launch PROFILE codex`: ccs translates for Codex; "
+                'or use wire_api = "responses" if the endpoint serves the Responses API',
                 path=at(r"^\s*wire_api\s*=\s*[\"']chat"), variable=f"model_providers.{pid}.wire_api"))
         if pid in BUILTIN_CODEX_PROVIDERS:
             url = entry.get("base_url")

@@ -25,6 +25,7 @@ SECRET_NAME_RE = re.compile(r".*(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$|^(API_KEY|T
 BUILTIN_CODEX_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock", "oss"})
 CLAUDE_AUTH = ("token", "api-key")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+WIRE_APIS = ("responses", "chat")  # chat: Codex talks Responses to ccs's bridge, which talks Chat Completions
 RUN_EXPORTS = ("openai", "anthropic")
 TOOLS = ("claude", "codex", "run")
 CLAUDE_MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that sets it
@@ -72,6 +73,7 @@ class CodexSide:
     provider_id: str
     reasoning_effort: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    wire_api: str = "responses"  # what the provider speaks: "responses", or "chat" (Chat Completions)
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,7 @@ def default_provider_id(profile_name: str) -> str:
 _TOP = ("schema", "description", "provider", "claude", "codex", "run", "env", "policy")
 _PROVIDER = ("name", "base_url", "key", "website")
 _CLAUDE = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
-_CODEX = ("base_url", "model", "provider_id", "reasoning_effort", "env")
+_CODEX = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
 _RUN = ("export", "model")
 _POLICY = ("inherit",)
 
@@ -290,6 +292,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
             provider_id=pid,
             reasoning_effort=c.choice(t, "reasoning_effort", "[codex]", REASONING_EFFORTS),
             env=c.env_table(t.get("env"), "[codex.env]"),
+            wire_api=c.choice(t, "wire_api", "[codex]", WIRE_APIS) or "responses",
         )
 
     run = RunSide()

@@ -93,6 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif scenario == "chatonly":
             if last == "models":
                 self._reply(200, {"data": [{"id": "gpt-test"}]})
+            elif rest.endswith("chat/completions"):
+                self._reply(200, {"id": "c", "object": "chat.completion", "choices": []})
             else:
                 self._reply(404, {"error": {"message": "no route"}})
         else:
@@ -273,7 +275,7 @@ def test_missing_v1_hint(server, make):
 def test_endpoint_without_responses_api(server, make):
     p = make("p", f"{server.url}/s/chatonly/v1", claude=None)
     (r,) = check_profiles([p], make.keys, timeout=5)
-    assert r.outcome == "not-found" and "no Responses API" in r.hint
+    assert r.outcome == "not-found" and "no Responses API" in r.hint and 'wire_api = "chat"' in r.hint
 
 
 # --- network failures -----------------------------------------------------------------------------
@@ -402,3 +404,18 @@ def test_all_is_concurrent_and_shows_progress_on_a_terminal(server, make, ccs_ho
     assert b"checking 6/6" in progress
     assert took < 0.6 * 6, took  # six 0.6 s answers, probed at once
     assert KEY.encode() not in progress and KEY not in out
+
+
+def test_a_chat_profile_probes_chat_completions(server, make):
+    """wire_api = "chat": the probe goes where ccs's bridge will send Codex's requests."""
+    p = make("chat", f"{server.url}/s/chatonly/v1", claude=None, extra='wire_api = "chat"\n')
+    (r,) = check_profiles([p], make.keys, timeout=5)
+    assert (r.tool, r.api, r.url) == ("codex", "openai-chat", f"{server.url}/s/chatonly/v1/chat/completions")
+    sent = server.seen[-1]
+    assert sent["body"]["messages"] == [{"role": "user", "content": "ping"}] and sent["body"]["model"] == "gpt-test"
+    assert {k.lower(): v for k, v in sent["headers"].items()}["authorization"] == f"Bearer {KEY}"
+    q = make("q", f"{server.url}/s/needv1", claude=None, extra='wire_api = "chat"\n')
+    (r,) = check_profiles([q], make.keys, timeout=5)
+    assert r.outcome == "not-found" and f"{server.url}/s/needv1/v1/chat/completions" in r.hint
+    fixed = make("f", f"{server.url}/s/needv1/v1", claude=None, extra='wire_api = "chat"\n')
+    assert check_profiles([fixed], make.keys, timeout=5)[0].outcome == "ok"

@@ -185,7 +185,8 @@ def test_codex_home_defaults_to_dot_codex_and_names_lines(world):
     path = write(world["home"] / ".codex" / "config.toml", GOOD_CODEX.replace('"responses"', '"chat"'))
     r = doctor(world, {**world["env"], "LOOP_KEY": "x"})
     (f,) = by(r, "codex-config-invalid")
-    assert f.path == f"{path}:8" and 'wire_api = "chat"' in f.message and "responses" in f.message
+    assert f.path == f"{path}:8" and 'wire_api = "chat"' in f.message
+    assert "ccs import codex" in f.message and "[codex] table" in f.message  # the way out is ccs's translation
     assert r.has_errors
 
 

@@ -168,7 +168,7 @@ def test_import_maps_every_field_and_keeps_keys_in_the_keyring_only(world, ccs):
     merged = items["db:codex/ds-codex"]
     assert merged["action"] == "merged" and merged["profile"] == ds_name
     assert "api.deepseek.com" in merged["reason"]
-    assert any('wire_api = "chat"' in w for w in merged["warnings"])
+    assert not any("wire_api" in w for w in merged["warnings"])  # a Chat Completions provider stays one
     assert items["db:claude/ds-copy"]["action"] == "skipped"
     assert "duplicate of db:claude/ds" in items["db:claude/ds-copy"]["reason"]
     assert items["db:claude/broken"]["action"] == "error"
@@ -196,6 +196,7 @@ def test_import_maps_every_field_and_keeps_keys_in_the_keyring_only(world, ccs):
     assert ds.codex.model == "deepseek-v4-pro"
     assert ds.codex.provider_id == "deepseek"
     assert ds.codex.reasoning_effort == "high"
+    assert ds.codex.wire_api == "chat"
     assert ds.run.export == ("openai",)
     text = store.read_text(ds_name)
     assert text.startswith("# Imported by ccs")

@@ -139,8 +139,9 @@ def test_codex_import_and_scrub_keep_the_toml_and_the_rest_of_auth_json(live, cc
     [item] = report["items"]
     name = f"deepseek-{live.tag}"
     assert (item["action"], item["profile"], item["key"]) == ("created", name, "stored")
-    assert any('wire_api = "chat"' in w for w in item["warnings"])
+    assert not any("wire_api" in w for w in item["warnings"])
     p = Store(live.paths).load(name)
+    assert p.codex.wire_api == "chat"  # kept: the launch translates through the bridge
     assert p.provider.name == pname
     assert p.codex.base_url == "https://api.deepseek.com/v1" and p.codex.model == "deepseek-v4-pro"
     assert p.codex.provider_id == "deepseek" and p.codex.reasoning_effort == "medium"

@@ -58,9 +58,13 @@ def test_codex_custom_provider():
     p = parse_codex_config(cfg, {"OPENAI_API_KEY": KEY})
     assert (p.fields.base_url, p.fields.model, p.fields.provider_id) == ("https://t.example/v1", "m", "tt")
     assert p.fields.reasoning_effort is None and p.provider_name == "TaoToken"
+    assert p.fields.wire_api == "chat"  # kept: ccs translates for Codex
     assert (p.key, p.key_from) == (KEY, "auth")
     text = " | ".join(p.warnings)
-    assert 'wire_api = "chat"' in text and "turbo" in text and "http_headers" in text
+    assert "wire_api" not in text and "turbo" in text and "http_headers" in text
+    odd = parse_codex_config(parse_toml_text('model = "m"\nmodel_provider = "tt"\n[model_providers.tt]\n'
+                                             'base_url = "https://t.example/v1"\nwire_api = "grpc"\n'), {})
+    assert odd.fields.wire_api == "responses" and any("'grpc' is unknown" in w for w in odd.warnings)
 
 
 def test_codex_builtin_ids_and_openai():

@@ -127,3 +127,25 @@ def test_ordinary_key_ids_are_not_mistaken_for_keys(key_id):
     from ccswitch_tui.profile import check_key_id
 
     assert check_key_id(key_id) == key_id
+
+
+def test_codex_wire_api_defaults_to_responses_and_accepts_chat():
+    assert profile_from_data("p", with_(codex={"model": "m"})).codex.wire_api == "responses"
+    assert profile_from_data("p", with_(codex={"model": "m", "wire_api": "chat"})).codex.wire_api == "chat"
+    with pytest.raises(ProfileError, match=r"p\.toml: \[codex\]\.wire_api 'grpc' must be one of: responses, chat"):
+        profile_from_data("p", with_(codex={"model": "m", "wire_api": "grpc"}))
+
+
+@pytest.mark.parametrize(("preset", "endpoint"), [
+    ("kimi", "https://api.moonshot.cn/v1"),
+    ("glm", "https://open.bigmodel.cn/api/coding/paas/v4"),
+    ("qwen", "https://dashscope.aliyuncs.com/compatible-mode/v1"),
+    ("minimax", "https://api.minimaxi.com/v1"),
+    ("deepseek", "https://api.deepseek.com"),
+])
+def test_chat_only_presets_serve_codex_through_chat_completions(preset, endpoint):
+    from ccswitch_tui.presets import load_preset
+
+    codex = load_preset(preset).profile.codex
+    assert codex is not None and codex.wire_api == "chat"
+    assert codex.base_url == endpoint and codex.model

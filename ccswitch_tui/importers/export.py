@@ -97,7 +97,7 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             entry = tomlkit.table()
             entry.add("name", p.provider.name)
             entry.add("base_url", x.base_url)
-            entry.add("wire_api", "responses")
+            entry.add("wire_api", x.wire_api)
             entry.add("requires_openai_auth", True)
             providers.add(x.provider_id, entry)
             doc.add("model_providers", providers)

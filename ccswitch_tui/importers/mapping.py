@@ -175,6 +175,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
         raise fail(f"[model_providers.{pid}] is not a table")
     auth = auth if isinstance(auth, Mapping) else {}
     auth_key = nonblank(auth.get("OPENAI_API_KEY"))
+    wire: str | None = None
 
     if entry is None:
         if pid != "openai":
@@ -194,10 +195,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
             raise fail(f"[model_providers.{pid}] has no base_url")
         provider_name = nonblank(entry.get("name"))
         wire = nonblank(entry.get("wire_api"))
-        if wire == "chat":
-            warnings.append('wire_api = "chat" is no longer supported by Codex; the profile uses "responses" — '
-                            f"check that {base_url.rstrip('/')}/responses answers")
-        elif wire not in (None, "responses"):
+        if wire not in (None, "responses", "chat"):
             warnings.append(f"wire_api = {wire!r} is unknown; the profile uses \"responses\"")
         ignored = sorted(k for k in ("query_params", "http_headers", "env_http_headers") if entry.get(k))
         if ignored:
@@ -236,8 +234,9 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
     elif auth_key:
         key, key_from = auth_key, "auth"
 
+    # A Chat Completions provider stays one: ccs's bridge translates for Codex (wire_api = "chat").
     fields = CodexFields(base_url=base_url.rstrip("/"), model=model, provider_id=provider_id,
-                         reasoning_effort=effort)
+                         reasoning_effort=effort, wire_api="chat" if wire == "chat" else "responses")
     return CodexParse(fields=fields, provider_name=provider_name, key=key, key_from=key_from, warnings=warnings)
 
 

@@ -51,6 +51,7 @@ class CodexFields:
     model: str
     provider_id: str | None = None
     reasoning_effort: str | None = None
+    wire_api: str = "responses"
 
 
 Side = ClaudeSide | CodexSide | CodexFields
@@ -67,7 +68,8 @@ def compared(side: Side) -> dict[str, Any]:
             **{f: getattr(side, f) for f in CLAUDE_MODEL_VARS.values()},
             "env": dict(sorted(side.env.items())),
         }
-    return {"base_url": norm_url(side.base_url), "model": side.model, "reasoning_effort": side.reasoning_effort}
+    return {"base_url": norm_url(side.base_url), "model": side.model, "reasoning_effort": side.reasoning_effort,
+            "wire_api": side.wire_api}
 
 
 @dataclass

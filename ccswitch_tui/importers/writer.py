@@ -45,6 +45,8 @@ def codex_table(f: CodexSide | CodexFields, provider_base_url: str, profile_name
     t.add("provider_id", f.provider_id or default_provider_id(profile_name))
     if f.reasoning_effort:
         t.add("reasoning_effort", f.reasoning_effort)
+    if f.wire_api != "responses":
+        t.add("wire_api", f.wire_api)
     return t
 
 
