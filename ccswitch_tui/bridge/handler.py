@@ -1,0 +1,85 @@
+"""The per-route hook for rewriting what passes through the bridge.
+
+Each ``Route`` carries a ``Handler``; for every request the server asks it for an ``Exchange`` and
+calls, in this order:
+
+1. ``exchange.request(outgoing)`` once, before forwarding: it may change the method, the path
+   (relative to the route's upstream base URL, query included), the headers and the body. The real
+   key is already in the headers; the requested model and stream flag were read before this call
+   from what the child sent.
+2. ``exchange.response_head(status, headers)`` once, when the upstream's status and headers arrive;
+   it returns the status and headers the child gets. When ``exchange.rewrites_body`` is true the
+   server drops ``Content-Length`` and sends the answer chunked.
+3. ``exchange.response_chunk(data)`` for every chunk of the upstream's body, as it arrives; the
+   bytes it returns (possibly none, possibly several events) go to the child at once.
+4. ``exchange.response_end()`` once after the upstream's body ended normally; its bytes are the
+   last the child gets.
+
+The records always describe the wire on both sides: the child's path and requested model, the
+upstream URL that was really called, and the served model and usage read from the upstream's own
+answer (before any rewriting). A translator (Responses to Chat Completions, say) is therefore a
+``Handler`` whose ``exchange()`` returns a stateful ``Exchange`` for the routes that need it; the
+launch picks it when it builds the routes. ``PASSTHROUGH`` changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass
+class Outgoing:
+    """The request as it will be sent upstream."""
+
+    method: str
+    path: str  # relative to the route's upstream base URL, starting with "/", query included
+    headers: dict[str, str]
+    body: bytes
+
+
+class Exchange(Protocol):
+    rewrites_body: bool
+
+    def request(self, outgoing: Outgoing) -> Outgoing: ...
+
+    def response_head(self, status: int, headers: dict[str, str]) -> tuple[int, dict[str, str]]: ...
+
+    def response_chunk(self, data: bytes) -> bytes: ...
+
+    def response_end(self) -> bytes: ...
+
+
+class Handler(Protocol):
+    def exchange(self, method: str, path: str) -> Exchange:
+        """A fresh exchange for one request of the child (``path`` as the child sent it, relative
+        to the route, query included)."""
+        ...
+
+
+class _Unchanged:
+    rewrites_body = False
+
+    def request(self, outgoing: Outgoing) -> Outgoing:
+        return outgoing
+
+    def response_head(self, status: int, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
+        return status, headers
+
+    def response_chunk(self, data: bytes) -> bytes:
+        return data
+
+    def response_end(self) -> bytes:
+        return b""
+
+
+class Passthrough:
+    """Forwards everything unchanged (the default for every route)."""
+
+    _unchanged = _Unchanged()
+
+    def exchange(self, method: str, path: str) -> Exchange:
+        return self._unchanged
+
+
+PASSTHROUGH = Passthrough()

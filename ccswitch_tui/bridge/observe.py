@@ -1,0 +1,203 @@
+"""What a request asked for and what the provider answered, read off the bytes as they pass.
+
+Pure functions and small incremental parsers, no sockets: the server feeds them the request body
+and each response chunk. They understand the OpenAI Chat Completions and Responses shapes and the
+Anthropic Messages shape, streamed (SSE) or not. Anything they do not understand is left out of
+the record (``usage_source = "missing"``), never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
+MAX_JSON_BODY = 16 * 1024 * 1024
+# Only SSE events that mention one of these are parsed as JSON; the others are forwarded untouched.
+_INTERESTING = (b'"model"', b'"usage"', b'"error"', b'"system_fingerprint"', b'"response"')
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    model: str | None
+    stream: bool
+
+
+def request_facts(body: bytes, content_type: str) -> RequestFacts:
+    """The requested model and whether a stream was asked for, from a JSON request body."""
+    if not body or "json" not in content_type.lower():
+        return RequestFacts(None, False)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return RequestFacts(None, False)
+    if not isinstance(data, dict):
+        return RequestFacts(None, False)
+    model = data.get("model")
+    return RequestFacts(model if isinstance(model, str) else None, data.get("stream") is True)
+
+
+@dataclass
+class Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    @property
+    def reported(self) -> bool:
+        return self.input_tokens is not None or self.output_tokens is not None
+
+    def as_fields(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "usage_source": "reported" if self.reported else "missing",
+        }
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def merge_usage(usage: Usage, raw: Any) -> None:
+    """Fold one provider usage object into ``usage``; later reports win (Anthropic sends the output
+    count again, cumulative, in ``message_delta``)."""
+    if not isinstance(raw, dict):
+        return
+    inp = _int(raw.get("input_tokens", raw.get("prompt_tokens")))
+    out = _int(raw.get("output_tokens", raw.get("completion_tokens")))
+    if inp is not None:
+        usage.input_tokens = inp
+    if out is not None:
+        usage.output_tokens = out
+    details_in = raw.get("input_tokens_details") or raw.get("prompt_tokens_details")
+    cached = _int(details_in.get("cached_tokens")) if isinstance(details_in, dict) else None
+    if cached is None:
+        cached = _int(raw.get("cache_read_input_tokens"))
+    if cached is not None:
+        usage.cached_tokens = cached
+    details_out = raw.get("output_tokens_details") or raw.get("completion_tokens_details")
+    reasoning = _int(details_out.get("reasoning_tokens")) if isinstance(details_out, dict) else None
+    if reasoning is not None:
+        usage.reasoning_tokens = reasoning
+
+
+@dataclass
+class ResponseObserver:
+    """Fed every response chunk; at the end knows the served model, the usage, the system
+    fingerprint and the provider's error message, if it sent one."""
+
+    stream: bool
+    model: str | None = None
+    system_fingerprint: str | None = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    _buffer: bytearray = field(default_factory=bytearray)
+    _overflow: bool = False
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.stream:
+            if len(self._buffer) + len(chunk) > MAX_JSON_BODY:
+                self._overflow = True
+            elif not self._overflow:
+                self._buffer += chunk
+            return
+        self._buffer += chunk
+        # Events end with a blank line; a chunk may hold several events or part of one.
+        while True:
+            end, sep = _event_end(self._buffer)
+            if end < 0:
+                if len(self._buffer) > MAX_JSON_BODY:  # a stream that never ends an event: stop looking
+                    self._buffer.clear()
+                return
+            event = bytes(self._buffer[:end])
+            del self._buffer[:end + sep]
+            self._event(event)
+
+    def finish(self) -> None:
+        if self.stream:
+            if self._buffer.strip():
+                self._event(bytes(self._buffer))
+            self._buffer.clear()
+            return
+        if self._overflow or not self._buffer:
+            return
+        try:
+            data = json.loads(bytes(self._buffer))
+        except ValueError:
+            return
+        finally:
+            self._buffer.clear()
+        self._object(data)
+
+    def _event(self, event: bytes) -> None:
+        if not any(marker in event for marker in _INTERESTING):
+            return
+        lines = [line[5:].lstrip() for line in event.splitlines() if line.startswith(b"data:")]
+        if not lines:
+            return
+        payload = b"\n".join(lines)
+        if payload.strip() == b"[DONE]":
+            return
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            return
+        self._object(data)
+
+    def _object(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        kind = data.get("type")
+        if kind == "message_start" and isinstance(data.get("message"), dict):  # Anthropic stream
+            data = data["message"]
+        elif isinstance(data.get("response"), dict):  # Responses stream: response.created/.completed/...
+            data = data["response"]
+        if isinstance(data.get("model"), str) and data["model"]:
+            self.model = data["model"]
+        if isinstance(data.get("system_fingerprint"), str):
+            self.system_fingerprint = data["system_fingerprint"]
+        if "usage" in data:
+            merge_usage(self.usage, data["usage"])
+        err = data.get("error")
+        if err:
+            self.error = error_text(err)
+
+
+def _event_end(buf: bytearray) -> tuple[int, int]:
+    """The end of the first complete SSE event in ``buf`` and the length of its separator."""
+    best, sep = -1, 0
+    for marker in (b"\n\n", b"\r\n\r\n", b"\r\r"):
+        i = buf.find(marker)
+        if i >= 0 and (best < 0 or i < best):
+            best, sep = i, len(marker)
+    return best, sep
+
+
+def error_text(err: Any) -> str:
+    """One line from a provider's error object or string."""
+    if isinstance(err, dict):
+        parts = [str(err[k]) for k in ("type", "code", "message") if err.get(k)]
+        text = ": ".join(parts) if parts else json.dumps(err)[:300]
+    else:
+        text = str(err)
+    return " ".join(text.split())[:500]
+
+
+def error_from_body(body: bytes) -> str | None:
+    """The provider's message from an error response body (JSON or text), one line."""
+    if not body:
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return " ".join(body[:500].decode("utf-8", "replace").split()) or None
+    if isinstance(data, dict) and data.get("error"):
+        return error_text(data["error"])
+    if isinstance(data, dict) and data.get("message"):
+        return error_text(data["message"])
+    return " ".join(json.dumps(data)[:500].split())

@@ -1,0 +1,201 @@
+"""Request records: one JSON object per line in ``runs/<launch-id>.requests.jsonl``, appended as
+each request ends, fails or is aborted; and the summary a manifest keeps of them.
+
+A record never holds a secret: URLs lose their credentials and secret-looking query values, the
+provider headers kept are an allowlist of request ids and rate limits, and every text that comes
+from outside (errors, and bodies when asked for) passes through ``Masker`` first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+RECORDS_SUFFIX = ".requests.jsonl"
+
+# Outcomes, each a word a person can filter on.
+OK = "ok"  # the upstream answered 2xx/3xx and the whole answer reached the child
+UPSTREAM_ERROR = "upstream-error"  # the upstream answered 4xx/5xx (forwarded as is)
+UPSTREAM_ABORTED = "upstream-aborted"  # the upstream broke off mid-answer
+UNREACHABLE = "unreachable"  # no connection to the upstream (answered 502 by the bridge)
+CLIENT_GONE = "client-disconnected"  # the child went away before the answer was delivered
+REFUSED = "refused"  # answered by the bridge itself: bad token, --strict-model
+STOPPED = "bridge-stopped"  # still in flight when the launch ended
+
+# Provider response headers worth keeping: request ids (to quote to a provider) and rate limits.
+_KEEP_HEADERS = ("x-request-id", "request-id", "x-oneapi-request-id", "openai-processing-ms",
+                 "openai-model", "openai-version", "retry-after", "cf-ray")
+_KEEP_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "ratelimit-")
+_SECRET_PARAM = re.compile(r"key|token|secret|password|signature|sig|auth", re.I)
+# Shapes of credentials that can turn up in provider errors or bodies.
+_SECRET_SHAPES = re.compile(
+    r"(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}|(?:ghp|gho|github_pat|glpat|xox[abp])[_-][A-Za-z0-9_\-]{12,}"
+    r"|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{12,}"
+)
+
+
+def records_path(runs_dir: Path, launch_id: str) -> Path:
+    return runs_dir / f"{launch_id}{RECORDS_SUFFIX}"
+
+
+class Masker:
+    """Replaces the given secrets, and anything shaped like a credential, with a mask."""
+
+    def __init__(self, secrets: Iterable[str]):
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def __call__(self, text: str | None) -> str | None:
+        if not text:
+            return text
+        for s in self._secrets:
+            if s in text:
+                text = text.replace(s, mask_value(s))
+        return _SECRET_SHAPES.sub(lambda m: mask_value(m.group(0)), text)
+
+
+def mask_value(value: str) -> str:
+    return f"{value[:3]}…{value[-4:]}" if len(value) >= 16 else "****"
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user info and with secret-looking query values masked."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "****" if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*:/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def provider_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    out = {}
+    for name, value in headers.items():
+        low = name.lower()
+        if low in _KEEP_HEADERS or low.startswith(_KEEP_PREFIXES):
+            out[low] = value
+    return out
+
+
+class RecordWriter:
+    """Appends records to the JSONL file, one ``write`` per line, flushed at once so another process
+    (``ccs runs``, the TUI) can follow a run live. Thread-safe."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        with self._lock:
+            if self._fd < 0:
+                return
+            os.write(self._fd, line)
+            self.count += 1
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every complete record in the file (a line being written is left out)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return []
+    out = []
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return out
+
+
+def _add(total: dict[str, int], key: str, value: Any) -> None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        total[key] = total.get(key, 0) + value
+
+
+def summarize(records: Sequence[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
+    """The manifest's view of a run's requests: counts by path and status, token totals, models
+    requested and served, errors, the highest concurrency, and findings (a model that was not the
+    profile's, a model the provider swapped)."""
+    by_path: Counter[str] = Counter()
+    by_status: Counter[str] = Counter()
+    by_outcome: Counter[str] = Counter()
+    requested: Counter[str] = Counter()
+    served: Counter[str] = Counter()
+    endpoints: Counter[str] = Counter()
+    tokens: dict[str, int] = {}
+    missing_usage = 0
+    max_concurrency = 0
+    errors: list[dict[str, Any]] = []
+    swaps: Counter[tuple[str, str]] = Counter()
+    for r in records:
+        path = str(r.get("path") or "?").split("?")[0]
+        by_path[f"{r.get('method', '?')} {path}"] += 1
+        by_status[str(r.get("status"))] += 1
+        by_outcome[str(r.get("outcome"))] += 1
+        if r.get("upstream_url"):
+            endpoints[str(r["upstream_url"]).split("?")[0]] += 1
+        if r.get("model_requested"):
+            requested[r["model_requested"]] += 1
+        if r.get("model_served"):
+            served[r["model_served"]] += 1
+        if r.get("model_requested") and r.get("model_served") and r["model_requested"] != r["model_served"]:
+            swaps[(r["model_requested"], r["model_served"])] += 1
+        for k in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
+            _add(tokens, k, r.get(k))
+        if r.get("usage_source") == "missing" and r.get("outcome") == OK:
+            missing_usage += 1
+        in_flight = r.get("in_flight")
+        if isinstance(in_flight, int):
+            max_concurrency = max(max_concurrency, in_flight + 1)
+        if r.get("outcome") != OK and len(errors) < 20:
+            errors.append({"id": r.get("id"), "path": path, "status": r.get("status"),
+                           "outcome": r.get("outcome"), "error": r.get("error")})
+    expected = sorted(set(expected_models))
+    findings = []
+    unexpected = sorted(m for m in requested if expected and m not in expected)
+    for m in unexpected:
+        findings.append({"code": "model-not-pinned", "severity": "warn", "model": m, "count": requested[m],
+                         "message": f"{requested[m]} request(s) asked for {m!r}, not the profile's "
+                                    f"{', '.join(expected)} (--strict-model refuses them)"})
+    for (asked, got), n in sorted(swaps.items()):
+        findings.append({"code": "model-swapped", "severity": "info", "model": asked, "served": got, "count": n,
+                         "message": f"{n} request(s) for {asked!r} were answered by {got!r}"})
+    if missing_usage:
+        findings.append({"code": "usage-missing", "severity": "info", "count": missing_usage,
+                         "message": f"{missing_usage} successful request(s) reported no token usage"})
+    return {
+        "requests": len(records),
+        "by_path": dict(sorted(by_path.items())),
+        "by_status": dict(sorted(by_status.items())),
+        "by_outcome": dict(sorted(by_outcome.items())),
+        "endpoints": dict(sorted(endpoints.items())),
+        "models_requested": dict(sorted(requested.items())),
+        "models_served": dict(sorted(served.items())),
+        "tokens": tokens,
+        "errors": sum(n for o, n in by_outcome.items() if o != OK),
+        "error_samples": errors,
+        "max_concurrency": max_concurrency,
+        "findings": findings,
+    }
