@@ -251,17 +251,37 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
 
 
 def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False) -> int:
-    """Write the plan's files and a manifest, run the child supervised, complete the manifest."""
+    """Write the plan's files and a manifest, run the child supervised, complete the manifest.
+
+    A Codex launch whose provider speaks Chat Completions (``[codex] wire_api = "chat"``) goes
+    through the loopback bridge, which translates and records (see ``bridge/``): the child gets the
+    bridge's URL and a launch token; the manifest keeps the real base URL and gains the records'
+    summary."""
     plan = prep.plan
-    files = write_plan_files(plan)
-    manifest = manifest_for(prep, files, force=force, nested=nested)
-    write_manifest(paths, manifest)
+    session = None
+    if plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
+        from .bridge.translate.launch import TranslatingSession
+
+        key = next((plan.env[n] for n in sorted(plan.secret_names) if plan.env.get(n)), "")
+        session = TranslatingSession.start(plan, key, prep.key_fingerprint, paths)
+        plan = session.plan
+    manifest: dict[str, Any] | None = None
     try:
-        status = supervise(plan.argv, prep.executable, plan.env, plan.cwd)
-    except OSError as exc:
-        manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
+        files = write_plan_files(plan)
+        manifest = manifest_for(prep, files, force=force, nested=nested)
+        if session is not None:
+            manifest.update(session.manifest_fields())
         write_manifest(paths, manifest)
-        raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
-    manifest.update(ended=utc_now(), exit_status=status)
-    write_manifest(paths, manifest)
-    return status
+        try:
+            status = supervise(plan.argv, prep.executable, plan.env, plan.cwd)
+        except OSError as exc:
+            manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
+            raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
+        manifest.update(ended=utc_now(), exit_status=status)
+        return status
+    finally:
+        summary = session.stop() if session is not None else None
+        if manifest is not None:
+            if summary is not None:
+                manifest["requests"] = summary
+            write_manifest(paths, manifest)

@@ -2,6 +2,8 @@
 
 Codex 0.171 speaks only the Responses API (``wire_api = "responses"``), ignores a provider entry
 that reuses a built-in id, and rejects a top-level ``profile`` key: the generated file avoids all three.
+A profile whose provider speaks Chat Completions (``[codex] wire_api = "chat"``) still gets a
+Responses config: the launch points it at the loopback bridge, which translates (see ``bridge/translate``).
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ class CodexTool:
             dirs=(home,), files=(FileToWrite(home / "config.toml", config_toml(profile)),),
             base_urls={f"model_providers.{profile.codex.provider_id}.base_url": profile.codex.base_url},
             models={"model": profile.codex.model}, key_id=profile.key_id,
-            extra={"codex_home": str(home), "provider_id": profile.codex.provider_id},
+            extra={"codex_home": str(home), "provider_id": profile.codex.provider_id,
+                   **({"wire_api": "chat", "provider_name": profile.provider.name}
+                      if profile.codex.wire_api == "chat" else {})},
         )
 
 

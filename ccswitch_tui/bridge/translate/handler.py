@@ -1,0 +1,119 @@
+"""The bridge's translating route: Codex posts Responses requests to ``{route}/responses``; the
+provider gets Chat Completions requests at ``{base_url}/chat/completions``, and its answer goes
+back to Codex as Responses events. Any other request (a models list, say) passes unchanged.
+
+One ``TranslatingHandler`` serves one launch: the reasoning text a provider returned is kept in
+it, per tool call, for the rest of the launch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ...plan import LaunchPlan
+from ..handler import PASSTHROUGH, Exchange, Handler, Outgoing
+from .exchange import CHAT_PATH
+from .exchange import Exchange as Translation
+from .reasoning import ReasoningMemory
+
+RESPONSES_PATH = "/responses"
+
+
+def translated_path(path: str) -> str | None:
+    """``/responses?x`` → ``/chat/completions?x``; None for a path that is not the Responses API."""
+    bare, sep, query = path.partition("?")
+    if not bare.rstrip("/").endswith(RESPONSES_PATH):
+        return None
+    return bare.rstrip("/")[: -len(RESPONSES_PATH)] + "/" + CHAT_PATH + sep + query
+
+
+def needs_translation(plan: LaunchPlan) -> bool:
+    """A Codex launch whose provider speaks Chat Completions (``[codex] wire_api = "chat"``)."""
+    return plan.tool == "codex" and plan.extra.get("wire_api") == "chat"
+
+
+def handler_for(plan: LaunchPlan, location: str) -> Handler:
+    """The handler of the bridge route for one base URL of ``plan``: translating for the provider
+    of a ``wire_api = "chat"`` Codex launch, unchanged otherwise."""
+    if needs_translation(plan) and location.startswith("model_providers."):
+        return TranslatingHandler(provider=str(plan.extra.get("provider_name") or plan.profile))
+    return PASSTHROUGH
+
+
+@dataclass
+class TranslatingHandler:
+    provider: str = "provider"
+    memory: ReasoningMemory = field(default_factory=ReasoningMemory)
+
+    def exchange(self, method: str, path: str) -> Exchange:
+        if method.upper() == "POST" and translated_path(path) is not None:
+            return ChatExchange(self)
+        return PASSTHROUGH.exchange(method, path)
+
+
+class ChatExchange:
+    """One Responses request answered through Chat Completions (see ``bridge.handler`` for the order
+    of the calls)."""
+
+    rewrites_body = True
+
+    def __init__(self, handler: TranslatingHandler):
+        self.handler = handler
+        self.translation: Translation | None = None
+        self.status = 0
+        self.mode = "stream"  # stream | whole (one JSON body) | error | raw (not ours to translate)
+        self.buffer = bytearray()
+        self.opened = False
+
+    def request(self, outgoing: Outgoing) -> Outgoing:
+        try:
+            body = json.loads(outgoing.body or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self.mode = "raw"  # not a Responses request: let the provider say what is wrong with it
+            return outgoing
+        self.translation = Translation.start(body, self.handler.memory, provider=self.handler.provider)
+        headers = {k: v for k, v in outgoing.headers.items()
+                   if k.lower() not in ("content-type", "accept", "content-length")}
+        headers["Content-Type"] = "application/json"
+        headers["Accept"] = "text/event-stream"
+        data = json.dumps(self.translation.chat_body, ensure_ascii=False).encode()
+        return Outgoing(outgoing.method, translated_path(outgoing.path) or outgoing.path, headers, data)
+
+    def response_head(self, status: int, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
+        self.status = status
+        if self.mode == "raw" or self.translation is None:
+            self.mode = "raw"
+            return status, headers
+        ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+        kept = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
+        if status >= 400:
+            self.mode = "error"
+            return status, {**kept, "Content-Type": "application/json"}
+        self.mode = "stream" if ctype.startswith("text/event-stream") else "whole"
+        return status, {**kept, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+
+    def response_chunk(self, data: bytes) -> bytes:
+        if self.mode == "raw" or self.translation is None:
+            return data
+        if self.mode == "stream":
+            return self._open() + self.translation.feed(data)
+        self.buffer += data
+        return b""
+
+    def response_end(self) -> bytes:
+        if self.mode == "raw" or self.translation is None:
+            return b""
+        if self.mode == "stream":
+            return self._open() + self.translation.end()
+        if self.mode == "error":
+            return self.translation.error(self.status, bytes(self.buffer))[1]
+        return self._open() + self.translation.whole(bytes(self.buffer))
+
+    def _open(self) -> bytes:
+        if self.opened or self.translation is None:
+            return b""
+        self.opened = True
+        return self.translation.opening()

@@ -1,0 +1,191 @@
+"""`ccs launch P codex` for a profile with ``[codex] wire_api = "chat"``: the real, pinned `codex exec`
+talks Responses to ccs's bridge, which talks Chat Completions to a scripted loopback provider
+(tests/chat_stub.py). Each run's records must match what the provider saw."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from chat_stub import USAGE, ChatStub, Reply, completion_body, text_reply, tool_reply
+
+KEY = "sk-chat-test-0123456789abcdef"
+PID = "stubchat"
+pytestmark = pytest.mark.usefixtures("secret_service")
+
+
+@pytest.fixture
+def provider():
+    made: list[ChatStub] = []
+
+    def make(*script: Reply) -> ChatStub:
+        stub = ChatStub(script=list(script))
+        made.append(stub)
+        return stub
+
+    yield make
+    for s in made:
+        s.close()
+
+
+@pytest.fixture
+def env(base_env, clients_bin):
+    return {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
+
+
+def setup_profile(ccs, env, stub: ChatStub, key_id: str, model: str = "chat-model") -> None:
+    text = (f'schema = 1\n[provider]\nname = "Stub Chat"\nbase_url = "{stub.url}/v1"\nkey = "{key_id}"\n'
+            f'[codex]\nmodel = "{model}"\nprovider_id = "{PID}"\nwire_api = "chat"\n')
+    home = Path(os.environ["CCS_HOME"]) / "profiles"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "p.toml").write_text(text)
+    r = ccs("key", "set", key_id, input=KEY, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def codex(ccs, env, prompt: str, cwd: Path, *extra: str):
+    return ccs("launch", "p", "codex", "--", "exec", "--skip-git-repo-check",
+               "--dangerously-bypass-approvals-and-sandbox", "-c", "analytics.enabled=false",
+               "-c", f"model_providers.{PID}.request_max_retries=0",
+               "-c", f"model_providers.{PID}.stream_max_retries=0",
+               *extra, prompt, env=env, cwd=cwd, timeout=120)
+
+
+def run_records(ccs, env) -> tuple[dict, list[dict]]:
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    path = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{manifest['launch_id']}.requests.jsonl"
+    return manifest, [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def assert_records_match(records: list[dict], stub: ChatStub) -> None:
+    """One record per request the provider saw, in order, with the same path, model, status and usage."""
+    seen = stub.chats()
+    assert len(records) == len(seen), (records, [s.path for s in seen])
+    for record, got in zip(records, seen, strict=True):
+        assert record["path"] == "/responses" and record["method"] == "POST"
+        assert record["upstream_url"].endswith("/v1/chat/completions") and got.path == "/v1/chat/completions"
+        assert record["model_requested"] == got.body["model"]
+        assert record["upstream_status"] == got.status
+        if got.status == 200:
+            assert record["model_served"] == "stub-served"
+            assert (record["input_tokens"], record["output_tokens"]) == (USAGE["prompt_tokens"],
+                                                                         USAGE["completion_tokens"])
+            assert record["usage_source"] == "reported"
+
+
+def assert_no_key_in_child_files(manifest: dict) -> None:
+    config = (Path(manifest["codex_home"]) / "config.toml").read_text()
+    assert KEY not in config and manifest["recording"]["bridge"] in config
+    assert manifest["base_urls"][f"model_providers.{PID}.base_url"].endswith("/v1")  # the real one, for drift
+
+
+def test_a_plain_answer(ccs, env, provider, key_id, tmp_path):
+    stub = provider(text_reply("hello from a chat provider"))
+    setup_profile(ccs, env, stub, key_id)
+    r = codex(ccs, env, "say hi", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "hello from a chat provider" in r.stdout
+    (sent,) = stub.chats()
+    assert sent.headers["authorization"] == f"Bearer {KEY}"  # the bridge holds the real key
+    assert sent.body["model"] == "chat-model" and sent.body["stream"] is True
+    assert sent.body["messages"][0]["role"] == "system" and sent.body["messages"][-1]["content"] == "say hi"
+    assert all(t["type"] == "function" for t in sent.body["tools"])
+    manifest, records = run_records(ccs, env)
+    assert_records_match(records, stub)
+    assert_no_key_in_child_files(manifest)
+    summary = manifest["requests"]
+    assert (summary["requests"], summary["by_path"], manifest["exit_status"]) == (1, {"POST /responses": 1}, 0)
+    assert summary["models_requested"] == {"chat-model": 1} and summary["models_served"] == {"stub-served": 1}
+    assert summary["tokens"]["input_tokens"] == USAGE["prompt_tokens"]
+
+
+def test_a_shell_call_whose_result_comes_back_next_to_it_from_a_stream_without_indexes(ccs, env, provider, key_id,
+                                                                                      tmp_path):
+    stub = provider(tool_reply("call_sh1", "exec_command", {"cmd": "echo tool-ran > proof.txt && echo wrote-proof"},
+                               index=False),
+                    text_reply("The file is written."))
+    setup_profile(ccs, env, stub, key_id)
+    r = codex(ccs, env, "write the proof", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "proof.txt").read_text() == "tool-ran\n"
+    assert "The file is written." in r.stdout
+    first, second = stub.chats()
+    messages = second.body["messages"]
+    at = next(i for i, m in enumerate(messages) if m.get("tool_calls"))
+    assert messages[at]["tool_calls"][0]["id"] == "call_sh1"
+    assert json.loads(messages[at]["tool_calls"][0]["function"]["arguments"])["cmd"].startswith("echo tool-ran")
+    assert messages[at + 1]["role"] == "tool" and messages[at + 1]["tool_call_id"] == "call_sh1"
+    assert "wrote-proof" in messages[at + 1]["content"]
+    assert at + 2 == len(messages)
+    _, records = run_records(ccs, env)
+    assert_records_match(records, stub)
+
+
+def test_an_apply_patch_edit_lands_in_the_file(ccs, env, provider, key_id, tmp_path):
+    (tmp_path / "notes.txt").write_text("old line\n")
+    patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-old line\n+new line from the patch\n*** End Patch\n"
+    stub = provider(tool_reply("call_p1", "apply_patch", {"input": patch}), text_reply("Patched."))
+    setup_profile(ccs, env, stub, key_id, model="gpt-5.5")  # a model Codex gives its freeform apply_patch tool
+    r = codex(ccs, env, "fix the note", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "notes.txt").read_text() == "new line from the patch\n"
+    first, second = stub.chats()
+    patch_tool = next(t for t in first.body["tools"] if t["function"]["name"] == "apply_patch")
+    assert patch_tool["function"]["parameters"]["required"] == ["input"]
+    result = next(m for m in second.body["messages"] if m.get("tool_call_id") == "call_p1")
+    assert "Success" in result["content"]
+    _, records = run_records(ccs, env)
+    assert_records_match(records, stub)
+
+
+def needs_reasoning_back(body: dict) -> str | None:
+    """What DeepSeek's thinking mode says when an assistant tool-call turn comes without its reasoning."""
+    for m in body["messages"]:
+        if m.get("tool_calls") and m.get("reasoning_content") != "I should look at the files first.":
+            return "Missing `reasoning_content` field in the assistant message at message index 2"
+    return None
+
+
+def test_a_reasoning_provider_gets_its_reasoning_back(ccs, env, provider, key_id, tmp_path):
+    stub = provider(tool_reply("call_r1", "exec_command", {"cmd": "ls"}, reasoning="I should look at the files first."),
+                    Reply(chunks=text_reply("Nothing there.").chunks, check=needs_reasoning_back))
+    setup_profile(ccs, env, stub, key_id)
+    r = codex(ccs, env, "what is here", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [s.status for s in stub.chats()] == [200, 200]
+    assert "Nothing there." in r.stdout
+    assert "I should look at the files first." in r.stdout + r.stderr  # shown to the user as reasoning
+    _, records = run_records(ccs, env)
+    assert_records_match(records, stub)
+
+
+def test_an_upstream_that_does_not_stream(ccs, env, provider, key_id, tmp_path):
+    stub = provider(Reply(body=completion_body("one whole answer")))
+    setup_profile(ccs, env, stub, key_id)
+    r = codex(ccs, env, "say hi", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "one whole answer" in r.stdout
+    _, records = run_records(ccs, env)
+    assert_records_match(records, stub)
+    assert records[0]["stream"] is True  # what Codex asked for; the provider answered one body
+
+
+@pytest.mark.parametrize(("status", "message"), [
+    (400, "Invalid request: messages[3] has no matching tool call"),
+    (429, "Rate limit reached for requests"),
+    (500, "The server had an error while processing your request"),
+])
+def test_upstream_errors(ccs, env, provider, key_id, tmp_path, status, message):
+    stub = provider(Reply(status=status, body={"error": {"message": message, "type": "upstream_error"}}))
+    stub.repeat_last = True
+    setup_profile(ccs, env, stub, key_id)
+    r = codex(ccs, env, "say hi", tmp_path)
+    assert r.returncode != 0
+    assert all(s.status == status for s in stub.chats())
+    if status == 400:  # Codex shows a 400's body; it retries 429 and 5xx and then names the status
+        assert f"Stub Chat: {message}" in r.stdout + r.stderr
+    _, records = run_records(ccs, env)
+    assert_records_match(records, stub)
+    assert all(rec["status"] == status and message in rec["error"] for rec in records)
