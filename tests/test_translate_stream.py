@@ -174,3 +174,41 @@ def test_sse_decoder_handles_crlf_comments_and_a_missing_final_blank_line() -> N
     got += list(decoder.feed(b"NE]\n\ndata: {\"b\":2}"))
     got += list(decoder.close())
     assert got == [{"a": 1}, DONE, {"b": 2}]
+
+
+# --- the bridge route (no socket: the calls the bridge server makes, in its order) ---------------
+
+def test_the_translating_route_rewrites_path_body_and_answer() -> None:
+    from ccswitch_tui.bridge.handler import Outgoing
+    from ccswitch_tui.bridge.translate.handler import TranslatingHandler, translated_path
+
+    assert translated_path("/responses") == "/chat/completions"
+    assert translated_path("/v1/responses?api-version=1") == "/v1/chat/completions?api-version=1"
+    assert translated_path("/models") is None
+    handler = TranslatingHandler(provider="Kimi")
+    assert handler.exchange("GET", "/models").rewrites_body is False  # anything else passes unchanged
+
+    x = handler.exchange("POST", "/responses")
+    out = x.request(Outgoing("POST", "/responses", {"Authorization": "Bearer real", "Accept": "text/event-stream",
+                                                    "Content-Type": "application/json"},
+                             json.dumps({"model": "kimi", "input": "hi", "stream": True}).encode()))
+    assert out.path == "/chat/completions" and out.headers["Authorization"] == "Bearer real"
+    assert json.loads(out.body)["messages"] == [{"role": "user", "content": "hi"}]
+    status, head = x.response_head(200, {"Content-Type": "text/event-stream", "x-request-id": "r1"})
+    assert status == 200 and head["Content-Type"] == "text/event-stream" and head["x-request-id"] == "r1"
+    raw = (FIXTURES / "glm_length.sse").read_bytes()
+    sent = x.response_chunk(raw[:40]) + x.response_chunk(raw[40:]) + x.response_end()
+    events = [json.loads(line[6:]) for line in sent.decode().splitlines() if line.startswith("data: ")]
+    assert_well_formed(events)
+    assert events[-1]["type"] == "response.incomplete"
+
+    err = handler.exchange("POST", "/responses")
+    err.request(Outgoing("POST", "/responses", {}, b'{"model": "kimi", "input": "hi"}'))
+    assert err.response_head(429, {"Content-Type": "application/json"}) == (429, {"Content-Type": "application/json"})
+    assert err.response_chunk(b'{"error": {"message": "too many"}}') == b""
+    body = json.loads(err.response_end())
+    assert body["error"]["message"] == "Kimi: too many" and body["error"]["code"] == "rate_limit_exceeded"
+
+    odd = handler.exchange("POST", "/responses")
+    assert odd.request(Outgoing("POST", "/responses", {}, b"not json")).body == b"not json"
+    assert odd.response_head(400, {"a": "b"}) == (400, {"a": "b"}) and odd.response_chunk(b"x") == b"x"
