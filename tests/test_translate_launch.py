@@ -189,3 +189,22 @@ def test_upstream_errors(ccs, env, provider, key_id, tmp_path, status, message):
     _, records = run_records(ccs, env)
     assert_records_match(records, stub)
     assert all(rec["status"] == status and message in rec["error"] for rec in records)
+
+
+def test_the_kimi_preset_launches_codex(ccs, env, provider, key_id, tmp_path):
+    """`ccs new k --preset kimi`, a key, `ccs launch k codex`: the preset as shipped, its endpoint
+    pointed at the loopback provider."""
+    stub = provider(text_reply("kimi says hi"))
+    r = ccs("new", "k", "--preset", "kimi", "--key", key_id, env=env)
+    assert r.returncode == 0, r.stderr
+    path = Path(os.environ["CCS_HOME"]) / "profiles" / "k.toml"
+    text = path.read_text()
+    assert 'wire_api = "chat"' in text
+    path.write_text(text.replace("https://api.moonshot.cn/v1", f"{stub.url}/v1"))
+    assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0
+    r = ccs("launch", "k", "codex", "--", "exec", "--skip-git-repo-check", "-c", "analytics.enabled=false", "hi",
+            env=env, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "kimi says hi" in r.stdout
+    (sent,) = stub.chats()
+    assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
