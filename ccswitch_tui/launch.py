@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from .atomic import atomic_write
 from .errors import Refusal, UsageError
 from .paths import Paths, ensure_private_dir
 from .plan import LaunchPlan
-from .runs import env_hash, write_manifest
+from .runs import env_digests, env_hash, write_manifest
 from .secrets import KeyStore
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
@@ -50,6 +50,8 @@ class Prepared:
     plan: LaunchPlan
     executable: str
     key_fingerprint: str
+    key: str = field(default="", repr=False)  # for the recording bridge, which holds it instead of the child
+    record: bool = False  # the profile's [policy].record
 
 
 def build(
@@ -86,7 +88,7 @@ def build(
             "codex": "install it with `npm install -g @openai/codex`",
         }.get(adapter.program or "", "check the command name and the profile's PATH")
         raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
-    return Prepared(plan, executable, keys.fingerprint(key))
+    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
 
 
 def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
@@ -142,6 +144,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, neste
         "key_fingerprint": prep.key_fingerprint,
         "env_names": sorted(plan.env),
         "env_hash": env_hash(plan.non_secret_env()),
+        "env_digests": env_digests(plan.non_secret_env()),
         "files": dict(files),
         "tool_version": tool_version(prep.executable) if plan.tool != "run" else None,
         "ccs_version": __version__,
@@ -250,25 +253,37 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
             time.sleep(0.02)
 
 
-def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False) -> int:
+def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False,
+            recording: Any = None, label: str | None = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest.
 
-    A Codex launch whose provider speaks Chat Completions (``[codex] wire_api = "chat"``) goes
-    through the loopback bridge, which translates and records (see ``bridge/``): the child gets the
-    bridge's URL and a launch token; the manifest keeps the real base URL and gains the records'
-    summary."""
+    With ``recording`` (a ``bridge.session.RecordOptions``; the profile's ``[policy] record`` asks
+    for the default one) the child talks to a loopback bridge instead of the provider: see
+    ``bridge/``. The manifest keeps the real base URLs; it gains where the records are and, at
+    the end, their summary. A Codex launch whose provider speaks Chat Completions
+    (``[codex] wire_api = "chat"``) always goes through the bridge, which translates for it."""
     plan = prep.plan
     session = None
-    if plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
-        from .bridge.translate.launch import TranslatingSession
+    if recording is None and prep.record:
+        from .bridge.session import RecordOptions
 
-        key = next((plan.env[n] for n in sorted(plan.secret_names) if plan.env.get(n)), "")
-        session = TranslatingSession.start(plan, key, prep.key_fingerprint, paths)
+        recording = RecordOptions()
+    if not recording and plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
+        from .bridge.session import RecordOptions
+
+        recording = RecordOptions()
+    if recording:
+        from .bridge.session import RecordingSession
+
+        session = RecordingSession.start(plan, prep.key, prep.key_fingerprint, paths, recording)
         plan = session.plan
     manifest: dict[str, Any] | None = None
     try:
         files = write_plan_files(plan)
         manifest = manifest_for(prep, files, force=force, nested=nested)
+        manifest["argv"] = list(plan.argv)
+        if label:
+            manifest["label"] = label
         if session is not None:
             manifest.update(session.manifest_fields())
         write_manifest(paths, manifest)

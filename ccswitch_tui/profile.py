@@ -92,6 +92,7 @@ class Profile:
     run: RunSide = field(default_factory=RunSide)
     env: Mapping[str, str] = field(default_factory=dict)
     inherit: tuple[str, ...] = ()
+    record: bool = False  # [policy].record: launches go through the recording bridge by default
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -159,7 +160,7 @@ _PROVIDER = ("name", "base_url", "key", "website")
 _CLAUDE = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
 _CODEX = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
 _RUN = ("export", "model")
-_POLICY = ("inherit",)
+_POLICY = ("inherit", "record")
 
 
 class _Checker:
@@ -305,9 +306,13 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         run = RunSide(export=tuple(dict.fromkeys(exports)), model=c.string(t, "model", "[run]"))
 
     inherit: list[str] = []
+    record = False
     if "policy" in data:
         t = c.table(data["policy"], "[policy]", _POLICY)
         inherit = c.string_list(t, "inherit", "[policy]")
+        record = t.get("record", False)
+        if not isinstance(record, bool):
+            raise c.fail(f"[policy].record must be true or false, not {record!r}")
         for n in inherit:
             if not INHERIT_RE.fullmatch(n):
                 raise c.fail(f"[policy].inherit {n!r} must be a variable name or a NAME_* prefix glob")
@@ -321,4 +326,5 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         run=run,
         env=c.env_table(data.get("env"), "[env]"),
         inherit=tuple(inherit),
+        record=record,
     )

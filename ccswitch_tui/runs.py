@@ -1,7 +1,9 @@
 """Run manifests on disk (``state/runs/<launch-id>.json``) and drift between runs.
 
-Two runs are comparable when their base URLs, key fingerprint, models, environment hash and tool
-version agree; `ccs runs diff` names the fields that do not.
+Two runs are comparable when their base URLs, key fingerprint, models, environment and tool
+version agree, and, when both were recorded, the models requested and served, the endpoints
+reached and the request counts per path; `ccs runs diff` names the fields (and variables) that
+do not. Terminal and login-session variables (TERM, COLORTERM, DISPLAY, ...) never count.
 """
 
 from __future__ import annotations
@@ -16,14 +18,26 @@ from .atomic import atomic_write
 from .errors import UsageError
 from .paths import Paths, ensure_private_dir
 
-DRIFT_FIELDS = ("base_urls", "key_fingerprint", "models", "env_hash", "tool_version")
+DRIFT_FIELDS = ("base_urls", "key_fingerprint", "models", "env", "tool_version")
+OBSERVED_FIELDS = ("models_requested", "models_served", "endpoints", "request_counts")
 VOLATILE_ENV = frozenset({"CCS_LAUNCH_ID"})
+# Variables that describe the terminal or the login session, not where requests go.
+SESSION_ENV = frozenset({"TERM", "TERMINFO", "COLORTERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "DISPLAY",
+                         "WAYLAND_DISPLAY", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "CCS_LAUNCH_ID"})
+DRIFT_EXIT = 3  # `ccs runs diff` when runs drifted
 
 
 def env_hash(non_secret_env: Mapping[str, str]) -> str:
     """sha256 over the sorted non-secret variables, leaving out the per-launch marker."""
     items = sorted((k, v) for k, v in non_secret_env.items() if k not in VOLATILE_ENV)
     return "sha256:" + hashlib.sha256(json.dumps(items).encode()).hexdigest()
+
+
+def env_digests(non_secret_env: Mapping[str, str]) -> dict[str, str]:
+    """Per-variable digests (12 hex of sha256), so a diff can name what changed without the manifest
+    keeping the values."""
+    return {k: hashlib.sha256(v.encode()).hexdigest()[:12] for k, v in sorted(non_secret_env.items())
+            if k not in VOLATILE_ENV}
 
 
 def manifest_path(paths: Paths, launch_id: str) -> Path:
@@ -80,21 +94,81 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     return data
 
 
-def drift(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+def observed(paths: Paths | None, m: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The request summary of a recorded run: the manifest's own, or (while it runs) one made from
+    its records so far. None for a run that was not recorded."""
+    if isinstance(m.get("requests"), dict):
+        return m["requests"]
+    rec_info = m.get("recording")
+    if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
+        return None
+    from .bridge.records import read_records, summarize
+
+    name = Path(rec_info["records"]).name
+    return summarize(read_records(paths.runs / name), (m.get("models") or {}).values())
+
+
+def observed_values(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "models_requested": sorted(summary.get("models_requested") or {}),
+        "models_served": sorted(summary.get("models_served") or {}),
+        "endpoints": sorted(summary.get("endpoints") or {}),
+        "request_counts": dict(summary.get("by_path") or {}),
+    }
+
+
+def env_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, list[str]] | None:
+    """Names of the variables added, removed and changed from ``a`` to ``b`` (session variables left
+    out); None when the manifests do not keep per-variable digests (older ones)."""
+    da, db = a.get("env_digests"), b.get("env_digests")
+    if not isinstance(da, dict) or not isinstance(db, dict):
+        return None
+    ka = {k for k in da if k not in SESSION_ENV}
+    kb = {k for k in db if k not in SESSION_ENV}
+    return {"added": sorted(kb - ka), "removed": sorted(ka - kb),
+            "changed": sorted(k for k in ka & kb if da[k] != db[k])}
+
+
+def field_values(m: Mapping[str, Any], obs: Mapping[str, Any] | None) -> dict[str, Any]:
+    values = {f: m.get(f) for f in DRIFT_FIELDS if f != "env"}
+    values["env"] = m.get("env_hash")
+    if obs is not None:
+        values.update(observed_values(obs))
+    return values
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any], paths: Paths | None = None) -> dict[str, Any]:
+    """``b`` against ``a``: the drifted fields, both values of each, the variables that changed."""
+    oa, ob = observed(paths, a), observed(paths, b)
+    va, vb = field_values(a, oa), field_values(b, ob)
+    changes = env_changes(a, b)
+    fields = []
+    for f in DRIFT_FIELDS:
+        if f == "env":
+            differs = any(changes.values()) if changes is not None else va["env"] != vb["env"]
+        else:
+            differs = va[f] != vb[f]
+        if differs:
+            fields.append(f)
+    notes = []
+    if oa is not None and ob is not None:
+        fields += [f for f in OBSERVED_FIELDS if va[f] != vb[f]]
+    elif (oa is None) != (ob is None):
+        notes.append(f"only {(a if ob is None else b)['launch_id']} was recorded: what was sent is not compared")
+    values = {f: {"base": va[f], "run": vb[f]} for f in fields if f != "env"}
+    if "env" in fields:
+        values["env"] = {"base": va["env"], "run": vb["env"]}
+    return {"drifted": fields, "values": values, "env_changes": changes if "env" in fields else None,
+            "notes": notes}
+
+
+def drift(a: Mapping[str, Any], b: Mapping[str, Any], paths: Paths | None = None) -> list[str]:
     """The comparison fields that differ between two manifests."""
-    return [f for f in DRIFT_FIELDS if a.get(f) != b.get(f)]
+    return compare(a, b, paths)["drifted"]
 
 
-def diff_runs(manifests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def diff_runs(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> list[dict[str, Any]]:
     """Each run after the first against the first: which fields drifted, with both values."""
     base = manifests[0]
-    out = []
-    for m in manifests[1:]:
-        fields = drift(base, m)
-        out.append({
-            "launch_id": m["launch_id"],
-            "against": base["launch_id"],
-            "drifted": fields,
-            "values": {f: {"base": base.get(f), "run": m.get(f)} for f in fields},
-        })
-    return out
+    return [{"launch_id": m["launch_id"], "against": base["launch_id"], **compare(base, m, paths)}
+            for m in manifests[1:]]

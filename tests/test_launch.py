@@ -415,7 +415,7 @@ def test_manifests_and_drift(ccs, base_env, key_id):
     same = json.loads(ccs("runs", "diff", first["launch_id"], second["launch_id"], "--json", env=base_env).stdout)
     assert same["comparisons"][0]["drifted"] == []
     r = ccs("runs", "diff", first["launch_id"], newest["launch_id"], env=base_env)
-    assert r.returncode == 0 and "drifted: key_fingerprint" in r.stdout and KEY not in r.stdout
+    assert r.returncode == 3 and "drifted: key_fingerprint" in r.stdout and KEY not in r.stdout  # 3: drift
     r = ccs("runs", "diff", first["launch_id"][:8], env=base_env)
     assert r.returncode == 2
 
@@ -448,11 +448,29 @@ def test_launch_path_imports_neither_textual_nor_httpx(tmp_path, clients_bin):
         "for args in (['run', 'p', '--', 'true'], ['launch', 'p', 'claude', '--', '--version'],\n"
         "             ['launch', 'p', 'codex', '--', '--version'], ['env', 'p']):\n"
         "    codes.append(run(args))\n"
-        "print(codes, sorted(m for m in ('textual', 'httpx', 'rich') if m in sys.modules), file=sys.stderr)\n"
+        "heavy = ('textual', 'httpx', 'rich', 'aiohttp')\n"
+        "print(codes, sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY, "PATH": f"{clients_bin}:{os.environ['PATH']}"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert r.stderr.strip().splitlines()[-1] == "[0, 0, 0, 0, 0] []", r.stdout + r.stderr
+
+
+def test_plain_launch_path_does_not_import_the_bridge(tmp_path):
+    """aiohttp (the recording bridge) is imported only when recording is on."""
+    code = (
+        "import sys\n"
+        "from ccswitch_tui.cli import run\n"
+        "codes = [run(['new', 'p', '--base-url', 'http://127.0.0.1:9/v1', '--key', 'env:LIGHT_KEY',\n"
+        "              '--codex-model', 'm'])]\n"
+        "codes.append(run(['run', 'p', '--', 'true']))\n"
+        "plain = sorted(m for m in ('aiohttp', 'ccswitch_tui.bridge.server') if m in sys.modules)\n"
+        "codes.append(run(['run', '--record', 'p', '--', 'true']))\n"
+        "print(codes, plain, 'aiohttp' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert r.stderr.strip().splitlines()[-1] == "[0, 0, 0] [] True", r.stdout + r.stderr
 
 
 @pytest.mark.usefixtures("secret_service")

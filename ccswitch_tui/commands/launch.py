@@ -25,6 +25,33 @@ def _cwd(cwd: str | None) -> Path:
     return path
 
 
+def record_options(f: Any) -> Any:
+    """--record and its companions, for launch and run."""
+    f = click.option("--label", help="Tag the run, e.g. an experiment's name (see `ccs runs report --label`).")(f)
+    f = click.option("--strict-model", is_flag=True,
+                     help="Refuse (4xx) requests for a model the profile does not set; implies --record.")(f)
+    f = click.option("--record-bodies", is_flag=True,
+                     help="Also keep request and response bodies, secrets masked; implies --record.")(f)
+    return click.option("--record/--no-record", default=None,
+                        help="Send the tool's requests through a loopback bridge that records each one "
+                             "(default: the profile's [policy].record).")(f)
+
+
+def _recording(record: bool | None, bodies: bool, strict: bool) -> Any:
+    """False, None (the profile decides) or the options for the bridge."""
+    if record is False:
+        if bodies or strict:
+            from ..errors import UsageError
+
+            raise UsageError("--record-bodies and --strict-model need recording; drop --no-record")
+        return False
+    if record or bodies or strict:
+        from ..bridge.session import RecordOptions
+
+        return RecordOptions(bodies=bodies, strict_model=strict)
+    return None
+
+
 def _warn(plan: Any) -> None:
     for w in plan.warnings:
         click.echo(f"ccs: warning: {w}", err=True)
@@ -37,10 +64,12 @@ def _warn(plan: Any) -> None:
 @click.option("--isolate", is_flag=True, help="Load only ccs's own Claude Code settings layers.")
 @click.option("--force", is_flag=True, help="Launch despite a settings override (recorded in the manifest).")
 @nested_option
+@record_options
 @click.argument("tool_args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
 def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
-               nested: bool, tool_args: tuple[str, ...]) -> int:
+               nested: bool, record: bool | None, record_bodies: bool, strict_model: bool, label: str | None,
+               tool_args: tuple[str, ...]) -> int:
     """Launch Claude Code or Codex for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
     from .. import launch
 
@@ -52,15 +81,18 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force)
     _warn(prep.plan)
-    return launch.execute(prep, ctx.paths, force=force, nested=nested)
+    return launch.execute(prep, ctx.paths, force=force, nested=nested,
+                          recording=_recording(record, record_bodies, strict_model), label=label)
 
 
 @click.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("profile")
 @nested_option
+@record_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_ctx
-def run_cmd(ctx: Context, profile: str, nested: bool, command: tuple[str, ...]) -> int:
+def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, record_bodies: bool, strict_model: bool,
+            label: str | None, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
     from .. import launch
 
@@ -68,7 +100,8 @@ def run_cmd(ctx: Context, profile: str, nested: bool, command: tuple[str, ...]) 
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command)
     _warn(prep.plan)
-    return launch.execute(prep, ctx.paths, nested=nested)
+    return launch.execute(prep, ctx.paths, nested=nested, recording=_recording(record, record_bodies, strict_model),
+                          label=label)
 
 
 @click.command("shell")
@@ -91,7 +124,7 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
         click.echo(f"ccs: in this shell start Claude Code as: claude --settings {settings}/ccs-settings.json",
                    err=True)
     click.echo(f"ccs: shell for {profile} ({tool}); exit to leave", err=True)
-    return launch.execute(prep, ctx.paths, nested=nested)
+    return launch.execute(prep, ctx.paths, nested=nested, recording=False)
 
 
 def _format_env(env: dict[str, str], fmt: str) -> str:
@@ -182,22 +215,67 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
 @click.argument("launch_ids", nargs=-1, required=True)
 @json_option
 @pass_ctx
-def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> None:
-    """Compare runs with the first one: which of base URLs, key fingerprint, models, env hash and
-    tool version drifted."""
+def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
+    """Compare runs with the first one: base URLs, key fingerprint, models, environment (by variable)
+    and tool version, and for recorded runs the models requested and served, the endpoints and the
+    request counts. Exit 3 when any run drifted."""
     from ..errors import UsageError
-    from ..runs import diff_runs, find_manifest
+    from ..runs import DRIFT_EXIT, diff_runs, find_manifest
 
     if len(launch_ids) < 2:
         raise UsageError("give at least two launch ids to compare (see `ccs runs`)")
-    results = diff_runs([find_manifest(ctx.paths, i) for i in launch_ids])
+    results = diff_runs([find_manifest(ctx.paths, i) for i in launch_ids], ctx.paths)
     if as_json:
         emit_json({"comparisons": results})
-        return
-    for r in results:
-        if not r["drifted"]:
-            click.echo(f"{r['launch_id']} vs {r['against']}: comparable (no drift)")
-            continue
-        click.echo(f"{r['launch_id']} vs {r['against']}: drifted: {', '.join(r['drifted'])}")
-        for f, v in r["values"].items():
-            click.echo(f"  {f}: {json.dumps(v['base'])} -> {json.dumps(v['run'])}")
+    else:
+        for r in results:
+            if not r["drifted"]:
+                click.echo(f"{r['launch_id']} vs {r['against']}: comparable (no drift)")
+            else:
+                click.echo(f"{r['launch_id']} vs {r['against']}: drifted: {', '.join(r['drifted'])}")
+            for f, v in r["values"].items():
+                if f == "env" and r["env_changes"] is not None:
+                    ch = r["env_changes"]
+                    parts = [f"+{n}" for n in ch["added"]] + [f"-{n}" for n in ch["removed"]]
+                    click.echo(f"  env: {' '.join(parts + [f'~{n}' for n in ch['changed']])}")
+                    continue
+                click.echo(f"  {f}: {json.dumps(v['base'])} -> {json.dumps(v['run'])}")
+            for note in r["notes"]:
+                click.echo(f"  note: {note}")
+    return DRIFT_EXIT if any(r["drifted"] for r in results) else 0
+
+
+@runs_group.command("report")
+@click.argument("launch_ids", nargs=-1)
+@click.option("--label", help="Every run launched with --label LABEL, oldest first.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--csv", "as_csv", is_flag=True, help="Same as --format csv.")
+@pass_ctx
+def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, fmt: str, as_json: bool,
+                as_csv: bool) -> None:
+    """A table across reruns: base URL, key, models requested and served, tool version, requests,
+    tokens, errors, duration; columns that drifted from the first run are marked with '*'."""
+    from ..errors import UsageError
+    from ..report import report, table_rows, to_csv
+    from ..runs import find_manifest, load_manifests
+
+    if bool(label) == bool(launch_ids):
+        raise UsageError("give either --label LABEL or launch ids (see `ccs runs`)")
+    if label:
+        manifests = [m for m in reversed(load_manifests(ctx.paths)) if m.get("label") == label]
+        if not manifests:
+            raise UsageError(f"no run has the label {label!r}; launch with --label {label}")
+    else:
+        manifests = [find_manifest(ctx.paths, i) for i in launch_ids]
+    data = report(manifests, ctx.paths)
+    fmt = "json" if as_json else "csv" if as_csv else fmt
+    if fmt == "json":
+        emit_json(data)
+    elif fmt == "csv":
+        click.echo(to_csv(data), nl=False)
+    else:
+        headers, cells = table_rows(data)
+        click.echo(table(cells, headers))
+        if data["drifted_columns"]:
+            click.echo(f"drifted from {manifests[0].get('launch_id')}: {', '.join(data['drifted_columns'])}")

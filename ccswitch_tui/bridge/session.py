@@ -1,0 +1,71 @@
+"""Recording for one launch: start the bridge for the plan's base URLs, hand back the plan the child
+gets (bridge URLs, the launch token), and at the end stop the bridge and summarize its records.
+
+Only ``RecordingSession.start`` imports the server (and so aiohttp).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..paths import Paths
+from ..plan import LaunchPlan
+from . import records as rec
+from .reroute import reroute, route_specs
+from .translate.handler import handler_for
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    bodies: bool = False  # --record-bodies
+    strict_model: bool = False  # --strict-model
+
+
+class RecordingSession:
+    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions):
+        self.real_plan = plan
+        self.bridge = bridge
+        self.specs = specs
+        self.options = options
+        self.plan = reroute(plan, bridge.config.key, bridge.token, bridge.route_url, specs)
+
+    @classmethod
+    def start(cls, plan: LaunchPlan, key: str, key_fingerprint: str | None, paths: Paths,
+              options: RecordOptions) -> RecordingSession:
+        specs = route_specs(plan)
+        models = tuple(dict.fromkeys(plan.models.values()))
+        if options.strict_model and not models:
+            from ..errors import UsageError
+
+            raise UsageError(f"--strict-model needs a model to pin, and profile {plan.profile!r} sets none for "
+                             f"{plan.tool}; set one with `ccs edit {plan.profile}`")
+        from .server import Bridge, BridgeConfig, Route
+
+        config = BridgeConfig(
+            routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
+                               handler=handler_for(plan, s.location)) for s in specs),
+            key=key, key_fingerprint=key_fingerprint,
+            records_path=rec.records_path(paths.runs, plan.launch_id),
+            record_bodies=options.bodies, strict_model=options.strict_model,
+        )
+        bridge = Bridge(config).start()
+        try:
+            return cls(plan, bridge, specs, options)
+        except BaseException:
+            bridge.stop()
+            raise
+
+    def manifest_fields(self) -> dict[str, Any]:
+        return {"recording": {
+            "records": self.bridge.records_path.name,
+            "bridge": self.bridge.url,
+            "routes": {s.name: {"upstream": rec.safe_url(s.upstream), "set_as": s.location} for s in self.specs},
+            "bodies": self.options.bodies,
+            "strict_model": self.options.strict_model,
+        }}
+
+    def stop(self) -> dict[str, Any]:
+        """Stop the bridge; the summary of every record it wrote."""
+        self.bridge.stop()
+        return rec.summarize(self.bridge.records(), self.real_plan.models.values())
