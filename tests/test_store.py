@@ -370,11 +370,13 @@ def profiles(draw):
         pid = draw(st.none() | st.from_regex(PROVIDER_ID_RE, fullmatch=True).filter(
             lambda p: p not in BUILTIN_CODEX_PROVIDERS and len(p) <= 20))
         t = {"base_url": draw(st.none() | urls), "model": draw(nonblank), "provider_id": pid,
-             "reasoning_effort": draw(st.none() | st.sampled_from(REASONING_EFFORTS))}
+             "reasoning_effort": draw(st.none() | st.sampled_from(REASONING_EFFORTS)),
+             "wire_api": draw(st.none() | st.sampled_from(["responses", "chat"]))}
         env = draw(env_tables)
         data["codex"], data["codex.env"] = t, env
         codex = CodexSide(base_url=t["base_url"] or provider.base_url, model=t["model"],
-                          provider_id=pid or default_provider_id(name), reasoning_effort=t["reasoning_effort"], env=env)
+                          provider_id=pid or default_provider_id(name), reasoning_effort=t["reasoning_effort"], env=env,
+                          wire_api=t["wire_api"] or "responses")
     if draw(st.booleans()):
         export = draw(st.lists(st.sampled_from(["openai", "anthropic"]), max_size=3))
         t = {"export": export, "model": draw(opt)}

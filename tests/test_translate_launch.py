@@ -202,9 +202,12 @@ def test_the_kimi_preset_launches_codex(ccs, env, provider, key_id, tmp_path):
     assert 'wire_api = "chat"' in text
     path.write_text(text.replace("https://api.moonshot.cn/v1", f"{stub.url}/v1"))
     assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0
-    r = ccs("launch", "k", "codex", "--", "exec", "--skip-git-repo-check", "-c", "analytics.enabled=false", "hi",
-            env=env, cwd=tmp_path, timeout=120)
+    # --no-record cannot turn the bridge off here: Codex reaches a Chat Completions provider only through it
+    r = ccs("launch", "k", "codex", "--no-record", "--", "exec", "--skip-git-repo-check", "-c",
+            "analytics.enabled=false", "hi", env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "kimi says hi" in r.stdout
     (sent,) = stub.chats()
     assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
+    manifest, records = run_records(ccs, env)
+    assert manifest["wire_api"] == "chat" and len(records) == 1

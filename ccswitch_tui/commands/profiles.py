@@ -48,6 +48,7 @@ def profile_dict(p: Profile) -> dict[str, Any]:
             "model": p.codex.model,
             "provider_id": p.codex.provider_id,
             "reasoning_effort": p.codex.reasoning_effort,
+            "wire_api": p.codex.wire_api,
             "env": dict(p.codex.env),
         },
         "run": {"export": list(p.run.export), "model": p.run.model},
@@ -154,6 +155,7 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
     if p.codex:
         x = p.codex
         effort = f"  effort={x.reasoning_effort}" if x.reasoning_effort else ""
+        effort += "  wire_api=chat (translated by ccs's bridge)" if x.wire_api == "chat" else ""
         lines.append(f"codex      {x.base_url}  model={x.model}  provider_id={x.provider_id}{effort}")
         for k, v in x.env.items():
             lines.append(f"           {k}={v}")

@@ -99,6 +99,8 @@ def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
         models = [f"{k}={v}" for k, v in view.plan.models.items()]
         if tool == "codex" and p.codex and p.codex.reasoning_effort:
             models.append(f"reasoning_effort={p.codex.reasoning_effort}")
+        if tool == "codex" and p.codex and p.codex.wire_api == "chat":
+            models.append("wire_api=chat (translated by ccs's bridge)")
         out.append(row(f"  {tool}", " ".join(models) if models else ("the tool's defaults", MUTED)))
     out += [Content(""), heading("Injected variables")]
     for tool, view in detail.views.items():
