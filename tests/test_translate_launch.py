@@ -149,7 +149,8 @@ def needs_reasoning_back(body: dict) -> str | None:
 
 
 def test_a_reasoning_provider_gets_its_reasoning_back(ccs, env, provider, key_id, tmp_path):
-    stub = provider(tool_reply("call_r1", "exec_command", {"cmd": "ls"}, reasoning="I should look at the files first."),
+    stub = provider(tool_reply("call_r1", "exec_command", {"cmd": "ls"}, reasoning="I should look at the files first.",
+                               split=False),  # the arguments in one chunk
                     Reply(chunks=text_reply("Nothing there.").chunks, check=needs_reasoning_back))
     setup_profile(ccs, env, stub, key_id)
     r = codex(ccs, env, "what is here", tmp_path)

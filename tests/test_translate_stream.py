@@ -212,3 +212,13 @@ def test_the_translating_route_rewrites_path_body_and_answer() -> None:
     odd = handler.exchange("POST", "/responses")
     assert odd.request(Outgoing("POST", "/responses", {}, b"not json")).body == b"not json"
     assert odd.response_head(400, {"a": "b"}) == (400, {"a": "b"}) and odd.response_chunk(b"x") == b"x"
+
+
+def test_minimax_errors_inside_a_200() -> None:
+    x = Exchange.start({"model": "MiniMax-M2", "input": "hi"}, provider="MiniMax")
+    raw = x.opening() + x.whole(b'{"base_resp": {"status_code": 1004, "status_msg": "login fail: invalid key"}}')
+    assert b"response.failed" in raw and b"MiniMax: login fail: invalid key" in raw
+    stream = ResponsesStream(model="m", tools=convert_tools([]))
+    events = stream.feed({"base_resp": {"status_code": 1002, "status_msg": "rate limited"}})
+    assert events[-1]["type"] == "response.failed"
+    assert events[-1]["response"]["error"] == {"code": "1002", "message": "rate limited"}

@@ -89,6 +89,8 @@ class Exchange:
             events = self.stream.fail(body["error"])
         elif isinstance(body, Mapping) and isinstance(body.get("choices"), list):
             events = self.stream.from_completion(body)
+        elif isinstance(body, Mapping):  # no answer in it, e.g. MiniMax's 200 with only base_resp
+            events = self.stream.fail({"message": provider_message(body), "code": "provider_error"})
         else:  # perhaps SSE after all, sent without the event-stream content type
             return self.feed(raw) + self.end()
         self._note_error()

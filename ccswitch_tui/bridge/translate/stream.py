@@ -126,6 +126,10 @@ class ResponsesStream:
             return out
         if chunk.get("error") is not None:
             return out + self.fail(chunk["error"])
+        base = chunk.get("base_resp")  # MiniMax reports errors this way, even inside a 200 stream
+        if isinstance(base, Mapping) and base.get("status_code") not in (None, 0):
+            return out + self.fail({"message": str(base.get("status_msg") or base["status_code"]),
+                                    "code": str(base["status_code"])})
         if isinstance(chunk.get("model"), str) and chunk["model"]:
             self.served_model = chunk["model"]
         if isinstance(chunk.get("usage"), Mapping):
