@@ -54,10 +54,12 @@ def test_an_interrupted_call_gets_a_placeholder_result_and_an_orphan_result_beco
 
 
 def test_assistant_text_before_calls_shares_their_message() -> None:
-    items = [msg("user", "go"), msg("assistant", "Let me look."), call("c1"), result("c1")]
+    items = [msg("user", "go"), msg("assistant", "Let me look."), call("c1"), result("c1"),
+             msg("user", "and now?"), msg("assistant", "Again."), call("c2"), result("c2")]
     messages = chat_request({"model": "m", "input": items}).body["messages"]
-    assert roles(messages) == ["user", "assistant", "tool"]
+    assert roles(messages) == ["user", "assistant", "tool", "user", "assistant", "tool"]
     assert messages[1]["content"] == "Let me look." and messages[1]["tool_calls"][0]["id"] == "c1"
+    assert messages[4]["content"] == "Again." and messages[4]["tool_calls"][0]["id"] == "c2"
 
 
 def test_custom_and_namespaced_calls_and_tool_output_lists() -> None:

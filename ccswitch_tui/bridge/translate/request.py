@@ -208,7 +208,8 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
     leading = True
 
     def flush() -> None:
-        nonlocal pending, pending_text
+        nonlocal pending, pending_text, answered
+        answered = False
         if not pending:
             if pending_text is not None:
                 messages.append({"role": "assistant", "content": pending_text})
@@ -261,7 +262,6 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
                 continue
             if answered:
                 flush()
-                answered = False
             call.reasoning = last_reasoning
             last_reasoning = None
             pending.append(call)
