@@ -99,6 +99,16 @@ def test_images_become_image_url_parts() -> None:
                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
 
 
+def test_images_a_tool_returned_follow_its_result_as_user_content() -> None:
+    items = [msg("user", "look"), call("v1", name="view_image", args='{"path":"a.png"}'),
+             {"type": "function_call_output", "call_id": "v1",
+              "output": [{"type": "input_image", "image_url": "data:image/png;base64,QQ"}]}]
+    messages = chat_request({"model": "m", "input": items}).body["messages"]
+    assert roles(messages) == ["user", "assistant", "tool", "user"]
+    assert messages[2]["content"] == "(the result is the image below)"
+    assert messages[3]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,QQ"}}
+
+
 def test_tools_function_custom_namespace_and_search_map_to_functions_and_hosted_ones_are_dropped() -> None:
     table = convert_tools([
         {"type": "function", "name": "exec_command", "description": "run", "strict": False,

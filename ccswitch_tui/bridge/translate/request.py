@@ -195,9 +195,13 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
                   ) -> list[dict[str, Any]]:
     system: list[str] = [instructions] if isinstance(instructions, str) and instructions.strip() else []
     outputs: dict[str, str] = {}
+    images: dict[str, list[dict[str, Any]]] = {}  # a tool result's images (view_image): a tool message holds text only
     for item in items:
         if isinstance(item, Mapping) and item.get("type") in _OUTPUTS and isinstance(item.get("call_id"), str):
             outputs.setdefault(item["call_id"], _output_of(item))
+            _, parts = content_parts(item.get("output")) if isinstance(item.get("output"), list) else ("", [])
+            if parts:
+                images.setdefault(item["call_id"], [p for p in parts if p["type"] == "image_url"])
     called = {c.call_id for c in (_as_call(i) for i in items if isinstance(i, Mapping) and i.get("type") in _CALLS)
               if c is not None}
     messages: list[dict[str, Any]] = []
@@ -227,7 +231,13 @@ def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemo
             message["reasoning_content"] = reasoning
         messages.append(message)
         for c in pending:
-            messages.append({"role": "tool", "tool_call_id": c.call_id, "content": outputs.get(c.call_id, INTERRUPTED)})
+            content = outputs.get(c.call_id, INTERRUPTED) or (
+                "(the result is the image below)" if images.get(c.call_id) else "(no output)")  # some reject ""
+            messages.append({"role": "tool", "tool_call_id": c.call_id, "content": content})
+        for c in pending:
+            if images.get(c.call_id):
+                messages.append({"role": "user", "content": [
+                    {"type": "text", "text": f"The image(s) returned by tool call {c.call_id}:"}, *images[c.call_id]]})
         pending, pending_text = [], None
 
     for item in items:
