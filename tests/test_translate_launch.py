@@ -212,3 +212,20 @@ def test_the_kimi_preset_launches_codex(ccs, env, provider, key_id, tmp_path):
     assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
     manifest, records = run_records(ccs, env)
     assert manifest["wire_api"] == "chat" and len(records) == 1
+
+
+def test_context_compaction_goes_through_the_translation(ccs, env, provider, key_id, tmp_path):
+    """Codex compacts a custom provider's context with an ordinary request (no /responses/compact),
+    so a session that outgrows its window keeps working on a chat provider."""
+    big = {"prompt_tokens": 5000, "completion_tokens": 10, "total_tokens": 5010}
+    stub = provider(tool_reply("call_c1", "exec_command", {"cmd": "echo hi"}, usage=big),
+                    text_reply("SUMMARY OF THE WORK SO FAR"), text_reply("All done."))
+    setup_profile(ccs, env, stub, key_id)
+    r = codex(ccs, env, "do it", tmp_path, "-c", "model_auto_compact_token_limit=1000")
+    assert r.returncode == 0, r.stderr
+    assert "context compacted" in r.stdout + r.stderr and "All done." in r.stdout
+    compacting, after = stub.chats()[1:]
+    assert [m["role"] for m in compacting.body["messages"]][-3:] == ["assistant", "tool", "user"]
+    assert any("SUMMARY OF THE WORK SO FAR" in str(m["content"]) for m in after.body["messages"])
+    _, records = run_records(ccs, env)
+    assert len(records) == 3 and all(r["path"] == "/responses" and r["status"] == 200 for r in records)
