@@ -30,6 +30,7 @@ from ..errors import CcsError
 from . import records as rec
 from .handler import PASSTHROUGH, Handler, Outgoing
 from .observe import ResponseObserver, error_from_body, request_facts
+from .reroute import TOKEN_PREFIX
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
 MAX_RECORDED_BODY = 1024 * 1024  # per body, with --record-bodies
@@ -83,7 +84,7 @@ class Bridge:
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"bridge routes need distinct names, got {names}")
         self.config = config
-        self.token = "ccs-bridge-" + secrets.token_urlsafe(24)
+        self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
         self._routes = {r.name: r for r in config.routes}
         self._mask = rec.Masker((config.key, self.token, *config.extra_secrets))
         self._stats = _Stats()
