@@ -209,8 +209,9 @@ def main() -> None:
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
-            for label, n, pace in (("paced, an event every 50 ms", 60, 0.05), ("paced, an event every 20 ms", 100, 0.02),
-                                   ("unpaced", 300, 0.0)):
+            loads = (("paced, an event every 50 ms", 60, 0.05), ("paced, an event every 20 ms", 100, 0.02),
+                     ("unpaced", 300, 0.0))
+            for label, n, pace in loads:
                 d, v = [], []
                 for _ in range(rounds):  # alternate, and take the median round of each
                     d.append(load(direct, via, bridge.token, "direct-streams", conc=200, n=n, pace=pace))
