@@ -370,3 +370,41 @@ def test_reroute_replaces_urls_and_key_and_refuses_what_it_cannot_reach():
     leaky = LaunchPlan(**{**plan.__dict__, "env": {**plan.env, "OTHER": "see https://up.example/v1/docs"}})
     with pytest.raises(UsageError, match=r"\$OTHER still holds the real base URL"):
         reroute(leaky, KEY, "TOKEN", lambda n: f"http://127.0.0.1:5/{n}", route_specs(leaky))
+
+
+class Broken:
+    """A handler with a bug: the bridge answers 502 and records it, and keeps serving."""
+
+    def exchange(self, method: str, path: str):
+        raise RuntimeError(f"no exchange for {path} (key {KEY})")
+
+
+def test_a_failing_handler_is_a_502_and_a_record_not_a_crash(stub, make_bridge):
+    b = make_bridge(Route("openai", stub.url, handler=Broken()), Route("plain", stub.url))
+    status, _, body = post(b.route_url("openai"), "/chat/completions", {"model": "m"}, b.token)
+    assert status == 502 and "no exchange for /chat/completions" in json.loads(body)["error"]["message"]
+    assert KEY not in body.decode()
+    assert post(b.route_url("plain"), "/chat/completions", {"model": "m"}, b.token)[0] == 200
+    broken, ok = wait_records(b, 2)
+    assert broken["outcome"] == "bridge-error" and KEY not in broken["error"] and ok["outcome"] == "ok"
+
+
+def test_head_and_get_pass_through(make_bridge):
+    from stub_server import StubServer
+
+    stub = StubServer()
+    try:
+        b = make_bridge(Route("anthropic", stub.url))
+        host, port = "127.0.0.1", b.port
+        for method, status in (("HEAD", 200), ("GET", 404)):
+            conn = http.client.HTTPConnection(host, port, timeout=5)
+            conn.request(method, "/anthropic/api/hello", headers={"x-api-key": b.token})
+            r = conn.getresponse()
+            r.read()
+            conn.close()
+            assert r.status == status
+        assert [(r.method, r.path, r.headers.get("x-api-key")) for r in stub.requests] == [
+            ("HEAD", "/api/hello", KEY), ("GET", "/api/hello", KEY)]
+        assert [r["status"] for r in wait_records(b, 2)] == [200, 404]
+    finally:
+        stub.close()
