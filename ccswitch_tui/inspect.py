@@ -281,6 +281,12 @@ class Inspector:
                     extras["key_id"] = prof.key_id
 
         if plan is not None:
+            from .bridge.reroute import as_recorded
+
+            recorded = as_recorded(plan, actual, self.paths.runs)
+            if recorded is not None:  # a recorded launch: the child holds the bridge's URLs and token
+                plan, token = recorded
+                extras["key_fingerprint"] = self.fingerprint(token)
             expected = dict(plan.env)
             if "CCS_LAUNCH_ID" not in actual:  # judged with --profile: markers are not expected
                 for m in MARKERS:

@@ -268,14 +268,17 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
         from .bridge.session import RecordOptions
 
         recording = RecordOptions()
-    if not recording and plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
+    handlers: dict[str, Any] = {}
+    if plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
         from .bridge.session import RecordOptions
+        from .bridge.translate.handler import translation_handlers
 
-        recording = RecordOptions()
+        recording = recording or RecordOptions()
+        handlers = translation_handlers(plan)
     if recording:
         from .bridge.session import RecordingSession
 
-        session = RecordingSession.start(plan, prep.key, prep.key_fingerprint, paths, recording)
+        session = RecordingSession.start(plan, prep.key, prep.key_fingerprint, paths, recording, handlers)
         plan = session.plan
     manifest: dict[str, Any] | None = None
     try:

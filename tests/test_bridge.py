@@ -322,3 +322,89 @@ def test_a_route_handler_rewrites_request_and_answer(stub, make_bridge):
     (r,) = wait_records(b, 1)
     assert r["path"] == "/shout" and r["upstream_url"].endswith("/chat/completions")
     assert r["model_served"] == "m" and r["input_tokens"] == 11  # read from the upstream's own answer
+
+
+def test_the_observer_reads_a_stream_however_it_is_cut():
+    from ccswitch_tui.bridge.observe import ResponseObserver
+
+    events = (b'event: message_start\r\ndata: {"type":"message_start","message":{"model":"claude-x",'
+              b'"usage":{"input_tokens":7,"output_tokens":1,"cache_read_input_tokens":2}}}\r\n\r\n'
+              b'data: {"type":"content_block_delta","delta":{"text":"hi"}}\r\n\r\n'
+              b'data: {"type":"message_delta","usage":{"output_tokens":9}}\r\n\r\n')
+    for size in (1, 2, 7, 64, len(events)):
+        o = ResponseObserver(stream=True)
+        for i in range(0, len(events), size):
+            o.feed(events[i:i + size])
+        o.finish()
+        assert (o.model, o.usage.input_tokens, o.usage.output_tokens, o.usage.cached_tokens) == ("claude-x", 7, 9, 2)
+    o = ResponseObserver(stream=True)
+    o.feed(b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n')
+    o.finish()
+    assert o.error == "overloaded_error: busy" and not o.usage.reported
+
+
+def test_masking_and_safe_urls():
+    m = rec.Masker([KEY])
+    assert m(f"key {KEY} and Bearer abcdefghijklmnopqrstuvwxyz") == "key sk-…cdef and Bea…wxyz"
+    assert rec.safe_url("https://user:pw@host/v1/x?api_key=sk-123&beta=true") == \
+        "https://host/v1/x?api_key=****&beta=true"
+
+
+def test_reroute_replaces_urls_and_key_and_refuses_what_it_cannot_reach():
+    from ccswitch_tui.bridge.reroute import reroute, route_specs
+    from ccswitch_tui.errors import UsageError
+    from ccswitch_tui.plan import FileToWrite, LaunchPlan
+
+    plan = LaunchPlan(
+        profile="p", tool="codex", argv=("codex",), env={"CODEX_HOME": "/h", "CCS_CODEX_API_KEY": KEY,
+                                                          "HTTPS_PROXY": "http://proxy:3128"},
+        sources={}, secret_names=frozenset({"CCS_CODEX_API_KEY"}), cwd=Path("/"), launch_id="L",
+        files=(FileToWrite(Path("/h/config.toml"), 'base_url = "https://up.example/v1"\n'),),
+        base_urls={"model_providers.p.base_url": "https://up.example/v1"}, models={"model": "gpt-4.1"})
+    specs = route_specs(plan)
+    assert [(s.name, s.upstream, s.models, s.proxy) for s in specs] == [
+        ("codex", "https://up.example/v1", ("gpt-4.1",), "http://proxy:3128")]
+    new = reroute(plan, KEY, "TOKEN", lambda n: f"http://127.0.0.1:5/{n}", specs)
+    assert new.files[0].content == 'base_url = "http://127.0.0.1:5/codex"\n'
+    assert new.env["CCS_CODEX_API_KEY"] == "TOKEN" and "127.0.0.1" in new.env["NO_PROXY"]
+    leaky = LaunchPlan(**{**plan.__dict__, "env": {**plan.env, "OTHER": "see https://up.example/v1/docs"}})
+    with pytest.raises(UsageError, match=r"\$OTHER still holds the real base URL"):
+        reroute(leaky, KEY, "TOKEN", lambda n: f"http://127.0.0.1:5/{n}", route_specs(leaky))
+
+
+class Broken:
+    """A handler with a bug: the bridge answers 502 and records it, and keeps serving."""
+
+    def exchange(self, method: str, path: str):
+        raise RuntimeError(f"no exchange for {path} (key {KEY})")
+
+
+def test_a_failing_handler_is_a_502_and_a_record_not_a_crash(stub, make_bridge):
+    b = make_bridge(Route("openai", stub.url, handler=Broken()), Route("plain", stub.url))
+    status, _, body = post(b.route_url("openai"), "/chat/completions", {"model": "m"}, b.token)
+    assert status == 502 and "no exchange for /chat/completions" in json.loads(body)["error"]["message"]
+    assert KEY not in body.decode()
+    assert post(b.route_url("plain"), "/chat/completions", {"model": "m"}, b.token)[0] == 200
+    broken, ok = wait_records(b, 2)
+    assert broken["outcome"] == "bridge-error" and KEY not in broken["error"] and ok["outcome"] == "ok"
+
+
+def test_head_and_get_pass_through(make_bridge):
+    from stub_server import StubServer
+
+    stub = StubServer()
+    try:
+        b = make_bridge(Route("anthropic", stub.url))
+        host, port = "127.0.0.1", b.port
+        for method, status in (("HEAD", 200), ("GET", 404)):
+            conn = http.client.HTTPConnection(host, port, timeout=5)
+            conn.request(method, "/anthropic/api/hello", headers={"x-api-key": b.token})
+            r = conn.getresponse()
+            r.read()
+            conn.close()
+            assert r.status == status
+        assert [(r.method, r.path, r.headers.get("x-api-key")) for r in stub.requests] == [
+            ("HEAD", "/api/hello", KEY), ("GET", "/api/hello", KEY)]
+        assert [r["status"] for r in wait_records(b, 2)] == [200, 404]
+    finally:
+        stub.close()

@@ -278,3 +278,49 @@ def test_diff_and_report_see_what_was_sent(ccs, base_env, provider, key_id, tmp_
     assert csv_lines[2].endswith("models_served env")
     r = ccs("runs", "report", env=env)
     assert r.returncode == 2 and "--label" in r.stderr
+
+
+def test_policy_record_makes_recording_the_default(ccs, base_env):
+    env = {**base_env, "POLICY_KEY": KEY}
+    assert ccs("new", "p", "--base-url", "http://127.0.0.1:9/v1", "--key", "env:POLICY_KEY", env=env).returncode == 0
+    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+    path.write_text(path.read_text() + "\n[policy]\nrecord = true\n")
+    show = 'echo "$OPENAI_BASE_URL $OPENAI_API_KEY"'
+    r = ccs("run", "p", "--", "sh", "-c", show, env=env)
+    url, token = r.stdout.split()
+    assert r.returncode == 0 and url.endswith("/openai") and token.startswith("ccs-bridge-")
+    r = ccs("run", "--no-record", "p", "--", "sh", "-c", show, env=env)
+    assert r.stdout.split() == ["http://127.0.0.1:9/v1", KEY]
+    newest, oldest = runs(ccs, env)
+    assert "recording" in oldest and "recording" not in newest and oldest["requests"]["requests"] == 0
+    r = ccs("run", "--no-record", "--strict-model", "p", "--", "true", env=env)
+    assert r.returncode == 2 and "--no-record" in r.stderr
+    path.write_text(path.read_text().replace("record = true", 'record = "yes"'))
+    r = ccs("run", "p", "--", "true", env=env)
+    assert r.returncode == 2 and "[policy].record must be true or false" in r.stderr
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_inspect_judges_a_recorded_child_by_what_it_was_given(ccs, base_env, provider, key_id, tmp_path):
+    import subprocess
+    import time
+
+    import psutil
+
+    make_profile(ccs, base_env, "p", provider.url + "/v1", key_id)
+    full = {**base_env, "CCS_HOME": os.environ["CCS_HOME"]}
+    parent = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "run", "--record", "p", "--", "sleep", "30"],
+                              env=full, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not psutil.Process(parent.pid).children():
+            time.sleep(0.05)
+        (child,) = psutil.Process(parent.pid).children()
+        r = ccs("inspect", str(child.pid), "--json", env=base_env)
+        data = json.loads(r.stdout)
+        assert r.returncode == 0, data["findings"]
+        assert data["profile"] == "p" and data["findings"] == [] and data["diff"]["changed"] == {}
+        assert child.environ()["OPENAI_API_KEY"].startswith("ccs-bridge-")
+    finally:
+        parent.terminate()
+        parent.wait(10)

@@ -9,13 +9,13 @@ the record (``usage_source = "missing"``), never guessed.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 # Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
 MAX_JSON_BODY = 16 * 1024 * 1024
-# Only SSE events that mention one of these are parsed as JSON; the others are forwarded untouched.
-_INTERESTING = (b'"model"', b'"usage"', b'"error"', b'"system_fingerprint"', b'"response"')
+_EVENT_SPLIT = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
 @dataclass(frozen=True)
@@ -106,17 +106,27 @@ class ResponseObserver:
             elif not self._overflow:
                 self._buffer += chunk
             return
-        self._buffer += chunk
-        # Events end with a blank line; a chunk may hold several events or part of one.
-        while True:
-            end, sep = _event_end(self._buffer)
-            if end < 0:
-                if len(self._buffer) > MAX_JSON_BODY:  # a stream that never ends an event: stop looking
-                    self._buffer.clear()
-                return
-            event = bytes(self._buffer[:end])
-            del self._buffer[:end + sep]
-            self._event(event)
+        # Events end with a blank line; a chunk may hold several events or part of one. Only the
+        # complete events are looked at, and only when one of them can hold something we keep:
+        # most chunks of a stream are text deltas and cost one substring search.
+        data = bytes(self._buffer) + chunk if self._buffer else chunk
+        end = max(data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n"), data.rfind(b"\r\r"))
+        if end < 0:
+            if len(data) <= MAX_JSON_BODY:  # a stream that never ends an event: stop looking
+                self._buffer[:] = data
+            return
+        cut = end + (4 if data.startswith(b"\r\n\r\n", end) else 2)
+        complete = data[:cut]
+        self._buffer[:] = data[cut:]
+        if self._wanted(complete):
+            for event in _EVENT_SPLIT.split(complete):
+                if event and self._wanted(event):
+                    self._event(event)
+
+    def _wanted(self, data: bytes) -> bool:
+        if b'"usage"' in data or b'"error"' in data:
+            return True
+        return self.model is None and (b'"model"' in data or b'"response"' in data)
 
     def finish(self) -> None:
         if self.stream:
@@ -135,8 +145,6 @@ class ResponseObserver:
         self._object(data)
 
     def _event(self, event: bytes) -> None:
-        if not any(marker in event for marker in _INTERESTING):
-            return
         lines = [line[5:].lstrip() for line in event.splitlines() if line.startswith(b"data:")]
         if not lines:
             return
@@ -166,16 +174,6 @@ class ResponseObserver:
         err = data.get("error")
         if err:
             self.error = error_text(err)
-
-
-def _event_end(buf: bytearray) -> tuple[int, int]:
-    """The end of the first complete SSE event in ``buf`` and the length of its separator."""
-    best, sep = -1, 0
-    for marker in (b"\n\n", b"\r\n\r\n", b"\r\r"):
-        i = buf.find(marker)
-        if i >= 0 and (best < 0 or i < best):
-            best, sep = i, len(marker)
-    return best, sep
 
 
 def error_text(err: Any) -> str:

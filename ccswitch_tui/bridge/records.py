@@ -28,6 +28,7 @@ UNREACHABLE = "unreachable"  # no connection to the upstream (answered 502 by th
 CLIENT_GONE = "client-disconnected"  # the child went away before the answer was delivered
 REFUSED = "refused"  # answered by the bridge itself: bad token, --strict-model
 STOPPED = "bridge-stopped"  # still in flight when the launch ended
+BRIDGE_ERROR = "bridge-error"  # the bridge itself failed (answered 502)
 
 # Provider response headers worth keeping: request ids (to quote to a provider) and rate limits.
 _KEEP_HEADERS = ("x-request-id", "request-id", "x-oneapi-request-id", "openai-processing-ms",

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
@@ -21,6 +22,7 @@ from ..plan import LaunchPlan
 _PROXY = {"https": ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
           "http": ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}
 _LOOPBACK = "127.0.0.1,localhost,::1"
+TOKEN_PREFIX = "ccs-bridge-"  # every launch token starts so (bridge.server makes them)
 
 
 @dataclass(frozen=True)
@@ -117,3 +119,19 @@ def _leftovers(plan: LaunchPlan, key: str, by_url: Mapping[str, str]) -> str | N
             if url in text:
                 return f"{where} still holds the real base URL {url}, which the bridge would not see"
     return None
+
+
+def as_recorded(plan: LaunchPlan, actual_env: Mapping[str, str], runs_dir: Path) -> tuple[LaunchPlan, str] | None:
+    """For a process of a recorded launch: the plan as the child really got it (bridge URLs, the
+    launch token) and the token; None when the launch was not recorded."""
+    launch_id = actual_env.get("CCS_LAUNCH_ID", "")
+    token = next((actual_env[n] for n in plan.secret_names if actual_env.get(n, "").startswith(TOKEN_PREFIX)), None)
+    if not launch_id or token is None or "/" in launch_id:
+        return None
+    try:
+        manifest = json.loads((runs_dir / f"{launch_id}.json").read_text(encoding="utf-8"))
+        bridge = manifest["recording"]["bridge"]
+        key = next(plan.env[n] for n in plan.secret_names if n in plan.env)
+        return reroute(plan, key, token, lambda name: f"{bridge}/{name}", route_specs(plan)), token
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, UsageError):
+        return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import secrets
 import threading
 import time
@@ -30,8 +31,10 @@ from ..errors import CcsError
 from . import records as rec
 from .handler import PASSTHROUGH, Handler, Outgoing
 from .observe import ResponseObserver, error_from_body, request_facts
+from .reroute import TOKEN_PREFIX
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
+RETRY_MEMORY = 10_000  # request digests kept to recognise a retry
 MAX_RECORDED_BODY = 1024 * 1024  # per body, with --record-bodies
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                          "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
@@ -83,7 +86,7 @@ class Bridge:
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"bridge routes need distinct names, got {names}")
         self.config = config
-        self.token = "ccs-bridge-" + secrets.token_urlsafe(24)
+        self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
         self._routes = {r.name: r for r in config.routes}
         self._mask = rec.Masker((config.key, self.token, *config.extra_secrets))
         self._stats = _Stats()
@@ -114,6 +117,10 @@ class Bridge:
         return rec.read_records(self.config.records_path)
 
     def start(self, timeout: float = 10.0) -> Bridge:
+        # The tool owns the terminal: nothing of the bridge's may print there (a failure is recorded).
+        for name in ("aiohttp", "asyncio"):
+            logging.getLogger(name).addHandler(logging.NullHandler())
+            logging.getLogger(name).propagate = False
         self._writer = rec.RecordWriter(self.config.records_path)
         self._thread = threading.Thread(target=self._run, name="ccs-bridge", daemon=True)
         self._thread.start()
@@ -197,6 +204,16 @@ class Bridge:
         stats.in_flight += 1
         try:
             return await self._forward(request, route, rest, record, t0)
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:  # the child left early
+            record.update(outcome=rec.CLIENT_GONE, error=f"the client went away ({type(exc).__name__})")
+            raise
+        except web.HTTPException as exc:  # e.g. a body over MAX_REQUEST_BODY
+            record.update(status=exc.status, outcome=rec.REFUSED, error=exc.reason)
+            raise
+        except Exception as exc:  # noqa: BLE001 — a failure of the bridge itself: answered and recorded
+            record.update(status=502, outcome=rec.BRIDGE_ERROR, error=self._mask(f"{type(exc).__name__}: {exc}"))
+            return web.json_response({"error": {"message": f"ccs bridge: {record['error']}", "type": "bridge_error",
+                                                "code": "bridge_error"}}, status=502)
         except asyncio.CancelledError:
             record["outcome"] = record["outcome"] or rec.STOPPED
             record["error"] = record["error"] or "the launch ended while this request was in flight"
@@ -237,8 +254,11 @@ class Bridge:
             import hashlib
 
             digest = hashlib.sha256(request.method.encode() + rest.encode() + b"\0" + body).hexdigest()
-            record["retry_of"] = self._stats.bodies.get(digest)
-            self._stats.bodies.setdefault(digest, record["id"])
+            bodies = self._stats.bodies
+            record["retry_of"] = bodies.get(digest)
+            bodies.setdefault(digest, record["id"])
+            if len(bodies) > RETRY_MEMORY:
+                del bodies[next(iter(bodies))]
         if self.config.record_bodies:
             record["request_body"] = self._body_text(body)
         if self.config.strict_model and facts.model is not None and route.models and facts.model not in route.models:

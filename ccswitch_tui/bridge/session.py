@@ -6,6 +6,7 @@ Only ``RecordingSession.start`` imports the server (and so aiohttp).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,6 @@ from ..paths import Paths
 from ..plan import LaunchPlan
 from . import records as rec
 from .reroute import reroute, route_specs
-from .translate.handler import handler_for
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,10 @@ class RecordingSession:
 
     @classmethod
     def start(cls, plan: LaunchPlan, key: str, key_fingerprint: str | None, paths: Paths,
-              options: RecordOptions) -> RecordingSession:
+              options: RecordOptions, handlers: Mapping[str, Any] | None = None) -> RecordingSession:
+        """``handlers`` maps a route's location in the plan (``plan.base_urls`` key, e.g.
+        ``model_providers.x.base_url``) to the ``bridge.handler.Handler`` for it (a translator);
+        every other route passes requests through unchanged."""
         specs = route_specs(plan)
         models = tuple(dict.fromkeys(plan.models.values()))
         if options.strict_model and not models:
@@ -40,11 +43,12 @@ class RecordingSession:
 
             raise UsageError(f"--strict-model needs a model to pin, and profile {plan.profile!r} sets none for "
                              f"{plan.tool}; set one with `ccs edit {plan.profile}`")
+        from .handler import PASSTHROUGH
         from .server import Bridge, BridgeConfig, Route
 
         config = BridgeConfig(
             routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
-                               handler=handler_for(plan, s.location)) for s in specs),
+                               handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
             key=key, key_fingerprint=key_fingerprint,
             records_path=rec.records_path(paths.runs, plan.launch_id),
             record_bodies=options.bodies, strict_model=options.strict_model,

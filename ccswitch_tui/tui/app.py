@@ -31,7 +31,7 @@ from .commands import CcsCommands
 from .launching import LaunchMixin
 from .profile_actions import ProfileActionsMixin
 from .service import Service
-from .widgets.detail import DetailPane
+from .widgets.detail import DetailPane, RunsView
 from .widgets.profile_list import ProfileList
 from .widgets.running import RunningView
 
@@ -53,6 +53,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         cwd: Path | None = None,
         cursor_blink: bool = True,
         running_interval: float = 2.0,
+        runs_interval: float = 1.0,
         service: Service | None = None,
     ):
         super().__init__()
@@ -62,6 +63,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
                                           (cwd or Path.cwd()).resolve())
         self.cursor_blink = cursor_blink
         self.running_interval = running_interval
+        self.runs_interval = runs_interval
+        self._runs_stamp: int | None = None
         self.show_all_processes = False
         self._detail_lock = threading.Lock()
         self._wanted: tuple[str, int] | None = None
@@ -98,6 +101,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         self.query_one("#profiles").focus()
         self.load_profiles(first=True)
         self.set_interval(self.running_interval, self._tick_running)
+        self.set_interval(self.runs_interval, self._tick_runs)
 
     @property
     def profile_list(self) -> ProfileList:
@@ -233,6 +237,35 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         self.detail_pane.show(d)
         self.profile_list.update_problems(d.entry.name, d.key.present if d.key else None, d.problems)
         self._refresh_bindings_if_changed()
+
+    # --- the Runs tab: a recorded run's requests, live while it goes on -------------------------
+
+    def _tick_runs(self) -> None:
+        """While the Runs tab is shown: reload when a run starts or ends (the runs folder changes) and
+        as long as a recorded run goes on."""
+        pane = self.detail_pane
+        if pane.active_tab != "runs" or self.screen.is_modal:
+            return
+        try:
+            stamp = self.service.paths.runs.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        changed, self._runs_stamp = stamp != self._runs_stamp, stamp
+        if changed or any(r.live for r in pane.runs):
+            self.refresh_detail()
+
+    @on(RunsView.Selected)
+    def _run_selected(self, event: RunsView.Selected) -> None:
+        self.load_requests(event.manifest)
+
+    @work(thread=True, exclusive=True, group="requests", exit_on_error=False)
+    def load_requests(self, manifest: Mapping[str, Any]) -> None:
+        self.post_message(m.RequestsReady(str(manifest.get("launch_id")), self.service.requests(manifest)))
+
+    @on(m.RequestsReady)
+    def _requests(self, event: m.RequestsReady) -> None:
+        for view in self.query(RunsView):
+            view.show_requests(event.launch_id, event.records)
 
     # --- the Running tab ----------------------------------------------------------------------
 

@@ -31,6 +31,13 @@ class DetailReady(Message):
         self.detail = detail
 
 
+class RequestsReady(Message):
+    def __init__(self, launch_id: str, records: Sequence[dict[str, Any]]):
+        super().__init__()
+        self.launch_id = launch_id
+        self.records = list(records)
+
+
 class ProcessesReady(Message):
     def __init__(self, processes: Sequence[Any], inspection: Any = None, error: str | None = None,
                  inspected_pid: int | None = None):

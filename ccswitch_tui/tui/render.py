@@ -220,14 +220,39 @@ def run_summary(r: RunRow) -> Content:
     out = [row("launch", str(m.get("launch_id", "?"))), row("argv", " ".join(m.get("argv") or []))]
     out.append(row("cwd", str(m.get("cwd", ""))))
     out.append(row("status", status_text(m)))
+    if m.get("label"):
+        out.append(row("label", str(m["label"])))
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
         value = m.get(f)
         shown = json.dumps(value) if isinstance(value, dict) else str(value)
-        out.append(row(f, (shown, WARN if f in r.drifted else "")))
+        drifted = f in r.drifted or (f == "env_hash" and "env" in r.drifted)
+        out.append(row(f, (shown, WARN if drifted else "")))
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
         out.append(Content.styled(what, WARN if r.drifted else OK))
+    if r.observed is not None:
+        out += observed_lines(r.observed, r.live)
     return lines(out)
+
+
+def observed_lines(o: Mapping[str, Any], live: bool) -> list[Content]:
+    """A recorded run's requests in a few lines: counts, tokens, models, errors, findings."""
+    def pairs(d: Mapping[str, Any]) -> str:
+        return ", ".join(f"{k} ×{v}" for k, v in d.items()) or "-"
+
+    tokens = o.get("tokens") or {}
+    out = [heading("Requests" + (" (live)" if live else "")),
+           row("requests", f"{o.get('requests', 0)}, at most {o.get('max_concurrency', 0)} at once"),
+           row("paths", pairs(o.get("by_path") or {})),
+           row("status", pairs(o.get("by_status") or {})),
+           row("tokens", " ".join(f"{k.removesuffix('_tokens')} {v}" for k, v in tokens.items()) or "none reported"),
+           row("requested", pairs(o.get("models_requested") or {})),
+           row("served", pairs(o.get("models_served") or {})),
+           row("errors", (str(o.get("errors", 0)), ERROR if o.get("errors") else OK))]
+    for f in o.get("findings") or ():
+        out.append(Content.assemble(("! " if f.get("severity") == "warn" else "· ", WARN),
+                                    (str(f.get("code")), WARN), "  ", str(f.get("message", ""))))
+    return out
 
 
 def status_text(m: Mapping[str, Any]) -> str:

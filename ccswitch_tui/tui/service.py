@@ -69,6 +69,12 @@ class RunRow:
     manifest: Mapping[str, Any]
     against: str | None  # the previous run of the same tool, if any
     drifted: tuple[str, ...] = ()
+    observed: Mapping[str, Any] | None = None  # the request summary of a recorded run (live while it runs)
+
+    @property
+    def live(self) -> bool:
+        """A recorded run still going: its requests keep coming."""
+        return self.manifest.get("exit_status") is None and bool(self.manifest.get("recording"))
 
 
 @dataclass(frozen=True)
@@ -170,17 +176,27 @@ class Service:
 
     def runs(self, name: str) -> tuple[RunRow, ...]:
         """The profile's manifests, newest first, each compared with the previous run of its tool."""
-        from ..runs import drift, load_manifests
+        from ..runs import drift, load_manifests, observed
 
         manifests = load_manifests(self.paths, name)
         rows = []
         for i, m in enumerate(manifests):
             older = next((o for o in manifests[i + 1:] if o.get("tool") == m.get("tool")), None)
+            obs = observed(self.paths, m)
             if older is None:
-                rows.append(RunRow(m, None))
+                rows.append(RunRow(m, None, observed=obs))
             else:
-                rows.append(RunRow(m, older.get("launch_id"), tuple(drift(older, m))))
+                rows.append(RunRow(m, older.get("launch_id"), tuple(drift(older, m, self.paths)), obs))
         return tuple(rows)
+
+    def requests(self, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """A recorded run's request records so far (none for a run that was not recorded)."""
+        from ..bridge.records import read_records
+
+        rec = manifest.get("recording")
+        if not isinstance(rec, dict) or not isinstance(rec.get("records"), str):
+            return []
+        return read_records(self.paths.runs / Path(rec["records"]).name)
 
     def detail(self, name: str) -> Detail:
         path = self.store.path_for(name)

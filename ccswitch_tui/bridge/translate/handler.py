@@ -33,12 +33,13 @@ def needs_translation(plan: LaunchPlan) -> bool:
     return plan.tool == "codex" and plan.extra.get("wire_api") == "chat"
 
 
-def handler_for(plan: LaunchPlan, location: str) -> Handler:
-    """The handler of the bridge route for one base URL of ``plan``: translating for the provider
-    of a ``wire_api = "chat"`` Codex launch, unchanged otherwise."""
-    if needs_translation(plan) and location.startswith("model_providers."):
-        return TranslatingHandler(provider=str(plan.extra.get("provider_name") or plan.profile))
-    return PASSTHROUGH
+def translation_handlers(plan: LaunchPlan) -> dict[str, Handler]:
+    """The bridge handlers a launch needs, by base-URL location in the plan: a translating one for
+    the provider of a ``wire_api = "chat"`` Codex launch; none otherwise."""
+    if not needs_translation(plan):
+        return {}
+    provider = str(plan.extra.get("provider_name") or plan.profile)
+    return {loc: TranslatingHandler(provider=provider) for loc in plan.base_urls if loc.startswith("model_providers.")}
 
 
 @dataclass

@@ -11,10 +11,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.lazy import Lazy
+from textual.message import Message
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from .. import render
 from ..service import Detail, RunRow, ToolView
+from .requests import RequestsTable
 from .running import RunningView
 
 TABS = ("overview", "environment", "diff", "running", "runs")
@@ -117,7 +119,13 @@ class DetailPane(Vertical):
 
 
 class RunsView(Vertical):
-    """The profile's run manifests, newest first, and the one under the cursor in full."""
+    """The profile's run manifests, newest first, the one under the cursor in full and, for a
+    recorded run, its requests (the app reloads them while the run goes on)."""
+
+    class Selected(Message):
+        def __init__(self, manifest: Mapping[str, Any]):
+            super().__init__()
+            self.manifest = manifest
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
@@ -127,6 +135,23 @@ class RunsView(Vertical):
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="run-detail-scroll"):
             yield Static("", id="run-detail")
+        yield RequestsTable(id="requests-table")
+
+    @property
+    def selected(self) -> RunRow | None:
+        index = self.query_one("#runs-table", DataTable).cursor_row
+        return self.runs[index] if 0 <= index < len(self.runs) else None
+
+    def show_requests(self, launch_id: str, records: Sequence[Mapping[str, Any]]) -> None:
+        if not self.query("#runs-table"):
+            return
+        row = self.selected
+        if row is None or row.manifest.get("launch_id") != launch_id:
+            return
+        v = self.app.theme_variables
+        table = self.query_one(RequestsTable)
+        table.display = bool(row.manifest.get("recording"))
+        table.show(launch_id, records, {"ok": v.get("text-success", "green"), "warn": v.get("text-warning", "yellow")})
 
     def on_mount(self) -> None:
         self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift")
@@ -135,7 +160,10 @@ class RunsView(Vertical):
 
     def show(self, runs: tuple[RunRow, ...]) -> None:
         self.runs = runs
-        table = self.query_one("#runs-table", DataTable)
+        tables = self.query("#runs-table").results(DataTable)
+        table = next(tables, None)
+        if table is None:  # not composed yet: on_mount shows the runs
+            return
         keep = table.cursor_row
         table.clear()
         v = self.app.theme_variables
@@ -164,6 +192,11 @@ class RunsView(Vertical):
     def _show_run(self, index: int) -> None:
         if 0 <= index < len(self.runs):
             self.query_one("#run-detail", Static).update(render.run_summary(self.runs[index]))
+            manifest = self.runs[index].manifest
+            if manifest.get("recording"):
+                self.post_message(self.Selected(manifest))
+            else:
+                self.query_one(RequestsTable).display = False
 
     @on(DataTable.RowHighlighted, "#runs-table")
     def _run_highlighted(self, event: DataTable.RowHighlighted) -> None:
