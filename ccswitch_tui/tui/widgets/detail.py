@@ -162,7 +162,7 @@ class RunsView(Vertical):
         self.runs = runs
         tables = self.query("#runs-table").results(DataTable)
         table = next(tables, None)
-        if table is None:  # not composed yet: on_mount shows the runs
+        if table is None or not table.columns:  # not mounted yet: on_mount shows the runs
             return
         keep = table.cursor_row
         table.clear()
