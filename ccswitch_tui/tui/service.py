@@ -230,15 +230,19 @@ class Service:
         return self.store.read_text(name)
 
     def save_text(self, name: str, text: str, expected: str | None = None) -> Profile:
-        """Save an edit; refuse when the file changed on disk since the editor read it."""
-        if expected is not None and self.store.read_text(name) != expected:
+        """Save an edit; refuse when the file changed on disk since the editor read it (checked
+        under the store's lock, so a concurrent writer cannot slip in between)."""
+        from ..store import ProfileChanged
+
+        try:
+            return self.store.save_text(name, text, expected=expected)
+        except ProfileChanged:
             from ..errors import UsageError
 
             raise UsageError(
                 f"{self.store.path_for(name)} changed on disk while you were editing; "
                 "your edit was not saved — reopen the editor to start from the new file"
-            )
-        return self.store.save_text(name, text)
+            ) from None
 
     # --- launching ----------------------------------------------------------------------------
 
