@@ -213,6 +213,9 @@ class _Checker:
                 raise self.fail(f"{path}.{k} is not a valid environment variable name")
             if not isinstance(v, str):
                 raise self.fail(f"{path}.{k} must be a string (quote it: {k} = \"{v}\")")
+            if "\x00" in v:  # execve cannot pass it: every launch would fail
+                raise self.fail(f"{path}.{k} holds a NUL character, which no environment variable can carry; "
+                                "remove it")
             if SECRET_NAME_RE.match(str(k).upper()):
                 raise self.fail(
                     f"{path}.{k} looks like a secret; keys belong in the keyring "
@@ -234,7 +237,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     c = _Checker(where or f"{name}.toml")
     c.table(data, "top level", _TOP)
     schema = data.get("schema", SCHEMA)
-    if schema != SCHEMA:
+    if type(schema) is not int or schema != SCHEMA:  # 1.0 and true equal 1 in Python, not in TOML
         raise c.fail(f"schema = {schema!r} is not supported; this ccs reads schema = {SCHEMA}")
     description = data.get("description", "")
     if not isinstance(description, str):

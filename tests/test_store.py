@@ -144,9 +144,11 @@ def test_broken_profiles_listed_with_error_while_others_load(store: Store):
     store.save_text("z-good", GOOD)
     for name, (text, _) in BROKEN.items():
         (store.root / f"{name}.toml").write_text(text, encoding="utf-8")
-    (store.root / "Not A Name.toml").write_text(GOOD)  # not a valid name: ignored, not fatal
+    (store.root / "Not A Name.toml").write_text(GOOD)  # not a valid name: listed as broken, not fatal
     entries = {e.name: e for e in store.entries()}
-    assert sorted(entries) == sorted(["a-good", "z-good", *BROKEN])
+    assert sorted(entries) == sorted(["a-good", "z-good", "Not A Name.toml", *BROKEN])
+    misnamed = entries.pop("Not A Name.toml")
+    assert misnamed.profile is None and "[a-z0-9][a-z0-9._-]{0,63}" in misnamed.error and "rename it" in misnamed.error
     for good in ("a-good", "z-good"):
         assert entries[good].error is None and entries[good].profile == store.load(good)
     for name, (_, pattern) in BROKEN.items():
