@@ -344,7 +344,7 @@ paths_ = st.from_regex(r"(/[a-z0-9._~-]{1,8}){0,3}", fullmatch=True)
 urls = st.builds(lambda s, h, p: f"{s}://{h}{p}", st.sampled_from(["http", "https"]), hosts, paths_)
 env_names = st.from_regex(ENV_NAME_RE, fullmatch=True).filter(
     lambda n: len(n) <= 20 and not SECRET_NAME_RE.match(n.upper()))
-env_tables = st.dictionaries(env_names, words, max_size=4)
+env_tables = st.dictionaries(env_names, words.filter(lambda w: "\x00" not in w), max_size=4)  # a NUL is refused
 key_refs = st.one_of(
     st.from_regex(KEY_ID_RE, fullmatch=True).filter(lambda k: len(k) <= 30 and not k.startswith("env:")),
     env_names.map(lambda n: "env:" + n),
