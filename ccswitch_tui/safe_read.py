@@ -71,6 +71,12 @@ def decode_error_line(exc: UnicodeDecodeError) -> str:
     return f"not UTF-8 text (byte 0x{bad.hex()} at offset {exc.start}); save it as UTF-8"
 
 
+def no_surrogates(value: str) -> str:
+    """Text decoded with ``surrogateescape`` (a process environment, a file name) made printable:
+    undecodable bytes become U+FFFD instead of making every later print fail."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 # --- parsing without RecursionError -------------------------------------------------------------
 
 def _depth_position(text: str, limit: int) -> int:
