@@ -246,14 +246,17 @@ def test_run_ids_with_glob_characters(home: Paths, ref):
     assert "no run with launch id" in line
 
 
-COMMANDS = [("list",), ("show", "good"), ("key", "list"), ("key", "show", "x"), ("env", "good"),
-            ("runs",), ("ps",), ("presets",), ("export", "good"), ("new", "n1", "--preset", "deepseek"),
-            ("doctor",), ("run", "good", "--", "true")]
+COMMANDS = [("list",), ("show", "kr"), ("key", "list"), ("key", "show", "x"), ("env", "kr"),
+            ("runs",), ("ps",), ("presets",), ("export", "kr"), ("new", "n1", "--preset", "deepseek"),
+            ("doctor",), ("run", "kr", "--", "true"), ("key", "set", "x"), ("key", "rm", "x", "--yes"),
+            ("inspect", str(os.getpid()))]
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
-def test_an_unloadable_keyring_backend_is_one_line_not_an_internal_error(home: Paths, args, tmp_path):
-    r = run(*args, env={"PYTHON_KEYRING_BACKEND": "no.such.Backend", "HOME": str(tmp_path)})
+@pytest.mark.parametrize("backend", ["no.such.Backend", "keyring.backends.NoSuch.Keyring", "os.path"])
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_an_unloadable_keyring_backend_is_one_line_not_an_internal_error(home: Paths, args, tmp_path, backend):
+    (home.profiles / "kr.toml").write_text(GOOD.replace("env:CCS_T_KEY", "kr-key"))
+    r = run(*args, env={"PYTHON_KEYRING_BACKEND": backend, "HOME": str(tmp_path)}, input="sk-x" * 8)
     clean(r)
     assert r.returncode in (0, 2, 3), (r.returncode, r.stderr)
     if r.returncode == 2:
