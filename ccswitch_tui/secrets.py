@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .atomic import atomic_write, locked
@@ -112,6 +112,7 @@ class KeyStore:
         self.paths = paths
         self.environ = os.environ if environ is None else environ
         self._backend = backend
+        self._lock_depth = 0
 
     # backend access, with every KeyringError turned into one readable line
     @property
@@ -184,47 +185,50 @@ class KeyStore:
         if not value or not value.strip():
             raise KeyError_(f"refusing to store an empty key for {key_id!r}")
         value = value.strip()
-        previous = self.get(key_id)
-        was_indexed = key_id in self.ids()
-        self._update_index(add=key_id)
-        try:
-            self._call(f"store key {key_id!r}", self.backend.set_password, SERVICE, key_id, value)
-            kept = self._call(f"read key {key_id!r} back", self.backend.get_password, SERVICE, key_id)
-            if kept != value:
-                raise KeyringUnavailable(
-                    f"the keyring backend {self.backend_name()} did not keep key {key_id!r} (it stores nothing); "
-                    + _WAYS_OUT)
-        except BaseException:
-            if not was_indexed:
-                with contextlib.suppress(Exception):
-                    self._update_index(remove=key_id)
-            raise
+        with self.index_lock():
+            previous = self.get(key_id)
+            was_indexed = key_id in self.ids()
+            self._update_index(add=key_id)
+            try:
+                self._call(f"store key {key_id!r}", self.backend.set_password, SERVICE, key_id, value)
+                kept = self._call(f"read key {key_id!r} back", self.backend.get_password, SERVICE, key_id)
+                if kept != value:
+                    raise KeyringUnavailable(
+                        f"the keyring backend {self.backend_name()} did not keep key {key_id!r} "
+                        "(it stores nothing); " + _WAYS_OUT)
+            except BaseException:
+                if not was_indexed:
+                    with contextlib.suppress(Exception):
+                        self._update_index(remove=key_id)
+                raise
         return previous
 
     def undo_set(self, key_id: str, stored: str, previous: str | None) -> None:
         """Take back a ``set`` of ``stored``: put ``previous`` back, or remove the key when there was
         none. A key someone else changed meanwhile is left alone."""
-        try:
-            if self.get(key_id) != stored:
+        with self.index_lock():
+            try:
+                if self.get(key_id) != stored:
+                    return
+                if previous is None:
+                    self.delete(key_id)
+                else:
+                    self._call(f"restore key {key_id!r}", self.backend.set_password, SERVICE, key_id, previous)
+            except _ItemGone:
                 return
-            if previous is None:
-                self.delete(key_id)
-            else:
-                self._call(f"restore key {key_id!r}", self.backend.set_password, SERVICE, key_id, previous)
-        except _ItemGone:
-            return
 
     def delete(self, key_id: str) -> bool:
         """Remove a key; False when there was none (or another process removed it first)."""
         from keyring.errors import PasswordDeleteError
 
         check_key_id(key_id)
-        try:
-            self._call(f"remove key {key_id!r}", self.backend.delete_password, SERVICE, key_id)
-            found = True
-        except (PasswordDeleteError, _ItemGone):
-            found = False
-        self._update_index(remove=key_id)
+        with self.index_lock():
+            try:
+                self._call(f"remove key {key_id!r}", self.backend.delete_password, SERVICE, key_id)
+                found = True
+            except (PasswordDeleteError, _ItemGone):
+                found = False
+            self._update_index(remove=key_id)
         return found
 
     # the index of stored ids (the keyring cannot list entries)
@@ -238,10 +242,29 @@ class KeyStore:
             return []
         return sorted({k for k in keys if isinstance(k, str)})
 
-    def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
+    @contextlib.contextmanager
+    def index_lock(self) -> Iterator[None]:
+        """Held across a whole key write (keyring and index), so that a `set` and an `rm` of one id in
+        two processes cannot leave the index and the keyring disagreeing. Re-entrant within one
+        KeyStore; temp files of a killed index writer are swept under it."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
         ensure_private_dir(self.paths.state)
         with locked(self.paths.state / ".keys.lock"):
             sweep_temp_files(self.paths.state, self.paths.key_index.name)
+            self._lock_depth = 1
+            try:
+                yield
+            finally:
+                self._lock_depth = 0
+
+    def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
+        with self.index_lock():
             keys = set(self.ids())
             if add:
                 keys.add(add)

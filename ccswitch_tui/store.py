@@ -165,6 +165,8 @@ class Store:
             if create and (path.exists() or path.is_symlink()):
                 raise UsageError(f"profile {name!r} already exists ({path}); pick another name or `ccs edit {name}`")
             if expected is not None and self._current(path) != expected:
+                if not path.exists():
+                    raise ProfileChanged(f"{path} was removed since it was read")
                 raise ProfileChanged(f"{path} changed on disk since it was read (another ccs or editor saved it)")
             atomic_write(path, text, mode=0o600)
         return profile

@@ -360,3 +360,75 @@ def test_sigterm_during_edit_keeps_a_changed_copy_and_names_it(ccs_home: Paths, 
     (kept,) = scratch.iterdir()
     assert err.strip().endswith(f"your edit is kept in {kept}")
     assert kept.read_text().endswith("# half done\n")
+
+
+# --- further cases of the same kinds ------------------------------------------------------------------
+
+@pytest.mark.parametrize("trial", range(2))
+def test_a_claude_and_a_codex_import_at_once_make_one_profile_with_both(tmp_path, secret_service, trial):
+    """Two different imports of one provider race to create and to merge: both tools end in one
+    profile, with its key, whichever runs first."""
+    home = tmp_path / "ccs"
+    paths = resolve_paths({"CCS_HOME": str(home)})
+    key = f"sk-both-{uuid.uuid4().hex}"
+    tag = uuid.uuid4().hex[:6]
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": "https://both.example.com/anthropic",
+                                            "ANTHROPIC_AUTH_TOKEN": key}}))
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(f'model_provider = "b{tag}"\nmodel = "m-1"\n\n[model_providers.b{tag}]\n'
+                                       f'name = "both{tag}"\nbase_url = "https://both.example.com/v1"\n')
+    (codex / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": key}))
+    env = {**os.environ, "CCS_HOME": str(home), "HOME": str(tmp_path / "home")}
+    try:
+        results = finish(start_together([ccs_cmd("import", "claude", "--settings", str(settings), "--name",
+                                                  f"both{tag}"),
+                                         ccs_cmd("import", "codex", "--home", str(codex))], env))
+        assert all(rc == 0 for rc, _, _ in results), results
+        profiles = [e.profile for e in Store(paths).entries()]
+        assert len(profiles) == 1 and profiles[0] is not None, results
+        assert set(profiles[0].tools) >= {"claude", "codex"}
+        assert keyring_value(profiles[0].key_id) == key
+    finally:
+        forget_indexed_keys(paths)
+
+
+def test_key_set_and_rm_at_once_leave_index_and_keyring_agreeing(ccs_home: Paths, key_id):
+    env = {**os.environ}
+    for _ in range(3):
+        argvs = [ccs_cmd("key", "set", key_id) if i % 2 == 0 else ccs_cmd("key", "rm", key_id, "--yes")
+                 for i in range(8)]
+        procs = [subprocess.Popen(a, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for a in argvs]
+        for i, p in enumerate(procs):
+            _, err = p.communicate(input=f"sk-race-{i}-" + "q" * 24, timeout=120)
+            assert "Traceback" not in err and "unavailable" not in err, err
+        indexed = key_id in KeyStore(ccs_home).ids()
+        assert indexed == (keyring_value(key_id) is not None)
+
+
+def test_edit_of_a_profile_removed_meanwhile_says_so_and_keeps_the_edit(ccs_home: Paths, tmp_path):
+    ccs_home.profiles.mkdir(parents=True)
+    target = ccs_home.profiles / "p.toml"
+    target.write_text(PROFILE.format(key="k"))
+    editor = script(tmp_path, "rm", f'rm "{target}"\necho "# mine" >> "$1"\n')
+    env = {k: v for k, v in os.environ.items() if k != "VISUAL"} | {"EDITOR": editor, "TMPDIR": str(tmp_path)}
+    r = subprocess.run(ccs_cmd("edit", "p"), env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "was removed since it was read" in r.stderr, r.stderr
+    assert not target.exists()  # not brought back behind the remover's back
+    kept = Path(r.stderr.split("kept in ")[1].split(":")[0])
+    assert kept.read_text().endswith("# mine\n")
+
+
+def test_an_edit_that_changes_nothing_after_a_concurrent_save_does_not_overwrite(ccs_home: Paths, tmp_path):
+    ccs_home.profiles.mkdir(parents=True)
+    target = ccs_home.profiles / "p.toml"
+    target.write_text(PROFILE.format(key="k"))
+    # the editor saves nothing, but someone else saves meanwhile: the other save stays
+    editor = script(tmp_path, "other", f'echo "# other" >> "{target}"\n')
+    env = {k: v for k, v in os.environ.items() if k != "VISUAL"} | {"EDITOR": editor, "TMPDIR": str(tmp_path)}
+    r = subprocess.run(ccs_cmd("edit", "p"), env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("no changes")
+    assert target.read_text().endswith("# other\n")
+    assert not list(tmp_path.glob("ccs-p-*.toml"))
