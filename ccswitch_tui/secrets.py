@@ -186,7 +186,7 @@ class KeyStore:
             raise KeyError_(f"refusing to store an empty key for {key_id!r}")
         value = value.strip()
         with self.index_lock():
-            previous = self.get(key_id)
+            previous = self._previous(key_id)
             was_indexed = key_id in self.ids()
             self._update_index(add=key_id)
             try:
@@ -202,6 +202,13 @@ class KeyStore:
                         self._update_index(remove=key_id)
                 raise
         return previous
+
+    def _previous(self, key_id: str) -> str | None:
+        """The value a ``set`` replaces (errors named as part of storing the key)."""
+        try:
+            return self._call(f"store key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
+        except (_ItemGone, KeyError_):  # gone meanwhile, or not text: nothing to put back
+            return None
 
     def undo_set(self, key_id: str, stored: str, previous: str | None) -> None:
         """Take back a ``set`` of ``stored``: put ``previous`` back, or remove the key when there was

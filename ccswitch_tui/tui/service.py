@@ -183,7 +183,12 @@ class Service:
         return tuple(rows)
 
     def detail(self, name: str) -> Detail:
-        path = self.store.path_for(name)
+        try:
+            path = self.store.path_for(name)
+        except CcsError:  # a misnamed file, listed as broken: show why
+            entry = next((e for e in self.store.entries() if e.name == name), None)
+            entry = entry or Entry(name, self.store.root / name, error=f"{name}: no such profile file")
+            return Detail(entry, None, problems=(Problem("error", entry.error or ""),))
         try:
             entry = Entry(name, path, profile=self.store.load(name))
         except CcsError as exc:
