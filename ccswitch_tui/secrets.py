@@ -37,8 +37,8 @@ def mask(value: str) -> str:
 
 def _read_salt(paths: Paths) -> bytes | None:
     try:
-        salt = bytes.fromhex(paths.salt.read_text().strip())
-    except (FileNotFoundError, ValueError):
+        salt = bytes.fromhex(read_text(paths.salt, limit=4096).strip())
+    except (OSError, ValueError):  # missing, not a regular file (a FIFO would hang a plain read), damaged
         return None
     return salt if len(salt) >= 16 else None  # an empty or truncated file is no salt
 

@@ -42,6 +42,8 @@ KEY = "sk-hardening-" + "Q7x2Lm9P" * 3
 
 
 def deep_toml(n: int = 600, kind: str = "array") -> str:
+    if kind == "mixed":
+        return f"x = {'[{a = ' * n}1{'}]' * n}\n"
     return f"x = {'[' * n}{']' * n}\n" if kind == "array" else f"x = {'{a = ' * n}1{'}' * n}\n"
 
 
@@ -89,7 +91,7 @@ def listed(home: Paths) -> dict[str, dict]:
 
 # --- 11. nesting too deep --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["array", "table"])
+@pytest.mark.parametrize("kind", ["array", "table", "mixed"])
 def test_a_deeply_nested_profile_is_one_broken_entry(home: Paths, kind, tmp_path):
     (home.profiles / "deep.toml").write_text(GOOD + deep_toml(kind=kind))
     rows = listed(home)
@@ -141,12 +143,24 @@ def test_deep_json_in_cc_switch_rows_and_config(home: Paths, tmp_path):
             "ANTHROPIC_BASE_URL": "https://meta.example", "ANTHROPIC_AUTH_TOKEN": "sk-" + "m" * 30}},
          "meta": None},
         claude_row("fine", "Fine", "sk-fine-" + "f" * 30, "https://fine.example"),
+        {**claude_row("dmeta", "Dmeta", "sk-dmeta-" + "d" * 30, "https://dmeta.example"),
+         "meta": None},
+        codex_row("dtoml", "Dtoml", "sk-dtoml-" + "t" * 30, 'model = "m"\n' + deep_toml()),
     ])
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.execute("UPDATE providers SET meta = ? WHERE id = 'dmeta'", ("[" * 3000 + "]" * 3000,))
+    con.commit()
+    con.close()
     out = json.loads(ok(run("import", "cc-switch", "--db", str(db), "--dry-run", "--json")))
     items = {i["source"]: i for i in out["items"]}
     assert items["db:claude/deep"]["action"] == "error"
     assert "nested too deeply" in items["db:claude/deep"]["reason"]
     assert items["db:claude/fine"]["action"] == "created"
+    assert items["db:claude/dmeta"]["action"] == "created"  # a meta that cannot be read is ignored, with a warning
+    assert any("meta" in w for w in items["db:claude/dmeta"]["warnings"])
+    assert items["db:codex/dtoml"]["action"] == "error" and "nested" in items["db:codex/dtoml"]["reason"]
     (db.parent / "config.json").write_text(deep_json())
     out = json.loads(ok(run("import", "cc-switch", "--db", str(db), "--dry-run", "--json")))
     assert any("nested too deeply" in (i["reason"] or "") for i in out["items"])
@@ -520,3 +534,68 @@ def test_inspect_a_process_whose_environment_is_not_utf8(home: Paths, tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+# --- a provider answering `ccs check` with JSON nested too deeply -------------------------------------------
+
+def test_check_survives_an_error_body_nested_too_deeply(home: Paths):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Deep(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = ("[" * 3000).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Deep)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        (home.profiles / "loop.toml").write_text(GOOD.replace("https://good.example/api", url)
+                                                 .replace('\n[codex]\nmodel = "m-1"\n', "\n"))
+        r = run("check", "loop", "--timeout", "5")
+        clean(r)
+        assert r.returncode == 3, (r.stdout, r.stderr)
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.parametrize("what", ["fifo", "dev-zero", "huge"])
+def test_state_files_that_are_no_files_do_not_hang_key_commands(home: Paths, what, key_id):
+    home.state.mkdir(parents=True)
+    (home.profiles / "kr.toml").write_text(GOOD.replace("env:CCS_T_KEY", key_id))
+    for path in (home.salt, home.key_index):
+        if what == "fifo":
+            os.mkfifo(path)
+        elif what == "dev-zero":
+            path.symlink_to("/dev/zero")
+        else:
+            path.write_text(" " * (9 * 1024 * 1024))
+    ok(run("key", "set", key_id, input="sk-state-" + "s" * 30, timeout=20))
+    assert "fp:" in ok(run("key", "show", key_id, timeout=20))
+    assert key_id in ok(run("key", "list", timeout=20))
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xfe{}", b'{"launch_id": "x"' + b" " * (9 * 1024 * 1024) + b"}", b"[]", b"null"],
+                         ids=["latin-1", "huge", "list", "null"])
+def test_a_damaged_manifest_asked_for_by_id_is_one_line(home: Paths, raw):
+    home.runs.mkdir(parents=True)
+    (home.runs / "20260101T000000Z-cccccccc.json").write_bytes(raw)
+    (home.runs / "20260102T000000Z-aaaaaaaa.json").write_text(json.dumps(manifest("20260102T000000Z-aaaaaaaa")))
+    assert "20260102T000000Z-aaaaaaaa" in ok(run("runs"))
+    line = one_line(run("runs", "diff", "20260101T000000Z-cccccccc", "20260102T000000Z-aaaaaaaa"))
+    assert "20260101T000000Z-cccccccc.json" in line
+
+
+def test_live_settings_too_large_is_one_line(home: Paths, tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"env": {}, "pad": "' + "x" * (9 * 1024 * 1024) + '"}')
+    assert "limit" in one_line(run("import", "claude", "--settings", str(settings), "--dry-run"))
