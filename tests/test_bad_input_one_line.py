@@ -599,3 +599,40 @@ def test_live_settings_too_large_is_one_line(home: Paths, tmp_path):
     settings = tmp_path / "settings.json"
     settings.write_text('{"env": {}, "pad": "' + "x" * (9 * 1024 * 1024) + '"}')
     assert "limit" in one_line(run("import", "claude", "--settings", str(settings), "--dry-run"))
+
+
+TOML_SCRUBS = {
+    # name: (config.toml with @KEY@, expected text after, removed)
+    "dotted-and-quoted": ('model = "m"\nmodel_provider = "gw"\n[model_providers.gw]\nbase_url = "https://gw.example/v1"\n'
+                          '"quoted.key" = "@KEY@"\nx.y = "@KEY@"\nx.z = 1\n',
+                          'model = "m"\nmodel_provider = "gw"\n[model_providers.gw]\nbase_url = "https://gw.example/v1"\n'
+                          'x.z = 1\n',
+                          ['model_providers.gw."quoted.key"', "model_providers.gw.x.y"]),
+    "inside-a-longer-string": ('model = "m"\nmodel_provider = "gw"\n[model_providers.gw]\n'
+                               'base_url = "https://gw.example/v1"\nnote = """\nt = "@KEY@"\n"""\n', None, []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOML_SCRUBS))
+def test_scrub_toml_removes_only_what_is_exactly_the_key(home: Paths, tmp_path, case, secret_service):
+    from conftest import forget_indexed_keys
+
+    key = "sk-scrub-" + uuid.uuid4().hex
+    before, after, removed = TOML_SCRUBS[case]
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(before.replace("@KEY@", key))
+    (codex / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": key}))
+    try:
+        out = json.loads(ok(run("import", "codex", "--home", str(codex), "--name", f"t{uuid.uuid4().hex[:6]}",
+                                "--scrub", "--json")))
+        entry = next(e for e in out["scrubbed"] if e["path"].endswith("config.toml"))
+        assert entry["removed"] == removed
+        text = (codex / "config.toml").read_text()
+        if after is None:  # not cut out blindly: reported, the file untouched
+            assert text == before.replace("@KEY@", key) and "by hand" in entry["note"]
+        else:
+            assert text == after
+        assert json.loads((codex / "auth.json").read_text()) == {}
+    finally:
+        forget_indexed_keys(home)

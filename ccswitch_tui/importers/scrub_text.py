@@ -132,29 +132,49 @@ def scrub_toml_text(text: str, key: str) -> tuple[str, list[str]]:
         import tomli as tomllib  # type: ignore[no-redef]
 
     lines = text.splitlines(keepends=True)
-    table = ""
+    table: list[str] | None = []  # None inside an array of tables: left alone
     kept: list[str] = []
-    removed: list[str] = []
+    removed: list[tuple[list[str], list[str]]] = []  # (table, dotted key within it)
     for line in lines:
         stripped = line.strip()
         if stripped.startswith("["):
+            header = stripped.split("#")[0].strip()
             try:
-                parsed = tomllib.loads(stripped.split("#")[0].strip().lstrip("[").rstrip("]") + " = 0")
-                table = ".".join(_leaf_path(parsed)[0]) + "."
+                inner = header.lstrip("[").rstrip("]")
+                table = None if header.startswith("[[") else _leaf_path(tomllib.loads(inner + " = 0"))[0]
             except (tomllib.TOMLDecodeError, IndexError, RecursionError):
-                pass
-        elif key in line and "=" in line:
+                table = None
+        elif key in line and "=" in line and table is not None:
             try:
                 path, value = _leaf_path(tomllib.loads(line))
             except (tomllib.TOMLDecodeError, IndexError, RecursionError):
                 path, value = [], None
             if isinstance(value, str) and value.strip() == key:
-                removed.append(table + ".".join(path))
+                removed.append((table, path))
                 continue
         kept.append(line)
     out = "".join(kept)
-    tomllib.loads(out)
-    return out, removed
+    expected = tomllib.loads(text)
+    for table_path, key_path in removed:
+        node = expected
+        for part in table_path:
+            node = node[part]
+        chain = [node]
+        for part in key_path[:-1]:
+            chain.append(chain[-1][part])
+        chain[-1].pop(key_path[-1], None)
+        for parent, part, child in reversed(list(zip(chain, key_path, chain[1:], strict=False))):
+            if not child:  # `x.y = "KEY"` alone defined x: it goes with the line
+                parent.pop(part)
+    if tomllib.loads(out) != expected:  # a line that only looked like `name = "KEY"` (inside a longer string)
+        raise ValueError("the key's lines could not be told apart from the rest of the file")
+    return out, [".".join(_bare_or_quoted(p) for p in t + k) for t, k in removed]
+
+
+def _bare_or_quoted(part: str) -> str:
+    import re
+
+    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
 
 
 def _leaf_path(data: Any) -> tuple[list[str], Any]:
