@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .atomic import atomic_write, locked
 from .errors import ProfileError, UsageError
@@ -61,7 +61,9 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
 def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLDocument, Profile]:
     where = where or f"{name}.toml"
     doc = parse_toml(text, where)
-    return doc, profile_from_data(name, doc.unwrap(), where)
+    data = doc.unwrap()
+    refuse_nul(data, where)
+    return doc, profile_from_data(name, data, where)
 
 
 def profile_from_text(name: str, text: str, where: str | None = None) -> Profile:
@@ -76,7 +78,24 @@ def profile_from_text(name: str, text: str, where: str | None = None) -> Profile
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
         return validate_text(name, text, where)[1]  # raises with file:line:col (or accepts, as a writer would)
+    refuse_nul(data, where)
     return profile_from_data(name, data, where)
+
+
+def refuse_nul(data: Any, where: str, path: str = "") -> None:
+    """A NUL (``"\\u0000"``) in any value: no environment variable, argument or file name can carry
+    it, so every launch would fail; one line naming the field instead."""
+    if isinstance(data, str):
+        if "\x00" in data:
+            raise ProfileError(f"{where}: {path or 'a value'} holds a NUL character (\\u0000), which no "
+                               "environment variable or argument can carry; remove it")
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            refuse_nul(k, where, f"{path}{k!r}" if "\x00" in str(k) else path)
+            refuse_nul(v, where, f"{path}{k}." if isinstance(v, (dict, list)) else f"{path}{k}")
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            refuse_nul(v, where, f"{path.rstrip('.')}[{i}]")
 
 
 class Store:

@@ -284,8 +284,22 @@ def test_nul_in_an_env_value_is_refused_at_validation(home: Paths, value):
     for table in ("env", "claude.env", "codex.env"):
         (home.profiles / "nul.toml").write_text(GOOD + f"\n[{table}]\nNAME = {value}\n")
         line = one_line(run("show", "nul"))
-        assert "NUL" in line and f"[{table}].NAME" in line
+        assert "NUL" in line and f"{table}.NAME" in line
         assert "NUL" in one_line(run("run", "nul", "--", "true"))
+
+
+@pytest.mark.parametrize("where,line", [
+    ("claude", 'model = "a\\u0000b"'), ("run", 'model = "\\u0000"'), ("codex", 'model = "m\\u0000"'),
+    ("policy", 'inherit = ["A\\u0000"]'), ("provider", 'website = "https://w.example/\\u0000"'),
+])
+def test_nul_in_any_other_value_is_refused_too(home: Paths, where, line):
+    base = GOOD.replace('[codex]\nmodel = "m-1"\n', "[codex]\n")
+    text = (base.replace(f"[{where}]\n", f"[{where}]\n{line}\n") if f"[{where}]" in base
+            else base + f"\n[{where}]\n{line}\n")
+    (home.profiles / "nul.toml").write_text(text)
+    assert "NUL" in one_line(run("show", "nul"))
+    assert "NUL" in one_line(run("run", "nul", "--", "true"))
+    assert "NUL" in listed(home)["nul"]["error"]
 
 
 @pytest.mark.parametrize("schema", ["1.0", "true", '"1"', "1e0", "+1.0"])
