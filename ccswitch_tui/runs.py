@@ -45,7 +45,7 @@ def load_manifests(paths: Paths, profile: str | None = None) -> list[dict[str, A
     out = []
     if not paths.runs.is_dir():
         return out
-    sweep_temp_files(paths.runs, older_than=STALE_TEMP_SECONDS)
+    sweep_temp_files(paths.runs, older_than=STALE_TEMP_SECONDS, suffix=".json")
     for p in paths.runs.glob("*.json"):
         try:
             data = loads_json(read_text(p))

@@ -201,7 +201,7 @@ class Store:
         """The lock every profile write holds; temp files left by a killed writer are swept under it."""
         ensure_private_dir(self.root)
         with locked(self.root / ".lock"):
-            sweep_temp_files(self.root)
+            sweep_temp_files(self.root, suffix=".toml")
             yield
 
     def save_doc(self, name: str, doc: TOMLDocument, *, create: bool = False) -> Profile:

@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from pathlib import Path
 
-
-def is_temp_name(name: str, target: str | None = None) -> bool:
-    """Whether ``name`` is one of ``atomic_write``'s temp files (for ``target``, when given)."""
-    prefix = f".{target}." if target else "."
-    return name.startswith(prefix) and name.endswith(".tmp") and len(name) > len(prefix) + 4
+_TEMP = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")  # tempfile.mkstemp's 8 random characters
 
 
-def sweep_temp_files(folder: Path, target: str | None = None, older_than: float = 0.0) -> list[Path]:
-    """Remove ``atomic_write`` temp files in ``folder`` (only ``target``'s, when given) whose last
-    change is more than ``older_than`` seconds ago. Returns what was removed; never raises."""
+def is_temp_name(name: str, target: str | None = None, suffix: str = "") -> bool:
+    """Whether ``name`` is one of ``atomic_write``'s temp files: for ``target`` when given, else for
+    any file name ending in ``suffix``."""
+    m = _TEMP.fullmatch(name)
+    if m is None:
+        return False
+    return m["target"] == target if target else m["target"].endswith(suffix)
+
+
+def sweep_temp_files(folder: Path, target: str | None = None, older_than: float = 0.0,
+                     suffix: str = "") -> list[Path]:
+    """Remove ``atomic_write`` temp files in ``folder`` (only ``target``'s, or those of files ending
+    in ``suffix``) whose last change is more than ``older_than`` seconds ago. Returns what was
+    removed; never raises."""
     removed: list[Path] = []
     try:
         names = os.listdir(folder)
@@ -30,7 +38,7 @@ def sweep_temp_files(folder: Path, target: str | None = None, older_than: float 
         return removed
     now = time.time()
     for name in names:
-        if not is_temp_name(name, target):
+        if not is_temp_name(name, target, suffix):
             continue
         path = folder / name
         with contextlib.suppress(OSError):

@@ -296,20 +296,21 @@ def test_kill_9_during_cp_leaves_no_temp_file_after_the_next_write(ccs, ccs_home
         time.sleep(rng.uniform(0.05, 0.4))
         p.send_signal(signal.SIGKILL)
         p.wait()
-    # a writer killed between its temp file and the rename, for certain
-    (ccs_home.profiles / ".c99.toml.x1y2z3.tmp").write_text("half")
+    # a writer killed between its temp file and the rename, for certain; a file of the user's stays
+    (ccs_home.profiles / ".c99.toml.x1y2z3w4.tmp").write_text("half")
+    (ccs_home.profiles / ".my-notes.tmp").write_text("mine")
     assert ccs("cp", "src", "final").returncode == 0
-    assert temp_files(ccs_home.profiles) == []
+    assert temp_files(ccs_home.profiles) == [".my-notes.tmp"]
     assert (ccs_home.profiles / "final.toml").read_text() == (ccs_home.profiles / "src.toml").read_text()
     # and `ccs rm` sweeps too
-    (ccs_home.profiles / ".c98.toml.abc.tmp").write_text("half")
+    (ccs_home.profiles / ".c98.toml.abc_1234.tmp").write_text("half")
     assert ccs("rm", "final", "--yes").returncode == 0
-    assert temp_files(ccs_home.profiles) == []
+    assert temp_files(ccs_home.profiles) == [".my-notes.tmp"]
 
 
 def test_a_stale_index_temp_file_is_swept_by_the_next_key_write(ccs, ccs_home: Paths, key_id):
     ccs_home.state.mkdir(parents=True)
-    stale = ccs_home.state / ".keys.json.q9w8e7.tmp"
+    stale = ccs_home.state / ".keys.json.q9w8e7r6.tmp"
     stale.write_text('{"keys": ["half"]}')
     assert ccs("key", "set", key_id, input="sk-sweep-" + uuid.uuid4().hex).returncode == 0
     assert not stale.exists()
