@@ -9,7 +9,6 @@ only in the auth header and scrubbed from anything an endpoint answers.
 
 from __future__ import annotations
 
-import json
 import re
 import ssl
 import time
@@ -25,6 +24,7 @@ from .env import inherited_env
 from .errors import CcsError
 from .findings import ERROR, INFO, Finding, redact_url
 from .profile import Profile
+from .safe_read import loads_json
 from .secrets import mask
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -207,7 +207,7 @@ _MODEL_WORDS = re.compile(
 def _error_text(resp: httpx.Response) -> str:
     text = resp.text[:4000]
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError:
         if "<" in text and ">" in text:  # an HTML error page: keep its words
             text = re.sub(r"(?is)<(script|style|head)\b.*?</\1>|<[^>]+>", " ", text)

@@ -23,6 +23,7 @@ from .inspect import family_effect
 from .paths import Paths
 from .processes import TOOL_INTERNAL
 from .profile import BUILTIN_CODEX_PROVIDERS
+from .safe_read import read_text
 
 LAYER_ORDER = ("managed", "local", "project", "user")
 
@@ -242,7 +243,7 @@ def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | N
 
     codex = f"Codex {version}" if version else "Codex"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:

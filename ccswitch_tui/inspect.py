@@ -25,6 +25,7 @@ from .paths import Paths
 from .plan import LaunchPlan
 from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, TOOL_INTERNAL, details, recognise, scan
 from .profile import Profile
+from .safe_read import no_surrogates
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
@@ -482,7 +483,7 @@ class Inspector:
             proc = psutil.Process(pid)
             with proc.oneshot():
                 argv = proc.cmdline()
-                actual = dict(proc.environ())
+                actual = {no_surrogates(k): no_surrogates(v) for k, v in proc.environ().items()}
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             raise UsageError(f"pid {pid}: no such process (it has exited); see `ccs ps`") from None
         except (psutil.AccessDenied, PermissionError):

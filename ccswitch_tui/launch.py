@@ -18,9 +18,10 @@ from typing import Any
 from . import __version__, tools
 from .atomic import atomic_write
 from .errors import Refusal, UsageError
+from .inplace import reserve, rewrite
 from .paths import Paths, ensure_private_dir
 from .plan import LaunchPlan
-from .runs import env_digests, env_hash, write_manifest
+from .runs import env_digests, env_hash, manifest_path, write_manifest
 from .secrets import KeyStore
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
@@ -183,11 +184,19 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
             signal.signal(signal.SIGTTOU, signal.SIG_IGN)
             os.tcsetpgrp(tty, os.getpgrp())
             signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
 
     old_handlers = {}
     received: list[int] = []
-    proc = subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=str(cwd),
-                            preexec_fn=in_child, close_fds=True)
+    # Signals wait (blocked) from before the child exists until forwarding is in place: a SIGTERM
+    # in between reaches the child instead of killing ccs and orphaning it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+    try:
+        proc = subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=str(cwd),
+                                preexec_fn=in_child, close_fds=True)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+        raise
     pgid = proc.pid
 
     def forward(signum: int, _frame: Any) -> None:
@@ -199,6 +208,7 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
 
     for sig in FORWARDED:
         old_handlers[sig] = signal.signal(sig, forward)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     old_ttou = signal.signal(signal.SIGTTOU, signal.SIG_IGN) if tty is not None else None
     try:
         if tty is not None:
@@ -289,12 +299,15 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
             manifest["label"] = label
         if session is not None:
             manifest.update(session.manifest_fields())
-        write_manifest(paths, manifest)
+        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
+            reserve(write_manifest(paths, manifest))
             status = supervise(plan.argv, prep.executable, plan.env, plan.cwd)
         except OSError as exc:
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
         manifest.update(ended=utc_now(), exit_status=status)
         return status
     finally:
@@ -302,4 +315,19 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
         if manifest is not None:
             if summary is not None:
                 manifest["requests"] = summary
-            write_manifest(paths, manifest)
+            close_manifest(paths, manifest)
+
+
+def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:
+    """The closing write of a manifest. The child's status wins over a full disk: when the file
+    cannot be replaced it is rewritten in the room reserved at launch, and failing that ccs says so
+    in one line and still exits with the child's status."""
+    try:
+        write_manifest(paths, manifest)
+        return
+    except OSError as exc:
+        path = manifest_path(paths, manifest["launch_id"])
+        if rewrite(path, json.dumps(manifest, indent=2) + "\n"):
+            return
+        print(f"ccs: warning: could not complete the run manifest {path} ({exc.strerror or exc}); "
+              f"the run ended with status {manifest.get('exit_status')}", file=sys.stderr)

@@ -237,7 +237,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     c = _Checker(where or f"{name}.toml")
     c.table(data, "top level", _TOP)
     schema = data.get("schema", SCHEMA)
-    if schema != SCHEMA:
+    if type(schema) is not int or schema != SCHEMA:  # 1.0 and true equal 1 in Python, not in TOML
         raise c.fail(f"schema = {schema!r} is not supported; this ccs reads schema = {SCHEMA}")
     description = data.get("description", "")
     if not isinstance(description, str):

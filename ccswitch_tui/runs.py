@@ -8,6 +8,7 @@ do not. Terminal and login-session variables (TERM, COLORTERM, DISPLAY, ...) nev
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,8 @@ from typing import Any
 from .atomic import atomic_write
 from .errors import UsageError
 from .paths import Paths, ensure_private_dir
+from .safe_read import loads_json, read_text
+from .tempfiles import sweep_temp_files
 
 DRIFT_FIELDS = ("base_urls", "key_fingerprint", "models", "env", "tool_version")
 OBSERVED_FIELDS = ("models_requested", "models_served", "endpoints", "request_counts")
@@ -56,13 +59,16 @@ def load_manifests(paths: Paths, profile: str | None = None) -> list[dict[str, A
     out = []
     if not paths.runs.is_dir():
         return out
+    sweep_temp_files(paths.runs, older_than=STALE_TEMP_SECONDS, suffix=".json")
     for p in paths.runs.glob("*.json"):
         try:
-            data = json.loads(p.read_text())
-        except (OSError, ValueError):
+            data = loads_json(read_text(p))
+        except (OSError, ValueError):  # unreadable, not a regular file, not UTF-8, not JSON, too deep
             continue
-        if isinstance(data, dict) and (profile is None or data.get("profile") == profile):
-            out.append(data)
+        if isinstance(data, dict):
+            data = well_typed(data, p)
+            if profile is None or data.get("profile") == profile:
+                out.append(data)
     out.sort(key=lambda m: (m.get("started") or "", m.get("launch_id") or ""), reverse=True)
     return out
 
@@ -74,7 +80,7 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
     exact = manifest_path(paths, ref)
     if exact.is_file():
         return _read_manifest(exact)
-    matches = sorted(paths.runs.glob(f"{ref}*.json")) if paths.runs.is_dir() else []
+    matches = sorted(paths.runs.glob(f"{glob.escape(ref)}*.json")) if paths.runs.is_dir() else []
     if len(matches) == 1:
         return _read_manifest(matches[0])
     if not matches:
@@ -85,13 +91,34 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
 def _read_manifest(path: Path) -> dict[str, Any]:
     """One manifest asked for by id; a damaged one is bad input (one line), not an internal error."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(read_text(path))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable run manifest ({exc}); remove it or pick another run") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: not a run manifest (no JSON object); remove it or pick another run")
-    data.setdefault("launch_id", path.stem)
-    return data
+    return well_typed(data, path)
+
+
+TEXT_FIELDS = ("launch_id", "profile", "tool", "started", "ended", "key_id", "key_fingerprint", "cwd",
+               "executable", "env_hash", "tool_version", "ccs_version")
+STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead
+
+
+def well_typed(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A manifest whose fields have the types ccs reads them as. A hand-edited or damaged field is
+    shown as its JSON text (a string), not trusted as what it claims to be."""
+    out = dict(data)
+    out.setdefault("launch_id", path.stem)
+    for f in TEXT_FIELDS:
+        if f in out and out[f] is not None and not isinstance(out[f], str):
+            out[f] = json.dumps(out[f])
+    if not isinstance(out.get("exit_status"), (int, type(None))) or isinstance(out.get("exit_status"), bool):
+        out["exit_status"] = json.dumps(out["exit_status"])
+    argv = out.get("argv")
+    if argv is not None:
+        out["argv"] = [a if isinstance(a, str) else json.dumps(a) for a in argv] if isinstance(argv, list) \
+            else [json.dumps(argv)]
+    return out
 
 
 def observed(paths: Paths | None, m: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -6,17 +6,20 @@ Nothing here writes a key anywhere but the keyring.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .atomic import atomic_write, locked
 from .errors import KeyError_, KeyringUnavailable
 from .paths import Paths, ensure_private_dir
 from .profile import Profile, check_key_id
+from .safe_read import loads_json, read_text
+from .tempfiles import sweep_temp_files
 
 SERVICE = "ccswitch-tui"
 
@@ -34,8 +37,8 @@ def mask(value: str) -> str:
 
 def _read_salt(paths: Paths) -> bytes | None:
     try:
-        salt = bytes.fromhex(paths.salt.read_text().strip())
-    except (FileNotFoundError, ValueError):
+        salt = bytes.fromhex(read_text(paths.salt, limit=4096).strip())
+    except (OSError, ValueError):  # missing, not a regular file (a FIFO would hang a plain read), damaged
         return None
     return salt if len(salt) >= 16 else None  # an empty or truncated file is no salt
 
@@ -98,6 +101,10 @@ def _load_backend() -> Any:
         return keyring.get_keyring()
 
 
+class _ItemGone(Exception):
+    """The keyring item vanished between the search and the use (another process removed it)."""
+
+
 class KeyStore:
     """Keys for profiles. The backend is looked up lazily, once."""
 
@@ -105,12 +112,21 @@ class KeyStore:
         self.paths = paths
         self.environ = os.environ if environ is None else environ
         self._backend = backend
+        self._lock_depth = 0
 
     # backend access, with every KeyringError turned into one readable line
     @property
     def backend(self) -> Any:
         if self._backend is None:
-            self._backend = _load_backend()
+            try:
+                self._backend = _load_backend()
+            except Exception as exc:  # noqa: BLE001 — e.g. PYTHON_KEYRING_BACKEND names no backend
+                chosen = self.environ.get("PYTHON_KEYRING_BACKEND")
+                origin = f"PYTHON_KEYRING_BACKEND={chosen!r}" if chosen else "the keyring configuration"
+                raise KeyringUnavailable(
+                    f"keyring unavailable: {origin} cannot be loaded ({type(exc).__name__}: {exc}); "
+                    "unset it or name an installed backend, e.g. keyring.backends.SecretService.Keyring"
+                ) from None
         return self._backend
 
     def backend_name(self) -> str:
@@ -123,6 +139,9 @@ class KeyStore:
             return fn(*args)
         except PasswordDeleteError:
             raise
+        except UnicodeDecodeError:  # another program stored bytes that are not text under this id
+            raise KeyError_(f"the keyring entry for {what.split(' ', 2)[-1]} is not UTF-8 text (another program "
+                            "stored it?); store it again with `ccs key set ID`") from None
         except KeyringError as exc:
             if isinstance(exc, NoKeyringError):
                 detail = "no keyring backend found; no Secret Service answered on the session D-Bus"
@@ -135,6 +154,8 @@ class KeyStore:
                 + _WAYS_OUT
             ) from None
         except Exception as exc:  # dbus errors and the like surface as plain exceptions
+            if type(exc).__name__ == "ItemNotFoundException":  # removed meanwhile by another process
+                raise _ItemGone() from None
             raise KeyringUnavailable(
                 f"keyring error while trying to {what} (backend {self.backend_name()}: "
                 f"{type(exc).__name__}: {exc}); " + _WAYS_OUT
@@ -149,42 +170,108 @@ class KeyStore:
                 value = secret_service.lookup(SERVICE, key_id)
                 if value is not secret_service.UNAVAILABLE:
                     return value or None  # type: ignore[return-value]
-        return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
+        try:
+            return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
+        except _ItemGone:
+            return None
 
-    def set(self, key_id: str, value: str) -> None:
+    def set(self, key_id: str, value: str) -> str | None:
+        """Store a key; return the value it replaced (None when there was none).
+
+        The index is written first and taken back when the keyring refuses, so the two never disagree
+        about a key this call stored; a backend that silently keeps nothing (the null backend) is
+        found by reading the key back."""
         check_key_id(key_id)
         if not value or not value.strip():
             raise KeyError_(f"refusing to store an empty key for {key_id!r}")
-        self._call(f"store key {key_id!r}", self.backend.set_password, SERVICE, key_id, value.strip())
-        self._update_index(add=key_id)
+        value = value.strip()
+        with self.index_lock():
+            previous = self._previous(key_id)
+            was_indexed = key_id in self.ids()
+            self._update_index(add=key_id)
+            try:
+                self._call(f"store key {key_id!r}", self.backend.set_password, SERVICE, key_id, value)
+                kept = self._call(f"read key {key_id!r} back", self.backend.get_password, SERVICE, key_id)
+                if kept != value:
+                    raise KeyringUnavailable(
+                        f"the keyring backend {self.backend_name()} did not keep key {key_id!r} "
+                        "(it stores nothing); " + _WAYS_OUT)
+            except BaseException:
+                if not was_indexed:
+                    with contextlib.suppress(Exception):
+                        self._update_index(remove=key_id)
+                raise
+        return previous
+
+    def _previous(self, key_id: str) -> str | None:
+        """The value a ``set`` replaces (errors named as part of storing the key)."""
+        try:
+            return self._call(f"store key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
+        except (_ItemGone, KeyError_):  # gone meanwhile, or not text: nothing to put back
+            return None
+
+    def undo_set(self, key_id: str, stored: str, previous: str | None) -> None:
+        """Take back a ``set`` of ``stored``: put ``previous`` back, or remove the key when there was
+        none. A key someone else changed meanwhile is left alone."""
+        with self.index_lock():
+            try:
+                if self.get(key_id) != stored:
+                    return
+                if previous is None:
+                    self.delete(key_id)
+                else:
+                    self._call(f"restore key {key_id!r}", self.backend.set_password, SERVICE, key_id, previous)
+            except _ItemGone:
+                return
 
     def delete(self, key_id: str) -> bool:
-        """Remove a key; False when there was none."""
+        """Remove a key; False when there was none (or another process removed it first)."""
         from keyring.errors import PasswordDeleteError
 
         check_key_id(key_id)
-        try:
-            self._call(f"remove key {key_id!r}", self.backend.delete_password, SERVICE, key_id)
-            found = True
-        except PasswordDeleteError:
-            found = False
-        self._update_index(remove=key_id)
+        with self.index_lock():
+            try:
+                self._call(f"remove key {key_id!r}", self.backend.delete_password, SERVICE, key_id)
+                found = True
+            except (PasswordDeleteError, _ItemGone):
+                found = False
+            self._update_index(remove=key_id)
         return found
 
     # the index of stored ids (the keyring cannot list entries)
     def ids(self) -> list[str]:
         try:
-            data = json.loads(self.paths.key_index.read_text())
-        except (FileNotFoundError, ValueError):
+            data = loads_json(read_text(self.paths.key_index))
+        except (OSError, ValueError):  # missing, not a regular file, not UTF-8, not JSON, too deep
             return []
         keys = data.get("keys") if isinstance(data, dict) else None
         if not isinstance(keys, list):  # a damaged index reads as empty, like an unparsable one
             return []
         return sorted({k for k in keys if isinstance(k, str)})
 
-    def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
+    @contextlib.contextmanager
+    def index_lock(self) -> Iterator[None]:
+        """Held across a whole key write (keyring and index), so that a `set` and an `rm` of one id in
+        two processes cannot leave the index and the keyring disagreeing. Re-entrant within one
+        KeyStore; temp files of a killed index writer are swept under it."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
         ensure_private_dir(self.paths.state)
         with locked(self.paths.state / ".keys.lock"):
+            sweep_temp_files(self.paths.state, self.paths.key_index.name)
+            self._lock_depth = 1
+            try:
+                yield
+            finally:
+                self._lock_depth = 0
+
+    def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
+        with self.index_lock():
             keys = set(self.ids())
             if add:
                 keys.add(add)
@@ -203,6 +290,10 @@ class KeyStore:
         """The profile's key, or a KeyError_ saying how to provide it."""
         ref = profile.key_id
         value = self.lookup(ref)
+        if value and not value.strip():
+            where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"
+            fix = f"export {ref[4:]}=… with the key" if ref.startswith("env:") else f"`ccs key set {ref}`"
+            raise KeyError_(f"profile {profile.name!r}: the key in {where} is blank (only spaces); set it with {fix}")
         if value:
             if has_control_chars(value):  # an environment variable cannot carry it (a NUL ends execve)
                 where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"

@@ -5,18 +5,26 @@ Writes are atomic (temp file, fsync, rename) and serialized with a lock file bes
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .atomic import atomic_write, locked
 from .errors import ProfileError, UsageError
 from .paths import Paths, ensure_private_dir, resolve_paths
-from .profile import Profile, check_name, profile_from_data
+from .profile import NAME_RE, Profile, check_name, profile_from_data
+from .safe_read import decode_error_line, read_text, too_deep_toml
+from .tempfiles import sweep_temp_files
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
+
+
+class ProfileChanged(ProfileError):
+    """A read-modify-write found the file changed since it was read; nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +42,15 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
     import tomlkit
     from tomlkit.exceptions import ParseError, TOMLKitError
 
+    if text.startswith("\ufeff"):
+        raise ProfileError(f"{where}:1:1: the file starts with a byte-order mark (BOM); save it as UTF-8 without BOM")
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ProfileError(f"{where}:{line}: holds a NUL character; remove it (a profile is plain text)")
     try:
         return tomlkit.parse(text)
+    except RecursionError:
+        raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
     except ParseError as exc:
         msg = str(exc).split(" at line ")[0].replace("Unexpected character: '\\x00'", "unexpected end of file")
         raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}") from None
@@ -46,7 +61,9 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
 def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLDocument, Profile]:
     where = where or f"{name}.toml"
     doc = parse_toml(text, where)
-    return doc, profile_from_data(name, doc.unwrap(), where)
+    data = doc.unwrap()
+    refuse_nul(data, where)
+    return doc, profile_from_data(name, data, where)
 
 
 def profile_from_text(name: str, text: str, where: str | None = None) -> Profile:
@@ -59,9 +76,26 @@ def profile_from_text(name: str, text: str, where: str | None = None) -> Profile
         return validate_text(name, text, where)[1]
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return validate_text(name, text, where)[1]  # raises with file:line:col (or accepts, as a writer would)
+    refuse_nul(data, where)
     return profile_from_data(name, data, where)
+
+
+def refuse_nul(data: Any, where: str, path: str = "") -> None:
+    """A NUL (``"\\u0000"``) in any value: no environment variable, argument or file name can carry
+    it, so every launch would fail; one line naming the field instead."""
+    if isinstance(data, str):
+        if "\x00" in data:
+            raise ProfileError(f"{where}: {path or 'a value'} holds a NUL character (\\u0000), which no "
+                               "environment variable or argument can carry; remove it")
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            refuse_nul(k, where, f"{path}{k!r}" if "\x00" in str(k) else path)
+            refuse_nul(v, where, f"{path}{k}." if isinstance(v, (dict, list)) else f"{path}{k}")
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            refuse_nul(v, where, f"{path.rstrip('.')}[{i}]")
 
 
 class Store:
@@ -76,15 +110,22 @@ class Store:
         return self.root / f"{check_name(name)}.toml"
 
     def names(self) -> list[str]:
-        if not self.root.is_dir():
+        return sorted(n for n, _ in self._files() if n is not None)
+
+    def _files(self) -> list[tuple[str | None, Path]]:
+        """(name, path) for each file that looks like a profile; the name is None when the file name
+        breaks the naming rule (``UPPER.toml``, ``.hidden.toml``, ``x.TOML``)."""
+        try:
+            paths = [p for p in self.root.iterdir() if p.suffix.lower() == ".toml"]
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        out = []
-        for p in self.root.glob("*.toml"):
+        out: list[tuple[str | None, Path]] = []
+        for p in paths:
             try:
-                out.append(check_name(p.stem))
+                out.append((check_name(p.stem) if p.suffix == ".toml" else None, p))
             except UsageError:
-                continue
-        return sorted(out)
+                out.append((None, p))
+        return out
 
     def exists(self, name: str) -> bool:
         return self.path_for(name).is_file()
@@ -92,7 +133,7 @@ class Store:
     def read_text(self, name: str) -> str:
         path = self.path_for(name)
         try:
-            return path.read_text(encoding="utf-8")
+            return read_text(path)
         except FileNotFoundError:
             if path.is_symlink():  # listed by names(), but its target is gone
                 raise ProfileError(
@@ -102,7 +143,9 @@ class Store:
             known = self.names()
             hint = f" (known: {', '.join(known[:8])}{'…' if len(known) > 8 else ''})" if known else ""
             raise UsageError(f"no profile named {name!r} in {self.root}{hint}; see `ccs list`") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise ProfileError(f"{path}: cannot read: {decode_error_line(exc)}") from None
+        except OSError as exc:
             raise ProfileError(f"{path}: cannot read: {exc}") from None
 
     def load_doc(self, name: str) -> TOMLDocument:
@@ -114,8 +157,12 @@ class Store:
     def entries(self) -> list[Entry]:
         """Every profile file; a broken one is listed with its error instead of hiding the others."""
         out = []
-        for name in self.names():
-            path = self.path_for(name)
+        for name, path in sorted(self._files(), key=lambda f: f[1].name):
+            if name is None:
+                out.append(Entry(path.name, path, error=(
+                    f"{path}: not loaded: a profile file is named NAME.toml with NAME matching {NAME_RE.pattern}; "
+                    f"rename it (e.g. to {path.stem.lower().lstrip('.') or 'profile'}.toml)")))
+                continue
             try:
                 out.append(Entry(name, path, profile=self.load(name)))
             except ProfileError as exc:
@@ -124,16 +171,38 @@ class Store:
                 continue
         return out
 
-    def save_text(self, name: str, text: str, *, create: bool = False) -> Profile:
-        """Validate ``text`` and write it atomically; an invalid text leaves the old file whole."""
+    def save_text(self, name: str, text: str, *, create: bool = False, expected: str | None = None) -> Profile:
+        """Validate ``text`` and write it atomically; an invalid text leaves the old file whole.
+
+        ``expected``: the text this edit started from. When the file no longer holds it (someone
+        saved in between), ProfileChanged is raised and nothing is written: a read-modify-write
+        never drops another writer's change. The check and the write happen under one lock."""
         path = self.path_for(name)
         _, profile = validate_text(name, text, str(path))
         ensure_private_dir(self.root)
-        with locked(self.root / ".lock"):
-            if create and path.exists():
+        with self.lock():
+            if create and (path.exists() or path.is_symlink()):
                 raise UsageError(f"profile {name!r} already exists ({path}); pick another name or `ccs edit {name}`")
+            if expected is not None and self._current(path) != expected:
+                if not path.exists():
+                    raise ProfileChanged(f"{path} was removed since it was read")
+                raise ProfileChanged(f"{path} changed on disk since it was read (another ccs or editor saved it)")
             atomic_write(path, text, mode=0o600)
         return profile
+
+    def _current(self, path: Path) -> str | None:
+        try:
+            return read_text(path)
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """The lock every profile write holds; temp files left by a killed writer are swept under it."""
+        ensure_private_dir(self.root)
+        with locked(self.root / ".lock"):
+            sweep_temp_files(self.root, suffix=".toml")
+            yield
 
     def save_doc(self, name: str, doc: TOMLDocument, *, create: bool = False) -> Profile:
         import tomlkit
@@ -142,7 +211,7 @@ class Store:
 
     def delete(self, name: str) -> Path:
         path = self.path_for(name)
-        with locked(self.root / ".lock"):
+        with self.lock():
             try:
                 os.unlink(path)
             except FileNotFoundError:

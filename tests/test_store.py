@@ -144,9 +144,11 @@ def test_broken_profiles_listed_with_error_while_others_load(store: Store):
     store.save_text("z-good", GOOD)
     for name, (text, _) in BROKEN.items():
         (store.root / f"{name}.toml").write_text(text, encoding="utf-8")
-    (store.root / "Not A Name.toml").write_text(GOOD)  # not a valid name: ignored, not fatal
+    (store.root / "Not A Name.toml").write_text(GOOD)  # not a valid name: listed as broken, not fatal
     entries = {e.name: e for e in store.entries()}
-    assert sorted(entries) == sorted(["a-good", "z-good", *BROKEN])
+    assert sorted(entries) == sorted(["a-good", "z-good", "Not A Name.toml", *BROKEN])
+    misnamed = entries.pop("Not A Name.toml")
+    assert misnamed.profile is None and "[a-z0-9][a-z0-9._-]{0,63}" in misnamed.error and "rename it" in misnamed.error
     for good in ("a-good", "z-good"):
         assert entries[good].error is None and entries[good].profile == store.load(good)
     for name, (_, pattern) in BROKEN.items():
@@ -342,7 +344,7 @@ paths_ = st.from_regex(r"(/[a-z0-9._~-]{1,8}){0,3}", fullmatch=True)
 urls = st.builds(lambda s, h, p: f"{s}://{h}{p}", st.sampled_from(["http", "https"]), hosts, paths_)
 env_names = st.from_regex(ENV_NAME_RE, fullmatch=True).filter(
     lambda n: len(n) <= 20 and not SECRET_NAME_RE.match(n.upper()))
-env_tables = st.dictionaries(env_names, words, max_size=4)
+env_tables = st.dictionaries(env_names, words.filter(lambda w: "\x00" not in w), max_size=4)  # a NUL is refused
 key_refs = st.one_of(
     st.from_regex(KEY_ID_RE, fullmatch=True).filter(lambda k: len(k) <= 30 and not k.startswith("env:")),
     env_names.map(lambda n: "env:" + n),

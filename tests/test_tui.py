@@ -512,12 +512,12 @@ async def test_bad_files_and_an_unreachable_keyring_do_not_end_the_app(ccs_home:
 
     make_profiles(ccs_home, "some-key")
     (ccs_home.profiles / "binary.toml").write_bytes(b"\xff\xfe\x00garbage")
-    (ccs_home.profiles / "Not A Name.toml").write_text("x")  # not a profile name: not listed
+    (ccs_home.profiles / "Not A Name.toml").write_text("x")  # not a profile name: listed as broken
     env = parent_env()
     app = build_app(ccs_home, env, keys=KeyStore(ccs_home, env, backend=fail.Keyring()))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert [e.name for e in app.profile_entries()] == ["alpha", "beta", "binary", "broken"]
+        assert [e.name for e in app.profile_entries()] == ["Not A Name.toml", "alpha", "beta", "binary", "broken"]
         assert any("keyring" in n.lower() for n in notifications(app))
         await select(pilot, "alpha")
         assert "unknown:" in plain(app, "#overview-body")
@@ -529,6 +529,11 @@ async def test_bad_files_and_an_unreachable_keyring_do_not_end_the_app(ccs_home:
         assert any("keyring" in n.lower() and "store key" in n for n in notifications(app))
         await select(pilot, "binary")
         assert "cannot be loaded" in plain(app, "#overview-body")
+        await select(pilot, "Not A Name.toml")
+        assert "rename it" in plain(app, "#overview-body")
+        for tab in ("environment", "diff", "runs"):
+            app.detail_pane.show_tab(tab)
+            await settle(pilot)
         assert app.is_running
 
 

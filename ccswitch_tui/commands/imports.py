@@ -3,6 +3,8 @@ keyring, never into a file) and hand profiles out without any secret."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -17,6 +19,22 @@ def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import 
     from ..importers.planner import Planner
 
     return Planner(ctx.store, ctx.keys, dry_run=dry_run)
+
+
+@contextlib.contextmanager
+def _one_import_at_a_time(ctx: Context, dry_run: bool) -> Iterator[None]:
+    """Imports that write run one after another, from planning to the last write: a second one then
+    plans against what the first stored and finds it unchanged, instead of racing it for the same
+    names and keys. A dry run writes nothing, not even the lock file."""
+    if dry_run:
+        yield
+        return
+    from ..atomic import locked
+    from ..paths import ensure_private_dir
+
+    ensure_private_dir(ctx.store.root)
+    with locked(ctx.store.root / ".import.lock"):
+        yield
 
 
 @click.group("import")
@@ -59,10 +77,11 @@ def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool
     from ..importers.live import home_dir
 
     db = db.expanduser() if db else default_dir(home_dir(ctx.environ)) / "cc-switch.db"
-    planner = _planner(ctx, dry_run)
-    report = plan_cc_switch(planner, db, db.parent / "config.json")
-    if not dry_run:
-        planner.apply()
+    with _one_import_at_a_time(ctx, dry_run):
+        planner = _planner(ctx, dry_run)
+        report = plan_cc_switch(planner, db, db.parent / "config.json")
+        if not dry_run:
+            planner.apply()
     _report(report, as_json)
 
 
@@ -86,12 +105,13 @@ def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: 
     if name:
         check_name(name)
     path = settings.expanduser() if settings else claude_settings_path(ctx.environ, home_dir(ctx.environ))
-    planner = _planner(ctx, dry_run)
-    plan = plan_claude(planner, path, name)
-    if not dry_run:
-        planner.apply()
-    if scrub:
-        do_scrub(planner, plan)
+    with _one_import_at_a_time(ctx, dry_run):
+        planner = _planner(ctx, dry_run)
+        plan = plan_claude(planner, path, name)
+        if not dry_run:
+            planner.apply()
+        if scrub:
+            do_scrub(planner, plan)
     _report(plan.report, as_json)
 
 
@@ -114,12 +134,13 @@ def import_codex(ctx: Context, home: Path | None, name: str | None, scrub: bool,
     if name:
         check_name(name)
     where = home.expanduser() if home else codex_home(ctx.environ, home_dir(ctx.environ))
-    planner = _planner(ctx, dry_run)
-    plan = plan_codex(planner, where, name, ctx.environ)
-    if not dry_run:
-        planner.apply()
-    if scrub:
-        do_scrub(planner, plan)
+    with _one_import_at_a_time(ctx, dry_run):
+        planner = _planner(ctx, dry_run)
+        plan = plan_codex(planner, where, name, ctx.environ)
+        if not dry_run:
+            planner.apply()
+        if scrub:
+            do_scrub(planner, plan)
     _report(plan.report, as_json)
 
 

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
-import subprocess
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import click
@@ -205,11 +200,13 @@ def cp_cmd(ctx: Context, profile: str, new_name: str) -> None:
 @click.argument("profile")
 @pass_ctx
 def edit_cmd(ctx: Context, profile: str) -> None:
-    """Open a profile in $VISUAL / $EDITOR; an invalid result is reported and the old file kept."""
-    from ..store import validate_text
+    """Open a profile in $VISUAL / $EDITOR; an invalid result is reported and the old file kept.
 
-    path = ctx.store.path_for(profile)
-    original = ctx.store.read_text(profile)
+    When the file changed on disk while the editor was open, nothing is saved: the edited copy is
+    kept and its path printed."""
+    from ..edit_session import edit
+
+    ctx.store.path_for(profile)
     editor = ctx.environ.get("VISUAL") or ctx.environ.get("EDITOR") or "vi"
     try:
         editor_argv = shlex.split(editor)
@@ -217,34 +214,7 @@ def edit_cmd(ctx: Context, profile: str) -> None:
         raise UsageError(f"cannot parse the editor command {editor!r} ({exc}); fix $VISUAL / $EDITOR") from None
     if not editor_argv:
         raise UsageError("the editor command is blank; set $VISUAL or $EDITOR to your editor's command")
-    fd, tmp = tempfile.mkstemp(prefix=f"ccs-{profile}-", suffix=".toml")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(original)
-    try:
-        rc = subprocess.call([*editor_argv, tmp])
-    except OSError as exc:
-        os.unlink(tmp)
-        what = "not found" if isinstance(exc, FileNotFoundError) else f"cannot be started ({exc.strerror})"
-        raise UsageError(f"editor {editor!r} {what}; set $EDITOR to your editor's command") from None
-    if rc != 0:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise UsageError(f"editor exited with status {rc}; {path} left unchanged")
-    try:
-        edited = Path(tmp).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read the edited copy {tmp} ({exc}); {path} left unchanged") from None
-    if edited == original:
-        os.unlink(tmp)
-        click.echo(f"no changes to {path}")
-        return
-    try:
-        validate_text(profile, edited, str(path))
-    except CcsError as exc:
-        raise UsageError(f"{exc} — {path} left unchanged; your edit is kept in {tmp}") from None
-    ctx.store.save_text(profile, edited)
-    os.unlink(tmp)
-    click.echo(f"saved {path}")
+    click.echo(edit(ctx.store, profile, editor_argv, editor))
 
 
 @click.command("rm")

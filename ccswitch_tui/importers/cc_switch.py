@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import UsageError
+from ..safe_read import loads_json, read_text
 from .mapping import nonblank, parse_claude_settings, parse_codex_config, parse_toml_text
 from .model import Candidate, RowProblem, fail, skip
 from .planner import Planner
@@ -109,13 +110,13 @@ def _db_message(path: Path, exc: Exception) -> str:
 def read_config_json(path: Path) -> list[Row]:
     """Providers of the legacy ``{"claude": {"providers": {ID: {...}}, "current": ID}, ...}`` file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise SourceError(f"{path}: not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError(f"{path}: cannot read: {exc}") from None
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     if not isinstance(data, Mapping):
@@ -151,7 +152,7 @@ def candidate_from_row(row: Row) -> Candidate:
     settings = row.settings
     if isinstance(settings, (str, bytes)):
         try:
-            settings = json.loads(settings)
+            settings = loads_json(settings)
         except json.JSONDecodeError as exc:
             raise fail(f"settings_config is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
                        ) from None
@@ -196,7 +197,7 @@ def _meta(raw: Any) -> tuple[dict[str, Any], list[str]]:
     if isinstance(raw, Mapping):
         return dict(raw), []
     try:
-        data = json.loads(raw)
+        data = loads_json(raw)
     except (TypeError, json.JSONDecodeError):
         return {}, ["meta is not valid JSON; ignored"]
     return (dict(data), []) if isinstance(data, Mapping) else ({}, ["meta is not a JSON object; ignored"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,11 +13,13 @@ from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import UsageError
+from ..safe_read import decode_error_line, loads_json, read_text
 from .mapping import parse_claude_settings, parse_codex_config, parse_toml_text
 from .model import Candidate, RowProblem
 from .naming import host_label, host_of, slugify
 from .planner import Planner
 from .report import Item, Report
+from .scrub_text import scrub_json_text, scrub_toml_text
 
 
 def _own_dir(environ: Mapping[str, str], name: str) -> str | None:
@@ -39,12 +40,14 @@ def codex_home(environ: Mapping[str, str], home: Path) -> Path:
 def _read_text(path: Path, missing: str | None = "not found") -> str | None:
     """The file's text. A missing file: UsageError with ``missing``, or None when ``missing`` is None."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except FileNotFoundError:
         if missing is None:
             return None
         raise UsageError(f"{path}: {missing}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: cannot read: {decode_error_line(exc)}") from None
+    except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
 
 
@@ -56,7 +59,7 @@ def _read_json(path: Path, required: bool = True) -> Any:
     if not text.strip():
         return {}
     try:
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; fix or move the file") from None
 
@@ -163,14 +166,17 @@ def scrub(planner: Planner, plan: LivePlan) -> None:
         if not path.exists():
             continue
         real = path.resolve()  # rewrite a symlink's target, keep the link
-        text = real.read_text(encoding="utf-8")
-        if key not in text:
+        entry: dict[str, Any] = {"path": str(path), "removed": [], "remaining": None, "note": None}
+        try:
+            text = read_text(real)
+            if key not in text:
+                continue
+            new_text, removed = (scrub_toml_text if role == "config" else scrub_json_text)(text, key)
+        except (OSError, ValueError) as exc:  # changed or unreadable since the import read it
+            entry["note"] = f"not scrubbed: cannot rewrite it safely ({exc}); remove the key by hand"
+            plan.report.scrubbed.append(entry)
             continue
-        if role == "config":
-            new_text, removed = _scrub_toml(text, key)
-        else:
-            new_text, removed = _scrub_json(text, key)
-        entry: dict[str, Any] = {"path": str(path), "removed": removed, "remaining": None, "note": None}
+        entry["removed"] = removed
         if key in new_text:
             lines = [str(i) for i, line in enumerate(new_text.splitlines(), 1) if key in line]
             entry["remaining"] = [int(n) for n in lines]
@@ -180,61 +186,6 @@ def scrub(planner: Planner, plan: LivePlan) -> None:
             mode = real.stat().st_mode & 0o777
             atomic_write(real, new_text, mode=mode)
         plan.report.scrubbed.append(entry)
-
-
-def _scrub_json(text: str, key: str) -> tuple[str, list[str]]:
-    data = json.loads(text)
-    removed: list[str] = []
-
-    def walk(node: Any, where: str) -> None:
-        if isinstance(node, dict):
-            places = [(k, f"{where}{k}") for k in list(node)]
-        elif isinstance(node, list):
-            places = [(i, f"{where}[{i}]") for i in reversed(range(len(node)))]  # from the end: indexes hold
-        else:
-            return
-        for k, label in places:
-            v = node[k]
-            if isinstance(v, str) and v.strip() == key:
-                del node[k]
-                removed.append(label)
-            else:
-                walk(v, f"{label}.")
-
-    walk(data, "")
-    indent = _json_indent(text)
-    out = json.dumps(data, indent=indent, ensure_ascii=False)
-    if text.endswith("\n"):
-        out += "\n"
-    return out, removed
-
-
-def _json_indent(text: str) -> int | str | None:
-    for line in text.splitlines()[1:]:
-        m = re.match(r"^([ \t]+)\S", line)
-        if m:
-            ws = m.group(1)
-            return "\t" if ws.startswith("\t") else len(ws)
-    return None if "\n" not in text.strip() else 2
-
-
-def _scrub_toml(text: str, key: str) -> tuple[str, list[str]]:
-    import tomlkit
-
-    doc = tomlkit.parse(text)
-    removed: list[str] = []
-
-    def walk(table: Any, where: str) -> None:
-        for k in list(table.keys()):
-            v = table[k]
-            if isinstance(v, str) and v.strip() == key:
-                del table[k]
-                removed.append(f"{where}{k}")
-            elif isinstance(v, Mapping):
-                walk(v, f"{where}{k}.")
-
-    walk(doc, "")
-    return tomlkit.dumps(doc), removed
 
 
 def home_dir(environ: Mapping[str, str]) -> Path:

@@ -51,6 +51,18 @@ def nonblank(v: Any) -> str | None:
     return v.strip() if isinstance(v, str) and v.strip() else None
 
 
+def routing(table: Mapping[str, Any], name: str, where: str) -> str | None:
+    """``nonblank`` for a field that decides where requests (or the key) go: a value of the wrong type
+    (``ANTHROPIC_BASE_URL: 5``) makes the entry skipped instead of silently falling back to a default."""
+    v = table.get(name)
+    if v is None or isinstance(v, str):
+        return nonblank(v)
+    kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(v), type(v).__name__)
+    raise skip(f"{where}{name} is {kind}, not text; ccs will not guess where this provider routes: "
+               "fix the value in the source")
+
+
 def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in ("1", "true", "yes", "on") if v is not None else False
 
@@ -87,7 +99,7 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         order.insert(0, api_key_field)
     key, key_var = None, None
     for var in order:
-        value = nonblank(env.get(var))
+        value = routing(env, var, "env.")
         if value:
             key, key_var = value, var
             break
@@ -103,14 +115,14 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
         if other and key and other != key:
             warnings.append(f"env.{var} holds a second, different key; not imported (only env.{key_var} is)")
 
-    base_url = nonblank(env.get("ANTHROPIC_BASE_URL"))
+    base_url = routing(env, "ANTHROPIC_BASE_URL", "env.")
     if base_url is None:
         if key is None:
             raise skip("no ANTHROPIC_BASE_URL and no key: it uses Claude Code's own login; nothing to import")
         base_url = ANTHROPIC_DEFAULT_URL
     base_url = base_url.rstrip("/")
 
-    models = {attr: nonblank(env.get(var)) for var, attr in CLAUDE_MODEL_VARS.items()}
+    models = {attr: routing(env, var, "env.") for var, attr in CLAUDE_MODEL_VARS.items()}
     small_fast = nonblank(env.get("ANTHROPIC_SMALL_FAST_MODEL"))
     if small_fast:
         if models["haiku"] is None:
@@ -166,7 +178,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
             warnings.append(f"imported the settings of profile {selected!r} named by the top-level `profile` key")
         else:
             warnings.append(f"top-level `profile = {selected!r}` names no [profiles.{selected}] table; ignored")
-    pid = nonblank(cfg.get("model_provider")) or "openai"
+    pid = routing(cfg, "model_provider", "") or "openai"
     providers = cfg.get("model_providers") or {}
     if not isinstance(providers, Mapping):
         raise fail("`model_providers` is not a table")
@@ -186,11 +198,11 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
             if auth.get("tokens"):
                 raise skip("signs in with a ChatGPT account (auth tokens), which ccs does not import")
             raise skip("the built-in OpenAI provider without an API key; nothing to import")
-        base_url = nonblank(cfg.get("openai_base_url")) or OPENAI_DEFAULT_URL
+        base_url = routing(cfg, "openai_base_url", "") or OPENAI_DEFAULT_URL
         provider_name: str | None = "OpenAI"
         entry = {}
     else:
-        base_url = nonblank(entry.get("base_url"))
+        base_url = routing(entry, "base_url", f"[model_providers.{pid}] ")
         if base_url is None:
             raise fail(f"[model_providers.{pid}] has no base_url")
         provider_name = nonblank(entry.get("name"))
@@ -211,7 +223,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
         warnings.append(f"provider id {pid!r} is not usable; the profile uses its own id")
         provider_id = None
 
-    model = nonblank(cfg.get("model"))
+    model = routing(cfg, "model", "")
     if model is None:
         raise fail("no `model` in the Codex config; a profile needs one")
     effort = nonblank(cfg.get("model_reasoning_effort"))
@@ -247,6 +259,8 @@ def parse_toml_text(text: str) -> dict[str, Any]:
 
     try:
         return tomlkit.parse(text).unwrap()
+    except RecursionError:
+        raise fail("config is nested too deeply for ccs to read") from None
     except ParseError as exc:
         msg = str(exc).split(" at line ")[0]
         raise fail(f"config is not valid TOML (line {exc.line}, column {exc.col}: {msg})") from None

@@ -23,8 +23,8 @@ from typing import Any
 
 from ..errors import CcsError, UsageError
 from ..profile import KEY_ID_RE
-from ..secrets import KeyStore
-from ..store import Store, validate_text
+from ..secrets import KeyStore, has_control_chars
+from ..store import ProfileChanged, Store, validate_text
 from .model import Candidate, RowProblem, Slot, compared, fail, norm_url, skip
 from .naming import host_label, slugify, with_suffix
 from .report import Item
@@ -53,6 +53,7 @@ class Planner:
         self.new_keys: dict[str, str] = {}
         self._values: dict[str, str | None] = {}
         self._texts: list[tuple[Slot, str]] | None = None
+        self._originals: dict[str, str] = {}
         for e in store.entries():
             if e.profile is not None:
                 self.slots.append(Slot.of_profile(e.profile))
@@ -160,6 +161,9 @@ class Planner:
         sides = c.sides()
         if not sides:
             raise skip("serves neither Claude Code nor Codex")
+        if c.key is not None and has_control_chars(c.key):
+            raise fail("the key holds control characters (a NUL, tab, newline or escape), which no environment "
+                       "variable can carry; fix the key in the source and import again")
         check_alone(c)
 
         # 1. the same provider with the same settings is already there (or earlier in this import)
@@ -280,7 +284,11 @@ class Planner:
                 it.path = str(self.store.path_for(it.profile))
 
     def _render(self, s: Slot) -> str:
-        return render_added(self.store.load_doc(s.name), s) if s.existing else render_new(s)
+        if not s.existing:
+            return render_new(s)
+        original = self.store.read_text(s.name)
+        self._originals[s.name] = original  # the write checks the file still holds it
+        return render_added(validate_text(s.name, original, str(self.store.path_for(s.name)))[0], s)
 
     def apply(self) -> None:
         """Store the new keys, then write the profiles (each atomically). A profile that cannot be
@@ -290,20 +298,41 @@ class Planner:
             raise CcsError("internal: apply() on a dry run")
         self.finish()
         assert self._texts is not None
-        for kid, value in self.new_keys.items():
-            self.keys.set(kid, value)
+        stored: dict[str, str | None] = {}  # key id → the value it held before this call
+        try:
+            for kid, value in self.new_keys.items():
+                stored[kid] = self.keys.set(kid, value)
+        except BaseException:
+            self._undo_keys(stored)
+            raise
         failed: list[Slot] = []
-        for s, text in self._texts:
+        pending = [s for s, _ in self._texts]
+        try:
+            for s, text in self._texts:
+                try:
+                    self.store.save_text(s.name, text, create=not s.existing, expected=self._originals.get(s.name))
+                except CcsError as exc:
+                    failed.append(s)
+                    why = (f"{exc}; run the import again" if isinstance(exc, ProfileChanged)
+                           else f"could not write profile {s.name!r}: {exc}")
+                    for it in s.items:
+                        it.action, it.reason, it.path = "error", why, None
+                pending.remove(s)
+        except BaseException:
+            failed += pending
+            raise
+        finally:
+            written = [s for s, _ in self._texts if s not in failed] + [s for s in self.slots if not s.dirty]
+            self._undo_keys({s.new_key: stored[s.new_key] for s in failed
+                             if s.new_key in stored and not any(x.key_ref == s.new_key for x in written)})
+
+    def _undo_keys(self, stored: Mapping[str, str | None]) -> None:
+        """Take back keys this call stored (a key someone changed since is left alone)."""
+        for kid, previous in stored.items():
             try:
-                self.store.save_text(s.name, text, create=not s.existing)
-            except CcsError as exc:
-                failed.append(s)
-                for it in s.items:
-                    it.action, it.reason, it.path = "error", f"could not write profile {s.name!r}: {exc}", None
-        written = [s for s, _ in self._texts if s not in failed] + [s for s in self.slots if not s.dirty]
-        for s in failed:
-            if s.new_key and not any(x.key_ref == s.new_key for x in written):
-                self.keys.delete(s.new_key)
+                self.keys.undo_set(kid, self.new_keys[kid], previous)
+            except CcsError:
+                continue
 
 
 

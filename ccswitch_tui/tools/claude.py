@@ -28,6 +28,7 @@ from ..plan import (
     new_launch_id,
 )
 from ..profile import Profile
+from ..safe_read import decode_error_line, loads_json, read_text
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -73,13 +74,15 @@ def routing_keys(data: Any) -> dict[str, Any]:
 
 def read_layer(kind: str, path: Path) -> Layer | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        return Layer(kind, path, {}, error=f"cannot read: {decode_error_line(exc)}")
     except OSError as exc:
         return Layer(kind, path, {}, error=f"cannot read: {exc}")
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError as exc:
         return Layer(kind, path, {}, error=f"not valid JSON: {exc}")
     return Layer(kind, path, routing_keys(data))

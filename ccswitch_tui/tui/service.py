@@ -199,7 +199,12 @@ class Service:
         return read_records(self.paths.runs / Path(rec["records"]).name)
 
     def detail(self, name: str) -> Detail:
-        path = self.store.path_for(name)
+        try:
+            path = self.store.path_for(name)
+        except CcsError:  # a misnamed file, listed as broken: show why
+            entry = next((e for e in self.store.entries() if e.name == name), None)
+            entry = entry or Entry(name, self.store.root / name, error=f"{name}: no such profile file")
+            return Detail(entry, None, problems=(Problem("error", entry.error or ""),))
         try:
             entry = Entry(name, path, profile=self.store.load(name))
         except CcsError as exc:
@@ -246,15 +251,19 @@ class Service:
         return self.store.read_text(name)
 
     def save_text(self, name: str, text: str, expected: str | None = None) -> Profile:
-        """Save an edit; refuse when the file changed on disk since the editor read it."""
-        if expected is not None and self.store.read_text(name) != expected:
+        """Save an edit; refuse when the file changed on disk since the editor read it (checked
+        under the store's lock, so a concurrent writer cannot slip in between)."""
+        from ..store import ProfileChanged
+
+        try:
+            return self.store.save_text(name, text, expected=expected)
+        except ProfileChanged:
             from ..errors import UsageError
 
             raise UsageError(
                 f"{self.store.path_for(name)} changed on disk while you were editing; "
                 "your edit was not saved — reopen the editor to start from the new file"
-            )
-        return self.store.save_text(name, text)
+            ) from None
 
     # --- launching ----------------------------------------------------------------------------
 

@@ -1,0 +1,119 @@
+"""Reading files that someone else may have planted: regular files only, never blocking, bounded.
+
+A FIFO named like a profile, a link to ``/dev/zero`` or a gigabyte of JSON must give one line, not
+a hang or a memory blow-up. And a file nested thousands of levels deep must give one line, not the
+parser's ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 8 * 1024 * 1024  # far above any profile, settings file or manifest a person writes
+
+
+class NotRegularFile(OSError):
+    """The path exists but is not a regular file (or is too large to be one ccs should read)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "not a regular file"
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(path: Path | str, limit: int = MAX_BYTES) -> bytes:
+    """The file's bytes. FileNotFoundError when missing; NotRegularFile for anything that is not a
+    regular file of at most ``limit`` bytes (a link is followed to its target)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except IsADirectoryError:
+        raise NotRegularFile("is a directory, not a file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"is {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise NotRegularFile(f"is {st.st_size} bytes, more than the {limit}-byte limit for this file")
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise NotRegularFile(f"grew past the {limit}-byte limit for this file while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path | str, limit: int = MAX_BYTES) -> str:
+    """The file as UTF-8 text, line endings kept as they are (no CRLF → LF translation).
+    Raises FileNotFoundError, NotRegularFile (an OSError) or UnicodeDecodeError."""
+    return read_bytes(path, limit).decode("utf-8")
+
+
+def decode_error_line(exc: UnicodeDecodeError) -> str:
+    """``not UTF-8 text (byte 0xff at offset 12)``, for a one-line message."""
+    bad = exc.object[exc.start:exc.start + 1]
+    return f"not UTF-8 text (byte 0x{bad.hex()} at offset {exc.start}); save it as UTF-8"
+
+
+def no_surrogates(value: str) -> str:
+    """Text decoded with ``surrogateescape`` (a process environment, a file name) made printable:
+    undecodable bytes become U+FFFD instead of making every later print fail."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+# --- parsing without RecursionError -------------------------------------------------------------
+
+def _depth_position(text: str, limit: int) -> int:
+    """Where the nesting of ``[``/``{`` first passes ``limit`` (strings skipped); 0 when it never does."""
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif c in "]}":
+            depth -= 1
+        i += 1
+    return 0
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads``, with too deep a nesting reported as a ``json.JSONDecodeError`` (which carries a
+    line and column) instead of a RecursionError, so every caller's existing handling applies."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        raise json.JSONDecodeError("nested too deeply for ccs to read", doc, _depth_position(doc, 200)) from None
+
+
+def line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def too_deep_toml(text: str) -> str:
+    """``line L, column C: nested too deeply``, for a TOML text that made its parser recurse too far."""
+    line, col = line_col(text, _depth_position(text, 200))
+    return f"{line}:{col}: nested too deeply for ccs to read (flatten the arrays or tables)"
