@@ -120,14 +120,11 @@ def check_name(name: str) -> str:
     return name
 
 
-_KEY_PREFIXES = ("sk-", "sk_", "ghp_", "github_pat_", "xai-", "AIza", "glpat-")
-
-
 def looks_like_a_key(text: str) -> bool:
     """A key id that is probably a key pasted in the wrong place (it would end up in a file)."""
-    if text.startswith(_KEY_PREFIXES) and len(text) >= 20:
-        return True
-    return len(text) >= 32 and text.isalnum() and not text.isalpha() and not text.isdigit()
+    from .shapes import looks_like_key
+
+    return looks_like_key(text)
 
 
 def key_looks_pasted(key_id: str) -> str:
@@ -230,7 +227,10 @@ class _Checker:
 
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place."""
+    from .secret_rules import check_document
+
     check_name(name)
+    check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
     c = _Checker(where or f"{name}.toml")
     c.table(data, "top level", _TOP)
     schema = data.get("schema", SCHEMA)
