@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
 MIN_KEY_LEN = 20
-_TOKEN_CHARS = "A-Za-z0-9._~+/=-"
-TOKEN_RE = re.compile(rf"[A-Za-z0-9+/_.~-]+=*")
+TOKEN_RE = re.compile(r"[A-Za-z0-9+/_.~-]+=*")
 _SPLIT_RE = re.compile(r"[-_.~]+")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _LAUNCH_STAMP_RE = re.compile(r"\d{8}T\d{6}Z")
@@ -68,7 +67,7 @@ def _random_stretch(segment: str) -> bool:
     if _HEX_RE.fullmatch(core) and n >= 20 and has_digit and has_alpha:
         return _entropy(core) >= 2.8
     changes = 0
-    for a, b in zip(core, core[1:]):
+    for a, b in zip(core, core[1:], strict=False):
         ca, cb = _classes(a), _classes(b)
         if (ca == 0) != (cb == 0) or (ca == 1 and cb == 2):
             changes += 1
