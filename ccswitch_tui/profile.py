@@ -133,6 +133,8 @@ def key_looks_pasted(key_id: str) -> str:
 
 
 def check_key_id(key_id: str) -> str:
+    if isinstance(key_id, str) and looks_like_a_key(key_id):  # first: the key itself is never echoed
+        raise UsageError(key_looks_pasted(key_id))
     if not isinstance(key_id, str) or not KEY_ID_RE.fullmatch(key_id):
         raise UsageError(
             f"invalid key id {key_id!r}: use 1-128 characters of A-Z, a-z, 0-9, '.', '_', '@', '-'"

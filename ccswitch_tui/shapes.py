@@ -103,12 +103,17 @@ _MARKED = re.compile(r"(?:(?:sk|rk|pk|ghp|gho|ghs|ghu|github_pat|glpat|xai|hf)[-
                      r"[A-Za-z0-9_-]*?[A-Za-z0-9]{16,}[A-Za-z0-9_-]*")
 
 
+def _is_path_like(token: str) -> bool:
+    """A path (or URL path): slashes lead it or come too often for a base64 key."""
+    return token.startswith(("/", "~/", "./", "../")) or token.count("/") * 12 > len(token)
+
+
 def _token_is_key(token: str) -> bool:
     if len(token) < MIN_KEY_LEN or _UUID_RE.fullmatch(token):
         return False
     if _MARKED.fullmatch(token):
         return True
-    if token.startswith(("/", "~/", "./", "../")) or token.count("/") * 12 > len(token):
+    if _is_path_like(token):
         parts = [p for p in token.split("/") if p]  # a path: judge each component on its own
         return any(_token_is_key(p) for p in parts)
     segments = [s for s in _SPLIT_RE.split(token) if s]
@@ -132,7 +137,13 @@ def key_spans(text: str) -> Iterator[tuple[int, int]]:
         if start > 0 and text[start - 1] == "\\":  # a JSON/escape sequence: keep it whole
             skip = 5 if re.match(r"u[0-9a-fA-F]{4}", token) else 1
             start, token = start + skip, token[skip:]
-        if _token_is_key(token):
+        if _is_path_like(token):  # mask only the components that are keys, keep the path readable
+            pos = start
+            for part in token.split("/"):
+                if part and _token_is_key(part):
+                    yield pos, pos + len(part)
+                pos += len(part) + 1
+        elif _token_is_key(token):
             yield start, end
 
 
