@@ -20,6 +20,7 @@ from .atomic import atomic_write
 from .errors import Refusal, UsageError
 from .paths import Paths, ensure_private_dir
 from .plan import LaunchPlan
+from .redact import redact_text
 from .runs import env_hash, write_manifest
 from .secrets import KeyStore
 
@@ -130,7 +131,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, neste
         "launch_id": plan.launch_id,
         "profile": plan.profile,
         "tool": plan.tool,
-        "argv": list(plan.argv),
+        "argv": [redact_text(a) for a in plan.argv],  # a credential typed into argv stays out of the record
         "executable": prep.executable,
         "cwd": str(plan.cwd),
         "started": utc_now(),
@@ -148,7 +149,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, neste
         "forced": bool(force and plan.refusals),
         "overridden": [r.message for r in plan.refusals] if force else [],
         "nested": nested,
-        "warnings": list(plan.warnings),
+        "warnings": [redact_text(w) for w in plan.warnings],
         **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
     }
 
