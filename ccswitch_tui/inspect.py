@@ -21,6 +21,7 @@ from typing import Any
 from .env import MARKERS, EnvDiff, diff_env, inherited_env, looks_secret, routing_family
 from .errors import CcsError, UsageError
 from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
+from .isolation import inspect_findings
 from .paths import Paths
 from .plan import LaunchPlan
 from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, TOOL_INTERNAL, details, recognise, scan
@@ -290,6 +291,7 @@ class Inspector:
                         self.fingerprint(actual[name]) == extras["key_fingerprint"]:
                     expected[name] = actual[name]
             findings += self._against_plan(pid, actual, expected, plan, tool, extras)
+            findings += inspect_findings(pid, actual, plan)  # doors the profile opened, with their source
         else:
             expected = inherited_env(actual)
             for m in MARKERS:

@@ -70,6 +70,8 @@ def plan_for(
     isolate: bool = False,
 ) -> LaunchPlan:
     """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input."""
+    from ..isolation import with_door_warnings
+
     adapter = require(profile, tool)
-    return adapter.plan(profile, key, parent_env, cwd, paths=paths, args=args,
-                        launch_id=launch_id, isolate=isolate)
+    plan = adapter.plan(profile, key, parent_env, cwd, paths=paths, args=args, launch_id=launch_id, isolate=isolate)
+    return with_door_warnings(plan)  # routing/loader variables the profile lets in are never silent
