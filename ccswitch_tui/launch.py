@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__, tools
+from . import __version__, secondary, tools
 from .atomic import atomic_write
 from .errors import Refusal, UsageError
 from .paths import Paths, ensure_private_dir
@@ -72,7 +72,8 @@ def build(
     profile = store.load(profile_name)
     adapter = tools.require(profile, tool)  # before the key: a wrong tool is reported as such
     key = keys.resolve(profile)
-    plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate)
+    extra = secondary.resolve(profile, keys)  # [secrets]: the child's environment only
+    plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra)
     if argv_override is not None:
         plan = replace(plan, argv=tuple(argv_override))
     check_refusals(plan, force)

@@ -90,6 +90,7 @@ class Profile:
     run: RunSide = field(default_factory=RunSide)
     env: Mapping[str, str] = field(default_factory=dict)
     inherit: tuple[str, ...] = ()
+    secrets: Mapping[str, str] = field(default_factory=dict)  # [secrets]: VARIABLE → key id (secondary.py)
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -151,7 +152,7 @@ def default_provider_id(profile_name: str) -> str:
 
 # --- validation -----------------------------------------------------------------------------
 
-_TOP = ("schema", "description", "provider", "claude", "codex", "run", "env", "policy")
+_TOP = ("schema", "description", "provider", "claude", "codex", "run", "env", "policy", "secrets")
 _PROVIDER = ("name", "base_url", "key", "website")
 _CLAUDE = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
 _CODEX = ("base_url", "model", "provider_id", "reasoning_effort", "env")
@@ -229,6 +230,7 @@ class _Checker:
 
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place."""
+    from .secondary import read_table as read_secrets
     from .secret_rules import check_document
 
     check_name(name)
@@ -320,4 +322,5 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         run=run,
         env=c.env_table(data.get("env"), "[env]"),
         inherit=tuple(inherit),
+        secrets=read_secrets(data, c.where),
     )

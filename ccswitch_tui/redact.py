@@ -13,15 +13,13 @@ import re
 import sys
 from typing import Any, TextIO
 
+from .shapes import CREDENTIAL_HEADER_RE as _HEADER
 from .shapes import SECRET_PARAM_RE, key_spans
 
 # a quick test that lets most lines through untouched: no long token, no URL credential, no '='
 _MAYBE = re.compile(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:)")
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@\"']+)@")
 _QUERY_PARAM = re.compile(r"(?P<lead>[?&;])(?P<name>[^=\s&#?\"']+)=(?P<value>[^&#\s\"'<>]*)")
-# a credential header written out (``x-api-key: …``, ``Authorization: Bearer …``), as in *_CUSTOM_HEADERS
-_HEADER = re.compile(r"(?i)\b(?P<name>(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|[a-z-]*token|cookie)"
-                     r"(?P<sep>\s*:\s*)(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s,;\"'\\]+)")
 HIDDEN = "***"
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .errors import ProfileError
-from .shapes import URL_CREDENTIALS_HINT, looks_like_key, url_secrets
+from .shapes import URL_CREDENTIALS_HINT, holds_credential, looks_like_key, url_secrets
 
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_.~-]{20}")
 # names whose value is a credential whatever it looks like (a flag-like value aside)
@@ -69,8 +69,11 @@ def value_problem(path: tuple[str, ...], value: str) -> str | None:
                     "goes into the keyring with `ccs key set ID`")
         return (f"{label(path)} holds a value shaped like a key; keys belong in the keyring: `ccs key set ID`, "
                 f"then name the id in the profile ([provider].key, or a [secrets] entry VARIABLE = \"ID\")")
-    if len(path) >= 2 and ".".join(path[:-1]) in ENV_TABLE_PATHS and SECRET_NAME_RE.fullmatch(path[-1]) \
-            and not _FLAG_LIKE.fullmatch(stripped):
+    in_env_table = len(path) >= 2 and ".".join(path[:-1]) in ENV_TABLE_PATHS
+    if in_env_table and not is_url and holds_credential(value):
+        return (f"{label(path)} holds a credential (a header, or a URL with a password); keys belong in the "
+                "keyring: `ccs key set ID`, then a [secrets] entry naming the variable and that id")
+    if in_env_table and SECRET_NAME_RE.fullmatch(path[-1]) and not _FLAG_LIKE.fullmatch(stripped):
         return (f"{label(path)} looks like a secret; keys belong in the keyring: `ccs key set ID`, "
                 f"then a [secrets] entry {path[-1]} = \"ID\"")
     return None

@@ -119,8 +119,10 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     from ..secrets import mask
 
     p = ctx.store.load(profile)
+    from ..secondary import resolve
+
     key = ctx.keys.resolve(p)
-    plan = tools.plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths)
+    plan = tools.plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths, secrets=resolve(p, ctx.keys))
     env = dict(plan.env) if reveal else plan.masked_env()
     if as_diff:
         d = diff_env(ctx.environ, plan.env)
