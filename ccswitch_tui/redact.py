@@ -88,6 +88,15 @@ class RedactingStream:
         return getattr(self._inner, name)
 
 
+def echo_revealed(text: str) -> None:
+    """Print ``text`` past the filter: only for output the user asked to hold secrets (``--reveal``)."""
+    out = sys.stdout
+    inner = out._inner if isinstance(out, RedactingStream) else out
+    out.flush()
+    inner.write(text + "\n")
+    inner.flush()
+
+
 def install() -> None:
     """Put the filter in front of ``sys.stdout`` and ``sys.stderr`` (once)."""
     for name in ("stdout", "stderr"):

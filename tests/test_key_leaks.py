@@ -143,3 +143,13 @@ def test_the_childs_own_output_is_not_filtered(ccs, prof):
     r = ccs("run", "p", "--", sys.executable, "-c", code, env={**os.environ, "PKEY": K})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == K and r.stderr.strip().endswith(K)
+
+
+def test_reveal_is_the_one_way_past_the_filter(ccs, prof):
+    """`ccs env --reveal` exists to hand the key to a shell (eval "$(ccs env P --reveal)"): its
+    environment lines pass the filter, and nothing else does."""
+    env = {**os.environ, "PKEY": K}
+    assert f"export OPENAI_API_KEY={K}" in ccs("env", "p", "--reveal", env=env).stdout
+    assert json.loads(ccs("env", "p", "--reveal", "--format", "json", env=env).stdout)["env"]["OPENAI_API_KEY"] == K
+    for args in (("env", "p"), ("env", "p", "--format", "json"), ("env", "p", "--format", "dotenv")):
+        assert_hidden(ccs(*args, env=env), K)
