@@ -19,7 +19,7 @@ from ..profile import Profile
 from ..store import Store
 
 FORMATS = ("toml", "json")
-_CREDENTIAL_HINT = re.compile(r"authorization|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
+_CREDENTIAL_HINT = re.compile(r"auth|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
 
 
 @dataclass
