@@ -64,14 +64,14 @@ def _random_stretch(segment: str) -> bool:
         return False
     has_digit = any(ch.isdigit() for ch in core)
     has_alpha = any(ch.isalpha() for ch in core)
-    if _HEX_RE.fullmatch(core) and n >= 20 and has_digit and has_alpha:
-        return _entropy(core) >= 2.8
     changes = 0
     for a, b in zip(core, core[1:], strict=False):
         ca, cb = _classes(a), _classes(b)
         if (ca == 0) != (cb == 0) or (ca == 1 and cb == 2):
             changes += 1
     rate = changes / (n - 1)
+    if _HEX_RE.fullmatch(core) and n >= 20 and has_digit and has_alpha:
+        return _entropy(core) >= 2.8 and (rate >= 0.15 or _entropy(core) >= 3.5)
     clusters = _max_consonant_run(core)
     if has_digit and has_alpha:
         random_enough = rate >= 0.2 or (rate >= 0.08 and clusters >= 5)
