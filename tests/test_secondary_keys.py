@@ -198,3 +198,33 @@ def test_export_empties_values_that_may_carry_credentials(ccs, ccs_home, tmp_pat
     env = json.loads(r.stdout)["claude"]["providers"]["p"]["settingsConfig"]["env"]
     assert env["MY_GATEWAY_AUTH"] == "" and env["MY_AUTH_HEADER_NAME"] == "" and env["API_TIMEOUT_MS"] == "600000"
     assert "gw-auth" in r.stderr
+
+
+def test_inspect_expects_the_secondary_variables_and_never_shows_them(ccs, ccs_home, ids, tmp_path):
+    import subprocess
+    import time
+
+    write_profile(ccs_home.profiles, "p", _profile(ids))
+    _store(ccs, ids["main"], GLM)
+    _store(ccs, ids["gw"], GATEWAY_SECRET)
+    r = ccs("key", "set", ids["hdr"], input=f"x-api-key: {MOONSHOT}\n")
+    assert r.returncode == 0
+    pidfile = tmp_path / "pid"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    runner = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "run", "p", "--", sys.executable, "-c", code],
+                              env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = pidfile.read_text()
+        for args in (("inspect", pid), ("inspect", pid, "--json")):
+            out = ccs(*args)
+            assert out.returncode == 0, out.stdout + out.stderr
+            assert_hidden(out, GLM, GATEWAY_SECRET, MOONSHOT)
+        data = json.loads(ccs("inspect", pid, "--json").stdout)
+        assert not any(f["variable"] in ("MY_GATEWAY_AUTH", "ANTHROPIC_CUSTOM_HEADERS") for f in data["findings"])
+        assert not set(data["diff"]["added"]) & {"MY_GATEWAY_AUTH", "ANTHROPIC_CUSTOM_HEADERS"}
+    finally:
+        runner.terminate()
+        runner.wait(timeout=20)
