@@ -7,7 +7,6 @@ in ``inspect``/``ps`` for a running child, always with where it came from.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -19,11 +18,14 @@ if TYPE_CHECKING:
     from .findings import Finding
 
 CODE = "opened-routing"
-_LOADER = re.compile(
-    r"LD_.*|DYLD_.*|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONSTARTUP|"
-    r"PYTHONPATH|PYTHONHOME|PYTHONUSERBASE|PYTHONINSPECT|BASH_ENV|ENV|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|"
-    r"JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE"
-)
+# variables that change what code a child loads or which certificates it trusts
+_LOADER_PREFIXES = ("LD_", "DYLD_")
+_LOADER_NAMES = frozenset({
+    "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", "PYTHONSTARTUP",
+    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONINSPECT", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB",
+    "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+})
 _EFFECT = {
     "cloud-switch": "switches Claude Code to a cloud platform (every request goes there)",
     "routing": "steers where the tool sends requests, with which credentials or models",
@@ -53,7 +55,7 @@ def kind_of(name: str) -> str | None:
         return "routing"
     if family in ("proxy", "cloud"):
         return family
-    return "loader" if _LOADER.fullmatch(name) else None
+    return "loader" if name in _LOADER_NAMES or name.startswith(_LOADER_PREFIXES) else None
 
 
 def _source_label(source: str, tool: str) -> str:

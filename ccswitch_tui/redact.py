@@ -14,12 +14,12 @@ import sys
 from typing import Any, TextIO
 
 from .shapes import CREDENTIAL_HEADER_RE as _HEADER
-from .shapes import SECRET_PARAM_RE, key_spans
+from .shapes import SECRET_PARAM_RE, LazyPattern, key_spans
 
 # a quick test that lets most lines through untouched: no long token, no URL credential, no '='
-_MAYBE = re.compile(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:)")
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@\"']+)@")
-_QUERY_PARAM = re.compile(r"(?P<lead>[?&;])(?P<name>[^=\s&#?\"']+)=(?P<value>[^&#\s\"'<>]*)")
+_MAYBE = LazyPattern(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:)")
+_USERINFO = LazyPattern(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@\"']+)@")
+_QUERY_PARAM = LazyPattern(r"(?P<lead>[?&;])(?P<name>[^=\s&#?\"']+)=(?P<value>[^&#\s\"'<>]*)")
 HIDDEN = "***"
 
 

@@ -13,15 +13,15 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .errors import ProfileError
-from .shapes import URL_CREDENTIALS_HINT, holds_credential, looks_like_key, url_secrets
+from .shapes import URL_CREDENTIALS_HINT, LazyPattern, holds_credential, looks_like_key, url_secrets
 
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_.~-]{20}")
 # names whose value is a credential whatever it looks like (a flag-like value aside)
-SECRET_NAME_RE = re.compile(
+SECRET_NAME_RE = LazyPattern(
     r"(?i).*(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PASS|_PAT|_CRED|_CREDS|_CREDENTIAL|_CREDENTIALS|"
     r"_AUTH|_COOKIE|_SESSION)$|^(API_KEY|APIKEY|TOKEN|SECRET|PASSWORD|PAT|CREDENTIALS|AUTH)$"
 )
-_FLAG_LIKE = re.compile(r"(?i)|[0-9]{1,6}|true|false|yes|no|on|off|none|bearer|basic|header")
+_FLAG_LIKE = LazyPattern(r"(?i)|[0-9]{1,6}|true|false|yes|no|on|off|none|bearer|basic|header")
 ENV_TABLE_PATHS = ("env", "claude.env", "codex.env")
 
 # Families of variables that steer where a client sends requests, which credentials it uses, or

@@ -14,19 +14,36 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 MIN_KEY_LEN = 20
+
+
+class LazyPattern:
+    """A regex compiled on first use: the launch path imports these modules but rarely needs most
+    of their patterns, and compiling them all would cost a few milliseconds on every launch."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 TOKEN_RE = re.compile(r"[A-Za-z0-9+/_.~-]+=*")
 _SPLIT_RE = re.compile(r"[-_.~]+")
-_HEX_RE = re.compile(r"[0-9a-fA-F]+")
-_LAUNCH_STAMP_RE = re.compile(r"\d{8}T\d{6}Z")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX_RE = LazyPattern(r"[0-9a-fA-F]+")
+_LAUNCH_STAMP_RE = LazyPattern(r"\d{8}T\d{6}Z")
+_UUID_RE = LazyPattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # labels in front of a hex string that say what it is: a digest or a fingerprint, not a key
 DIGEST_LABELS = ("sha256:", "sha512:", "sha1:", "md5:", "fp:", "sha256-", "sha512-")
 
 # names of query parameters and header-ish fields that carry credentials
-SECRET_PARAM_RE = re.compile(
+SECRET_PARAM_RE = LazyPattern(
     r"(?i)(^|[_-])(key|api[_-]?key|apikey|token|access[_-]?token|auth|authorization|secret|password|passwd|"
     r"pass|pwd|sig|signature|credential|credentials|session|bearer|code)$"
 )
@@ -99,7 +116,7 @@ def looks_like_key(text: str) -> bool:
 
 # Issuers that mark their keys: a marked token with a body of 16+ is a key even when its body is a
 # placeholder (``sk-ant-api03-xxxx…``). The shape rules above find unmarked keys; this list only adds.
-_MARKED = re.compile(r"(?:(?:sk|rk|pk|ghp|gho|ghs|ghu|github_pat|glpat|xai|hf)[-_]|AIza|AKIA|ASIA)"
+_MARKED = LazyPattern(r"(?:(?:sk|rk|pk|ghp|gho|ghs|ghu|github_pat|glpat|xai|hf)[-_]|AIza|AKIA|ASIA)"
                      r"[A-Za-z0-9_-]*?[A-Za-z0-9]{16,}[A-Za-z0-9_-]*")
 
 
@@ -170,7 +187,7 @@ def url_secrets(url: str) -> list[str]:
 
 
 # a credential header written out (``x-api-key: …``, ``Authorization: Bearer …``), as in *_CUSTOM_HEADERS
-CREDENTIAL_HEADER_RE = re.compile(
+CREDENTIAL_HEADER_RE = LazyPattern(
     r"(?i)\b(?P<name>(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|[a-z-]*token|cookie)"
     r"(?P<sep>\s*:\s*)(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s,;\"'\\]+)")
 
