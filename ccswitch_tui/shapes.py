@@ -88,7 +88,7 @@ def _random_stretch(segment: str) -> bool:
             changes += 1
     rate = changes / (n - 1)
     if _HEX_RE.fullmatch(core) and n >= 20 and has_digit and has_alpha:
-        return _entropy(core) >= 2.8 and (rate >= 0.15 or _entropy(core) >= 3.5)
+        return _entropy(core) >= 2.8 and (rate >= 0.2 or _entropy(core) >= 3.5)
     clusters = _max_consonant_run(core)
     if has_digit and has_alpha:
         random_enough = rate >= 0.2 or (rate >= 0.08 and clusters >= 5)

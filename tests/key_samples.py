@@ -38,5 +38,5 @@ NON_SECRETS = [
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "ANTHROPIC_DEFAULT_SONNET_MODEL", "openrouter-claude-backup",
     "internationalization-service", "MyCompanyProductionGateway2024Key", "@anthropic-ai/claude-code@2.1.332",
     "sk-learn-experiment-2", "skip-the-preflight-check-now", "2026-12-03T07:56:45.123456Z", "taotoken",
-    "A000000001112345678a",
+    "A000000001112345678a", "00000000122345678A1A",
 ]

@@ -372,7 +372,7 @@ def profiles(draw):
                             env=env)
     if draw(st.booleans()):
         pid = draw(st.none() | st.from_regex(PROVIDER_ID_RE, fullmatch=True).filter(
-            lambda p: p not in BUILTIN_CODEX_PROVIDERS and len(p) <= 20))
+            lambda p: p not in BUILTIN_CODEX_PROVIDERS and len(p) <= 20 and not looks_like_key(p)))
         t = {"base_url": draw(st.none() | urls), "model": draw(nonblank), "provider_id": pid,
              "reasoning_effort": draw(st.none() | st.sampled_from(REASONING_EFFORTS))}
         env = draw(env_tables)
