@@ -106,6 +106,9 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
+    from .redact import install
+
+    install()  # every line ccs prints, errors and tracebacks included, passes the key filter
     sys.exit(run())
 
 

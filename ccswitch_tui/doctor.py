@@ -20,6 +20,7 @@ from .env import MARKERS, looks_secret, routing_family
 from .errors import CcsError
 from .findings import ERROR, INFO, WARN, Finding, counts, counts_text, shown, sort_findings
 from .inspect import family_effect
+from .isolation import profile_findings
 from .paths import Paths
 from .processes import TOOL_INTERNAL
 from .profile import BUILTIN_CODEX_PROVIDERS
@@ -418,6 +419,7 @@ def run_doctor(store: Any, keys: Any, environ: Mapping[str, str], cwd: Path, *,
             f.append(Finding("profile-invalid", ERROR, f"{e.error}; fix it with `ccs edit {e.name}`", path=str(e.path)))
             continue
         row["key_present"] = present.get(p.key_id)
+        f += profile_findings(p, str(e.path), environ)  # routing/loader variables the profile lets in
         if row["key_present"] is False:
             how = (f"export {p.key_id[4:]}=… before running ccs" if p.key_id.startswith("env:")
                    else f"store it with `ccs key set {p.key_id}`")

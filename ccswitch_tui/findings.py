@@ -26,6 +26,7 @@ CODES = {
     "model-drift": "a model id that differs from the profile's",
     "cloud-switch": "CLAUDE_CODE_USE_BEDROCK/VERTEX/FOUNDRY: everything goes to a cloud provider",
     "proxy": "a proxy variable the profile did not set",
+    "opened-routing": "a routing, cloud-switch, proxy or loader variable let in by policy.inherit or an env table",
     "settings-override": "a Claude Code settings layer that sets routing keys (they beat the environment)",
     "codex-config-invalid": "a Codex config.toml that the installed Codex rejects or silently ignores",
     "profile-unknown": "a process marked with a profile that no longer exists",

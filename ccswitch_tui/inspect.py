@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .env import MARKERS, EnvDiff, diff_env, inherited_env, looks_secret, routing_family
 from .errors import CcsError, UsageError
 from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
+from .isolation import inspect_findings
 from .paths import Paths
 from .plan import LaunchPlan
 from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, TOOL_INTERNAL, details, recognise, scan
@@ -266,7 +267,10 @@ class Inspector:
                 try:
                     plan = tools.plan_for(
                         prof, plan_tool, _KEY_PLACEHOLDER, actual, Path(cwd or "/"), paths=self.paths,
-                        launch_id=actual.get("CCS_LAUNCH_ID"))
+                        launch_id=actual.get("CCS_LAUNCH_ID"),
+                        secrets=dict.fromkeys(getattr(prof, "secrets", {}), _KEY_PLACEHOLDER))
+                    # [secrets] values are not the profile's key: no key-drift against it
+                    plan = replace(plan, secret_names=plan.secret_names - set(getattr(prof, "secrets", {})))
                 except CcsError as exc:
                     if profile_source == "option":
                         raise
@@ -296,7 +300,11 @@ class Inspector:
                 if name in actual and extras["key_fingerprint"] and \
                         self.fingerprint(actual[name]) == extras["key_fingerprint"]:
                     expected[name] = actual[name]
+            for name in getattr(self.profile(plan.profile), "secrets", {}):  # [secrets]: expected, never shown
+                if name in actual:
+                    expected[name] = actual[name]
             findings += self._against_plan(pid, actual, expected, plan, tool, extras)
+            findings += inspect_findings(pid, actual, plan)  # doors the profile opened, with their source
         else:
             expected = inherited_env(actual)
             for m in MARKERS:

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__, tools
+from . import __version__, secondary, tools
 from .atomic import atomic_write
 from .errors import Refusal, UsageError
 from .inplace import reserve, rewrite
 from .paths import Paths, ensure_private_dir
 from .plan import LaunchPlan
+from .redact import redact_text
 from .runs import env_digests, env_hash, manifest_path, write_manifest
 from .secrets import KeyStore
 
@@ -74,7 +75,8 @@ def build(
     profile = store.load(profile_name)
     adapter = tools.require(profile, tool)  # before the key: a wrong tool is reported as such
     key = keys.resolve(profile)
-    plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate)
+    extra = secondary.resolve(profile, keys)  # [secrets]: the child's environment only
+    plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra)
     if argv_override is not None:
         plan = replace(plan, argv=tuple(argv_override))
     check_refusals(plan, force)
@@ -133,7 +135,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, neste
         "launch_id": plan.launch_id,
         "profile": plan.profile,
         "tool": plan.tool,
-        "argv": list(plan.argv),
+        "argv": [redact_text(a) for a in plan.argv],  # a credential typed into argv stays out of the record
         "executable": prep.executable,
         "cwd": str(plan.cwd),
         "started": utc_now(),
@@ -152,7 +154,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, neste
         "forced": bool(force and plan.refusals),
         "overridden": [r.message for r in plan.refusals] if force else [],
         "nested": nested,
-        "warnings": list(plan.warnings),
+        "warnings": [redact_text(w) for w in plan.warnings],
         **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
     }
 
@@ -294,7 +296,7 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
     try:
         files = write_plan_files(plan)
         manifest = manifest_for(prep, files, force=force, nested=nested)
-        manifest["argv"] = list(plan.argv)
+        manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
             manifest["label"] = label
         if session is not None:

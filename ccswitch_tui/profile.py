@@ -93,6 +93,7 @@ class Profile:
     env: Mapping[str, str] = field(default_factory=dict)
     inherit: tuple[str, ...] = ()
     record: bool = False  # [policy].record: launches go through the recording bridge by default
+    secrets: Mapping[str, str] = field(default_factory=dict)  # [secrets]: VARIABLE → key id (secondary.py)
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -123,14 +124,11 @@ def check_name(name: str) -> str:
     return name
 
 
-_KEY_PREFIXES = ("sk-", "sk_", "ghp_", "github_pat_", "xai-", "AIza", "glpat-")
-
-
 def looks_like_a_key(text: str) -> bool:
     """A key id that is probably a key pasted in the wrong place (it would end up in a file)."""
-    if text.startswith(_KEY_PREFIXES) and len(text) >= 20:
-        return True
-    return len(text) >= 32 and text.isalnum() and not text.isalpha() and not text.isdigit()
+    from .shapes import looks_like_key
+
+    return looks_like_key(text)
 
 
 def key_looks_pasted(key_id: str) -> str:
@@ -139,6 +137,8 @@ def key_looks_pasted(key_id: str) -> str:
 
 
 def check_key_id(key_id: str) -> str:
+    if isinstance(key_id, str) and looks_like_a_key(key_id):  # first: the key itself is never echoed
+        raise UsageError(key_looks_pasted(key_id))
     if not isinstance(key_id, str) or not KEY_ID_RE.fullmatch(key_id):
         raise UsageError(
             f"invalid key id {key_id!r}: use 1-128 characters of A-Z, a-z, 0-9, '.', '_', '@', '-'"
@@ -155,7 +155,7 @@ def default_provider_id(profile_name: str) -> str:
 
 # --- validation -----------------------------------------------------------------------------
 
-_TOP = ("schema", "description", "provider", "claude", "codex", "run", "env", "policy")
+_TOP = ("schema", "description", "provider", "claude", "codex", "run", "env", "policy", "secrets")
 _PROVIDER = ("name", "base_url", "key", "website")
 _CLAUDE = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
 _CODEX = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
@@ -233,7 +233,11 @@ class _Checker:
 
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place."""
+    from .secondary import read_table as read_secrets
+    from .secret_rules import check_document
+
     check_name(name)
+    check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
     c = _Checker(where or f"{name}.toml")
     c.table(data, "top level", _TOP)
     schema = data.get("schema", SCHEMA)
@@ -327,4 +331,5 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         env=c.env_table(data.get("env"), "[env]"),
         inherit=tuple(inherit),
         record=record,
+        secrets=read_secrets(data, c.where),
     )

@@ -45,7 +45,7 @@ def test_claude_models_and_env():
     assert (f.model, f.haiku, f.subagent) == ("opus", "small", "sub")
     assert f.env == {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "32000", "DISABLE_TELEMETRY": "1"}
     text = " | ".join(p.warnings)
-    for words in ("deprecated", "apiKeyHelper", "NESTED", "CLAUDE_CODE_OAUTH_TOKEN looks like a secret",
+    for words in ("deprecated", "apiKeyHelper", "NESTED", "CLAUDE_CODE_OAUTH_TOKEN holds a credential",
                   "CLAUDE_CONFIG_DIR is set by ccs", "bad-name", "ANTHROPIC_CUSTOM_HEADERS contains the key"):
         assert words in text, words
     assert KEY not in text

@@ -63,10 +63,11 @@ def test_clean_env_passes_nothing_but_the_allowlist(tool):
 
 
 def test_policy_inherit_names_and_globs():
-    prof = profile(policy={"inherit": ["MY_VAR", "AWS_*"]})
+    prof = profile(policy={"inherit": ["MY_*", "AWS_PROFILE"]})  # AWS_* itself is refused: name it in full
     p = plan("run", prof)
     assert p.env["MY_VAR"] == "mine" and p.env["AWS_PROFILE"] == "prod"
     assert p.sources["AWS_PROFILE"] == "inherited"
+    assert any("AWS_PROFILE" in w and "policy.inherit" in w for w in p.warnings)
 
 
 def test_claude_plan_routes_through_settings_file_and_env():

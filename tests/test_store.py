@@ -37,6 +37,8 @@ from ccswitch_tui.profile import (
     RunSide,
     default_provider_id,
 )
+from ccswitch_tui.secret_rules import SECRET_NAME_RE as SECRET_VAR_RE
+from ccswitch_tui.shapes import looks_like_key
 from ccswitch_tui.store import Store, validate_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -334,7 +336,8 @@ def toml_string(draw, value: str) -> str:
     return _basic(value)
 
 
-words = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=24)
+words = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=24).filter(
+    lambda s: not looks_like_key(s))  # a key-shaped value is refused in any field
 nonblank = words.filter(lambda s: s.strip() != "")
 comment_text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30,
@@ -343,10 +346,11 @@ hosts = st.sampled_from(["h.example", "taotoken.net", "127.0.0.1:8080", "api.x-y
 paths_ = st.from_regex(r"(/[a-z0-9._~-]{1,8}){0,3}", fullmatch=True)
 urls = st.builds(lambda s, h, p: f"{s}://{h}{p}", st.sampled_from(["http", "https"]), hosts, paths_)
 env_names = st.from_regex(ENV_NAME_RE, fullmatch=True).filter(
-    lambda n: len(n) <= 20 and not SECRET_NAME_RE.match(n.upper()))
+    lambda n: len(n) <= 20 and not SECRET_NAME_RE.match(n.upper()) and not SECRET_VAR_RE.fullmatch(n))
 env_tables = st.dictionaries(env_names, words.filter(lambda w: "\x00" not in w), max_size=4)  # a NUL is refused
 key_refs = st.one_of(
-    st.from_regex(KEY_ID_RE, fullmatch=True).filter(lambda k: len(k) <= 30 and not k.startswith("env:")),
+    st.from_regex(KEY_ID_RE, fullmatch=True).filter(
+        lambda k: len(k) <= 30 and not k.startswith("env:") and not looks_like_key(k)),
     env_names.map(lambda n: "env:" + n),
 )
 opt = st.none() | nonblank
@@ -370,7 +374,7 @@ def profiles(draw):
                             env=env)
     if draw(st.booleans()):
         pid = draw(st.none() | st.from_regex(PROVIDER_ID_RE, fullmatch=True).filter(
-            lambda p: p not in BUILTIN_CODEX_PROVIDERS and len(p) <= 20))
+            lambda p: p not in BUILTIN_CODEX_PROVIDERS and len(p) <= 20 and not looks_like_key(p)))
         t = {"base_url": draw(st.none() | urls), "model": draw(nonblank), "provider_id": pid,
              "reasoning_effort": draw(st.none() | st.sampled_from(REASONING_EFFORTS)),
              "wire_api": draw(st.none() | st.sampled_from(["responses", "chat"]))}
@@ -386,7 +390,9 @@ def profiles(draw):
         run = RunSide(export=tuple(dict.fromkeys(export)), model=t["model"])
     env = draw(env_tables)
     data["env"] = env
-    inherit = draw(st.lists(st.from_regex(INHERIT_RE, fullmatch=True).filter(lambda n: len(n) <= 20), max_size=3))
+    # names and NAME_* globs outside the routing families (a glob reaching them is refused)
+    inherit = draw(st.lists(st.from_regex(INHERIT_RE, fullmatch=True).map(lambda n: "MY_" + n).filter(
+        lambda n: len(n) <= 20 and not looks_like_key(n)), max_size=3))
     data["policy"] = {"inherit": inherit}
     expected = Profile(name=name, provider=provider, description=data[""]["description"] or "",
                        claude=claude, codex=codex, run=run, env=env, inherit=tuple(inherit))

@@ -92,8 +92,11 @@ def key_list(ctx: Context, as_json: bool) -> None:
     """Key ids ccs stored or profiles name, whether each is present, and which profiles use it."""
     users: dict[str, list[str]] = {}
     for e in ctx.store.entries():
-        if e.profile and not e.profile.key_id.startswith("env:"):
-            users.setdefault(e.profile.key_id, []).append(e.name)
+        if e.profile is None:
+            continue
+        for ref in (e.profile.key_id, *getattr(e.profile, "secrets", {}).values()):  # [secrets] ids too
+            if not ref.startswith("env:") and e.name not in users.get(ref, []):
+                users.setdefault(ref, []).append(e.name)
     ids = sorted(set(ctx.keys.ids()) | set(users))
     present = ctx.keys.present(ids) if ids else {}
     rows = [{"id": i, "present": present.get(i, False), "profiles": users.get(i, [])} for i in ids]

@@ -149,11 +149,16 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     """Print the environment a launch of TOOL under PROFILE would get (keys masked unless --reveal)."""
     from .. import tools
     from ..env import diff_env, looks_secret
+    from ..redact import echo_revealed
+    from ..secondary import resolve
     from ..secrets import mask
+
+    def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
+        (echo_revealed if reveal else click.echo)(text)
 
     p = ctx.store.load(profile)
     key = ctx.keys.resolve(p)
-    plan = tools.plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths)
+    plan = tools.plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths, secrets=resolve(p, ctx.keys))
     env = dict(plan.env) if reveal else plan.masked_env()
     if as_diff:
         d = diff_env(ctx.environ, plan.env)
@@ -162,29 +167,29 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
             return value if reveal or not (name in plan.secret_names or looks_secret(name)) else mask(value)
 
         if fmt == "json":
-            emit_json({
+            out(json.dumps({
                 "summary": d.summary(),
                 "added": {k: show(k, v) for k, v in d.added.items()},
                 "removed": {k: show(k, v) for k, v in d.removed.items()},
                 "changed": {k: {"from": show(k, a), "to": show(k, b)} for k, (a, b) in d.changed.items()},
-            })
+            }, indent=2, ensure_ascii=False))
             return
         lines = [d.summary()]
         lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items()]
         lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items()]
         lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items()]
-        click.echo("\n".join(lines))
+        out("\n".join(lines))
         return
     if fmt == "json":
-        emit_json({
+        out(json.dumps({
             "profile": plan.profile, "tool": plan.tool, "argv": list(plan.argv), "env": env,
             "sources": dict(plan.sources), "secret_names": sorted(plan.secret_names),
             "warnings": list(plan.warnings), "refusals": [r.message for r in plan.refusals],
-        })
+        }, indent=2, ensure_ascii=False))
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(f"ccs: warning: {w}", err=True)
-    click.echo(_format_env(env, fmt))
+    out(_format_env(env, fmt))
 
 
 @click.group("runs", invoke_without_command=True)

@@ -49,6 +49,7 @@ def profile_dict(p: Profile) -> dict[str, Any]:
         "run": {"export": list(p.run.export), "model": p.run.model},
         "env": dict(p.env),
         "policy": {"inherit": list(p.inherit)},
+        "secrets": dict(getattr(p, "secrets", {})),
     }
 
 
@@ -159,6 +160,8 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         lines.append(f"env        {k}={v}")
     if p.inherit:
         lines.append(f"inherit    {' '.join(p.inherit)}")
+    for k, ref in getattr(p, "secrets", {}).items():
+        lines.append(f"secret     {k} from key {ref}")
     click.echo("\n".join(lines))
 
 

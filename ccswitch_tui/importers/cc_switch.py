@@ -168,6 +168,7 @@ def candidate_from_row(row: Row) -> Candidate:
     origin = f"CC Switch {row.where}, {app_label} provider {row.name!r} (id {row.id})"
     description = first_line(row.notes) or f"{row.name} (imported from CC Switch)"
     website = row.website if row.website and row.website.startswith(("http://", "https://")) else None
+    description, website = drop_credentials(row.name, description, website, warnings)
 
     if row.app == "claude":
         fmt = meta.get("apiFormat")
@@ -189,6 +190,20 @@ def candidate_from_row(row: Row) -> Candidate:
     return Candidate(source=row.source, origin=origin, provider_name=row.name, codex=cparsed.fields,
                      key=cparsed.key, website=website, description=description,
                      warnings=warnings + cparsed.warnings)
+
+
+def drop_credentials(name: str, description: str, website: str | None, warnings: list[str]
+                     ) -> tuple[str, str | None]:
+    """Notes and a website URL that hold a credential stay behind, each with a report line."""
+    from ..shapes import holds_credential
+
+    if holds_credential(description):
+        warnings.append("the notes hold a credential; not imported (the description is the provider's name)")
+        description = f"{name} (imported from CC Switch)"
+    if website and holds_credential(website):
+        warnings.append("the website URL holds a credential; not imported")
+        website = None
+    return description, website
 
 
 def _meta(raw: Any) -> tuple[dict[str, Any], list[str]]:

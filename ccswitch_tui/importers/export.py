@@ -19,7 +19,7 @@ from ..profile import Profile
 from ..store import Store
 
 FORMATS = ("toml", "json")
-_CREDENTIAL_HINT = re.compile(r"authorization|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
+_CREDENTIAL_HINT = re.compile(r"auth|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
 
 
 @dataclass
@@ -29,7 +29,18 @@ class Exported:
     warnings: list[str] = field(default_factory=list)
 
 
+_SECRET_WORD = re.compile(r"(?i)key|token|secret|passw|passwd|pwd|auth|cookie|cred|session|bearer|_pat$|^pat_")
+
+
 def _risky(name: str, value: str) -> bool:
+    """A value that may carry a credential: by its shape (a key, a URL with a password, a header),
+    or by a name that speaks of one (an exported file is shared: when in doubt, leave it out)."""
+    from ..shapes import holds_credential
+
+    if not value.strip():
+        return False
+    if holds_credential(value) or _SECRET_WORD.search(name):
+        return True
     return name.upper().endswith("HEADERS") and bool(_CREDENTIAL_HINT.search(value))
 
 
@@ -83,6 +94,9 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             env.update(c.model_vars())
             env.update(shared_env)
             env.update(_clean_env(c.env, "[claude.env]", warnings))
+            for name, ref in getattr(p, "secrets", {}).items():  # secondary credentials: empty, like the key
+                env[name] = ""
+                warnings.append(f"{p.name}: {name} exported empty (its value is in the keyring under {ref!r})")
             out["claude"]["providers"][p.name] = {
                 **common, "settingsConfig": {"env": env}, **extra, "meta": {"apiKeyField": key_field},
             }

@@ -17,6 +17,7 @@ from ..profile import (
     SECRET_NAME_RE,
     ClaudeSide,
 )
+from ..secret_rules import value_problem
 from .model import CodexFields, fail, skip
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
@@ -153,8 +154,9 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
             continue
         if not ENV_NAME_RE.fullmatch(name):
             warnings.append(f"env.{name!s} is not a valid variable name; not imported")
-        elif SECRET_NAME_RE.match(name.upper()):
-            warnings.append(f"env.{name} looks like a secret; not imported (profiles hold no secrets)")
+        elif SECRET_NAME_RE.match(name.upper()) or value_problem(("env", name), value):
+            warnings.append(f"env.{name} holds a credential; not imported (profiles hold no secrets): store it "
+                            f"with `ccs key set ID` and add {name} = \"ID\" under [secrets]")
         elif name in CCS_OWNED or name.startswith("CCS_"):
             warnings.append(f"env.{name} is set by ccs itself at launch; not imported")
         else:

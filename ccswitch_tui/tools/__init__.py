@@ -68,8 +68,14 @@ def plan_for(
     args: Sequence[str] = (),
     launch_id: str | None = None,
     isolate: bool = False,
+    secrets: Mapping[str, str] | None = None,
 ) -> LaunchPlan:
-    """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input."""
+    """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input.
+    ``secrets`` holds the values of the profile's ``[secrets]`` variables (secondary.resolve)."""
+    from ..isolation import with_door_warnings
+    from ..secondary import with_secondary
+
     adapter = require(profile, tool)
-    return adapter.plan(profile, key, parent_env, cwd, paths=paths, args=args,
-                        launch_id=launch_id, isolate=isolate)
+    plan = adapter.plan(profile, key, parent_env, cwd, paths=paths, args=args, launch_id=launch_id, isolate=isolate)
+    plan = with_secondary(plan, secrets or {})
+    return with_door_warnings(plan)  # routing/loader variables the profile lets in are never silent
