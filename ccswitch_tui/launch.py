@@ -252,16 +252,26 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
 
 def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest."""
+    from . import daemons, liveness, resume, share
+
     plan = prep.plan
     files = write_plan_files(plan)
-    manifest = manifest_for(prep, files, force=force, nested=nested)
+    share.apply_links(plan.extra.get("shared", ()))
+    manifest = manifest_for(prep, files, force=force, nested=nested) | liveness.owner()
+    if ended := daemons.before_launch(plan, prep.key_fingerprint, files, paths):
+        manifest["daemons_ended"] = ended
     write_manifest(paths, manifest)
+    started = time.time()
     try:
         status = supervise(plan.argv, prep.executable, plan.env, plan.cwd)
     except OSError as exc:
         manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
         write_manifest(paths, manifest)
         raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
+    finally:
+        daemons.after_launch(plan, paths)
     manifest.update(ended=utc_now(), exit_status=status)
     write_manifest(paths, manifest)
+    if plan.tool in ("claude", "codex") and _terminal_fd() is not None and (text := resume.hint(plan, started)):
+        print(text, file=sys.stderr)
     return status

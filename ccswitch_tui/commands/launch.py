@@ -167,13 +167,17 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
     if as_json:
-        emit_json({"runs": runs})
+        from ..liveness import state
+
+        emit_json({"runs": [m | {"state": state(m)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
         return
+    from ..liveness import status_text
+
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
-             "running" if m.get("exit_status") is None else str(m["exit_status"]),
+             status_text(m),
              m.get("key_fingerprint") or "-", " ".join(m.get("argv") or [])[:60]] for m in runs]
     click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
 
