@@ -147,10 +147,15 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
             "profile": plan.profile, "tool": plan.tool, "argv": list(plan.argv), "env": env,
             "sources": dict(plan.sources), "secret_names": sorted(plan.secret_names),
             "warnings": list(plan.warnings), "refusals": [r.message for r in plan.refusals],
+            "quiet": plan.extra.get("quiet"), "shared": list(plan.extra.get("shared", ())),
         })
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(f"ccs: warning: {w}", err=True)
+    from ..share import describe
+
+    for line in describe(plan.extra.get("shared", ())):
+        click.echo(f"ccs: shared: {line}", err=True)
     click.echo(_format_env(env, fmt))
 
 

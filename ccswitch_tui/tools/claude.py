@@ -188,7 +188,7 @@ class ClaudeTool:
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=tuple(argv), env=b.env, sources=b.sources,
             secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
-            dirs=(config_dir,),
+            dirs=paths.tool_dirs(profile.name, self.name),
             files=tuple(files),
             base_urls={"ANTHROPIC_BASE_URL": c.base_url}, models=c.model_vars(), key_id=profile.key_id,
             warnings=tuple(warnings), refusals=tuple(refusals),

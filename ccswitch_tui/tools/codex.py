@@ -45,7 +45,8 @@ class CodexTool:
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=(self.program, *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
-            dirs=(home,), files=(FileToWrite(home / "config.toml", config),), warnings=tuple(warnings),
+            dirs=paths.tool_dirs(profile.name, self.name), files=(FileToWrite(home / "config.toml", config),),
+            warnings=tuple(warnings),
             base_urls={f"model_providers.{profile.codex.provider_id}.base_url": profile.codex.base_url},
             models={"model": profile.codex.model}, key_id=profile.key_id,
             extra={"codex_home": str(home), "provider_id": profile.codex.provider_id, "quiet": quiet,

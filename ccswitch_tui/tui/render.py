@@ -151,6 +151,9 @@ def environment(view: ToolView | None) -> Content:
     ]
     out += [problem_line(Problem("warn", w)) for w in plan.warnings]
     out += [problem_line(Problem("error", f"refused: {r.message}")) for r in plan.refusals]
+    from ..share import describe
+
+    out += [row("shared", line, width=6) for line in describe(plan.extra.get("shared", ()))]
     out.append(Content(""))
     width = min(max((len(k) for k in plan.env), default=10), 32)
     out.append(Content.styled(f"{'VARIABLE'.ljust(width)}  SOURCE     VALUE", MUTED))
