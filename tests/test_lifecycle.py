@@ -68,7 +68,7 @@ def test_codex_config_is_kept_and_user_setup_is_shared(base_env, clients_bin, ke
     assert "user-codex-server" in out["q_codex_mcp"], out["q_codex_mcp"]
     assert "user-claude-server" in out["q_claude_mcp"], out["q_claude_mcp"]
     state = out["q_claude_json"]
-    assert state["hasCompletedOnboarding"] is True and state["theme"] == "dark"
+    assert state["hasCompletedOnboarding"] is True  # (Claude Code itself drops a default theme)
     assert "routing-server" not in state["mcpServers"] and "primaryApiKey" not in state
     assert out["q_agents_link"] and out["q_agents_link"].endswith(".codex/AGENTS.md")
     assert {"mcp", "memory", "packages"} <= set(out["env_shared"])
