@@ -222,3 +222,24 @@ def test_tool_state_dirs_are_private(ccs, base_env, clients_bin):
     state = Path(os.environ["CCS_HOME"]) / "state"
     for d in (state / "tools", state / "tools" / "p", state / "tools" / "p" / "codex"):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, (d, r.stderr)
+
+
+# --- 3: the TUI's environment view lists what is shared ------------------------------------------
+
+async def test_environment_view_lists_shared_pieces(home, tmp_path):
+    from test_tui_support import build_app, parent_env, plain, select, settle
+
+    user = tmp_path / "user-home"
+    (user / ".claude" / "commands").mkdir(parents=True)
+    (user / ".claude" / "CLAUDE.md").write_text("be brief\n")
+    app = build_app(home, parent_env(HOME=str(user)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        app.action_set_tool("claude")
+        await settle(pilot)
+        text = plain(app, "#env-body")
+        assert f"memory: linked from {user}/.claude/CLAUDE.md" in text, text
+        assert f"commands: linked from {user}/.claude/commands" in text
+        # nothing is made while previewing: links appear only when a launch runs
+        assert not (home.state / "tools" / "alpha" / "claude" / "CLAUDE.md").exists()
