@@ -232,6 +232,8 @@ def run_summary(r: RunRow) -> Content:
 
 
 def status_text(m: Mapping[str, Any]) -> str:
-    if m.get("exit_status") is None:
-        return "running" if not m.get("ended") else "?"
-    return str(m["exit_status"])
+    if m.get("exit_status") is None and m.get("ended"):
+        return "?"
+    from ..liveness import status_text as run_status
+
+    return run_status(m)  # the exit status, "running", or "lost" when the ccs that ran it is gone
