@@ -94,6 +94,44 @@ def daemons_and_rotation(env: dict[str, str], key_id: str, key1: str, key2: str)
         stub.close()
 
 
+def claude_resume(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
+    """An interactive Claude Code session, then the resume command ccs printed, run for real."""
+    stub = StubServer("provider")
+    try:
+        ok(ccs(env, "new", "p", "--base-url", stub.url, "--key", key_id, "--claude-model", "cm"))
+        ok(ccs(env, "key", "set", key_id, input=key))
+        Path(env["HOME"], ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
+        work = Path(env["HOME"]) / "work"
+        work.mkdir(exist_ok=True)
+        s = PtySession([*CCS, "launch", "p", "claude"], {**env, "TERM": "xterm-256color"}, cwd=str(work))
+        try:
+            s.expect(r"Enter\s*to\s*confirm", 90)
+            s.pump(3)  # the dialog takes keys once it has settled
+            s.send("\x1b[B")  # "Yes, I trust this folder"
+            s.pump(1)
+            s.send("\r")
+            s.expect(r"auto\s*mode|for\s*shortcuts", 60)
+            s.pump(2)
+            s.type_line("say hi")
+            s.expect("stub ?reply", 90)
+            s.type_line("/exit")
+            rc = s.wait(60)
+            text = s.text
+        finally:
+            s.close()
+        m = re.search(r"ccs launch p claude -- --resume ([0-9a-f-]{36})", text)
+        out: dict[str, Any] = {"rc": rc, "hint": m.group(0) if m else None, "tail": text[-800:]}
+        if m:
+            r = ccs(env, "launch", "p", "claude", "--", "--resume", m.group(1), "-p", "again", "--output-format",
+                    "json", cwd=str(work))
+            out["resume_rc"] = r.returncode
+            out["resume_stderr"] = r.stderr[-800:]
+            out["resumed_messages"] = json.dumps(stub.posts()[-1].body.get("messages"))
+        return out
+    finally:
+        stub.close()
+
+
 def _alive(pid: int) -> bool:
     from ccswitch_tui.liveness import process_start
 

@@ -56,6 +56,15 @@ def test_codex_daemons_are_owned_by_the_launch(base_env, clients_bin, key_id):
     assert out["rc3"] == 0 and out["daemons_after_3"] == []
 
 
+@pytest.mark.usefixtures("secret_service")
+def test_claude_resume_hint_resumes_with_the_profile(base_env, clients_bin, key_id):
+    env = {**scenario_env(base_env, clients_bin), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    out = netns.run("claude_resume", env=env, key_id=key_id, key=KEY1)
+    assert out["rc"] == 0 and out["hint"], out["tail"]
+    assert out["resume_rc"] == 0, out["resume_stderr"]
+    assert "say hi" in out["resumed_messages"] and "again" in out["resumed_messages"]
+
+
 # --- 2, 3: Codex's own config kept, the user's setup shared -------------------------------------
 
 @pytest.mark.usefixtures("secret_service")
