@@ -252,3 +252,50 @@ async def test_environment_view_lists_shared_pieces(home, tmp_path):
         assert f"commands: linked from {user}/.claude/commands" in text
         # nothing is made while previewing: links appear only when a launch runs
         assert not (home.state / "tools" / "alpha" / "claude" / "CLAUDE.md").exists()
+
+
+# --- the policy fields: validated with the place, shown by `ccs show` -------------------------------
+
+@pytest.mark.parametrize(("policy", "message"), [
+    ({"quiet": "yes"}, "p.toml: [policy].quiet must be true or false"),
+    ({"share": ["mcpp"]}, "p.toml: [policy].share 'mcpp' is not a piece ccs can share; did you mean 'mcp'?"),
+    ({"share": "all"}, "p.toml: [policy].share must be true, false or a list of: mcp, memory"),
+])
+def test_policy_fields_are_validated(policy, message):
+    from ccswitch_tui.errors import ProfileError
+
+    with pytest.raises(ProfileError) as exc:
+        profile_from_data("p", {"provider": {"name": "P", "base_url": "https://h", "key": "k"}, "policy": policy})
+    assert str(exc.value).startswith(message)
+
+
+def test_policy_defaults_and_choices():
+    from ccswitch_tui.quiet import quiet_for
+    from ccswitch_tui.share import DEFAULT_PIECES
+
+    def prof(url, **policy):
+        return profile_from_data("p", {"provider": {"name": "P", "base_url": url, "key": "k"}, "policy": policy})
+
+    assert quiet_for(prof("https://relay.example/api"), "https://relay.example/api") is True
+    assert quiet_for(prof("https://api.anthropic.com"), "https://api.anthropic.com") is False
+    assert quiet_for(prof("https://api.openai.com/v1", quiet=True), "https://api.openai.com/v1") is True
+    assert prof("https://h", share=True).share == DEFAULT_PIECES and prof("https://h", share=False).share == ()
+    assert prof("https://h", share=["mcp", "mcp", "memory"]).share == ("mcp", "memory")
+
+
+def test_rm_refused_while_a_launch_runs(ccs, base_env):
+    env = {**base_env, "X_KEY": KEY1}
+    assert ccs("new", "p", "--base-url", "https://p.invalid/v1", "--key", "env:X_KEY", env=env).returncode == 0
+    state = Path(os.environ["CCS_HOME"]) / "state" / "tools" / "p" / "codex"
+    state.mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "run", "p", "--", "sleep", "60"], env=env)
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and not json.loads(ccs("runs", "--json", env=env).stdout)["runs"]:
+            time.sleep(0.1)
+        r = ccs("rm", "p", "--yes", env=env)
+        assert r.returncode == 2 and "running launch" in r.stderr and "--keep-state" in r.stderr
+        assert state.is_dir() and (Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml").is_file()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)

@@ -52,7 +52,8 @@ def profile_dict(p: Profile) -> dict[str, Any]:
         },
         "run": {"export": list(p.run.export), "model": p.run.model},
         "env": dict(p.env),
-        "policy": {"inherit": list(p.inherit)},
+        "policy": {"inherit": list(p.inherit), "quiet": p.quiet,
+                   "share": None if p.share is None else list(p.share)},
     }
 
 
@@ -162,6 +163,10 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         lines.append(f"env        {k}={v}")
     if p.inherit:
         lines.append(f"inherit    {' '.join(p.inherit)}")
+    if p.quiet is not None or p.share is not None:
+        share = "default" if p.share is None else (" ".join(p.share) or "nothing")
+        quiet = "default" if p.quiet is None else str(p.quiet).lower()
+        lines.append(f"policy     quiet={quiet}  share={share}")
     click.echo("\n".join(lines))
 
 
