@@ -256,7 +256,8 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
 
     plan = prep.plan
     files = write_plan_files(plan)
-    share.apply_links(plan.extra.get("shared", ()))
+    for problem in share.apply_links(plan.extra.get("shared", ())):
+        print(f"ccs: warning: {problem}", file=sys.stderr)
     manifest = manifest_for(prep, files, force=force, nested=nested) | liveness.owner()
     if ended := daemons.before_launch(plan, prep.key_fingerprint, files, paths):
         manifest["daemons_ended"] = ended

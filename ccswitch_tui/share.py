@@ -163,25 +163,30 @@ def codex_mcp(pieces: Iterable[str], user_codex: Path) -> tuple[dict[str, Any], 
     return servers, shared, warnings
 
 
-def apply_links(shared: Iterable[Mapping[str, str]]) -> None:
-    """Make the plan's links (at launch). A profile's own file is never replaced: only a missing
-    target, or a link of ours pointing elsewhere, becomes a link to the user's piece."""
+def apply_links(shared: Iterable[Mapping[str, str]]) -> list[str]:
+    """Make the plan's links (at launch); the ones that could not be made, as warnings. A profile's
+    own file is never replaced: only a missing target, or a link pointing elsewhere, becomes a link
+    to the user's piece."""
     from .paths import ensure_private_dir
 
+    problems = []
     for item in shared:
         if item.get("how") != "link":
             continue
         source, target = Path(item["source"]), Path(item["target"])
-        if item.get("piece") == "packages" and not source.exists():
-            ensure_private_dir(source)
-        if target.is_symlink():
-            if os.readlink(target) == str(source):
+        try:
+            if item.get("piece") == "packages" and not source.exists():
+                ensure_private_dir(source)
+            if target.is_symlink():
+                if os.readlink(target) == str(source):
+                    continue
+                target.unlink()
+            elif os.path.lexists(target):
                 continue
-            target.unlink()
-        elif os.path.lexists(target):
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(source, target)
+            os.symlink(source, target)
+        except OSError as exc:
+            problems.append(f"cannot share {item.get('piece')} ({source} at {target}): {exc.strerror or exc}")
+    return problems
 
 
 def describe(shared: Iterable[Mapping[str, str]]) -> list[str]:
