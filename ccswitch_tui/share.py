@@ -144,7 +144,8 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path) -> tuple[s
     return json.dumps(merged, indent=2) + "\n", shared, warnings
 
 
-def codex_mcp(pieces: Iterable[str], user_codex: Path) -> tuple[dict[str, Any], list[Shared], list[str]]:
+def codex_mcp(pieces: Iterable[str], user_codex: Path,
+              codex_home: Path) -> tuple[dict[str, Any], list[Shared], list[str]]:
     """The ``[mcp_servers]`` of the user's ``~/.codex/config.toml`` that a profile's config gets."""
     if "mcp" not in pieces:
         return {}, [], []
@@ -159,7 +160,8 @@ def codex_mcp(pieces: Iterable[str], user_codex: Path) -> tuple[dict[str, Any], 
         return {}, [], [f"{source} is not readable TOML ({exc}); its MCP servers are not shared"]
     servers, left_out = safe_mcp_servers(data.get("mcp_servers"))
     warnings = [f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared"] if left_out else []
-    shared = [Shared("mcp", source, Path("config.toml"), "copy", ", ".join(sorted(servers)))] if servers else []
+    target = codex_home / "config.toml"
+    shared = [Shared("mcp", source, target, "copy", ", ".join(sorted(servers)))] if servers else []
     return servers, shared, warnings
 
 

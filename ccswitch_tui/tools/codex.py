@@ -38,7 +38,7 @@ class CodexTool:
         quiet = quiet_for(profile, profile.codex.base_url)
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user_codex = share.user_home(parent_env) / ".codex"
-        mcp, shared, warnings = share.codex_mcp(pieces, user_codex)
+        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home)
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
         config = codex_config.content(home / "config.toml", profile, quiet, mcp)
