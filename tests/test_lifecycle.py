@@ -299,3 +299,28 @@ def test_rm_refused_while_a_launch_runs(ccs, base_env):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
+
+
+def test_codex_relaunch_does_not_import_tomlkit(tmp_path, clients_bin):
+    """The launch path leaves tomlkit out unless the profile's config.toml needs an edit."""
+    code = (
+        "import sys\n"
+        "from ccswitch_tui.cli import run\n"
+        "codes = []\n"
+        "for _ in range(2):\n"
+        "    codes.append(run(['launch', 'p', 'codex', '--', '--version']))\n"
+        "before = 'tomlkit' in sys.modules\n"
+        "text = open(sys.argv[1]).read()\n"
+        "open(sys.argv[1], 'w').write(text.replace('model = \"gpt-4.1\"', 'model = \"other\"', 1))\n"
+        "codes.append(run(['launch', 'p', 'codex', '--', '--version']))\n"
+        "print(codes, before, 'tomlkit' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY1, "PATH": f"{clients_bin}:{os.environ['PATH']}"}
+    config = tmp_path / "state" / "tools" / "p" / "codex" / "config.toml"
+    subprocess.run([sys.executable, "-m", "ccswitch_tui", "new", "p", "--preset", "taotoken", "--key", "env:LIGHT_KEY"],
+                   env=env, check=True, capture_output=True)  # `new` writes with tomlkit: not the launch path
+    r = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    result = [line for line in r.stderr.splitlines() if line.startswith("[")]
+    assert result == ["[0, 0, 0] False True"], r.stdout + r.stderr
+    assert 'model = "gpt-4.1"' in config.read_text()
