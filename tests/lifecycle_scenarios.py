@@ -59,6 +59,17 @@ def daemons_and_rotation(env: dict[str, str], key_id: str, key1: str, key2: str)
         out["text1_tail"] = s.text[-600:]
         s.close()
         out["daemons_after_1"] = [d.pid for d in daemons.find(home) if _alive(d.pid)]
+        # the printed hint resumes that session under the same profile
+        m = re.search(r"ccs launch p codex -- resume ([0-9a-f-]{36})", s.text)
+        if m:
+            r = PtySession([*CCS, "launch", "p", "codex", "--", "resume", m.group(1)],
+                           {**env, "TERM": "xterm-256color"}, cwd=env["HOME"])
+            try:
+                r.expect("say hi", 120)  # the earlier conversation is back on screen
+                out["resumed"] = True
+                out["rc_resume"] = quit_codex(r)
+            finally:
+                r.close()
         # 2: ccs killed with SIGKILL mid-session: the run is lost and its daemons stay behind
         s = interactive_codex(env, "p", env["HOME"])
         os.kill(s.pid, signal.SIGKILL)

@@ -42,6 +42,7 @@ def test_codex_daemons_are_owned_by_the_launch(base_env, clients_bin, key_id):
     assert out["rc1"] == 0 and out["daemons_after_1"] == []
     # the resume hint names the profile, not the bare client
     assert "ccs launch p codex -- resume " in out["text1_tail"], out["text1_tail"]
+    assert out.get("resumed") and out["rc_resume"] == 0
     # a ccs killed with SIGKILL: its run is lost, not running forever, and its daemons stay behind
     assert out["states"][0] == "lost" and "lost" in out["runs_table"]
     assert out["leftover"], out
