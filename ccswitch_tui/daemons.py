@@ -156,3 +156,30 @@ def after_launch(plan: Any, paths: Paths) -> list[int]:
     others = [m for lid, m in _runs_by_id(paths, plan.profile).items()
               if lid != plan.launch_id and m.get("codex_home") == home and liveness.state(m) == liveness.RUNNING]
     return [] if others else end(found, home)
+
+
+def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None, paths: Paths) -> list[Any]:
+    """For `ccs ps`/`inspect`: a Codex daemon whose launch is over still holds that launch's
+    environment and key, and would serve the next Codex of its CODEX_HOME."""
+    from .findings import WARN, Finding
+    from .runs import manifest_path
+
+    if not env or not is_app_server(argv) or not env.get("CCS_LAUNCH_ID"):
+        return []
+    launch_id = env["CCS_LAUNCH_ID"]
+    try:
+        import json
+
+        run = json.loads(manifest_path(paths, launch_id).read_text())
+    except (OSError, ValueError):
+        run = None
+    state = liveness.state(run) if isinstance(run, dict) else "unknown"
+    if state == liveness.RUNNING:
+        return []
+    profile = env.get("CCS_PROFILE", "PROFILE")
+    return [Finding(
+        "daemon-orphaned", WARN,
+        f"Codex app-server daemon of launch {launch_id}, which is {state if state != 'unknown' else 'not on record'}: "
+        f"it keeps that launch's environment and key for the next Codex of {env.get('CODEX_HOME')}; the next "
+        f"`ccs launch {profile} codex` ends it when it does not match, or end it with `kill {pid}`",
+        pid=pid, variable="CCS_LAUNCH_ID")]

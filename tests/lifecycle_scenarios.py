@@ -86,6 +86,7 @@ def daemons_and_rotation(env: dict[str, str], key_id: str, key1: str, key2: str)
         if out["leftover"]:
             ins = json.loads(ccs(env, "inspect", str(out["leftover"][0]), "--json").stdout)
             out["inspect_codes"] = sorted({f["code"] for f in ins["findings"] if f["severity"] == "error"})
+            out["inspect_warn_codes"] = sorted({f["code"] for f in ins["findings"] if f["severity"] == "warn"})
             out["inspect_has_internal"] = any(f.get("variable") == "CODEX_INTERNAL_APP_SERVER_REMOTE_CONTROL_DISABLED"
                                               for f in ins["findings"])
         # 3: the next launch ends the stale daemons first, so the provider gets the new key

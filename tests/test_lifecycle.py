@@ -49,6 +49,7 @@ def test_codex_daemons_are_owned_by_the_launch(base_env, clients_bin, key_id):
     # after the key is rotated, ps and inspect call those daemons wrong (another key)
     assert all(f and f.get("error", 0) >= 1 for f in out["ps"].values()), out["ps"]
     assert "key-drift" in out["inspect_codes"] and not out["inspect_has_internal"]
+    assert "daemon-orphaned" in out["inspect_warn_codes"]  # its launch is lost
     # the next launch ends them first: the provider gets the new key, never the old one
     assert out["leftover_alive_during_3"] == []
     assert out["auth_3"] and set(out["auth_3"]) == {f"Bearer {KEY2}"}, out["auth_3"]
