@@ -3,9 +3,10 @@ leaves everything else in the file — what Codex writes there (``[projects]`` t
 state, ``mcp add``) and what the user writes, comments included.
 
 ccs owns: ``model``, ``model_provider``, ``model_reasoning_effort``, the ``[model_providers.<id>]``
-table of the profile's provider id, and, for a quiet launch, ``analytics.enabled``,
-``features.plugins`` and ``check_for_update_on_startup`` (all set to false); with shared MCP
-servers, the ``[mcp_servers.<name>]`` tables copied from the user's own config.
+table of the profile's provider id, ``features.shell_snapshot`` (false: a snapshot holds the key),
+and, for a quiet launch, ``analytics.enabled``, ``features.plugins`` and
+``check_for_update_on_startup`` (all false); with shared MCP servers, the ``[mcp_servers.<name>]``
+tables copied from the user's own config.
 
 A missing file is written by hand; an existing file whose owned keys already agree is kept byte for
 byte (checked with the standard library's tomllib); only a file that needs an edit is edited with
@@ -28,6 +29,9 @@ KEY_VAR = "CCS_CODEX_API_KEY"
 # (api.github.com, chatgpt.com), no release check
 QUIET = {"": {"check_for_update_on_startup": False}, "analytics": {"enabled": False},
          "features": {"plugins": False}}
+# table → key → value for every launch: Codex's shell snapshots write the session's environment, the
+# key variable included, to $CODEX_HOME/shell_snapshots/*.sh while a session runs (measured)
+ALWAYS = {"features": {"shell_snapshot": False}}
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,14 @@ class Wanted:
     provider: Mapping[str, str]
     quiet: bool
     mcp: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def fixed(self) -> dict[str, dict[str, Any]]:
+        """table ("" for the top level) → key → value that ccs sets for this launch."""
+        out: dict[str, dict[str, Any]] = {t: dict(v) for t, v in ALWAYS.items()}
+        for table, values in (QUIET.items() if self.quiet else ()):
+            out.setdefault(table, {}).update(values)
+        return out
 
 
 def wanted(profile: Profile, quiet: bool, mcp: Mapping[str, Any] | None = None) -> Wanted:
@@ -78,22 +90,21 @@ def _key(name: str) -> str:
 
 
 def header(profile_name: str) -> str:
-    return (f"# ccs keeps model, model_provider, model_reasoning_effort and its [model_providers] entry in\n"
-            f"# line with profile {profile_name!r} at every launch; everything else here is kept as written.\n")
+    return (f"# ccs keeps model, model_provider, model_reasoning_effort, its [model_providers] entry and the\n"
+            f"# keys it needs (features.shell_snapshot, quiet launches) in line with profile {profile_name!r}\n"
+            "# at every launch; everything else here is kept as written.\n")
 
 
 def fresh(profile_name: str, w: Wanted) -> str:
     """The whole file when there is none yet (no tomlkit needed)."""
     lines = [header(profile_name).rstrip("\n")]
     lines += [f"{k} = {toml_string(v)}" for k, v in w.top.items() if v is not None]
-    if w.quiet:
-        lines += [f"{k} = {_toml_value(v)}" for k, v in QUIET[""].items()]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in w.fixed.get("", {}).items()]
     lines += ["", f"[model_providers.{w.provider_id}]"]  # provider ids are validated as bare keys
     lines += [f"{k} = {toml_string(v)}" for k, v in w.provider.items()]
-    if w.quiet:
-        for table, values in QUIET.items():
-            if table:
-                lines += ["", f"[{table}]", *(f"{k} = {_toml_value(v)}" for k, v in values.items())]
+    for table, values in w.fixed.items():
+        if table:
+            lines += ["", f"[{table}]", *(f"{k} = {_toml_value(v)}" for k, v in values.items())]
     for name, entry in w.mcp.items():
         lines += ["", f"[mcp_servers.{_key(name)}]"]
         lines += [f"{_key(k)} = {_toml_value(v)}" for k, v in entry.items()]
@@ -108,11 +119,10 @@ def agrees(data: Mapping[str, Any], w: Wanted) -> bool:
     providers = data.get("model_providers")
     if not isinstance(providers, Mapping) or providers.get(w.provider_id) != dict(w.provider):
         return False
-    if w.quiet:
-        for table, values in QUIET.items():
-            t = data if not table else data.get(table)
-            if not isinstance(t, Mapping) or any(t.get(k) != v for k, v in values.items()):
-                return False
+    for table, values in w.fixed.items():
+        t = data if not table else data.get(table)
+        if not isinstance(t, Mapping) or any(t.get(k) != v for k, v in values.items()):
+            return False
     servers = data.get("mcp_servers") if isinstance(data.get("mcp_servers"), Mapping) else {}
     return all(servers.get(n) == e for n, e in w.mcp.items())
 
@@ -131,7 +141,7 @@ def edit(text: str, w: Wanted) -> str:
 
     doc = tomlkit.parse(text)
     tables = [k for k, v in doc.items() if isinstance(v, dict)]
-    for k, v in (*w.top.items(), *((QUIET[""].items()) if w.quiet else ())):
+    for k, v in (*w.top.items(), *w.fixed.get("", {}).items()):
         if v is None:
             doc.pop(k, None)
         elif k in doc:
@@ -148,12 +158,11 @@ def edit(text: str, w: Wanted) -> str:
     for k, v in w.provider.items():
         entry[k] = v
     providers[w.provider_id] = entry
-    if w.quiet:
-        for table, values in QUIET.items():
-            if table:
-                t = _table(doc, table)
-                for k, v in values.items():
-                    t[k] = v
+    for table, values in w.fixed.items():
+        if table:
+            t = _table(doc, table)
+            for k, v in values.items():
+                t[k] = v
     if w.mcp:
         servers = _table(doc, "mcp_servers")
         for name, value in w.mcp.items():

@@ -237,6 +237,41 @@ def quiet(env: dict[str, str], key_id: str, key: str, tool: str, quiet_policy: b
         stub.close()
 
 
+def key_on_disk(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
+    """Every file under the profile's CODEX_HOME, read over and over while `codex exec` runs."""
+    import threading
+    import time
+
+    stub = StubServer("provider")
+    home = Path(env["CCS_HOME"]) / "state" / "tools" / "p" / "codex"
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for p in list(home.rglob("*")) if home.is_dir() else []:
+                try:
+                    if p.is_file() and not p.is_symlink() and key.encode() in p.read_bytes():
+                        seen.add(str(p.relative_to(home)))
+                except OSError:
+                    pass
+            time.sleep(0.005)
+
+    try:
+        ok(ccs(env, "new", "p", "--base-url", stub.url, "--key", key_id, "--codex-model", "m"))
+        ok(ccs(env, "key", "set", key_id, input=key))
+        t = threading.Thread(target=watch)
+        t.start()
+        r = ccs(env, "launch", "p", "codex", "--", "exec", "--skip-git-repo-check", "run the command: echo hi")
+        time.sleep(1)
+        done.set()
+        t.join()
+        return {"rc": r.returncode, "stderr": r.stderr[-800:], "seen": sorted(seen), "posts": len(stub.posts())}
+    finally:
+        done.set()
+        stub.close()
+
+
 def oss_provider_id(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
     stub = StubServer("provider")
     try:

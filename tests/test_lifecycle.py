@@ -134,6 +134,15 @@ def test_quiet_launch_connects_only_to_the_profile(base_env, clients_bin, key_id
     assert set(loud["connects"]) - {f"127.0.0.1:{loud['stub']}"}, loud["connects"]
 
 
+@pytest.mark.usefixtures("secret_service")
+def test_codex_writes_no_key_to_its_home(base_env, clients_bin, key_id):
+    """Codex's shell snapshots would write the session's environment, key included, under
+    CODEX_HOME while a session runs; ccs turns them off."""
+    out = netns.run("key_on_disk", env=scenario_env(base_env, clients_bin), key_id=key_id, key=KEY1)
+    assert out["rc"] == 0 and out["posts"] >= 1, out
+    assert out["seen"] == [], out["seen"]
+
+
 # --- 7: a custom provider id "oss" is accepted by ccs and by the real Codex -----------------------
 
 @pytest.mark.usefixtures("secret_service")
