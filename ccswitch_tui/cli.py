@@ -20,6 +20,7 @@ COMMANDS = {
     "cp": "profiles:cp_cmd",
     "edit": "profiles:edit_cmd",
     "rm": "profiles:rm_cmd",
+    "gc": "profiles:gc_cmd",
     "presets": "profiles:presets_cmd",
     "key": "keys:key_group",
     "import": "imports:import_group",

@@ -180,7 +180,15 @@ def claude_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[st
         row["routing"] = {k: _setting_shown(k, v) for k, v in layer.routing.items()}
         for key, value in layer.routing.items():
             show = f"{key}={_setting_shown(key, value)}"
-            if kind == "managed":
+            if key == "model" and kind != "managed":
+                # Measured: ANTHROPIC_MODEL in the environment beats a settings `model` key.
+                out.append(Finding(
+                    "settings-override", WARN,
+                    f"{kind} settings set {show}, which picks the model of Claude Code started "
+                    f"{'in ' + str(cwd) if kind != 'user' else 'directly'} unless ANTHROPIC_MODEL is set (the "
+                    "environment wins); ccs launches of a profile with [claude].model are not affected; remove it "
+                    "from the file to pick the model in one place", path=str(path), variable=key))
+            elif kind == "managed":
                 out.append(Finding(
                     "settings-override", ERROR,
                     f"managed settings set {show}, which beats every other layer and the environment, "
@@ -299,7 +307,7 @@ def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | N
                 "codex-config-invalid", ERROR,
                 f"[model_providers.{pid}] reuses the built-in provider id {pid!r}"
                 + (f" for {url}" if url else "")
-                + f"; {codex} silently ignores it and uses its built-in provider; rename it to a custom id "
+                + f"; {codex} refuses to start (built-in provider ids are reserved); rename it to a custom id "
                 "(and model_provider with it)", path=where, variable=f"model_providers.{pid}"))
         env_key = entry.get("env_key")
         if isinstance(env_key, str) and env_key and not environ.get(env_key):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .daemons import orphan_findings
 from .env import MARKERS, EnvDiff, diff_env, inherited_env, looks_secret, routing_family
 from .errors import CcsError, UsageError
 from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
@@ -468,7 +469,7 @@ class Inspector:
             if env is not None and status == STATUS_OK:
                 try:
                     _, _, found, _ = self.judge(seen.pid, env, tool, det.cwd, profile, "marker")
-                    cnt = counts(found)
+                    cnt = counts(found + orphan_findings(seen.pid, seen.argv, env, self.paths))
                 except CcsError as exc:  # pragma: no cover — judge turns profile errors into findings
                     error = str(exc)
             elif status == STATUS_DENIED:
@@ -512,6 +513,7 @@ class Inspector:
         if profile and tool is None:
             tool = "run"
         expected, diff, found, extras = self.judge(pid, actual, tool, det.cwd, profile, source)
+        found = sort_findings(found + orphan_findings(pid, argv, actual, self.paths))
         return Inspection(
             pid=pid, name=det.name, tool=tool, profile=extras.get("profile"),
             profile_source=source if extras.get("profile") else None,

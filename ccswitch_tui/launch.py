@@ -274,6 +274,8 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
     ``bridge/``. The manifest keeps the real base URLs; it gains where the records are and, at
     the end, their summary. A Codex launch whose provider speaks Chat Completions
     (``[codex] wire_api = "chat"``) always goes through the bridge, which translates for it."""
+    from . import daemons, liveness, resume, share
+
     plan = prep.plan
     session = None
     if recording is None and prep.record:
@@ -295,12 +297,17 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
     manifest: dict[str, Any] | None = None
     try:
         files = write_plan_files(plan)
-        manifest = manifest_for(prep, files, force=force, nested=nested)
+        for problem in share.apply_links(plan.extra.get("shared", ())):
+            print(f"ccs: warning: {problem}", file=sys.stderr)
+        manifest = manifest_for(prep, files, force=force, nested=nested) | liveness.owner()
         manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
             manifest["label"] = label
         if session is not None:
             manifest.update(session.manifest_fields())
+        if ended := daemons.before_launch(plan, prep.key_fingerprint, files, paths):
+            manifest["daemons_ended"] = ended
+        started = time.time()
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
             reserve(write_manifest(paths, manifest))
@@ -310,14 +317,17 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+            daemons.after_launch(plan, paths)
         manifest.update(ended=utc_now(), exit_status=status)
-        return status
     finally:
         summary = session.stop() if session is not None else None
         if manifest is not None:
             if summary is not None:
                 manifest["requests"] = summary
             close_manifest(paths, manifest)
+    if plan.tool in ("claude", "codex") and _terminal_fd() is not None and (text := resume.hint(plan, started)):
+        print(text, file=sys.stderr)
+    return status
 
 
 def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:

@@ -31,6 +31,10 @@ class Paths:
     def tool_dir(self, profile: str, tool: str) -> Path:
         return self.state / "tools" / profile / tool
 
+    def tool_dirs(self, profile: str, tool: str) -> tuple[Path, ...]:
+        """The tool dir and its parents under ``state``, outermost first: all of them are 0700."""
+        return (self.state / "tools", self.state / "tools" / profile, self.tool_dir(profile, tool))
+
 
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     env = os.environ if environ is None else environ
@@ -53,7 +57,15 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) and make it 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Create ``path`` and make it 0700; parents it creates are 0700 too (``mkdir(parents=True)``
+    would make them with the umask's mode)."""
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        d.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(d, 0o700)
     os.chmod(path, 0o700)
     return path

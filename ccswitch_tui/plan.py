@@ -82,6 +82,9 @@ class EnvBuilder:
         self.sources: dict[str, str] = {}
         self.secret_names: set[str] = set()
         self._ccs_home = parent_env.get("CCS_HOME")
+        # without CCS_HOME, ccs finds its home through the XDG dirs: a nested ccs needs the same ones
+        self._xdg = {} if self._ccs_home else \
+            {k: parent_env[k] for k in ("XDG_CONFIG_HOME", "XDG_STATE_HOME") if parent_env.get(k)}
         self.add(inherited_env(parent_env, profile.inherit), SOURCE_INHERITED)
         self.add(profile.env, SOURCE_PROFILE)
 
@@ -98,3 +101,4 @@ class EnvBuilder:
         self.add(dict(zip(MARKERS, (profile.name, tool, launch_id), strict=True)), SOURCE_MARKER)
         if self._ccs_home:  # so that ccs inside the child (inspect, a --nested run) finds the same profiles
             self.add({"CCS_HOME": self._ccs_home}, SOURCE_MARKER)
+        self.add({k: v for k, v in self._xdg.items() if k not in self.env}, SOURCE_MARKER)

@@ -22,7 +22,9 @@ INHERIT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
 PROVIDER_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 SECRET_NAME_RE = re.compile(r".*(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$")
 
-BUILTIN_CODEX_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock", "oss"})
+# Ids Codex reserves: a [model_providers.<id>] entry with one of them stops Codex at start-up
+# ("reserved built-in provider IDs"); amazon-bedrock accepts only a few fields. oss and azure are free ids.
+BUILTIN_CODEX_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock"})
 CLAUDE_AUTH = ("token", "api-key")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 WIRE_APIS = ("responses", "chat")  # chat: Codex talks Responses to ccs's bridge, which talks Chat Completions
@@ -94,6 +96,8 @@ class Profile:
     inherit: tuple[str, ...] = ()
     record: bool = False  # [policy].record: launches go through the recording bridge by default
     secrets: Mapping[str, str] = field(default_factory=dict)  # [secrets]: VARIABLE → key id (secondary.py)
+    quiet: bool | None = None  # [policy].quiet; None: on for every provider but the official ones
+    share: tuple[str, ...] | None = None  # [policy].share; None: the default pieces (see share.py)
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -160,7 +164,7 @@ _PROVIDER = ("name", "base_url", "key", "website")
 _CLAUDE = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
 _CODEX = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
 _RUN = ("export", "model")
-_POLICY = ("inherit", "record")
+_POLICY = ("inherit", "record", "quiet", "share")
 
 
 class _Checker:
@@ -311,6 +315,8 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
 
     inherit: list[str] = []
     record = False
+    quiet: bool | None = None
+    share: tuple[str, ...] | None = None
     if "policy" in data:
         t = c.table(data["policy"], "[policy]", _POLICY)
         inherit = c.string_list(t, "inherit", "[policy]")
@@ -320,6 +326,12 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         for n in inherit:
             if not INHERIT_RE.fullmatch(n):
                 raise c.fail(f"[policy].inherit {n!r} must be a variable name or a NAME_* prefix glob")
+        if "quiet" in t:
+            if not isinstance(t["quiet"], bool):
+                raise c.fail("[policy].quiet must be true or false")
+            quiet = bool(t["quiet"])
+        if "share" in t:
+            share = _share_value(c, t["share"])
 
     return Profile(
         name=name,
@@ -332,4 +344,22 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         inherit=tuple(inherit),
         record=record,
         secrets=read_secrets(data, c.where),
+        quiet=quiet,
+        share=share,
     )
+
+
+def _share_value(c: _Checker, value: Any) -> tuple[str, ...]:
+    """``share = true`` (the default pieces), ``false`` (nothing) or a list of piece names."""
+    from .share import DEFAULT_PIECES, PIECES
+
+    if isinstance(value, bool):
+        return DEFAULT_PIECES if value else ()
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise c.fail(f"[policy].share must be true, false or a list of: {', '.join(PIECES)}")
+    for x in value:
+        if x not in PIECES:
+            hint = difflib.get_close_matches(x, PIECES, n=1)
+            more = f"did you mean {hint[0]!r}?" if hint else f"choose from: {', '.join(PIECES)}"
+            raise c.fail(f"[policy].share {x!r} is not a piece ccs can share; {more}")
+    return tuple(dict.fromkeys(str(x) for x in value))

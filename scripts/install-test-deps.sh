@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs, idempotently: Debian packages for a real Secret
-# Service (gnome-keyring, dbus, libsecret-tools), a virtualenv with ccs and its test extras,
+# Service (gnome-keyring, dbus, libsecret-tools), strace and a network namespace (util-linux, iproute2), a virtualenv with ccs and its test extras,
 # and the pinned npm clients (claude, codex) in .cache/clients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,9 @@ need_apt=()
 command -v gnome-keyring-daemon >/dev/null || need_apt+=(gnome-keyring)
 command -v dbus-run-session >/dev/null || need_apt+=(dbus)
 command -v secret-tool >/dev/null || need_apt+=(libsecret-tools)
+command -v strace >/dev/null || need_apt+=(strace)      # traces every connect() of the real clients
+command -v unshare >/dev/null || need_apt+=(util-linux) # a private network namespace for them
+command -v ip >/dev/null || need_apt+=(iproute2)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing Debian packages: ${need_apt[*]}"

@@ -172,7 +172,8 @@ def test_show_text_and_json_with_env_key(ccs, ccs_home: Paths):
         "codex": {"base_url": "https://env.example/api", "model": "m-1", "provider_id": "envy",
                   "reasoning_effort": "high", "wire_api": "responses", "env": {"CODEX_EXTRA": "x"}},
         "run": {"export": ["openai", "anthropic"], "model": None},
-        "env": {"API_TIMEOUT_MS": "600000"}, "policy": {"inherit": ["MY_*"]}, "secrets": {},
+        "env": {"API_TIMEOUT_MS": "600000"}, "policy": {"inherit": ["MY_*"], "quiet": None, "share": None},
+        "secrets": {},
         "path": str(ccs_home.profiles / "envy.toml"),
         "key": {"id": "env:CCS_TEST_ENV_KEY", "present": True, "mask": "sk-…c0de", "fingerprint": fp, "error": None},
     }

@@ -109,6 +109,9 @@ def test_codex_plan_generates_accepted_config():
         "model_reasoning_effort": "high",
         "model_providers": {"prov": {"name": "Prov", "base_url": "https://prov.example/v1",
                                      "env_key": "CCS_CODEX_API_KEY", "wire_api": "responses"}},
+        # a third-party provider: quiet by default
+        "check_for_update_on_startup": False, "analytics": {"enabled": False},
+        "features": {"plugins": False, "shell_snapshot": False},  # a shell snapshot would hold the key
     }
     assert p.env["CCS_CODEX_API_KEY"] == KEY
     assert not any(k.startswith(("ANTHROPIC_", "OPENAI_")) for k in p.env)

@@ -185,10 +185,15 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
             "profile": plan.profile, "tool": plan.tool, "argv": list(plan.argv), "env": env,
             "sources": dict(plan.sources), "secret_names": sorted(plan.secret_names),
             "warnings": list(plan.warnings), "refusals": [r.message for r in plan.refusals],
+            "quiet": plan.extra.get("quiet"), "shared": list(plan.extra.get("shared", ())),
         }, indent=2, ensure_ascii=False))
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(f"ccs: warning: {w}", err=True)
+    from ..share import describe
+
+    for line in describe(plan.extra.get("shared", ())):
+        click.echo(f"ccs: shared: {line}", err=True)
     out(_format_env(env, fmt))
 
 
@@ -205,13 +210,17 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
     if as_json:
-        emit_json({"runs": runs})
+        from ..liveness import state
+
+        emit_json({"runs": [m | {"state": state(m)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
         return
+    from ..liveness import status_text
+
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
-             "running" if m.get("exit_status") is None else str(m["exit_status"]),
+             status_text(m),
              m.get("key_fingerprint") or "-", " ".join(m.get("argv") or [])[:60]] for m in runs]
     click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
 

@@ -48,7 +48,8 @@ def profile_dict(p: Profile) -> dict[str, Any]:
         },
         "run": {"export": list(p.run.export), "model": p.run.model},
         "env": dict(p.env),
-        "policy": {"inherit": list(p.inherit)},
+        "policy": {"inherit": list(p.inherit), "quiet": p.quiet,
+                   "share": None if p.share is None else list(p.share)},
         "secrets": dict(getattr(p, "secrets", {})),
     }
 
@@ -162,6 +163,10 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         lines.append(f"inherit    {' '.join(p.inherit)}")
     for k, ref in getattr(p, "secrets", {}).items():
         lines.append(f"secret     {k} from key {ref}")
+    if p.quiet is not None or p.share is not None:
+        share = "default" if p.share is None else (" ".join(p.share) or "nothing")
+        quiet = "default" if p.quiet is None else str(p.quiet).lower()
+        lines.append(f"policy     quiet={quiet}  share={share}")
     click.echo("\n".join(lines))
 
 
@@ -223,14 +228,47 @@ def edit_cmd(ctx: Context, profile: str) -> None:
 @click.command("rm")
 @click.argument("profile")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@click.option("--keep-state", is_flag=True, help="Keep the profile's tool state (sessions, history).")
 @pass_ctx
-def rm_cmd(ctx: Context, profile: str, yes: bool) -> None:
-    """Delete a profile file (its key stays in the keyring: `ccs key rm ID`)."""
+def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool) -> None:
+    """Delete a profile file and its tool state (its key stays in the keyring: `ccs key rm ID`)."""
+    from ..toolstate import remove, running_launches, state_of
+
     path = ctx.store.path_for(profile)
     ctx.store.read_text(profile)  # unknown profile → one clear line
-    confirm_or_refuse(f"delete profile {profile!r} ({path})?", yes)
+    state = None if keep_state else state_of(ctx.paths, profile)
+    if state is not None and (live := running_launches(ctx.paths, profile)):
+        raise UsageError(f"profile {profile!r} has a running launch ({', '.join(live)}); end it first, "
+                         "or pass --keep-state to delete only the profile file")
+    what = f" and its tool state {state.path} (sessions, history; {state.size_text})" if state else ""
+    confirm_or_refuse(f"delete profile {profile!r} ({path}){what}?", yes)
     ctx.store.delete(profile)
     click.echo(f"deleted {path}")
+    if state is not None:
+        remove(ctx.paths, state)
+        click.echo(f"deleted {state.path}")
+
+
+@click.command("gc")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@pass_ctx
+def gc_cmd(ctx: Context, yes: bool, dry_run: bool) -> None:
+    """Remove the tool state (sessions, history, downloads) of profiles that no longer exist."""
+    from ..toolstate import orphans, remove
+
+    found = orphans(ctx.paths, {e.name for e in ctx.store.entries()})
+    if not found:
+        click.echo("no state of removed profiles")
+        return
+    for s in found:
+        click.echo(f"{s.path}  {s.size_text}  (profile {s.profile!r} does not exist)")
+    if dry_run:
+        return
+    confirm_or_refuse(f"remove the state of {len(found)} removed profile(s)?", yes)
+    for s in found:
+        remove(ctx.paths, s)
+        click.echo(f"deleted {s.path}")
 
 
 @click.command("presets")

@@ -219,7 +219,7 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
     if pid in BUILTIN_CODEX_PROVIDERS:
         provider_id = None
         if entry:
-            warnings.append(f"provider id {pid!r} is built into Codex, which ignores such an entry; "
+            warnings.append(f"provider id {pid!r} is built into Codex, which refuses such an entry; "
                             "the profile uses its own id")
     elif not PROVIDER_ID_RE.fullmatch(pid):
         warnings.append(f"provider id {pid!r} is not usable; the profile uses its own id")

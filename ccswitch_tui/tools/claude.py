@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import share
 from ..env import PROXY_VARS
 from ..paths import Paths
 from ..plan import (
+    SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
     EnvBuilder,
@@ -29,6 +31,7 @@ from ..plan import (
 )
 from ..profile import Profile
 from ..safe_read import decode_error_line, loads_json, read_text
+from ..quiet import CLAUDE_QUIET_ENV, quiet_for
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -151,6 +154,9 @@ class ClaudeTool:
         launch_id = launch_id or new_launch_id()
         config_dir = paths.tool_dir(profile.name, "claude")
         b = EnvBuilder(profile, parent_env)
+        quiet = quiet_for(profile, c.base_url)
+        quiet_env = {k: v for k, v in CLAUDE_QUIET_ENV.items() if quiet and k not in {**profile.env, **c.env}}
+        b.add(quiet_env, SOURCE_PROFILE)
         b.add(c.env, SOURCE_TOOL)
         routing = {"ANTHROPIC_BASE_URL": c.base_url, **c.model_vars()}
         b.add(routing, SOURCE_ROUTING)
@@ -159,7 +165,7 @@ class ClaudeTool:
         b.add_secret(key_var, key)
         b.add_markers(profile, self.name, launch_id)
 
-        settings_env = {**profile.env, **c.env, **routing}
+        settings_env = {**quiet_env, **profile.env, **c.env, **routing}
         settings_path = config_dir / SETTINGS_FILE
         argv = [self.program, "--settings", str(settings_path)]
         if isolate:
@@ -174,14 +180,23 @@ class ClaudeTool:
                 f"[claude].base_url {c.base_url} ends in /v1; Claude Code appends /v1/messages, "
                 "so requests will go to …/v1/v1/messages"
             )
+        pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
+        user = share.user_home(parent_env)
+        state, shared, share_warnings = share.claude_state(pieces, user, config_dir)
+        shared += share.links(pieces, share.CLAUDE_LINKS, user / ".claude", config_dir)
+        warnings += share_warnings
+        files = [FileToWrite(settings_path, json.dumps({"env": settings_env}, indent=2) + "\n")]
+        if state is not None:
+            files.append(FileToWrite(config_dir / ".claude.json", state))
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=tuple(argv), env=b.env, sources=b.sources,
             secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
-            dirs=(config_dir,),
-            files=(FileToWrite(settings_path, json.dumps({"env": settings_env}, indent=2) + "\n"),),
+            dirs=paths.tool_dirs(profile.name, self.name),
+            files=tuple(files),
             base_urls={"ANTHROPIC_BASE_URL": c.base_url}, models=c.model_vars(), key_id=profile.key_id,
             warnings=tuple(warnings), refusals=tuple(refusals),
-            extra={"config_dir": str(config_dir), "isolate": isolate,
+            extra={"config_dir": str(config_dir), "isolate": isolate, "quiet": quiet,
+                   "shared": [x.to_dict() for x in shared],
                    "settings_layers": [str(layer.path) for layer in layers]},
         )
 

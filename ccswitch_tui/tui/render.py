@@ -153,6 +153,9 @@ def environment(view: ToolView | None) -> Content:
     ]
     out += [problem_line(Problem("warn", w)) for w in plan.warnings]
     out += [problem_line(Problem("error", f"refused: {r.message}")) for r in plan.refusals]
+    from ..share import describe
+
+    out += [row("shared", line, width=6) for line in describe(plan.extra.get("shared", ()))]
     out.append(Content(""))
     width = min(max((len(k) for k in plan.env), default=10), 32)
     out.append(Content.styled(f"{'VARIABLE'.ljust(width)}  SOURCE     VALUE", MUTED))
@@ -256,6 +259,8 @@ def observed_lines(o: Mapping[str, Any], live: bool) -> list[Content]:
 
 
 def status_text(m: Mapping[str, Any]) -> str:
-    if m.get("exit_status") is None:
-        return "running" if not m.get("ended") else "?"
-    return str(m["exit_status"])
+    if m.get("exit_status") is None and m.get("ended"):
+        return "?"
+    from ..liveness import status_text as run_status
+
+    return run_status(m)  # the exit status, "running", or "lost" when the ccs that ran it is gone

@@ -1,0 +1,185 @@
+"""Codex's background servers: ccs owns the ones its launches start.
+
+An interactive Codex starts ``codex app-server`` daemons in their own session (ppid 1) that outlive
+the TUI for many minutes, with the launch's environment — the key variable included. The next
+Codex with the same ``CODEX_HOME`` reuses them, so without this a rotated key or a changed config
+would not reach the provider while the manifest records the new one.
+
+A daemon belongs to a profile through its ``CODEX_HOME``: only processes of this user whose
+environment names exactly that folder, and whose command line is ``codex app-server``, are ever
+signalled, and each is checked again (same start) right before the signal.
+
+- Before a Codex launch, a daemon is ended when it holds another key, another non-secret
+  environment or another config.toml than the launch is about to use, or when the launch that
+  started it is over (ended or lost).
+- When a launch ends and no other live launch uses the same ``CODEX_HOME``, its daemons are ended.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import liveness
+from .codex_config import KEY_VAR
+from .env import MARKERS
+from .paths import Paths
+from .plan import SOURCE_INHERITED
+from .processes import parse_environ, read_file
+
+
+@dataclass(frozen=True)
+class Daemon:
+    pid: int
+    start: str | None
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+
+    @property
+    def launch_id(self) -> str | None:
+        return self.env.get("CCS_LAUNCH_ID")
+
+
+def is_app_server(argv: Iterable[str]) -> bool:
+    args = list(argv)
+    return len(args) >= 2 and os.path.basename(args[0]) in ("codex", "codex.exe") and args[1] == "app-server"
+
+
+def find(codex_home: Path | str) -> list[Daemon]:
+    """The ``codex app-server`` processes whose CODEX_HOME is ``codex_home`` (Linux, via /proc)."""
+    if not os.path.isdir("/proc/self"):
+        return []
+    want = f"CODEX_HOME={os.path.abspath(codex_home)}".encode()
+    me = os.getpid()
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            argv = [a.decode("utf-8", "replace") for a in read_file(f"/proc/{entry}/cmdline").split(b"\0")[:3]]
+            if not is_app_server(argv):
+                continue
+            raw = read_file(f"/proc/{entry}/environ")
+        except OSError:
+            continue
+        if want not in raw.split(b"\0"):
+            continue
+        out.append(Daemon(int(entry), liveness.process_start(int(entry)), tuple(argv), parse_environ(raw)))
+    return out
+
+
+def end(daemons: Iterable[Daemon], codex_home: Path | str, grace: float = 3.0) -> list[int]:
+    """SIGTERM each daemon (still the same process, still that CODEX_HOME), SIGKILL what remains
+    after ``grace`` seconds; the pids ended."""
+    home = os.path.abspath(codex_home)
+    targets = []
+    for d in daemons:
+        if d.env.get("CODEX_HOME") != home or d.start is None:
+            continue
+        if liveness.process_start(d.pid) != d.start:
+            continue
+        try:
+            os.kill(d.pid, signal.SIGTERM)
+            targets.append(d)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + grace
+    while targets and time.monotonic() < deadline:
+        targets_left = [d for d in targets if liveness.process_start(d.pid) == d.start]
+        if not targets_left:
+            break
+        time.sleep(0.05)
+    for d in targets:
+        if liveness.process_start(d.pid) == d.start:
+            try:
+                os.kill(d.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return [d.pid for d in targets]
+
+
+def _runs_by_id(paths: Paths, profile: str) -> dict[str, Mapping[str, Any]]:
+    from .runs import load_manifests
+
+    return {m.get("launch_id"): m for m in load_manifests(paths, profile) if m.get("tool") == "codex"}
+
+
+def stale(d: Daemon, plan: Any, key_fp: str, fingerprint: Callable[[str], str], config_digest: str | None,
+          runs: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """Why daemon ``d`` must not serve the launch of ``plan``, or None when it may."""
+    value = d.env.get(KEY_VAR)
+    if not value or fingerprint(value) != key_fp:
+        return "holds another key"
+    for k, v in plan.non_secret_env().items():
+        if k not in MARKERS and plan.sources.get(k) != SOURCE_INHERITED and d.env.get(k) != v:
+            return f"has another {k}"
+    run = runs.get(d.launch_id or "")
+    if run is None or liveness.state(run) != liveness.RUNNING:
+        return "its launch is over"
+    config = str(Path(plan.extra["codex_home"]) / "config.toml")
+    if config_digest and (run.get("files") or {}).get(config) != config_digest:
+        return "read another config.toml"
+    return None
+
+
+def before_launch(plan: Any, key_fp: str, digests: Mapping[str, str], paths: Paths) -> list[dict[str, Any]]:
+    """End the daemons of the plan's CODEX_HOME that must not serve it; what was ended and why."""
+    home = (plan.extra or {}).get("codex_home")
+    if plan.tool != "codex" or not home:
+        return []
+    found = find(home)
+    if not found:
+        return []
+    from .secrets import fingerprint, load_salt
+
+    salt = load_salt(paths)
+    runs = _runs_by_id(paths, plan.profile)
+    digest = digests.get(str(Path(home) / "config.toml"))
+    reasons = {d.pid: r for d in found if (r := stale(d, plan, key_fp, lambda v: fingerprint(v, salt), digest, runs))}
+    ended = set(end([d for d in found if d.pid in reasons], home))
+    return [{"pid": pid, "reason": reasons[pid]} for pid in sorted(ended)]
+
+
+def after_launch(plan: Any, paths: Paths) -> list[int]:
+    """The launch has ended: end the daemons of its CODEX_HOME unless another live launch uses it."""
+    home = (plan.extra or {}).get("codex_home")
+    if plan.tool != "codex" or not home:
+        return []
+    found = find(home)
+    if not found:
+        return []
+    others = [m for lid, m in _runs_by_id(paths, plan.profile).items()
+              if lid != plan.launch_id and m.get("codex_home") == home and liveness.state(m) == liveness.RUNNING]
+    return [] if others else end(found, home)
+
+
+def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None, paths: Paths) -> list[Any]:
+    """For `ccs ps`/`inspect`: a Codex daemon whose launch is over still holds that launch's
+    environment and key, and would serve the next Codex of its CODEX_HOME."""
+    from .findings import WARN, Finding
+    from .runs import manifest_path
+
+    if not env or not is_app_server(argv) or not env.get("CCS_LAUNCH_ID"):
+        return []
+    launch_id = env["CCS_LAUNCH_ID"]
+    try:
+        import json
+
+        run = json.loads(manifest_path(paths, launch_id).read_text())
+    except (OSError, ValueError):
+        run = None
+    state = liveness.state(run) if isinstance(run, dict) else "unknown"
+    if state == liveness.RUNNING:
+        return []
+    profile = env.get("CCS_PROFILE", "PROFILE")
+    return [Finding(
+        "daemon-orphaned", WARN,
+        f"Codex app-server daemon of launch {launch_id}, which is {state if state != 'unknown' else 'not on record'}: "
+        f"it keeps that launch's environment and key for the next Codex of {env.get('CODEX_HOME')}; the next "
+        f"`ccs launch {profile} codex` ends it when it does not match, or end it with `kill {pid}`",
+        pid=pid, variable="CCS_LAUNCH_ID")]

@@ -1,0 +1,72 @@
+"""Whether the ccs that wrote a run manifest is still there.
+
+A manifest records ccs's own pid and that process's start (boot id and start time in clock ticks
+on Linux), so a pid reused by another process after a reboot or a wrap-around is not mistaken for
+it. A manifest without an end whose ccs is gone (killed with SIGKILL, a power cut) is ``lost``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+RUNNING, LOST, ENDED = "running", "lost", "ended"
+
+
+def _boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def process_start(pid: int) -> str | None:
+    """An identity of process ``pid``'s start: ``BOOTID:TICKS`` on Linux, the psutil create time
+    elsewhere; None when there is no such process (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return _psutil_start(pid)
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return f"{_boot_id()}:{int(fields[19])}"
+
+
+def _psutil_start(pid: int) -> str | None:
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return f"ct:{p.create_time():.2f}"
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+
+
+def owner() -> dict[str, Any]:
+    """The manifest fields that name the running ccs."""
+    pid = os.getpid()
+    return {"ccs_pid": pid, "ccs_start": process_start(pid)}
+
+
+def state(manifest: Mapping[str, Any]) -> str:
+    """``ended`` once the manifest has an exit status; ``lost`` when it has none and the ccs that
+    wrote it is gone; ``running`` otherwise (also for manifests that predate the ccs fields)."""
+    if manifest.get("exit_status") is not None:
+        return ENDED
+    pid, start = manifest.get("ccs_pid"), manifest.get("ccs_start")
+    if not isinstance(pid, int) or not start:
+        return RUNNING
+    return RUNNING if process_start(pid) == start else LOST
+
+
+def status_text(manifest: Mapping[str, Any]) -> str:
+    """The STATUS column of `ccs runs`: the exit status, ``running`` or ``lost``."""
+    s = state(manifest)
+    return str(manifest["exit_status"]) if s == ENDED else s

@@ -1,0 +1,27 @@
+"""``[policy] quiet``: a launch whose tool talks to the profile's endpoint and nothing else.
+
+Measured: with a third-party endpoint Claude Code still calls api.anthropic.com (server URLs,
+event logging) and a ``HEAD {base}/api/hello`` preflight, all stopped by
+``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``; Codex calls its metrics host (stopped by
+``analytics.enabled = false``) and, for its plugin catalogue, api.github.com and chatgpt.com
+(stopped by ``features.plugins = false``). Quiet is on by default for every provider except the
+official ones, whose own services those calls belong to.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .profile import Profile
+
+OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
+CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
+def is_official(base_url: str) -> bool:
+    return (urlsplit(base_url).hostname or "").lower() in OFFICIAL_HOSTS
+
+
+def quiet_for(profile: Profile, base_url: str) -> bool:
+    """The profile's ``[policy] quiet``, or by default: on unless ``base_url`` is an official API."""
+    return profile.quiet if profile.quiet is not None else not is_official(base_url)

@@ -1,0 +1,78 @@
+"""Each profile's tool state (``state/tools/<profile>/``: Claude Code's config dir and Codex's home
+with their sessions, history and downloads): its size, and its removal with the profile (`ccs rm`)
+or once the profile is gone (`ccs gc`).
+
+Removal never follows a link, so a piece shared from the user's own ``~/.claude`` or ``~/.codex``
+stays where it is; it ends the profile's Codex daemons first and refuses while a launch of the
+profile is running.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import liveness
+from .errors import UsageError
+from .paths import Paths
+
+
+@dataclass(frozen=True)
+class ToolState:
+    profile: str
+    path: Path
+    size: int  # bytes, links not followed
+
+    @property
+    def size_text(self) -> str:
+        n = float(self.size)
+        for unit in ("B", "KB", "MB", "GB"):
+            if n < 1024 or unit == "GB":
+                return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            n /= 1024
+        raise AssertionError
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for root, dirs, files in os.walk(path):  # os.walk does not follow links to folders
+        for name in (*files, *dirs):
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def state_of(paths: Paths, profile: str) -> ToolState | None:
+    path = paths.state / "tools" / profile
+    return ToolState(profile, path, _size(path)) if path.is_dir() and not path.is_symlink() else None
+
+
+def orphans(paths: Paths, profiles: set[str]) -> list[ToolState]:
+    """Tool state of profiles that no longer exist."""
+    root = paths.state / "tools"
+    if not root.is_dir():
+        return []
+    return [s for d in sorted(root.iterdir()) if d.name not in profiles and (s := state_of(paths, d.name))]
+
+
+def running_launches(paths: Paths, profile: str) -> list[str]:
+    from .runs import load_manifests
+
+    return [m.get("launch_id", "?") for m in load_manifests(paths, profile) if liveness.state(m) == liveness.RUNNING]
+
+
+def remove(paths: Paths, state: ToolState) -> None:
+    """End the profile's Codex daemons and delete its tool state; refused while a launch runs."""
+    from . import daemons
+
+    live = running_launches(paths, state.profile)
+    if live:
+        raise UsageError(f"profile {state.profile!r} has a running launch ({', '.join(live)}); end it first, "
+                         f"then remove {state.path}")
+    codex_home = state.path / "codex"
+    daemons.end(daemons.find(codex_home), codex_home)
+    shutil.rmtree(state.path)
