@@ -30,8 +30,8 @@ from ..plan import (
     new_launch_id,
 )
 from ..profile import Profile
-from ..safe_read import decode_error_line, loads_json, read_text
 from ..quiet import CLAUDE_QUIET_ENV, quiet_for
+from ..safe_read import decode_error_line, loads_json, read_text
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
