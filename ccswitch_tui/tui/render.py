@@ -4,6 +4,7 @@ so a value holding brackets is shown as it is)."""
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from textual.content import Content
 
 from ..env import EnvDiff, routing_family
 from ..plan import SOURCE_INHERITED, SOURCE_MARKER
+from ..runs import user_argv
 from .service import Detail, KeyState, Problem, RunRow, ToolView
 
 LABEL = "bold $text-accent"
@@ -215,7 +217,7 @@ def problem_line_finding(f: Any) -> Content:
 
 def run_summary(r: RunRow) -> Content:
     m = r.manifest
-    out = [row("launch", str(m.get("launch_id", "?"))), row("argv", " ".join(m.get("argv") or []))]
+    out = [row("launch", str(m.get("launch_id", "?"))), row("argv", shlex.join(user_argv(m)))]
     out.append(row("cwd", str(m.get("cwd", ""))))
     out.append(row("status", status_text(m)))
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
