@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -210,3 +211,42 @@ def test_runs_shows_the_users_arguments_not_ccss_settings_path(ccs, ccs_home: Pa
     assert "--settings" not in out
     manifest = json.loads(ccs("runs", "--json").stdout)["runs"][0]
     assert "--settings" in manifest["argv"]  # the manifest keeps what actually ran
+
+
+# --- messages: doctor, inspect, ps ----------------------------------------------------------------
+
+@pytest.fixture
+def marked_child(tmp_path: Path):
+    """A real process that ccs sees as a ccs child, with terminal variables and a stale key."""
+    env = {"PATH": "/usr/bin:/bin", "CCS_LAUNCH_ID": "20261203T000000Z-feedbeef", "CCS_PROFILE": "gone",
+           "CCS_TOOL": "run", "TMUX_PANE": "%3", "TMUX": "/tmp/tmux-0/default,4242,0",
+           "OPENAI_API_KEY": "sk-stale-in-child-000000000000"}
+    proc = subprocess.Popen(["sleep", "60"], env=env)
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_ps_names_the_process_and_inspect_shows_terminal_variables(ccs, marked_child):
+    out = ccs("ps").stdout
+    header, *rows = out.splitlines()
+    assert header.split()[:3] == ["PID", "NAME", "TOOL"]
+    (row,) = [r for r in rows if r.split()[0] == str(marked_child.pid)]
+    assert row.split()[1] == "sleep"
+    out = ccs("inspect", str(marked_child.pid)).stdout
+    assert "TMUX_PANE=%3" in out and "TMUX=/tmp/tmux-0/default,4242,0" in out
+    assert "sk-stale-in-child-000000000000" not in out  # a key stays masked
+
+
+def test_doctor_counts_what_it_lists(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path):
+    env = {**os.environ, "OPENAI_BASE_URL": "https://stale.example/v1", "HOME": str(tmp_path),
+           "CCS_CLAUDE_MANAGED_SETTINGS": str(tmp_path / "none.json")}
+    out = ccs("doctor", "--cwd", str(tmp_path), env=env).stdout
+    lines = out.splitlines()
+    i = next(n for n, line in enumerate(lines) if line.startswith("findings"))
+    listed = [line for line in lines[i + 1:] if line.startswith("  ")]
+    summary = lines[i]
+    total = sum(int(n) for n in re.findall(r"(\d+) (?:error|warn|info)\b", summary.split("(")[0]))
+    above = re.search(r"\((\d+) info about the keyring and clients shown above\)", summary)
+    assert total == len(listed) + (int(above.group(1)) if above else 0), out
+    assert any("OPENAI_BASE_URL" in line for line in listed)
