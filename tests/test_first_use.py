@@ -250,3 +250,27 @@ def test_doctor_counts_what_it_lists(ccs, ccs_home: Paths, secret_service: str, 
     above = re.search(r"\((\d+) info about the keyring and clients shown above\)", summary)
     assert total == len(listed) + (int(above.group(1)) if above else 0), out
     assert any("OPENAI_BASE_URL" in line for line in listed)
+
+
+# --- ccs env --diff -------------------------------------------------------------------------------
+
+def crowded_shell(**extra: str) -> dict[str, str]:
+    """A developer's shell: dozens of harmless variables and a stale gateway URL."""
+    env = {**os.environ, **{f"PIP_OPTION_{i}": str(i) for i in range(40)}, "PYENV_ROOT": "/root/.pyenv",
+           "ANTHROPIC_BASE_URL": "https://stale-gateway.example/api", **extra}
+    return env
+
+
+def test_env_diff_leads_with_routing_and_folds_the_rest(ccs, ccs_home: Paths, stored_key: str):
+    write_profile(ccs_home, "d", f'schema = 1\n[provider]\nname = "P"\nbase_url = "https://p.example/api"\n'
+                                 f'key = "{stored_key}"\n[claude]\nmodel = "m"\n')
+    out = ccs("env", "d", "--tool", "claude", "--diff", env=crowded_shell()).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("+") and "routing, keys, proxies" in lines[0]
+    assert "~ANTHROPIC_BASE_URL" in lines[0] and "+ANTHROPIC_AUTH_TOKEN" in lines[0]
+    assert "PIP_OPTION" not in lines[0] and "PYENV_ROOT" not in lines[0]  # folded: a count only
+    assert "~ ANTHROPIC_BASE_URL: https://stale-gateway.example/api -> https://p.example/api" in lines[1:4]
+    assert not any(line.startswith("- PIP_OPTION") for line in lines)
+    assert lines[-1].startswith("other, harmless (") and "-PIP_OPTION_0" in lines[-1]
+    data = json.loads(ccs("env", "d", "--tool", "claude", "--diff", "--format", "json", env=crowded_shell()).stdout)
+    assert "~ANTHROPIC_BASE_URL" in data["routing"] and data["removed"]["PIP_OPTION_0"] == "0"

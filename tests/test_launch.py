@@ -434,7 +434,8 @@ def test_env_command_formats_and_diff(ccs, base_env, key_id):
     assert data["argv"] == ["codex"] and data["secret_names"] == ["CCS_CODEX_API_KEY"]
     r = ccs("env", "p", "--diff", env=shell)
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("+") and "~OPENAI_API_KEY" in lines[0] and "-EXTRA" in lines[0]
+    assert lines[0].startswith("+") and "routing, keys, proxies ~OPENAI_API_KEY" in lines[0]
+    assert lines[-1].startswith("other, harmless") and "-EXTRA" in lines[-1]
     assert "PWD" not in r.stdout and "SHLVL" not in r.stdout
     assert "~ OPENAI_API_KEY: sk-…3456 -> sk-…fXYZ" in lines
     assert KEY not in r.stdout and "sk-stale-shell-value-123456" not in r.stdout

@@ -136,7 +136,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
     from .. import tools
-    from ..env import diff_env, looks_secret
+    from ..env import diff_env, looks_secret, matters
     from ..secrets import mask
 
     p = ctx.store.load(profile)
@@ -152,15 +152,20 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         if fmt == "json":
             emit_json({
                 "summary": d.summary(),
+                "routing": d.marked(True),
                 "added": {k: show(k, v) for k, v in d.added.items()},
                 "removed": {k: show(k, v) for k, v in d.removed.items()},
                 "changed": {k: {"from": show(k, a), "to": show(k, b)} for k, (a, b) in d.changed.items()},
             })
             return
+        # Routing, key and proxy changes in full first; the harmless rest folded into one line of names.
         lines = [d.summary()]
-        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items()]
-        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items()]
-        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items()]
+        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items() if matters(k)]
+        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items() if matters(k)]
+        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items() if matters(k)]
+        other = d.marked(False)
+        if other:
+            lines.append(f"other, harmless ({len(other)}; values with --format json): {' '.join(other)}")
         click.echo("\n".join(lines))
         return
     if fmt == "json":
