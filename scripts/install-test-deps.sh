@@ -9,6 +9,7 @@ need_apt=()
 command -v gnome-keyring-daemon >/dev/null || need_apt+=(gnome-keyring)
 command -v dbus-run-session >/dev/null || need_apt+=(dbus)
 command -v secret-tool >/dev/null || need_apt+=(libsecret-tools)
+[ -x /usr/bin/pipx ] || need_apt+=(pipx)  # the README's install command, tested on the system Python
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing Debian packages: ${need_apt[*]}"
