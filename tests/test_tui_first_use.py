@@ -3,6 +3,17 @@ Service: what the screen says (at 80x24 where size matters) and what is left in 
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import select as select_mod
+import signal
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+
 from test_tui_support import (
     build_app,
     parent_env,
@@ -35,3 +46,41 @@ async def test_diff_tab_leads_with_routing_like_env_diff(home: Paths):
         assert "PIP_OPTION_3=3" not in text and "-PIP_OPTION_3" in text  # folded: names only
         banner = next(line for line in text.splitlines() if line.startswith("✗"))
         assert banner.startswith("✗ 3 routing/key variable(s)")  # two kept out, one replaced
+
+
+# --- r: the command's output stays until a key is pressed (a real terminal) ----------------------
+
+def test_run_command_output_stays_until_a_key_is_pressed(home: Paths, tmp_path: Path):
+    from test_tui_launch import APP_SCRIPT, Terminal, _drain_until_exit
+
+    env = dict(os.environ, CCS_HOME=str(home.profiles.parent), TERM="xterm-256color")
+    env.pop("CCS_LAUNCH_ID", None)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real app on a real terminal
+        os.execvpe(sys.executable, [sys.executable, "-c", APP_SCRIPT, str(tmp_path)], env)
+    try:
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        term = Terminal(fd)
+        term.expect(r"key ✓")
+        term.send(b"r")
+        term.expect(r"Run a command with alpha")
+        term.send(b"sh -c 'echo RESULT-$((40+2)); exit 4'\r")
+        term.expect(r"RESULT-42")
+        term.expect(r"sh exited with status 4 — press any key to return to ccs")
+        deadline = time.monotonic() + 1.5  # the app must not take the screen back on its own
+        while time.monotonic() < deadline:
+            if select_mod.select([fd], [], [], 0.05)[0]:
+                term.raw += os.read(fd, 65536)
+        assert "Quit" not in term.text[term.pos:] and "alpha" not in term.text[term.pos:]
+        term.send(b"x")
+        term.expect(r"exited with status 4")  # back in the app, which says so
+        term.send(b"q")
+        status = _drain_until_exit(fd, pid)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)

@@ -87,6 +87,7 @@ class LaunchRequest:
     isolate: bool = False
     force: bool = False
     nested: bool = False
+    hold: bool = False  # keep the command's output on screen until a key is pressed
     extra: dict[str, Any] = field(default_factory=dict)
 
 
