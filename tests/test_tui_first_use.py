@@ -29,6 +29,15 @@ SIZE = (110, 34)
 SMALL = (80, 24)
 
 
+def screen_text(app) -> str:  # noqa: ANN001
+    """What the terminal shows, as text (the SVG screenshot with its spaces and entities decoded)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
 async def test_diff_tab_leads_with_routing_like_env_diff(home: Paths):
     env = parent_env(ANTHROPIC_BASE_URL="https://stale-gateway.example/api", PYENV_ROOT="/root/.pyenv",
                      **{f"PIP_OPTION_{i}": str(i) for i in range(40)})
@@ -84,3 +93,24 @@ def test_run_command_output_stays_until_a_key_is_pressed(home: Paths, tmp_path: 
         except (ProcessLookupError, ChildProcessError):
             pass
         os.close(fd)
+
+
+# --- Running tab: its keys work from any focus -----------------------------------------------------
+
+async def test_running_tab_key_works_from_the_profile_list(home: Paths):
+    app = build_app(home, running_interval=60)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a")  # on the Overview tab it is not the Running tab's key
+        await settle(pilot)
+        assert app.show_all_processes is False
+        await pilot.press("4")
+        await settle(pilot)
+        app.query_one("#profiles").focus()
+        await pilot.pause()
+        assert "All processes" in screen_text(app)  # the footer offers it on this tab
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.show_all_processes is True
+        assert "any process with routing variables" in plain(app, "#running-status")
+        assert app.focused is app.query_one("#profiles")

@@ -17,6 +17,7 @@ from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, TabbedContent
 from textual.worker import Worker, WorkerState
@@ -39,7 +40,11 @@ from .widgets.running import RunningView
 class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
     TITLE = "ccs"
     CSS_PATH = Path(__file__).with_name("ccs.tcss")
-    BINDINGS = bindings()
+    # Tab-level keys live on the app, so they work whatever has focus; check_action limits them to their tab.
+    BINDINGS = [*bindings(), Binding("a", "toggle_all_processes", "All processes", id="running-all",
+                                     tooltip="Running tab: also list any process whose environment holds "
+                                             "routing variables")]
+    TAB_ACTIONS = {"toggle_all_processes": "running"}
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
 
@@ -143,8 +148,10 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (action in BY_NAME or action in ("quit", "show_tab")) and self.screen.is_modal:
+        if (action in BY_NAME or action in ("quit", "show_tab", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
+        if action in self.TAB_ACTIONS:
+            return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
         return self.action_enabled(action)
 
     # --- loading ------------------------------------------------------------------------------
@@ -242,6 +249,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()  # the footer shows the tab's own keys
         if event.pane.id == "running":
             self.scan_processes()
 
@@ -287,8 +295,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         if self.detail_pane.active_tab == "running":
             self.scan_processes()
 
-    @on(RunningView.ToggleAll)
-    def _toggle_all(self) -> None:
+    def action_toggle_all_processes(self) -> None:
         self.show_all_processes = not self.show_all_processes
         self.scan_processes()
 
