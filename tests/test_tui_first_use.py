@@ -20,6 +20,7 @@ from test_tui_support import (
     plain,
     select,
     settle,
+    wait_until,
 )
 
 from ccswitch_tui.env import diff_env
@@ -114,3 +115,61 @@ async def test_running_tab_key_works_from_the_profile_list(home: Paths):
         assert app.show_all_processes is True
         assert "any process with routing variables" in plain(app, "#running-status")
         assert app.focused is app.query_one("#profiles")
+
+
+# --- the editor: Esc asks before discarding; a broken file opens at its error ----------------------
+
+async def test_editor_escape_asks_before_discarding_an_edit(home: Paths):
+    from textual.widgets import Input
+
+    from ccswitch_tui.tui.screens.editor import EditorScreen
+    from ccswitch_tui.tui.screens.modals import ConfirmScreen
+
+    path = home.profiles / "alpha.toml"
+    before = path.read_text()
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        editor.query_one("#f-codex-model", Input).value = "gpt-edited"
+        await pilot.pause()
+        await pilot.press("escape")
+        confirm = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen)
+        assert "Discard changes?" in screen_text(app)
+        await pilot.press("escape")  # no: back to the editor, the edit still there
+        await wait_until(pilot, lambda: app.screen is editor)
+        assert editor.query_one("#f-codex-model", Input).value == "gpt-edited"
+        await pilot.press("escape")
+        confirm = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen)
+        await pilot.click("#yes")
+        await wait_until(pilot, lambda: not app.screen.is_modal)
+        await settle(pilot)
+        assert path.read_text() == before
+        # nothing changed: Esc leaves at once
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.screen.is_modal)
+        assert confirm is not None and path.read_text() == before
+
+
+async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
+    from textual.widgets import TextArea
+
+    from ccswitch_tui.tui.screens.editor import RawEditorScreen
+
+    path = home.profiles / "broken.toml"
+    path.write_text('schema = 1\ndescription = "a long file"\n' + "# a comment\n" * 40 + '[provider\nname = "x"\n')
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "broken")
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, RawEditorScreen) and app.screen)
+        await pilot.pause()
+        assert "broken.toml:43:" in plain(editor, "#raw-error")
+        area = editor.query_one("#raw-text", TextArea)
+        assert area.cursor_location[0] == 42  # line 43, counted from 0
+        assert "[provider" in screen_text(app)  # scrolled there: the broken line is on screen
