@@ -173,3 +173,31 @@ async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
         area = editor.query_one("#raw-text", TextArea)
         assert area.cursor_location[0] == 42  # line 43, counted from 0
         assert "[provider" in screen_text(app)  # scrolled there: the broken line is on screen
+
+
+# --- profiles changed outside the TUI ---------------------------------------------------------------
+
+async def test_profiles_changed_on_disk_show_without_reload_and_drop_a_stale_check(home: Paths):
+    from ccswitch_tui.check import ProbeResult
+
+    app = build_app(home, watch_interval=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        # a check result on screen (as `p` leaves it)
+        result = ProbeResult("alpha", "codex", "openai", "POST", "https://taotoken.net/api/responses", "gpt-4.1",
+                             "model-unknown", 404)
+        app.detail_pane.set_check("alpha", [result.finding()])
+        await pilot.pause()
+        assert "Endpoint check" in plain(app, "#overview-body")
+        # another program adds a profile and rewrites alpha
+        (home.profiles / "late.toml").write_text((home.profiles / "alpha.toml").read_text())
+        path = home.profiles / "alpha.toml"
+        path.write_text(path.read_text().replace('model = "gpt-4.1"', 'model = "gpt-edited"', 1))
+        await wait_until(pilot, lambda: "late" in [e.name for e in app.profile_entries()], what="late listed")
+        await wait_until(pilot, lambda: "gpt-edited" in plain(app, "#overview-body"), what="alpha re-read")
+        assert "Endpoint check" not in plain(app, "#overview-body")  # the old result is gone
+        assert "alpha" not in app.detail_pane.checks
+        (home.profiles / "late.toml").unlink()
+        await wait_until(pilot, lambda: "late" not in [e.name for e in app.profile_entries()], what="late gone")
+        await settle(pilot)

@@ -58,6 +58,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         cwd: Path | None = None,
         cursor_blink: bool = True,
         running_interval: float = 2.0,
+        watch_interval: float = 1.0,
         service: Service | None = None,
     ):
         super().__init__()
@@ -67,6 +68,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
                                           (cwd or Path.cwd()).resolve())
         self.cursor_blink = cursor_blink
         self.running_interval = running_interval
+        self.watch_interval = watch_interval
+        self._folder: dict[str, tuple[int, int, int]] | None = None
         self.show_all_processes = False
         self._detail_lock = threading.Lock()
         self._wanted: tuple[str, int] | None = None
@@ -103,6 +106,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         self.query_one("#profiles").focus()
         self.load_profiles(first=True)
         self.set_interval(self.running_interval, self._tick_running)
+        if self.watch_interval > 0:
+            self.set_interval(self.watch_interval, self.watch_profiles)
 
     @property
     def profile_list(self) -> ProfileList:
@@ -158,8 +163,30 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_profiles(self, keep: str | None = None, first: bool = False) -> None:
+        if first:
+            from .watch import snapshot
+
+            self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
         entries = self._first_entries.result() if first else self.service.entries()
         self.post_message(m.ProfilesLoaded(entries, keep))
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def watch_profiles(self) -> None:
+        """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
+        from .watch import changed, snapshot
+
+        now = snapshot(self.service.paths.profiles)
+        before, self._folder = self._folder, now
+        if before is not None and changed(before, now):
+            self.post_message(m.ProfilesChanged(changed(before, now)))
+
+    @on(m.ProfilesChanged)
+    def _profiles_changed(self, event: m.ProfilesChanged) -> None:
+        for name in event.names:
+            self.detail_pane.checks.pop(name, None)  # an endpoint check of the old file says nothing now
+        self.load_profiles(self.selected)
+        if self._shown in event.names:
+            self.refresh_detail()
 
     @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
     def load_presence(self, entries: list[Entry]) -> None:
@@ -167,6 +194,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
+        if not self.query(ProfileList):  # the app is closing
+            return
         self._shown = None
         self.profile_list.set_entries(event.entries, keep=event.keep)
         if not event.entries:
@@ -177,6 +206,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
+        if not self.query(ProfileList):  # the app is closing: the answer came too late
+            return
         self.profile_list.set_presence(event.presence)
         if event.presence.keyring_error:
             self.notify(event.presence.keyring_error, title="Keyring", severity="warning")

@@ -114,3 +114,11 @@ class Launched(Message):
         self.request = request
         self.status = status
         self.error = error
+
+
+class ProfilesChanged(Message):
+    """Profile files changed on disk since the last look (names added, removed or rewritten)."""
+
+    def __init__(self, names: set[str]):
+        super().__init__()
+        self.names = names

@@ -135,6 +135,8 @@ class RunsView(Vertical):
 
     def show(self, runs: tuple[RunRow, ...]) -> None:
         self.runs = runs
+        if not self.query("#runs-table"):  # not composed yet (on_mount shows them) or being removed
+            return
         table = self.query_one("#runs-table", DataTable)
         keep = table.cursor_row
         table.clear()
