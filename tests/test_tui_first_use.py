@@ -201,3 +201,26 @@ async def test_profiles_changed_on_disk_show_without_reload_and_drop_a_stale_che
         (home.profiles / "late.toml").unlink()
         await wait_until(pilot, lambda: "late" not in [e.name for e in app.profile_entries()], what="late gone")
         await settle(pilot)
+
+
+# --- the theme is kept ----------------------------------------------------------------------------
+
+async def test_theme_choice_is_kept_across_restarts(home: Paths):
+    import json
+
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme != "nord"
+        app.theme = "nord"  # what the palette's "Change theme" does
+        await settle(pilot)
+    assert json.loads((home.state / "tui.json").read_text())["theme"] == "nord"
+    again = build_app(home)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.theme == "nord"
+    (home.state / "tui.json").write_text("{not json")  # a damaged file: the default theme, no crash
+    third = build_app(home)
+    async with third.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert third.theme == "textual-dark" and third.is_running

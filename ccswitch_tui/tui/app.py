@@ -101,6 +101,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.service.paths.profiles)
+        self._restore_theme()
         if not self.cursor_blink:
             self.query_one("#filter").cursor_blink = False  # type: ignore[attr-defined]
         self.query_one("#profiles").focus()
@@ -108,6 +109,26 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         self.set_interval(self.running_interval, self._tick_running)
         if self.watch_interval > 0:
             self.set_interval(self.watch_interval, self.watch_profiles)
+
+    def _restore_theme(self) -> None:
+        """The theme chosen last time (a file read at start-up: a few hundred bytes)."""
+        from .settings import load_settings
+
+        theme = load_settings(self.service.paths).get("theme")
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, self._save_theme)
+
+    def _save_theme(self, theme: Any) -> None:
+        from .settings import save_setting
+
+        def save() -> None:
+            try:
+                save_setting(self.service.paths, "theme", theme.name)
+            except OSError as exc:
+                self.post_message(m.Failed("Theme not kept", f"cannot write {exc.filename}: {exc.strerror}"))
+
+        self.run_worker(save, thread=True, group="settings", exit_on_error=False)
 
     @property
     def profile_list(self) -> ProfileList:
