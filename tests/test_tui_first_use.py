@@ -224,3 +224,24 @@ async def test_theme_choice_is_kept_across_restarts(home: Paths):
     async with third.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert third.theme == "textual-dark" and third.is_running
+
+
+# --- 80x24 -----------------------------------------------------------------------------------------
+
+async def test_small_terminal_shows_key_status_and_compact_notifications(home: Paths):
+    from textual.widgets._toast import Toast
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "key ✓" in text and "key missing" in text  # not cut off by the list's width
+        app.notify("checking alpha's endpoints… " + "a long explanation of what happened " * 6, title="Check")
+        app.notify("second message", title="Another")
+        await pilot.pause(0.3)
+        toasts = list(app.screen.query(Toast))
+        assert toasts
+        right = app.detail_pane.region
+        covered = sum(t.region.width * t.region.height for t in toasts)
+        assert covered <= right.width * right.height * 0.25, (covered, right)
+        assert all(t.region.width <= 34 for t in toasts)

@@ -41,7 +41,8 @@ def prompt(entry: Entry, key_present: bool | None, problems: Sequence[Problem]) 
         key = ("key ✓", "$text-success")
     else:
         key = ("key missing", "bold $text-error")
-    second = Content.assemble("  ", (p.provider.name, "$text-muted"), " · ", tools, " · ", key)
+    # The key first: on a narrow list the end of the line is cut, and the key is what blocks a launch.
+    second = Content.assemble("  ", key, " · ", (p.provider.name, "$text-muted"), " · ", tools)
     return Content("\n").join([first, second])
 
 
