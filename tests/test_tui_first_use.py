@@ -245,3 +245,63 @@ async def test_small_terminal_shows_key_status_and_compact_notifications(home: P
         covered = sum(t.region.width * t.region.height for t in toasts)
         assert covered <= right.width * right.height * 0.25, (covered, right)
         assert all(t.region.width <= 34 for t in toasts)
+
+
+# --- labels ---------------------------------------------------------------------------------------
+
+async def test_palette_shows_brackets_as_text(home: Paths):
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "run a command":
+            await pilot.press(ch if ch != " " else "space")
+        await pilot.pause(0.5)
+        text = screen_text(app)
+        assert "this profile's [run] exports" in text, text
+        assert "profile's  exports" not in text
+
+
+async def test_labels_keep_a_gap_and_say_unknown(home: Paths):
+    from ccswitch_tui.runs import write_manifest
+
+    write_manifest(home, {"launch_id": "r1", "profile": "alpha", "tool": "codex", "argv": ["codex"], "cwd": "/w",
+                          "started": "2026-01-01T00:00:00Z", "exit_status": 0, "base_urls": {},
+                          "models": {}, "key_fingerprint": "fp:0123456789ab", "env_hash": "sha256:1",
+                          "tool_version": None})
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        overview = plain(app, "#overview-body")
+        assert "  provider  https://taotoken.net/api" in overview and "providerhttps" not in overview
+        app.detail_pane.show_tab("runs")
+        await settle(pilot)
+        run = plain(app, "#run-detail")
+        assert "key fingerprint  fp:0123456789ab" in run and "tool version     unknown" in run, run
+        assert "None" not in run
+
+
+async def test_preset_dropdown_stays_inside_its_dialog_at_80x24(home: Paths):
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+
+    from ccswitch_tui.tui.screens.modals import NewProfileScreen
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, NewProfileScreen) and app.screen)
+        await pilot.pause()
+        select_widget = screen.query_one("#preset", Select)
+        select_widget.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        overlay = screen.query_one(SelectOverlay)
+        assert overlay.display
+        dialog = screen.query_one(".dialog").content_region  # inside the border
+        inside = dialog.intersection(overlay.region)
+        assert inside == overlay.region, (overlay.region, dialog)
+        await pilot.press("escape")

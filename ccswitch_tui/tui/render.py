@@ -36,7 +36,7 @@ def lines(parts: Iterable[Content]) -> Content:
 
 
 def row(label: str, *values: Content | str | tuple[str, str], width: int = 10) -> Content:
-    pieces: list[Content | str | tuple[str, str]] = [(label.ljust(width), LABEL)]
+    pieces: list[Content | str | tuple[str, str]] = [((label + "  ").ljust(width), LABEL)]  # a long label keeps a gap
     for i, v in enumerate(values):
         if i:
             pieces.append("  ")
@@ -223,13 +223,13 @@ def problem_line_finding(f: Any) -> Content:
 
 def run_summary(r: RunRow) -> Content:
     m = r.manifest
-    out = [row("launch", str(m.get("launch_id", "?"))), row("argv", shlex.join(user_argv(m)))]
-    out.append(row("cwd", str(m.get("cwd", ""))))
-    out.append(row("status", status_text(m)))
+    out = [row("launch", str(m.get("launch_id", "?")), width=17), row("argv", shlex.join(user_argv(m)), width=17)]
+    out.append(row("cwd", str(m.get("cwd", "")), width=17))
+    out.append(row("status", status_text(m), width=17))
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
         value = m.get(f)
-        shown = json.dumps(value) if isinstance(value, dict) else str(value)
-        out.append(row(f, (shown, WARN if f in r.drifted else "")))
+        shown = json.dumps(value) if isinstance(value, dict) else "unknown" if value is None else str(value)
+        out.append(row(f.replace("_", " "), (shown, WARN if f in r.drifted else ""), width=17))
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
         out.append(Content.styled(what, WARN if r.drifted else OK))

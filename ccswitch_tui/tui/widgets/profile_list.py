@@ -140,7 +140,8 @@ class ProfileList(Vertical):
             status.update(f"{len(shown)} of {len(self.entries)} match {needle!r}")
         else:
             broken = sum(1 for e in self.entries if e.profile is None)
-            status.update(f"{len(self.entries)} profiles" + (f", {broken} broken" if broken else ""))
+            n = len(self.entries)
+            status.update(f"{n} profile{'' if n == 1 else 's'}" + (f", {broken} broken" if broken else ""))
         self.post_message(self.Highlighted(self.selected))
 
     @on(Input.Changed, "#filter")
