@@ -560,7 +560,7 @@ async def test_empty_home_invites_to_create(ccs_home: Paths, secret_service: str
     app = build_app(ccs_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "no profiles yet" in plain(app, "#list-status")
+        assert "none yet: n new, i import" in plain(app, "#list-status")
         assert app.check_action("launch_claude", ()) is None
         assert app.check_action("new", ()) is True
 

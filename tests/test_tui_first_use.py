@@ -16,6 +16,7 @@ from pathlib import Path
 
 from test_tui_support import (
     build_app,
+    notifications,
     parent_env,
     plain,
     select,
@@ -305,3 +306,103 @@ async def test_preset_dropdown_stays_inside_its_dialog_at_80x24(home: Paths):
         inside = dialog.intersection(overlay.region)
         assert inside == overlay.region, (overlay.region, dialog)
         await pilot.press("escape")
+
+
+# --- the empty state and import ------------------------------------------------------------------
+
+async def test_empty_home_explains_itself_at_80x24_and_keys_say_why(ccs_home: Paths, secret_service: str):
+    app = build_app(ccs_home)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        body = plain(app, "#overview-body")
+        assert "Press n to create one from a preset" in body and "or i to import the providers" in body
+        shown = app.query_one("#overview-body")
+        assert shown.size.height >= 4 and shown.region.right <= SMALL[0]  # wrapped inside the pane, not cut
+        text = screen_text(app)
+        assert "none yet: n new, i import" in text and "i Import" in text
+        for key in ("c", "x", "k", "e", "p", "r", "s", "d"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause()
+            assert any("press n to create one, or i to import" in n for n in notifications(app)), key
+        assert not app.screen.is_modal
+
+
+async def test_a_key_for_a_tool_the_profile_lacks_says_so(home: Paths):
+    app = build_app(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await select(pilot, "beta")  # Kimi: Claude Code only
+        await pilot.press("x")
+        await pilot.pause()
+        assert any("beta has no [codex] table" in n for n in notifications(app)), notifications(app)
+        await select(pilot, "broken")
+        await pilot.press("c")
+        await pilot.pause()
+        assert any("broken cannot be loaded: press e to fix it" in n for n in notifications(app))
+
+
+async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path):
+    import json
+
+    import keyring
+    from conftest import forget_indexed_keys
+    from textual.widgets import Select
+
+    from ccswitch_tui.secrets import SERVICE
+    from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    key = "sk-tui-import-" + "Za9Yb8Xc" * 3 + "77"
+    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
+        "ANTHROPIC_BASE_URL": "https://api.deepseek.com/anthropic", "ANTHROPIC_AUTH_TOKEN": key,
+        "ANTHROPIC_MODEL": "deepseek-v4-pro"}}))
+    env = parent_env(HOME=str(home))
+    cli_env = {**os.environ, "HOME": str(home)}
+    cli_env.pop("CLAUDE_CONFIG_DIR", None)
+    expected = ccs("import", "claude", "--dry-run", env=cli_env).stdout.rstrip("\n")
+    assert "created" in expected
+    app = build_app(ccs_home, env)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("i")
+            screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
+            screen.query_one("#source", Select).value = "claude"
+            await pilot.pause()
+            await pilot.click("#preview")
+            report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
+            assert plain(report, "#report-text") == expected  # the importers' report, as the CLI prints it
+            assert not any(ccs_home.profiles.glob("*.toml"))  # a preview writes nothing
+            await pilot.click("#import")
+            done = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen is not report
+                                    and app.screen)
+            text = plain(done, "#report-text")
+            assert text.startswith("created") and "dry run" not in text
+            await pilot.click("#close")
+            await settle(pilot)
+            (profile,) = [e.name for e in app.profile_entries()]
+            assert (ccs_home.profiles / f"{profile}.toml").exists()
+            kid = app.service.store.load(profile).key_id
+            assert keyring.get_password(SERVICE, kid) == key
+            again = ccs("import", "claude", "--dry-run", env=cli_env).stdout
+            assert again.startswith("unchanged"), again
+    finally:
+        forget_indexed_keys(ccs_home)
+
+
+async def test_a_missing_key_in_the_tui_says_press_k(home: Paths, key_id: str):
+    app = build_app(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await select(pilot, "beta")  # its key is not stored
+        await pilot.press("c")
+        await wait_until(pilot, lambda: any("Cannot launch" in n for n in notifications(app)), what="the failure")
+        failure = next(n for n in notifications(app) if "Cannot launch" in n)
+        assert f"no key stored for id '{key_id}-missing'" in failure
+        assert "press k to store it" in failure and "ccs key set" not in failure
+        await pilot.press("p")
+        await wait_until(pilot, lambda: "Endpoint check" in plain(app, "#overview-body"), what="the check")
+        check = plain(app, "#overview-body").split("Endpoint check", 1)[1]
+        assert "key-missing" in check and "press k to store it" in check and "ccs key set" not in check

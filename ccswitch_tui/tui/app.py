@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -27,8 +27,9 @@ from ..paths import Paths, resolve_paths
 from ..secrets import KeyStore
 from ..store import Entry, Store
 from . import messages as m
-from .actions import BY_NAME, bindings
+from .actions import ACTIONS, BY_NAME, bindings
 from .commands import CcsCommands
+from .importing import ImportMixin
 from .launching import LaunchMixin
 from .profile_actions import ProfileActionsMixin
 from .service import Service
@@ -36,8 +37,18 @@ from .widgets.detail import DetailPane
 from .widgets.profile_list import ProfileList
 from .widgets.running import RunningView
 
+EMPTY_STATE = (
+    "No profiles yet.\n\n"
+    "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
+    "providers you already use: CC Switch's, or the ones in your live Claude Code and Codex configs.\n\n"
+    "Profiles are files in {folder}."
+)
+NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
+# The keys of the actions that need a profile, to say why they do nothing when there is none.
+PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
 
-class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
+
+class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     TITLE = "ccs"
     CSS_PATH = Path(__file__).with_name("ccs.tcss")
     # Tab-level keys live on the app, so they work whatever has focus; check_action limits them to their tab.
@@ -164,6 +175,22 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
             return True if getattr(p, action.removeprefix("launch_")) is not None else None
         return True
 
+    def on_key(self, event: events.Key) -> None:
+        """A profile's key that cannot act (no profile, a broken one, a tool it does not serve) says why,
+        instead of doing nothing. Keys an enabled binding took never get here."""
+        a = PROFILE_KEYS.get(event.key)
+        if a is None or self.screen.is_modal or self.action_enabled(a.name):
+            return
+        entry = self.current_entry()
+        if entry is None:
+            self.notify(NO_PROFILE, title=a.label)
+        elif entry.profile is None:
+            self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
+        else:
+            tool = a.name.removeprefix("launch_")
+            self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
+                        title=a.label, severity="warning", markup=False)
+
     def _refresh_bindings_if_changed(self) -> None:
         """The footer is rebuilt on refresh_bindings: only when what the actions can do changed."""
         entry = self.current_entry()
@@ -220,7 +247,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         self._shown = None
         self.profile_list.set_entries(event.entries, keep=event.keep)
         if not event.entries:
-            self.detail_pane.clear("No profiles yet: press n to create one from a preset.")
+            self.detail_pane.clear("No profiles yet", EMPTY_STATE.format(folder=self.service.paths.profiles))
         # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
         # should not hold up the first paint.
         self.call_after_refresh(self.load_presence, event.entries)

@@ -105,7 +105,9 @@ class LaunchMixin:
             self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out))  # type: ignore[attr-defined]
             return
         except CcsError as exc:
-            self.post_message(m.Failed(f"Cannot launch {request.label}", str(exc)))  # type: ignore[attr-defined]
+            from .service import in_tui
+
+            self.post_message(m.Failed(f"Cannot launch {request.label}", in_tui(str(exc))))  # type: ignore[attr-defined]
             self.post_message(m.Launched(request, None, str(exc)))  # type: ignore[attr-defined]
             return
         self.post_message(m.LaunchReady(request, prep))  # type: ignore[attr-defined]

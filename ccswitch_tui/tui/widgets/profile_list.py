@@ -135,7 +135,7 @@ class ProfileList(Vertical):
                 ol.highlighted = names.index(keep) if keep in names else 0
         status = self.query_one("#list-status", Static)
         if not self.entries:
-            status.update("no profiles yet — press n to create one")
+            status.update("none yet: n new, i import")  # fits the narrowest list
         elif needle:
             status.update(f"{len(shown)} of {len(self.entries)} match {needle!r}")
         else:
