@@ -35,7 +35,7 @@ def lines(parts: Iterable[Content]) -> Content:
     return Content("\n").join(parts)
 
 
-def row(label: str, *values: Content | str | tuple[str, str], width: int = 10) -> Content:
+def row(label: str, *values: Content | str | tuple[str, str], width: int = 12) -> Content:
     pieces: list[Content | str | tuple[str, str]] = [((label + "  ").ljust(width), LABEL)]  # a long label keeps a gap
     for i, v in enumerate(values):
         if i:
