@@ -135,7 +135,8 @@ class RunsView(Vertical):
 
     def show(self, runs: tuple[RunRow, ...]) -> None:
         self.runs = runs
-        if not self.query("#runs-table"):  # not composed yet (on_mount shows them) or being removed
+        tables = self.query("#runs-table")
+        if not tables or not tables.first(DataTable).columns:  # before on_mount (which shows them), or removed
             return
         table = self.query_one("#runs-table", DataTable)
         keep = table.cursor_row
