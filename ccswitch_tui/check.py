@@ -9,6 +9,8 @@ only in the auth header and scrubbed from anything an endpoint answers.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import ssl
 import time
@@ -55,6 +57,7 @@ class Probe:
     body: Mapping[str, Any] | None = None
     proxy: str | None = None
     fallback: Probe | None = None  # tried when this one answers 404/405 (a models list that is not served)
+    key_id: str = "ID"  # for the hints: the profile's key id
 
     def signature(self) -> tuple[Any, ...]:
         return (self.method, self.url, self.model, self.auth, self.proxy)
@@ -183,8 +186,11 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) 
             env = _profile_env(profile, {}, environ)
             if "openai" in profile.run.export:
                 base = x.base_url if x else profile.provider.base_url
-                model = profile.run.model or (x.model if x else None)
-                fallback = _responses_probe(profile, "run", base, model, env) if model else None
+                # `ccs run` exports CCS_MODEL only from [run].model: that is the model to look for in the
+                # list. A Responses request needs some model, so the fallback borrows Codex's.
+                model = profile.run.model
+                fb_model = model or (x.model if x else None)
+                fallback = _responses_probe(profile, "run", base, fb_model, env) if fb_model else None
                 url = _join(base, "/models")
                 # A models list costs no tokens and proves the endpoint and the key for SDK programs.
                 out.append(Probe(profile.name, "run", "openai-models", "GET", url, model, "bearer", None,
@@ -202,6 +208,23 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) 
 _MODEL_WORDS = re.compile(
     r"model_not_found|not[ _]found|does not exist|not exist|unknown|invalid|not supported|unsupported|no such|"
     r"not available|unavailable|not allowed", re.IGNORECASE)
+
+
+def _error_fields(resp: httpx.Response) -> dict[str, str] | None:
+    """The error object of a JSON error answer (type, code, param, message), or None for any other body:
+    an HTML or plain-text page comes from a proxy or a web server, not from the API."""
+    try:
+        data = json.loads(resp.text[:4000])
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    err = data.get("error")
+    if isinstance(err, str):
+        return {"message": err}
+    if not isinstance(err, dict):
+        err = data
+    return {k: str(err[k]) for k in ("type", "code", "param", "message", "detail") if err.get(k) is not None}
 
 
 def _error_text(resp: httpx.Response) -> str:
@@ -224,11 +247,18 @@ def _error_text(resp: httpx.Response) -> str:
     return " ".join(str(msg if msg else text).split())[:300]
 
 
-def _mentions_unknown_model(text: str, model: str | None, status: int) -> bool:
-    low = text.lower()
-    if "model_not_found" in low or (status == 404 and model is not None and model.lower() in low):
+def _mentions_unknown_model(fields: Mapping[str, str] | None, model: str | None, scrub: Callable[[str], str]) -> bool:
+    """Whether an API's JSON error says the model is unknown. Judged by the body only: a page that is not
+    a JSON error (a proxy's or web server's 404) never is, whatever URL it echoes."""
+    if not fields:
+        return False
+    if any("model_not_found" in fields.get(k, "").lower() for k in ("type", "code")) or fields.get("param") == "model":
         return True
-    return ("model" in low or (model is not None and model.lower() in low)) and bool(_MODEL_WORDS.search(text))
+    said = " ".join(fields.get(k, "") for k in ("message", "detail", "type", "code"))
+    text = re.sub(r"\S*/\S*", " ", scrub(said))  # paths and URLs left out: "/v1/models" is no model
+    low = text.lower()
+    named = model is not None and model.lower() in low
+    return (named or re.search(r"\bmodel\b", low) is not None) and bool(_MODEL_WORDS.search(text))
 
 
 def _not_found_hint(probe: Probe) -> str:
@@ -260,18 +290,18 @@ def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -
     if 200 <= status < 300:
         return OK, "", ""
     if status in (401, 403):
-        return "auth-failed", text, ("the key was refused: check it with `ccs key show ID`, replace it with "
-                                     "`ccs key set ID`, and check the auth kind ([claude].auth)"
-                                     if probe.api == "anthropic" else
-                                     "the key was refused: check it with `ccs key show ID`, replace it with "
-                                     "`ccs key set ID`")
+        kid = probe.key_id
+        how = (f"check it with `ccs key show {kid}`, replace it with `ccs key set {kid}`" if not kid.startswith("env:")
+               else f"check ${kid[4:]} in this shell")
+        return "auth-failed", text, (f"the key was refused: {how}, and check the auth kind ([claude].auth)"
+                                     if probe.api == "anthropic" else f"the key was refused: {how}")
     if status == 429:
         return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
     if status >= 500:
         return "server-error", text, "the endpoint failed on its side; try again later or ask the provider"
-    if status in (400, 404, 422) and _mentions_unknown_model(text, probe.model, status):
+    if status in (400, 404, 422) and _mentions_unknown_model(_error_fields(resp), probe.model, scrub):
         return "model-unknown", text, (f"the endpoint does not know model {probe.model!r}; pick one it serves "
-                                       "(`ccs edit PROFILE`)")
+                                       f"(`ccs edit {probe.profile}`)")
     if status in (404, 405):
         return "not-found", text, _not_found_hint(probe)
     if 300 <= status < 400:
@@ -309,7 +339,7 @@ def _exception(exc: Exception, probe: Probe, timeout: float) -> tuple[str, str]:
     return "unreachable", f"{type(exc).__name__}: {str(exc) or 'no detail'}"
 
 
-def _models_check(resp: httpx.Response, model: str | None) -> tuple[str, str, str] | None:
+def _models_check(resp: httpx.Response, model: str | None, profile: str) -> tuple[str, str, str] | None:
     """For a models list: model-unknown when the list is readable and lacks the model."""
     if model is None:
         return None
@@ -323,8 +353,19 @@ def _models_check(resp: httpx.Response, model: str | None) -> tuple[str, str, st
     ids = {str(i.get("id")) for i in items if isinstance(i, dict) and i.get("id")}
     if ids and model not in ids:
         return ("model-unknown", f"{len(ids)} models listed, {model!r} is not among them",
-                "pick a model the endpoint lists (`ccs edit PROFILE`)")
+                f"pick a model the endpoint lists (`ccs edit {profile}`)")
     return None
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every probe of a run: loading the CA bundle takes tens of milliseconds."""
+    return httpx.create_ssl_context()
+
+
+def _client(probe: Probe, timeout: float) -> httpx.Client:
+    return httpx.Client(trust_env=False, proxy=probe.proxy, timeout=httpx.Timeout(timeout),
+                        follow_redirects=False, verify=_tls_context())
 
 
 def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
@@ -341,22 +382,22 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
 
     base = ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, probe.model, "?",
                        proxy=probe.proxy)
-    start = time.monotonic()
     try:
-        with httpx.Client(trust_env=False, proxy=probe.proxy, timeout=httpx.Timeout(timeout),
-                          follow_redirects=False) as client:
+        # The client (and its TLS setup) is made before the clock starts: the latency is the request's.
+        with _client(probe, timeout) as client:
+            start = time.monotonic()
             resp = client.request(probe.method, probe.url, headers=headers,
                                   json=dict(probe.body) if probe.body is not None else None)
             resp.read()
+            latency = int((time.monotonic() - start) * 1000)
     except Exception as exc:  # noqa: BLE001 — every failure becomes an outcome
         outcome, detail = _exception(exc, probe, timeout)
         return replace(base, outcome=outcome, detail=scrub(detail))
-    latency = int((time.monotonic() - start) * 1000)
     outcome, detail, hint = _classify(probe, resp, scrub)
     if outcome != OK and outcome != "not-found" and re.search(r"/v1/v1(/|$)", urlsplit(probe.url).path):
         hint = _not_found_hint(probe)  # whatever the answer, a doubled /v1 is the first thing to fix
     if outcome == OK and probe.api == "openai-models":
-        better = _models_check(resp, probe.model)
+        better = _models_check(resp, probe.model, probe.profile)
         if better:
             outcome, detail, hint = better
     if outcome == "not-found" and probe.fallback is not None:
@@ -376,8 +417,7 @@ def _sibling_models(probe: Probe, headers: Mapping[str, str], timeout: float) ->
     """The models list next to a /responses that was not found, when that list answers 200."""
     url = probe.url.rsplit("/", 1)[0] + "/models"
     try:
-        with httpx.Client(trust_env=False, proxy=probe.proxy, timeout=httpx.Timeout(timeout),
-                          follow_redirects=False) as client:
+        with _client(probe, timeout) as client:
             if client.get(url, headers=dict(headers)).status_code == 200:
                 return url
     except Exception:  # noqa: BLE001 — only a hint
@@ -411,6 +451,8 @@ def check_profiles(
                 key_cache[p.key_id] = (None, str(exc))
         key, err = key_cache[p.key_id]
         for probe in plan_probes(p, tool, environ):
+            fallback = probe.fallback and replace(probe.fallback, key_id=p.key_id)
+            probe = replace(probe, key_id=p.key_id, fallback=fallback)
             jobs.append((len(jobs), probe, key, err if key is None else None))
 
     results: dict[int, ProbeResult] = {}
@@ -434,6 +476,7 @@ def check_profiles(
         if progress:
             progress(min(done, total), total, results[order])
     if todo:
+        _tls_context()  # once, before the threads start
         with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(todo)))) as pool:
             futures = {pool.submit(run_probe, probe, key, timeout): order for order, probe, key in todo}
             for fut in as_completed(futures):

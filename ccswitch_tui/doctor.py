@@ -83,10 +83,12 @@ class DoctorReport:
                      + (f"; key missing: {', '.join(missing)}" if missing else "")
                      + (f"; broken: {', '.join(broken)}" if broken else ""))
         lines.append("")
-        lines.append(f"findings   {counts_text(counts(self.findings))}")
-        for f in sort_findings(self.findings):
-            if f.code in ("client", "keyring") and f.severity == INFO:
-                continue  # already shown above
+        listed = [f for f in sort_findings(self.findings)
+                  if not (f.code in ("client", "keyring") and f.severity == INFO)]  # those are shown above
+        above = len(self.findings) - len(listed)
+        lines.append(f"findings   {counts_text(counts(self.findings))}"
+                     + (f" ({above} info about the keyring and clients shown above)" if above else ""))
+        for f in listed:
             lines.append(f"  {f.severity:<5}  {f.code:<20} {f.where}: {f.message}")
         return "\n".join(lines)
 

@@ -63,20 +63,42 @@ def inherited_env(parent_env: Mapping[str, str], inherit: Iterable[str] = ()) ->
     return {k: v for k, v in parent_env.items() if matches_any(k, patterns)}
 
 
+def matters(name: str) -> bool:
+    """Whether a change to this variable can change where requests go or with which key: routing
+    variables (proxies included) and anything named like a secret. The rest is harmless in a diff."""
+    return routing_family(name) is not None or looks_secret(name)
+
+
+# Past this many harmless names, a summary gives their count only.
+FOLD_AFTER = 5
+
+
 @dataclass(frozen=True)
 class EnvDiff:
-    """What changes from ``before`` to ``after``: direnv-style, noise left out."""
+    """What changes from ``before`` to ``after``: direnv-style, noise left out. Routing, key and
+    proxy changes lead; the harmless rest (PIP_*, PYENV_ROOT …) is folded after them."""
 
     added: dict[str, str]
     removed: dict[str, str]
     changed: dict[str, tuple[str, str]]
 
+    def marked(self, routing: bool) -> list[str]:
+        """``-NAME``, ``~NAME``, ``+NAME`` for the routing/key/proxy changes (or for the rest)."""
+        parts = [f"-{k}" for k in sorted(self.removed) if matters(k) == routing]
+        parts += [f"~{k}" for k in sorted(self.changed) if matters(k) == routing]
+        parts += [f"+{k}" for k in sorted(self.added) if matters(k) == routing]
+        return parts
+
     def summary(self) -> str:
-        parts = [f"+{k}" for k in sorted(self.added)]
-        parts += [f"-{k}" for k in sorted(self.removed)]
-        parts += [f"~{k}" for k in sorted(self.changed)]
         counts = f"+{len(self.added)} -{len(self.removed)} ~{len(self.changed)}"
-        return f"{counts}: {' '.join(parts)}" if parts else f"{counts}: no changes"
+        if self.empty:
+            return f"{counts}: no changes"
+        routing, other = self.marked(True), self.marked(False)
+        text = f"{counts}: " + (f"routing, keys, proxies {' '.join(routing)}" if routing else
+                                "no routing, key or proxy change")
+        if other:
+            text += f"; {len(other)} other" + (f" {' '.join(other)}" if len(other) <= FOLD_AFTER else "")
+        return text
 
     @property
     def empty(self) -> bool:

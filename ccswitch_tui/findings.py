@@ -51,6 +51,11 @@ CODES = {
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*@")
 _FLAG_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
 _PATH_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CODEX_HOME"})
+# Terminal, session and locale variables every shell has: never a key, and useful to see in clear.
+_HARMLESS = re.compile(r"TMUX|TMUX_PANE|TERM|TERM_PROGRAM(_VERSION)?|COLORTERM|VTE_VERSION|WINDOWID|SHLVL|COLUMNS|"
+                       r"LINES|HOSTNAME|LANG|LANGUAGE|LC_\w+|TZ|XDG_\w+|DISPLAY|WAYLAND_DISPLAY|SSH_TTY|"
+                       r"SSH_CONNECTION|SSH_CLIENT|DBUS_SESSION_BUS_ADDRESS|EDITOR|VISUAL|PAGER|LESS|LS_COLORS|"
+                       r"USER|LOGNAME|SHELL|HOME|PWD|OLDPWD|MAIL|STY|WINDOW|KONSOLE_\w+|WT_SESSION")
 # Absolute paths (or a PATH-like list of them) and small numbers: never a key.
 _PLAIN = re.compile(r"/[^\s:]*(?::/[^\s:]*)*|\d{1,9}")
 
@@ -61,7 +66,7 @@ def shown(name: str, value: str) -> str:
     look secret, the value is a plain flag, a small number or an absolute path; else masked."""
     from .secrets import mask
 
-    if name in MARKERS or name in _PATH_NAMES or known_non_secret(name):
+    if name in MARKERS or name in _PATH_NAMES or known_non_secret(name) or _HARMLESS.fullmatch(name):
         return redact_url(value)
     if not looks_secret(name) and (value.strip().lower() in _FLAG_VALUES or _PLAIN.fullmatch(value)):
         return value

@@ -95,6 +95,9 @@ def new_profile_text(
     prov = doc["provider"]
     if base_url:
         prov["base_url"] = base_url
+        for table in ("claude", "codex"):  # one URL for every tool: drop the preset's own per-tool URLs
+            if table in doc and "base_url" in doc[table]:
+                del doc[table]["base_url"]
     if key:
         prov["key"] = key
     if claude_model:

@@ -194,6 +194,19 @@ def drift(a: Mapping[str, Any], b: Mapping[str, Any], paths: Paths | None = None
     return compare(a, b, paths)["drifted"]
 
 
+def user_argv(manifest: Mapping[str, Any]) -> list[str]:
+    """The run's argv as the user gave it: without the options ccs adds to Claude Code's
+    (``--settings <ccs-settings.json>``, ``--setting-sources user``)."""
+    argv = [str(a) for a in manifest.get("argv") or []]
+    if manifest.get("tool") != "claude" or not argv:
+        return argv
+    out, rest = argv[:1], argv[1:]
+    while len(rest) >= 2 and (rest[:2] == ["--setting-sources", "user"]
+                              or (rest[0] == "--settings" and rest[1].endswith("ccs-settings.json"))):
+        rest = rest[2:]
+    return out + rest
+
+
 def diff_runs(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> list[dict[str, Any]]:
     """Each run after the first against the first: which fields drifted, with both values."""
     base = manifests[0]

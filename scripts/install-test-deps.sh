@@ -12,6 +12,7 @@ command -v secret-tool >/dev/null || need_apt+=(libsecret-tools)
 command -v strace >/dev/null || need_apt+=(strace)      # traces every connect() of the real clients
 command -v unshare >/dev/null || need_apt+=(util-linux) # a private network namespace for them
 command -v ip >/dev/null || need_apt+=(iproute2)
+[ -x /usr/bin/pipx ] || need_apt+=(pipx)  # the README's install command, tested on the system Python
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing Debian packages: ${need_apt[*]}"

@@ -222,7 +222,8 @@ def test_new_from_flags(ccs, ccs_home: Paths):
     # a preset with overrides: comments kept, the fields replaced
     r = ccs("new", "tt2", "--preset", "taotoken", "--base-url", "https://tt.example/api", "--key", "env:TT_KEY",
             "--codex-model", "gpt-5")
-    assert "next:" not in ok(r)  # an env key is not stored with `ccs key set`
+    out = ok(r)
+    assert "ccs key set" not in out and "next: export TT_KEY" in out  # an env key is not stored with `ccs key set`
     text = (ccs_home.profiles / "tt2.toml").read_text(encoding="utf-8")
     assert text.startswith("# TaoToken")
     p = Store(ccs_home).load("tt2")

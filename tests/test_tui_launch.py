@@ -302,6 +302,8 @@ def test_launch_in_a_real_terminal_suspends_and_resumes(home: Paths, work: Path)
         term.expect(r"TTY-42")
         term.send(b"hello\r")  # typed input reaches the tool, not the app
         term.expect(r"got-hello-2")
+        term.expect(r"exited with status 5 — press any key to return to ccs")
+        term.send(b" ")
         term.expect(r"exited with status 5")  # the app is back and says so
         term.send(b"q")
         status = _drain_until_exit(fd, pid)

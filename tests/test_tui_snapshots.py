@@ -179,6 +179,15 @@ def test_refusal_with_ways_out(snap_compare, snap_home):
     assert snap_compare(snap_app(snap_home, env), terminal_size=SIZE, run_before=ready(keys=("x",)))
 
 
+def test_empty_home_80x24(snap_compare, snap_home):
+    empty = Paths(profiles=ROOT / "empty" / "profiles", state=ROOT / "empty" / "state")
+    assert snap_compare(snap_app(empty), terminal_size=(80, 24), run_before=ready())
+
+
+def test_import_dialog(snap_compare, snap_home):
+    assert snap_compare(snap_app(snap_home), terminal_size=SIZE, run_before=ready(keys=("i",)))
+
+
 def test_snapshot_fixture_is_what_it_says(snap_home):
     # the snapshots above rely on these: a stored key, a missing one, a broken file, three runs
     assert json.loads((snap_home.runs / "20250103T090000Z-aaaa0003.json").read_text())["exit_status"] == 130

@@ -54,9 +54,9 @@ def ps_cmd(ctx: Context, all_: bool, as_json: bool) -> None:
             state = "unreadable (another user's process)"
         else:
             state = "exited"
-        rows.append([str(p.pid), p.tool or "-", p.profile or "unmanaged", p.launch_id or "-", _local(p.started),
-                     p.cwd or "-", state])
-    click.echo(table(rows, ["PID", "TOOL", "PROFILE", "LAUNCH ID", "STARTED", "CWD", "FINDINGS"]))
+        rows.append([str(p.pid), p.name or "?", p.tool or "-", p.profile or "unmanaged", p.launch_id or "-",
+                     _local(p.started), p.cwd or "-", state])
+    click.echo(table(rows, ["PID", "NAME", "TOOL", "PROFILE", "LAUNCH ID", "STARTED", "CWD", "FINDINGS"]))
 
 
 # --- inspect --------------------------------------------------------------------------------------

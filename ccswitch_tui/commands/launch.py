@@ -127,13 +127,31 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     return launch.execute(prep, ctx.paths, nested=nested, recording=False)
 
 
-def _format_env(env: dict[str, str], fmt: str) -> str:
+def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
+    """What sh/dotenv print: safe to eval or source. Never a mask in place of a key (an SDK would send
+    it), never the launch markers (a made-up launch id makes every later launch look nested)."""
+    from ..env import MARKERS
+
+    markers = [k for k in MARKERS if k in plan.env]
+    secrets = [] if reveal else sorted(plan.secret_names)
+    env = {k: v for k, v in plan.env.items() if k not in markers and k not in secrets}
+    notes = []
+    if secrets:
+        notes.append(f"left out: {' '.join(secrets)} (the key; `ccs run {plan.profile} -- CMD` and "
+                     f"`ccs shell {plan.profile}` carry it, or print it with --reveal)")
+    if markers:
+        notes.append(f"left out: {' '.join(markers)} (set by ccs for each launch)")
+    return env, notes
+
+
+def _format_env(env: dict[str, str], notes: list[str], fmt: str) -> str:
+    head = [f"# {n}" for n in notes]
     if fmt == "sh":
-        return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+        return "\n".join([*head, *(f"export {k}={shlex.quote(v)}" for k, v in env.items())])
     if fmt == "dotenv":
         def q(v: str) -> str:
             return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("$", "\\$") + '"'
-        return "\n".join(f"{k}={q(v)}" for k, v in env.items())
+        return "\n".join([*head, *(f"{k}={q(v)}" for k, v in env.items())])
     raise AssertionError(fmt)
 
 
@@ -141,14 +159,17 @@ def _format_env(env: dict[str, str], fmt: str) -> str:
 @click.argument("profile")
 @click.option("--tool", type=click.Choice(TOOL_NAMES), default="run", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(("sh", "dotenv", "json")), default="sh", show_default=True)
-@click.option("--reveal", is_flag=True, help="Print the key itself instead of its mask.")
+@click.option("--reveal", is_flag=True, help="Print the key itself (sh/dotenv leave it out otherwise).")
 @click.option("--diff", "as_diff", is_flag=True, help="Compare with the current shell (direnv-style).")
 @click.option("--cwd", type=click.Path(file_okay=False), help="Working directory to plan for.")
 @pass_ctx
 def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_diff: bool, cwd: str | None) -> None:
-    """Print the environment a launch of TOOL under PROFILE would get (keys masked unless --reveal)."""
+    """Print the environment a launch of TOOL under PROFILE would get.
+
+    sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
+    and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
     from .. import tools
-    from ..env import diff_env, looks_secret
+    from ..env import diff_env, looks_secret, matters
     from ..redact import echo_revealed
     from ..secondary import resolve
     from ..secrets import mask
@@ -169,15 +190,20 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         if fmt == "json":
             out(json.dumps({
                 "summary": d.summary(),
+                "routing": d.marked(True),
                 "added": {k: show(k, v) for k, v in d.added.items()},
                 "removed": {k: show(k, v) for k, v in d.removed.items()},
                 "changed": {k: {"from": show(k, a), "to": show(k, b)} for k, (a, b) in d.changed.items()},
             }, indent=2, ensure_ascii=False))
             return
+        # Routing, key and proxy changes in full first; the harmless rest folded into one line of names.
         lines = [d.summary()]
-        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items()]
-        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items()]
-        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items()]
+        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items() if matters(k)]
+        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items() if matters(k)]
+        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items() if matters(k)]
+        other = d.marked(False)
+        if other:
+            lines.append(f"other, harmless ({len(other)}; values with --format json): {' '.join(other)}")
         out("\n".join(lines))
         return
     if fmt == "json":
@@ -194,7 +220,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
 
     for line in describe(plan.extra.get("shared", ())):
         click.echo(f"ccs: shared: {line}", err=True)
-    out(_format_env(env, fmt))
+    out(_format_env(*_evaluable_env(plan, reveal), fmt))
 
 
 @click.group("runs", invoke_without_command=True)
@@ -205,7 +231,7 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     """List run manifests, newest first; `ccs runs diff ID ID...` shows drift between runs."""
     if click_ctx.invoked_subcommand is not None:
         return
-    from ..runs import load_manifests
+    from ..runs import load_manifests, user_argv
 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
@@ -221,7 +247,7 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m),
-             m.get("key_fingerprint") or "-", " ".join(m.get("argv") or [])[:60]] for m in runs]
+             m.get("key_fingerprint") or "-", shlex.join(user_argv(m))[:60]] for m in runs]
     click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
 
 

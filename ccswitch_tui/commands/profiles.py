@@ -188,7 +188,15 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
                             claude_model=claude_model, codex_model=codex_model)
     p = ctx.store.save_text(name, text, create=True)
     click.echo(f"created {ctx.store.path_for(name)}")
-    if not p.key_id.startswith("env:"):
+    if base_url and preset:
+        click.echo(f"every tool goes to {base_url} (the preset's per-tool URLs were replaced)")
+    present, _error = _key_presence(ctx, [p.key_id])
+    if p.key_id.startswith("env:"):
+        if not present.get(p.key_id):
+            click.echo(f"next: export {p.key_id[4:]} before launching")
+    elif present.get(p.key_id):
+        click.echo(f"key {p.key_id} is already stored; launch with `ccs launch {name} claude|codex`")
+    else:
         click.echo(f"next: store its key with `ccs key set {p.key_id}`")
 
 

@@ -238,11 +238,13 @@ def parse_codex_config(config: Mapping[str, Any], auth: Any, environ: Mapping[st
     env_key = nonblank(entry.get("env_key"))
     if bearer:
         key, key_from = bearer, "config"
-    elif env_key and not entry.get("requires_openai_auth"):
+    elif env_key:  # Codex sends the value of env_key, whatever auth.json holds
         key = nonblank(environ.get(env_key))
         key_from = f"env:{env_key}" if key else None
         if key is None and auth_key:
             key, key_from = auth_key, "auth"
+            warnings.append(f"the provider reads its key from ${env_key}, which is not set here; the key in "
+                            "auth.json was imported instead")
         elif key is None:
             warnings.append(f"the key is read from ${env_key}, which is not set here")
     elif auth_key:

@@ -15,8 +15,9 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, TabbedContent
 from textual.worker import Worker, WorkerState
@@ -26,8 +27,9 @@ from ..paths import Paths, resolve_paths
 from ..secrets import KeyStore
 from ..store import Entry, Store
 from . import messages as m
-from .actions import BY_NAME, bindings
+from .actions import ACTIONS, BY_NAME, bindings
 from .commands import CcsCommands
+from .importing import ImportMixin
 from .launching import LaunchMixin
 from .profile_actions import ProfileActionsMixin
 from .service import Service
@@ -35,11 +37,25 @@ from .widgets.detail import DetailPane, RunsView
 from .widgets.profile_list import ProfileList
 from .widgets.running import RunningView
 
+EMPTY_STATE = (
+    "No profiles yet.\n\n"
+    "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
+    "providers you already use: CC Switch's, or the ones in your live Claude Code and Codex configs.\n\n"
+    "Profiles are files in {folder}."
+)
+NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
+# The keys of the actions that need a profile, to say why they do nothing when there is none.
+PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
 
-class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
+
+class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     TITLE = "ccs"
     CSS_PATH = Path(__file__).with_name("ccs.tcss")
-    BINDINGS = bindings()
+    # Tab-level keys live on the app, so they work whatever has focus; check_action limits them to their tab.
+    BINDINGS = [*bindings(), Binding("a", "toggle_all_processes", "All processes", id="running-all",
+                                     tooltip="Running tab: also list any process whose environment holds "
+                                             "routing variables")]
+    TAB_ACTIONS = {"toggle_all_processes": "running"}
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
 
@@ -54,6 +70,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         cursor_blink: bool = True,
         running_interval: float = 2.0,
         runs_interval: float = 1.0,
+        watch_interval: float = 1.0,
         service: Service | None = None,
     ):
         super().__init__()
@@ -65,6 +82,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         self.running_interval = running_interval
         self.runs_interval = runs_interval
         self._runs_stamp: int | None = None
+        self.watch_interval = watch_interval
+        self._folder: dict[str, tuple[int, int, int]] | None = None
         self.show_all_processes = False
         self._detail_lock = threading.Lock()
         self._wanted: tuple[str, int] | None = None
@@ -96,12 +115,35 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.service.paths.profiles)
+        self._restore_theme()
         if not self.cursor_blink:
             self.query_one("#filter").cursor_blink = False  # type: ignore[attr-defined]
         self.query_one("#profiles").focus()
         self.load_profiles(first=True)
         self.set_interval(self.running_interval, self._tick_running)
         self.set_interval(self.runs_interval, self._tick_runs)
+        if self.watch_interval > 0:
+            self.set_interval(self.watch_interval, self.watch_profiles)
+
+    def _restore_theme(self) -> None:
+        """The theme chosen last time (a file read at start-up: a few hundred bytes)."""
+        from .settings import load_settings
+
+        theme = load_settings(self.service.paths).get("theme")
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, self._save_theme)
+
+    def _save_theme(self, theme: Any) -> None:
+        from .settings import save_setting
+
+        def save() -> None:
+            try:
+                save_setting(self.service.paths, "theme", theme.name)
+            except OSError as exc:
+                self.post_message(m.Failed("Theme not kept", f"cannot write {exc.filename}: {exc.strerror}"))
+
+        self.run_worker(save, thread=True, group="settings", exit_on_error=False)
 
     @property
     def profile_list(self) -> ProfileList:
@@ -137,6 +179,22 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
             return True if getattr(p, action.removeprefix("launch_")) is not None else None
         return True
 
+    def on_key(self, event: events.Key) -> None:
+        """A profile's key that cannot act (no profile, a broken one, a tool it does not serve) says why,
+        instead of doing nothing. Keys an enabled binding took never get here."""
+        a = PROFILE_KEYS.get(event.key)
+        if a is None or self.screen.is_modal or self.action_enabled(a.name):
+            return
+        entry = self.current_entry()
+        if entry is None:
+            self.notify(NO_PROFILE, title=a.label)
+        elif entry.profile is None:
+            self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
+        else:
+            tool = a.name.removeprefix("launch_")
+            self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
+                        title=a.label, severity="warning", markup=False)
+
     def _refresh_bindings_if_changed(self) -> None:
         """The footer is rebuilt on refresh_bindings: only when what the actions can do changed."""
         entry = self.current_entry()
@@ -147,16 +205,40 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (action in BY_NAME or action in ("quit", "show_tab")) and self.screen.is_modal:
+        if (action in BY_NAME or action in ("quit", "show_tab", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
+        if action in self.TAB_ACTIONS:
+            return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
         return self.action_enabled(action)
 
     # --- loading ------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_profiles(self, keep: str | None = None, first: bool = False) -> None:
+        if first:
+            from .watch import snapshot
+
+            self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
         entries = self._first_entries.result() if first else self.service.entries()
         self.post_message(m.ProfilesLoaded(entries, keep))
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def watch_profiles(self) -> None:
+        """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
+        from .watch import changed, snapshot
+
+        now = snapshot(self.service.paths.profiles)
+        before, self._folder = self._folder, now
+        if before is not None and changed(before, now):
+            self.post_message(m.ProfilesChanged(changed(before, now)))
+
+    @on(m.ProfilesChanged)
+    def _profiles_changed(self, event: m.ProfilesChanged) -> None:
+        for name in event.names:
+            self.detail_pane.checks.pop(name, None)  # an endpoint check of the old file says nothing now
+        self.load_profiles(self.selected)
+        if self._shown in event.names:
+            self.refresh_detail()
 
     @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
     def load_presence(self, entries: list[Entry]) -> None:
@@ -164,16 +246,20 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
+        if not self.query(ProfileList):  # the app is closing
+            return
         self._shown = None
         self.profile_list.set_entries(event.entries, keep=event.keep)
         if not event.entries:
-            self.detail_pane.clear("No profiles yet: press n to create one from a preset.")
+            self.detail_pane.clear("No profiles yet", EMPTY_STATE.format(folder=self.service.paths.profiles))
         # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
         # should not hold up the first paint.
         self.call_after_refresh(self.load_presence, event.entries)
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
+        if not self.query(ProfileList):  # the app is closing: the answer came too late
+            return
         self.profile_list.set_presence(event.presence)
         if event.presence.keyring_error:
             self.notify(event.presence.keyring_error, title="Keyring", severity="warning")
@@ -275,6 +361,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
 
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()  # the footer shows the tab's own keys
         if event.pane.id == "running":
             self.scan_processes()
 
@@ -320,8 +407,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, App[None]):
         if self.detail_pane.active_tab == "running":
             self.scan_processes()
 
-    @on(RunningView.ToggleAll)
-    def _toggle_all(self) -> None:
+    def action_toggle_all_processes(self) -> None:
         self.show_all_processes = not self.show_all_processes
         self.scan_processes()
 

@@ -6,11 +6,24 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
+from textual.markup import escape
 
 from .actions import PALETTE
 
 if TYPE_CHECKING:
     from .app import CcsApp
+
+
+def highlight(matcher: Matcher, text: str) -> Content:
+    """The matched letters highlighted in plain text (Matcher.highlight would read ``[run]`` as markup)."""
+    content = Content(text)
+    _score, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    for offset in offsets:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
 
 
 class CcsCommands(Provider):
@@ -23,19 +36,19 @@ class CcsCommands(Provider):
         for a in PALETTE:
             if self.ccs.action_enabled(a.name) is not True:
                 continue
-            out.append((a.name, f"{a.label}: {a.help}", a.help))
+            out.append((a.name, f"{a.label}: {a.help}", escape(a.help)))  # help is read as markup
         return out
 
     async def discover(self) -> Hits:
         for name, text, help_text in self._enabled():
-            yield DiscoveryHit(text, partial(self.ccs.run_action, name), help=help_text)
+            yield DiscoveryHit(Content(text), partial(self.ccs.run_action, name), help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, text, help_text in self._enabled():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(self.ccs.run_action, name), help=help_text)
+                yield Hit(score, highlight(matcher, text), partial(self.ccs.run_action, name), help=help_text)
         for entry in self.ccs.profile_entries():
             text = f"Profile: {entry.name}"
             score = matcher.match(text)

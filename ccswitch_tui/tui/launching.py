@@ -20,6 +20,31 @@ if TYPE_CHECKING:
 TOOL_LABELS = {"claude": "Claude Code", "codex": "Codex"}
 
 
+def wait_for_key(what: str) -> None:
+    """While the app is suspended: say how the command ended and wait for one key on the terminal,
+    so its output stays readable until then."""
+    import os
+    import termios
+    import tty
+
+    print(f"{what} — press any key to return to ccs", file=sys.stderr, flush=True)
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        return  # no terminal to wait on
+    try:
+        old = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)
+            os.read(fd, 64)  # one key (an escape sequence arrives whole)
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, old)
+    except (OSError, termios.error):
+        pass
+    finally:
+        os.close(fd)
+
+
 class LaunchMixin:
     """Mixed into CcsApp; relies on its ``service``, ``current_entry`` and ``notify``. Message handlers
     here go by name (``on_launch_ready``): ``@on`` is collected only from the app class itself."""
@@ -63,7 +88,7 @@ class LaunchMixin:
                 import shlex
 
                 args = tuple(shlex.split(command))
-                self.start_launch(m.LaunchRequest(p.name, "run", args[0], args=args))
+                self.start_launch(m.LaunchRequest(p.name, "run", args[0], args=args, hold=True))
 
         self.push_screen(CommandScreen(p.name, exports), chosen)
 
@@ -80,7 +105,9 @@ class LaunchMixin:
             self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out))  # type: ignore[attr-defined]
             return
         except CcsError as exc:
-            self.post_message(m.Failed(f"Cannot launch {request.label}", str(exc)))  # type: ignore[attr-defined]
+            from .service import in_tui
+
+            self.post_message(m.Failed(f"Cannot launch {request.label}", in_tui(str(exc))))  # type: ignore[attr-defined]
             self.post_message(m.Launched(request, None, str(exc)))  # type: ignore[attr-defined]
             return
         self.post_message(m.LaunchReady(request, prep))  # type: ignore[attr-defined]
@@ -105,6 +132,9 @@ class LaunchMixin:
         try:
             with self.suspend():  # type: ignore[attr-defined]
                 status, error = self._execute(request, prep, announce=True)
+                if request.hold:
+                    wait_for_key(f"ccs: {request.label} exited with status {status}" if error is None
+                                 else f"ccs: {error}")
         except SuspendNotSupported:
             if not self.is_headless:  # type: ignore[attr-defined]
                 error = "this terminal cannot be handed over to a tool; use `ccs launch` from a shell"

@@ -94,6 +94,7 @@ class LaunchRequest:
     isolate: bool = False
     force: bool = False
     nested: bool = False
+    hold: bool = False  # keep the command's output on screen until a key is pressed
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -120,3 +121,11 @@ class Launched(Message):
         self.request = request
         self.status = status
         self.error = error
+
+
+class ProfilesChanged(Message):
+    """Profile files changed on disk since the last look (names added, removed or rewritten)."""
+
+    def __init__(self, names: set[str]):
+        super().__init__()
+        self.names = names

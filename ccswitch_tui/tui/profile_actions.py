@@ -104,7 +104,7 @@ class ProfileActionsMixin:
         if result.raw:
             from .screens.editor import RawEditorScreen
 
-            self.push_screen(RawEditorScreen(name, result.text), lambda r: self._edited(name, original, r))
+            self.push_screen(RawEditorScreen(name, result.text, original), lambda r: self._edited(name, original, r))
             return
         if result.text == original:
             self.notify(f"no changes to {name}")

@@ -4,13 +4,15 @@ so a value holding brackets is shown as it is)."""
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from textual.content import Content
 
-from ..env import EnvDiff, routing_family
+from ..env import EnvDiff, matters, routing_family
 from ..plan import SOURCE_INHERITED, SOURCE_MARKER
+from ..runs import user_argv
 from .service import Detail, KeyState, Problem, RunRow, ToolView
 
 LABEL = "bold $text-accent"
@@ -33,8 +35,8 @@ def lines(parts: Iterable[Content]) -> Content:
     return Content("\n").join(parts)
 
 
-def row(label: str, *values: Content | str | tuple[str, str], width: int = 10) -> Content:
-    pieces: list[Content | str | tuple[str, str]] = [(label.ljust(width), LABEL)]
+def row(label: str, *values: Content | str | tuple[str, str], width: int = 12) -> Content:
+    pieces: list[Content | str | tuple[str, str]] = [((label + "  ").ljust(width), LABEL)]  # a long label keeps a gap
     for i, v in enumerate(values):
         if i:
             pieces.append("  ")
@@ -178,33 +180,39 @@ def diff(view: ToolView | None, parent_env: Mapping[str, str], label: str = "the
 
 def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
              removed: str = "removed — not passed to the child", launch: bool = True) -> Content:
-    """A diff, summary line first: removed / added / changed, routing variables called out."""
+    """A diff, summary line first; routing, key and proxy changes in full, the harmless rest folded
+    into one line of names (the summary and the order are the core's, as `ccs env --diff` prints them)."""
     out: list[Content] = [Content.styled(d.summary(), "bold"), Content.styled(title, MUTED)]
-    blocked = [k for k in d.removed if routing_family(k)]
-    if launch and blocked:
+    gone = [k for k in d.removed if matters(k)]
+    replaced = [k for k in d.changed if matters(k)]
+    new = [k for k in d.added if matters(k)]
+    if launch and (gone or replaced):
+        what = [f"{k} (kept out)" for k in gone] + [f"{k} (replaced)" for k in replaced]
         out.append(Content.styled(
-            f"✗ {len(blocked)} routing variable(s) in the shell would have reached the tool without ccs: "
-            f"{', '.join(blocked)} — kept out", ERROR))
-    if d.removed:
-        out += [Content(""), Content.styled(f"{removed} ({len(d.removed)})", LABEL)]
-        for k, v in d.removed.items():
+            f"✗ {len(what)} routing/key variable(s) in the shell would have reached the tool without ccs: "
+            f"{', '.join(what)}", ERROR))
+    if gone:
+        out += [Content(""), Content.styled(f"{removed} ({len(gone)})", LABEL)]
+        for k in gone:
             fam = routing_family(k)
-            style = ERROR if fam else "$text-error"
-            note = (f"  ← {fam} routing: contamination kept out", ERROR) if fam and launch else ""
-            out.append(Content.assemble(("- ", style), (k, style), "=", (shown(k, v), MUTED), note))
-    if d.added:
-        out += [Content(""), Content.styled(f"{added} ({len(d.added)})", LABEL)]
-        for k, v in d.added.items():
-            fam = routing_family(k)
-            style = OK if launch or not fam else ERROR
-            out.append(Content.assemble(("+ ", style), (k, style), "=", shown(k, v)))
-    if d.changed:
-        out += [Content(""), Content.styled(f"changed ({len(d.changed)})", LABEL)]
-        for k, (a, b) in d.changed.items():
-            fam = routing_family(k)
-            note = ("  ← routing replaced by the profile" if launch else "  ← routing differs", WARN) if fam else ""
-            out.append(Content.assemble(("~ ", WARN), (k, "bold " + WARN if fam else WARN), ": ",
-                                        (shown(k, a), MUTED), " → ", shown(k, b), note))
+            note = (f"  ← {fam or 'key'}: contamination kept out", ERROR) if launch else ""
+            out.append(Content.assemble(("- ", ERROR), (k, ERROR), "=", (shown(k, d.removed[k]), MUTED), note))
+    if replaced:
+        out += [Content(""), Content.styled(f"changed ({len(replaced)})", LABEL)]
+        for k in replaced:
+            a, b = d.changed[k]
+            note = ("  ← routing replaced by the profile" if launch else "  ← routing differs", WARN)
+            out.append(Content.assemble(("~ ", WARN), (k, "bold " + WARN), ": ", (shown(k, a), MUTED), " → ",
+                                        shown(k, b), note))
+    if new:
+        out += [Content(""), Content.styled(f"{added} ({len(new)})", LABEL)]
+        for k in new:
+            out.append(Content.assemble(("+ ", OK if launch else ERROR), (k, OK if launch else ERROR), "=",
+                                        shown(k, d.added[k])))
+    other = d.marked(False)
+    if other:
+        out += [Content(""), Content.styled(f"other, harmless ({len(other)}): not routing, keys or proxies", LABEL),
+                Content.styled(" ".join(other), MUTED)]
     if d.empty:
         out.append(Content.styled("no changes", OK))
     return lines(out)
@@ -220,16 +228,16 @@ def problem_line_finding(f: Any) -> Content:
 
 def run_summary(r: RunRow) -> Content:
     m = r.manifest
-    out = [row("launch", str(m.get("launch_id", "?"))), row("argv", " ".join(m.get("argv") or []))]
-    out.append(row("cwd", str(m.get("cwd", ""))))
-    out.append(row("status", status_text(m)))
+    out = [row("launch", str(m.get("launch_id", "?")), width=17), row("argv", shlex.join(user_argv(m)), width=17)]
+    out.append(row("cwd", str(m.get("cwd", "")), width=17))
+    out.append(row("status", status_text(m), width=17))
     if m.get("label"):
-        out.append(row("label", str(m["label"])))
+        out.append(row("label", str(m["label"]), width=17))
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
         value = m.get(f)
-        shown = json.dumps(value) if isinstance(value, dict) else str(value)
+        shown = json.dumps(value) if isinstance(value, dict) else "unknown" if value is None else str(value)
         drifted = f in r.drifted or (f == "env_hash" and "env" in r.drifted)
-        out.append(row(f, (shown, WARN if drifted else "")))
+        out.append(row(f.replace("_", " "), (shown, WARN if drifted else ""), width=17))
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
         out.append(Content.styled(what, WARN if r.drifted else OK))

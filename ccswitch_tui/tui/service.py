@@ -8,8 +8,9 @@ into small frozen records for the widgets.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,14 @@ from ..store import Entry, Store
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
 MISSING_KEY = "(missing)"
+
+
+_KEY_SET = re.compile(r"store it(?: again)? with `ccs key set [^`]+`")
+
+
+def in_tui(message: str) -> str:
+    """A core message as the TUI says it: its keys instead of the CLI commands they stand for."""
+    return _KEY_SET.sub("press k to store it", message)
 
 
 @dataclass(frozen=True)
@@ -265,6 +274,12 @@ class Service:
                 "your edit was not saved — reopen the editor to start from the new file"
             ) from None
 
+    def import_from(self, source: Any, dry_run: bool = False) -> Any:
+        """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report."""
+        from ..importers.sources import run_import
+
+        return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run)
+
     # --- launching ----------------------------------------------------------------------------
 
     def prepare(self, name: str, tool: str, *, args: Sequence[str] = (), argv_override: Sequence[str] | None = None,
@@ -308,7 +323,7 @@ class Service:
 
         profile = self.store.load(name)
         results = check_profile(profile, self.keys, timeout=timeout, environ=self.environ)
-        findings = [r.finding() for r in results]
+        findings = [replace(f, message=in_tui(f.message)) for f in (r.finding() for r in results)]
         failed = [r for r in results if not r.ok]
         if not results:
             return findings, f"{name}: nothing to probe (no Claude Code or Codex side, nothing exported)", "warning"

@@ -338,9 +338,31 @@ class EditorScreen(Dialog[EditResult]):
             text = self.original
         self.dismiss(EditResult(text, raw=True))
 
+    def changed(self) -> bool:
+        try:
+            return self.current_text() != self.original
+        except ValueError:
+            return True  # a value that cannot be written yet is still an edit
+
     @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+    def action_cancel(self) -> None:
+        confirm_discard(self, self.changed())
+
+
+def confirm_discard(screen: Dialog[Any], changed: bool) -> None:
+    """Leave an editor: at once when nothing changed, else only after the user agrees to lose the edit."""
+    if not changed:
+        screen.dismiss(None)
+        return
+    from .modals import ConfirmScreen
+
+    def answered(discard: bool | None) -> None:
+        if discard:
+            screen.dismiss(None)
+
+    screen.app.push_screen(ConfirmScreen("Discard changes?", "Your changes to this profile are not saved. "
+                                         "Discard them, or go back to the editor (ctrl+s saves).", "Discard"),
+                           answered)
 
 
 class RawEditorScreen(Dialog[EditResult]):
@@ -351,9 +373,10 @@ class RawEditorScreen(Dialog[EditResult]):
         Binding("escape", "cancel", "Cancel", id="raw-cancel", tooltip="Close without saving"),
     ]
 
-    def __init__(self, name: str, text: str):
+    def __init__(self, name: str, text: str, original: str | None = None):
         super().__init__()
         self.profile_name, self.text = name, text
+        self.original = text if original is None else original  # what is on disk: Esc asks when it differs
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog editor"):
@@ -366,8 +389,13 @@ class RawEditorScreen(Dialog[EditResult]):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#raw-text", TextArea).focus()
-        self.validate()
+        area = self.query_one("#raw-text", TextArea)
+        area.focus()
+        message = self.validate()
+        where = error_location(message or "")
+        if where:  # start where the file is broken
+            line = min(where[0], area.document.line_count) - 1
+            area.move_cursor((line, max(where[1] - 1, 0)), center=True)
 
     def validate(self) -> str | None:
         text = self.query_one("#raw-text", TextArea).text
@@ -395,5 +423,11 @@ class RawEditorScreen(Dialog[EditResult]):
             self.notify(message, severity="error", title="Not saved")
 
     @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+    def action_cancel(self) -> None:
+        confirm_discard(self, self.query_one("#raw-text", TextArea).text != self.original)
+
+
+def error_location(message: str) -> tuple[int, int] | None:
+    """(line, column) from an error naming ``file:line:col`` (or ``line N, column M``), else None."""
+    found = re.search(r"\.toml:(\d+):(\d+)", message) or re.search(r"line (\d+),? col(?:umn)? (\d+)", message)
+    return (int(found.group(1)), int(found.group(2))) if found else None

@@ -74,13 +74,13 @@ class DetailPane(Vertical):
         self.runs = detail.runs
         self.refresh_all()
 
-    def clear(self, message: str) -> None:
+    def clear(self, message: str, body: str = "") -> None:
         self.detail = None
         self.tool = None
         self.runs = ()
         self.query_one("#detail-title", Static).update(Content.styled(message, "$text-muted"))
         for wid in ("#overview-body", "#env-body", "#diff-body"):
-            self.query_one(wid, Static).update("")
+            self.query_one(wid, Static).update(Content(body))  # wraps: readable at 80 columns
         self.refresh_runs()
 
     def set_tool(self, tool: str) -> None:

@@ -41,7 +41,8 @@ def prompt(entry: Entry, key_present: bool | None, problems: Sequence[Problem]) 
         key = ("key ✓", "$text-success")
     else:
         key = ("key missing", "bold $text-error")
-    second = Content.assemble("  ", (p.provider.name, "$text-muted"), " · ", tools, " · ", key)
+    # The key first: on a narrow list the end of the line is cut, and the key is what blocks a launch.
+    second = Content.assemble("  ", key, " · ", (p.provider.name, "$text-muted"), " · ", tools)
     return Content("\n").join([first, second])
 
 
@@ -134,12 +135,13 @@ class ProfileList(Vertical):
                 ol.highlighted = names.index(keep) if keep in names else 0
         status = self.query_one("#list-status", Static)
         if not self.entries:
-            status.update("no profiles yet — press n to create one")
+            status.update("none yet: n new, i import")  # fits the narrowest list
         elif needle:
             status.update(f"{len(shown)} of {len(self.entries)} match {needle!r}")
         else:
             broken = sum(1 for e in self.entries if e.profile is None)
-            status.update(f"{len(self.entries)} profiles" + (f", {broken} broken" if broken else ""))
+            n = len(self.entries)
+            status.update(f"{n} profile{'' if n == 1 else 's'}" + (f", {broken} broken" if broken else ""))
         self.post_message(self.Highlighted(self.selected))
 
     @on(Input.Changed, "#filter")

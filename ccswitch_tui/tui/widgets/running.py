@@ -9,7 +9,6 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
@@ -32,16 +31,10 @@ def counts_cell(counts: Mapping[str, int] | None, error: str | None, colors: Map
 class RunningView(Vertical):
     """Rows come from the app's refresh worker (``set_processes``); selection asks for an inspection."""
 
-    BINDINGS = [Binding("a", "toggle_all", "All processes", id="running-all", show=True,
-                        tooltip="Also list any process whose environment holds routing variables")]
-
     class Selected(Message):
         def __init__(self, pid: int | None):
             super().__init__()
             self.pid = pid
-
-    class ToggleAll(Message):
-        pass
 
     class Ready(Message):
         """Mounted (after the first frame): the app may fill it now."""
@@ -116,6 +109,3 @@ class RunningView(Vertical):
 
     def show_error(self, message: str) -> None:
         self.query_one("#inspect-body", Static).update(Content.styled(message, render.WARN))
-
-    def action_toggle_all(self) -> None:
-        self.post_message(self.ToggleAll())

@@ -1,0 +1,408 @@
+"""The TUI as a new user meets it, driven by a pilot against a temporary CCS_HOME and the real Secret
+Service: what the screen says (at 80x24 where size matters) and what is left in files."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select as select_mod
+import signal
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+
+from test_tui_support import (
+    build_app,
+    notifications,
+    parent_env,
+    plain,
+    select,
+    settle,
+    wait_until,
+)
+
+from ccswitch_tui.env import diff_env
+from ccswitch_tui.paths import Paths
+
+SIZE = (110, 34)
+SMALL = (80, 24)
+
+
+def screen_text(app) -> str:  # noqa: ANN001
+    """What the terminal shows, as text (the SVG screenshot with its spaces and entities decoded)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
+async def test_diff_tab_leads_with_routing_like_env_diff(home: Paths):
+    env = parent_env(ANTHROPIC_BASE_URL="https://stale-gateway.example/api", PYENV_ROOT="/root/.pyenv",
+                     **{f"PIP_OPTION_{i}": str(i) for i in range(40)})
+    app = build_app(home, env)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        app.action_set_tool("claude")
+        await settle(pilot)
+        text = plain(app, "#diff-body")
+        first = text.splitlines()[0]
+        assert first == diff_env(env, app.detail_pane.view.plan.env).summary()  # the core's, as `ccs env --diff`
+        assert "~ANTHROPIC_BASE_URL" in first and "PIP_OPTION" not in first
+        assert "ANTHROPIC_BASE_URL (replaced)" in text and "ANTHROPIC_API_KEY (kept out)" in text
+        assert "PIP_OPTION_3=3" not in text and "-PIP_OPTION_3" in text  # folded: names only
+        banner = next(line for line in text.splitlines() if line.startswith("✗"))
+        assert banner.startswith("✗ 3 routing/key variable(s)")  # two kept out, one replaced
+
+
+# --- r: the command's output stays until a key is pressed (a real terminal) ----------------------
+
+def test_run_command_output_stays_until_a_key_is_pressed(home: Paths, tmp_path: Path):
+    from test_tui_launch import APP_SCRIPT, Terminal, _drain_until_exit
+
+    env = dict(os.environ, CCS_HOME=str(home.profiles.parent), TERM="xterm-256color")
+    env.pop("CCS_LAUNCH_ID", None)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real app on a real terminal
+        os.execvpe(sys.executable, [sys.executable, "-c", APP_SCRIPT, str(tmp_path)], env)
+    try:
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        term = Terminal(fd)
+        term.expect(r"key ✓")
+        term.send(b"r")
+        term.expect(r"Run a command with alpha")
+        term.send(b"sh -c 'echo RESULT-$((40+2)); exit 4'\r")
+        term.expect(r"RESULT-42")
+        term.expect(r"sh exited with status 4 — press any key to return to ccs")
+        deadline = time.monotonic() + 1.5  # the app must not take the screen back on its own
+        while time.monotonic() < deadline:
+            if select_mod.select([fd], [], [], 0.05)[0]:
+                term.raw += os.read(fd, 65536)
+        assert "Quit" not in term.text[term.pos:] and "alpha" not in term.text[term.pos:]
+        term.send(b"x")
+        term.expect(r"exited with status 4")  # back in the app, which says so
+        term.send(b"q")
+        status = _drain_until_exit(fd, pid)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+
+
+# --- Running tab: its keys work from any focus -----------------------------------------------------
+
+async def test_running_tab_key_works_from_the_profile_list(home: Paths):
+    app = build_app(home, running_interval=60)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a")  # on the Overview tab it is not the Running tab's key
+        await settle(pilot)
+        assert app.show_all_processes is False
+        await pilot.press("4")
+        await settle(pilot)
+        app.query_one("#profiles").focus()
+        await pilot.pause()
+        assert "All processes" in screen_text(app)  # the footer offers it on this tab
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.show_all_processes is True
+        assert "any process with routing variables" in plain(app, "#running-status")
+        assert app.focused is app.query_one("#profiles")
+
+
+# --- the editor: Esc asks before discarding; a broken file opens at its error ----------------------
+
+async def test_editor_escape_asks_before_discarding_an_edit(home: Paths):
+    from textual.widgets import Input
+
+    from ccswitch_tui.tui.screens.editor import EditorScreen
+    from ccswitch_tui.tui.screens.modals import ConfirmScreen
+
+    path = home.profiles / "alpha.toml"
+    before = path.read_text()
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        editor.query_one("#f-codex-model", Input).value = "gpt-edited"
+        await pilot.pause()
+        await pilot.press("escape")
+        confirm = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen)
+        assert "Discard changes?" in screen_text(app)
+        await pilot.press("escape")  # no: back to the editor, the edit still there
+        await wait_until(pilot, lambda: app.screen is editor)
+        assert editor.query_one("#f-codex-model", Input).value == "gpt-edited"
+        await pilot.press("escape")
+        confirm = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen)
+        await pilot.click("#yes")
+        await wait_until(pilot, lambda: not app.screen.is_modal)
+        await settle(pilot)
+        assert path.read_text() == before
+        # nothing changed: Esc leaves at once
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.screen.is_modal)
+        assert confirm is not None and path.read_text() == before
+
+
+async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
+    from textual.widgets import TextArea
+
+    from ccswitch_tui.tui.screens.editor import RawEditorScreen
+
+    path = home.profiles / "broken.toml"
+    path.write_text('schema = 1\ndescription = "a long file"\n' + "# a comment\n" * 40 + '[provider\nname = "x"\n')
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "broken")
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, RawEditorScreen) and app.screen)
+        await pilot.pause()
+        assert "broken.toml:43:" in plain(editor, "#raw-error")
+        area = editor.query_one("#raw-text", TextArea)
+        assert area.cursor_location[0] == 42  # line 43, counted from 0
+        assert "[provider" in screen_text(app)  # scrolled there: the broken line is on screen
+
+
+# --- profiles changed outside the TUI ---------------------------------------------------------------
+
+async def test_profiles_changed_on_disk_show_without_reload_and_drop_a_stale_check(home: Paths):
+    from ccswitch_tui.check import ProbeResult
+
+    app = build_app(home, watch_interval=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        # a check result on screen (as `p` leaves it)
+        result = ProbeResult("alpha", "codex", "openai", "POST", "https://taotoken.net/api/responses", "gpt-4.1",
+                             "model-unknown", 404)
+        app.detail_pane.set_check("alpha", [result.finding()])
+        await pilot.pause()
+        assert "Endpoint check" in plain(app, "#overview-body")
+        # another program adds a profile and rewrites alpha
+        (home.profiles / "late.toml").write_text((home.profiles / "alpha.toml").read_text())
+        path = home.profiles / "alpha.toml"
+        path.write_text(path.read_text().replace('model = "gpt-4.1"', 'model = "gpt-edited"', 1))
+        await wait_until(pilot, lambda: "late" in [e.name for e in app.profile_entries()], what="late listed")
+        await wait_until(pilot, lambda: "gpt-edited" in plain(app, "#overview-body"), what="alpha re-read")
+        assert "Endpoint check" not in plain(app, "#overview-body")  # the old result is gone
+        assert "alpha" not in app.detail_pane.checks
+        (home.profiles / "late.toml").unlink()
+        await wait_until(pilot, lambda: "late" not in [e.name for e in app.profile_entries()], what="late gone")
+        await settle(pilot)
+
+
+# --- the theme is kept ----------------------------------------------------------------------------
+
+async def test_theme_choice_is_kept_across_restarts(home: Paths):
+    import json
+
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme != "nord"
+        app.theme = "nord"  # what the palette's "Change theme" does
+        await settle(pilot)
+    assert json.loads((home.state / "tui.json").read_text())["theme"] == "nord"
+    again = build_app(home)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.theme == "nord"
+    (home.state / "tui.json").write_text("{not json")  # a damaged file: the default theme, no crash
+    third = build_app(home)
+    async with third.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert third.theme == "textual-dark" and third.is_running
+
+
+# --- 80x24 -----------------------------------------------------------------------------------------
+
+async def test_small_terminal_shows_key_status_and_compact_notifications(home: Paths):
+    from textual.widgets._toast import Toast
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "key ✓" in text and "key missing" in text  # not cut off by the list's width
+        app.notify("checking alpha's endpoints… " + "a long explanation of what happened " * 6, title="Check")
+        app.notify("second message", title="Another")
+        await pilot.pause(0.3)
+        toasts = list(app.screen.query(Toast))
+        assert toasts
+        right = app.detail_pane.region
+        covered = sum(t.region.width * t.region.height for t in toasts)
+        assert covered <= right.width * right.height * 0.25, (covered, right)
+        assert all(t.region.width <= 34 for t in toasts)
+
+
+# --- labels ---------------------------------------------------------------------------------------
+
+async def test_palette_shows_brackets_as_text(home: Paths):
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "run a command":
+            await pilot.press(ch if ch != " " else "space")
+        await pilot.pause(0.5)
+        text = screen_text(app)
+        assert "this profile's [run] exports" in text, text
+        assert "profile's  exports" not in text
+
+
+async def test_labels_keep_a_gap_and_say_unknown(home: Paths):
+    from ccswitch_tui.runs import write_manifest
+
+    write_manifest(home, {"launch_id": "r1", "profile": "alpha", "tool": "codex", "argv": ["codex"], "cwd": "/w",
+                          "started": "2026-01-01T00:00:00Z", "exit_status": 0, "base_urls": {},
+                          "models": {}, "key_fingerprint": "fp:0123456789ab", "env_hash": "sha256:1",
+                          "tool_version": None})
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        overview = plain(app, "#overview-body")
+        assert "  provider  https://taotoken.net/api" in overview and "providerhttps" not in overview
+        app.detail_pane.show_tab("runs")
+        await settle(pilot)
+        run = plain(app, "#run-detail")
+        assert "key fingerprint  fp:0123456789ab" in run and "tool version     unknown" in run, run
+        assert "None" not in run
+
+
+async def test_preset_dropdown_stays_inside_its_dialog_at_80x24(home: Paths):
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+
+    from ccswitch_tui.tui.screens.modals import NewProfileScreen
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, NewProfileScreen) and app.screen)
+        await pilot.pause()
+        select_widget = screen.query_one("#preset", Select)
+        select_widget.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        overlay = screen.query_one(SelectOverlay)
+        assert overlay.display
+        dialog = screen.query_one(".dialog").content_region  # inside the border
+        inside = dialog.intersection(overlay.region)
+        assert inside == overlay.region, (overlay.region, dialog)
+        await pilot.press("escape")
+
+
+# --- the empty state and import ------------------------------------------------------------------
+
+async def test_empty_home_explains_itself_at_80x24_and_keys_say_why(ccs_home: Paths, secret_service: str):
+    app = build_app(ccs_home)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        body = plain(app, "#overview-body")
+        assert "Press n to create one from a preset" in body and "or i to import the providers" in body
+        shown = app.query_one("#overview-body")
+        assert shown.size.height >= 4 and shown.region.right <= SMALL[0]  # wrapped inside the pane, not cut
+        text = screen_text(app)
+        assert "none yet: n new, i import" in text and "i Import" in text
+        for key in ("c", "x", "k", "e", "p", "r", "s", "d"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause()
+            assert any("press n to create one, or i to import" in n for n in notifications(app)), key
+        assert not app.screen.is_modal
+
+
+async def test_a_key_for_a_tool_the_profile_lacks_says_so(home: Paths):
+    app = build_app(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await select(pilot, "beta")  # Kimi: Claude Code only
+        await pilot.press("x")
+        await pilot.pause()
+        assert any("beta has no [codex] table" in n for n in notifications(app)), notifications(app)
+        await select(pilot, "broken")
+        await pilot.press("c")
+        await pilot.pause()
+        assert any("broken cannot be loaded: press e to fix it" in n for n in notifications(app))
+
+
+async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path):
+    import json
+
+    import keyring
+    from conftest import forget_indexed_keys
+    from textual.widgets import Select
+
+    from ccswitch_tui.secrets import SERVICE
+    from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    key = "sk-tui-import-" + "Za9Yb8Xc" * 3 + "77"
+    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
+        "ANTHROPIC_BASE_URL": "https://api.deepseek.com/anthropic", "ANTHROPIC_AUTH_TOKEN": key,
+        "ANTHROPIC_MODEL": "deepseek-v4-pro"}}))
+    env = parent_env(HOME=str(home))
+    cli_env = {**os.environ, "HOME": str(home)}
+    cli_env.pop("CLAUDE_CONFIG_DIR", None)
+    expected = ccs("import", "claude", "--dry-run", env=cli_env).stdout.rstrip("\n")
+    assert "created" in expected
+    app = build_app(ccs_home, env)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("i")
+            screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
+            screen.query_one("#source", Select).value = "claude"
+            await pilot.pause()
+            await pilot.click("#preview")
+            report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
+            assert plain(report, "#report-text") == expected  # the importers' report, as the CLI prints it
+            assert not any(ccs_home.profiles.glob("*.toml"))  # a preview writes nothing
+            await pilot.click("#import")
+            done = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen is not report
+                                    and app.screen)
+            text = plain(done, "#report-text")
+            assert text.startswith("created") and "dry run" not in text
+            await pilot.click("#close")
+            await settle(pilot)
+            (profile,) = [e.name for e in app.profile_entries()]
+            assert (ccs_home.profiles / f"{profile}.toml").exists()
+            kid = app.service.store.load(profile).key_id
+            assert keyring.get_password(SERVICE, kid) == key
+            again = ccs("import", "claude", "--dry-run", env=cli_env).stdout
+            assert again.startswith("unchanged"), again
+    finally:
+        forget_indexed_keys(ccs_home)
+
+
+async def test_a_missing_key_in_the_tui_says_press_k(home: Paths, key_id: str):
+    app = build_app(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await select(pilot, "beta")  # its key is not stored
+        await pilot.press("c")
+        await wait_until(pilot, lambda: any("Cannot launch" in n for n in notifications(app)), what="the failure")
+        failure = next(n for n in notifications(app) if "Cannot launch" in n)
+        assert f"no key stored for id '{key_id}-missing'" in failure
+        assert "press k to store it" in failure and "ccs key set" not in failure
+        await pilot.press("p")
+        await wait_until(pilot, lambda: "Endpoint check" in plain(app, "#overview-body"), what="the check")
+        check = plain(app, "#overview-body").split("Endpoint check", 1)[1]
+        assert "key-missing" in check and "press k to store it" in check and "ccs key set" not in check
