@@ -10,7 +10,6 @@ only in the auth header and scrubbed from anything an endpoint answers.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import ssl
 import time
@@ -214,7 +213,7 @@ def _error_fields(resp: httpx.Response) -> dict[str, str] | None:
     """The error object of a JSON error answer (type, code, param, message), or None for any other body:
     an HTML or plain-text page comes from a proxy or a web server, not from the API."""
     try:
-        data = json.loads(resp.text[:4000])
+        data = loads_json(resp.text[:4000])
     except ValueError:
         return None
     if not isinstance(data, dict):
@@ -344,7 +343,7 @@ def _models_check(resp: httpx.Response, model: str | None, profile: str) -> tupl
     if model is None:
         return None
     try:
-        data = resp.json()
+        data = loads_json(resp.text)
     except ValueError:
         return None
     items = data.get("data") if isinstance(data, dict) else data

@@ -38,6 +38,7 @@ TOKEN_RE = re.compile(r"[A-Za-z0-9+/_.~-]+=*")
 _SPLIT_RE = re.compile(r"[-_.~]+")
 _HEX_RE = LazyPattern(r"[0-9a-fA-F]+")
 _LAUNCH_STAMP_RE = LazyPattern(r"\d{8}T\d{6}Z")
+_LAUNCH_ID_RE = LazyPattern(r"\d{8}T\d{6}Z-[0-9a-f]{8}")  # ccs's own launch ids, as in runs/<id>.requests.jsonl
 _UUID_RE = LazyPattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # labels in front of a hex string that say what it is: a digest or a fingerprint, not a key
 DIGEST_LABELS = ("sha256:", "sha512:", "sha1:", "md5:", "fp:", "sha256-", "sha512-")
@@ -130,6 +131,8 @@ def _token_is_key(token: str) -> bool:
         return False
     if _MARKED.fullmatch(token):
         return True
+    if "T" in token and _LAUNCH_ID_RE.search(token):  # ccs's own launch ids (runs/<id>.json): judge the rest
+        return _token_is_key(_LAUNCH_ID_RE.sub("run", token))
     if _is_path_like(token):
         parts = [p for p in token.split("/") if p]  # a path: judge each component on its own
         return any(_token_is_key(p) for p in parts)

@@ -26,6 +26,7 @@ KEYS = {
 UNMARKED = {k: v for k, v in KEYS.items() if k in ("glm", "lower32", "aws-secret", "hex40", "jwt")}
 
 NON_SECRETS = [
+    "state/runs/20261203T110512Z-ab12cd34.requests.jsonl", "20261203T110512Z-ab12cd34.json",
     "claude-sonnet-4-5-20250929", "gpt-5-codex", "moonshotai/Kimi-K2-Instruct-0905", "glm-4.6",
     "deepseek-ai/DeepSeek-V3.1-Terminus", "Qwen/Qwen3-Coder-480B-A35B-Instruct",
     "accounts/fireworks/models/kimi-k2-instruct", "meta-llama/Llama-3.3-70B-Instruct-Turbo",

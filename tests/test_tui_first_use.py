@@ -329,13 +329,17 @@ async def test_empty_home_explains_itself_at_80x24_and_keys_say_why(ccs_home: Pa
 
 
 async def test_a_key_for_a_tool_the_profile_lacks_says_so(home: Paths):
+    from ccswitch_tui.presets import new_profile_text
+    from ccswitch_tui.store import Store
+
+    Store(home).save_text("gamma", new_profile_text("gamma", "kimi-coding", key="gamma-key"), create=True)
     app = build_app(home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await select(pilot, "beta")  # Kimi: Claude Code only
+        await select(pilot, "gamma")  # Kimi For Coding: Claude Code and run, no Codex
         await pilot.press("x")
         await pilot.pause()
-        assert any("beta has no [codex] table" in n for n in notifications(app)), notifications(app)
+        assert any("gamma has no [codex] table" in n for n in notifications(app)), notifications(app)
         await select(pilot, "broken")
         await pilot.press("c")
         await pilot.pause()
