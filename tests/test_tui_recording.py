@@ -32,6 +32,11 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 
+def flat(app, selector: str) -> str:
+    """A widget's text with runs of spaces folded: labels are padded to a column."""
+    return " ".join(plain(app, selector).split())
+
+
 def rows(app) -> list[list[str]]:
     table = app.query_one("#requests-table")
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
@@ -68,14 +73,14 @@ async def test_runs_tab_follows_a_recorded_run_live(ccs_home: Paths, provider, t
             flags.with_name("flag.go").touch()
             await wait_until(pilot, lambda: len(rows(app)) == 2, what="the second request, without a keypress")
             assert rows(app)[1][2] == "POST /responses" and rows(app)[1][3] == "gpt-4o"
-            await wait_until(pilot, lambda: "requests 2, at most 1 at once" in " ".join(plain(app, "#run-detail").split()),
+            await wait_until(pilot, lambda: "requests 2, at most 1 at once" in flat(app, "#run-detail"),
                              what="the summary to follow")
 
             flags.with_name("flag.end").touch()
             assert child.wait(30) == 0
             await wait_until(pilot, lambda: "(live)" not in plain(app, "#run-detail"), what="the end of the run")
             await settle(pilot)
-            detail = " ".join(plain(app, "#run-detail").split())  # labels are padded to a column
+            detail = flat(app, "#run-detail")
             assert "status 0" in detail and "served gpt-4.1 ×1, gpt-4o ×1" in detail
             assert "tokens input 23 output 13" in detail and "errors 0" in detail
             screen = app.export_screenshot()
