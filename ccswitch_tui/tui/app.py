@@ -326,12 +326,18 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     # --- the Runs tab: a recorded run's requests, live while it goes on -------------------------
 
+    def _shown_tab(self) -> str | None:
+        """The detail pane's tab, or None while the pane is not there (a timer firing as the app
+        starts or closes)."""
+        panes = self.query(DetailPane)
+        return panes.first().active_tab if panes else None
+
     def _tick_runs(self) -> None:
         """While the Runs tab is shown: reload when a run starts or ends (the runs folder changes) and
         as long as a recorded run goes on."""
-        pane = self.detail_pane
-        if pane.active_tab != "runs" or self.screen.is_modal:
+        if self._shown_tab() != "runs" or self.screen.is_modal:
             return
+        pane = self.detail_pane
         try:
             stamp = self.service.paths.runs.stat().st_mtime_ns
         except OSError:
@@ -356,7 +362,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     # --- the Running tab ----------------------------------------------------------------------
 
     def _tick_running(self) -> None:
-        if self.detail_pane.active_tab == "running" and not self.screen.is_modal:
+        if self._shown_tab() == "running" and not self.screen.is_modal:
             self.scan_processes()
 
     @on(TabbedContent.TabActivated)
