@@ -135,8 +135,9 @@ def test_delete(store: Store):
 BROKEN = {
     "syntax": ('schema = 1\n[provider]\nname = "P"\nbase_url = https://x\n', r"syntax\.toml:4:"),
     "schema": (GOOD.replace('key = "k"', 'key = "k"\nkye = "x"'), r"unknown field \[provider\]\.kye"),
-    # tomlkit raises KeyAlreadyPresent (not a ParseError) for a table defined twice this way
-    "twice": ('[a]\nb = 1\n[a.b]\nc = 1\n', r"twice\.toml: .*already exists"),
+    # tomlkit before 0.14 raises KeyAlreadyPresent without a position for a table defined twice
+    # this way; later versions raise a ParseError at the second definition
+    "twice": ('[a]\nb = 1\n[a.b]\nc = 1\n', r"twice\.toml(:\d+:\d+)?: .*already exists"),
     "eof": ("schema = [\n", r"eof\.toml:\d+:\d+: unexpected end of file"),
 }
 
@@ -336,8 +337,8 @@ def toml_string(draw, value: str) -> str:
     return _basic(value)
 
 
-words = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=24).filter(
-    lambda s: not looks_like_key(s))  # a key-shaped value is refused in any field
+words = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=24).filter(
+    lambda s: not looks_like_key(s))  # a key-shaped value, or a NUL, is refused in any field
 nonblank = words.filter(lambda s: s.strip() != "")
 comment_text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30,

@@ -19,6 +19,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent
 from textual.worker import Worker, WorkerState
 
@@ -145,13 +146,18 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
         self.run_worker(save, thread=True, group="settings", exit_on_error=False)
 
+    def _main_screen(self) -> Screen:
+        """The screen holding the list and the detail pane: the bottom of the stack, so that a
+        message arriving while a dialog is open (a file watcher, a worker) still finds them."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
+
     @property
     def profile_list(self) -> ProfileList:
-        return self.query_one(ProfileList)
+        return self._main_screen().query_one(ProfileList)
 
     @property
     def detail_pane(self) -> DetailPane:
-        return self.query_one(DetailPane)
+        return self._main_screen().query_one(DetailPane)
 
     def profile_entries(self) -> list[Entry]:
         return self.profile_list.entries
@@ -234,6 +240,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     @on(m.ProfilesChanged)
     def _profiles_changed(self, event: m.ProfilesChanged) -> None:
+        if not self.screen_stack or not self._main_screen().query(DetailPane):  # the app is closing
+            return
         for name in event.names:
             self.detail_pane.checks.pop(name, None)  # an endpoint check of the old file says nothing now
         self.load_profiles(self.selected)
@@ -246,7 +254,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
-        if not self.query(ProfileList):  # the app is closing
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
             return
         self._shown = None
         self.profile_list.set_entries(event.entries, keep=event.keep)
@@ -258,7 +266,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
-        if not self.query(ProfileList):  # the app is closing: the answer came too late
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing: the answer came too late
             return
         self.profile_list.set_presence(event.presence)
         if event.presence.keyring_error:
@@ -329,7 +337,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     def _shown_tab(self) -> str | None:
         """The detail pane's tab, or None while the pane is not there (a timer firing as the app
         starts or closes)."""
-        panes = self.query(DetailPane)
+        panes = self._main_screen().query(DetailPane) if self.screen_stack else None
         return panes.first().active_tab if panes else None
 
     def _tick_runs(self) -> None:
