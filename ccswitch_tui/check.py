@@ -16,32 +16,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from .env import inherited_env
 from .errors import CcsError
 from .findings import ERROR, INFO, Finding, redact_url
+from .paths import Paths
 from .profile import Profile
 from .safe_read import loads_json
 from .secrets import mask
+from .tools.spec import ProbeSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
-DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"  # only when a profile names no Claude model at all
-PROMPT = "ping"
 OK = "ok"
-OUTCOMES = ("ok", "unreachable", "timeout", "auth-failed", "not-found", "model-unknown", "rate-limited",
-            "server-error", "bad-request", "redirected", "key-missing")
-
-
-def sides(profile: Profile) -> list[str]:
-    """The tool sides a profile serves that can be probed."""
-    out = [t for t in ("claude", "codex") if getattr(profile, t) is not None]
-    if profile.run.export:
-        out.append("run")
-    return out
+PROBE_KEY = "ccs-check"  # what the plan a probe is read from gets for a key: the plan never sends it
 
 
 @dataclass(frozen=True)
@@ -52,7 +43,7 @@ class Probe:
     method: str
     url: str
     model: str | None
-    auth: str  # bearer | x-api-key
+    auth: str  # "bearer", or the header that carries the key (x-api-key, …)
     body: Mapping[str, Any] | None = None
     proxy: str | None = None
     fallback: Probe | None = None  # tried when this one answers 404/405 (a models list that is not served)
@@ -114,14 +105,6 @@ class ProbeResult:
 
 # --- planning the probes --------------------------------------------------------------------------
 
-def _join(base: str, path: str) -> str:
-    return base.rstrip("/") + path
-
-
-def _profile_env(profile: Profile, side_env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    return {**inherited_env(environ, profile.inherit), **profile.env, **side_env}
-
-
 def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
     """The proxy the profile's own environment asks for this URL (the shell's is not consulted)."""
     parts = urlsplit(url)
@@ -147,58 +130,33 @@ def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
     return get("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
-def _anthropic_probe(profile: Profile, tool: str, base: str, auth: str, model: str, env: Mapping[str, str]) -> Probe:
-    url = _join(base, "/v1/messages")
-    body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": PROMPT}]}
-    return Probe(profile.name, tool, "anthropic", "POST", url, model, "x-api-key" if auth == "api-key" else "bearer",
-                 body, proxy_for(url, env))
+def sides(profile: Profile) -> list[str]:
+    """The tool sides a profile serves that can be probed (`ccs run` only when it exports something)."""
+    return [t for t in profile.tools if t != "run" or profile.run.export]
 
 
-def _responses_probe(profile: Profile, tool: str, base: str, model: str | None, env: Mapping[str, str]) -> Probe:
-    url = _join(base, "/responses")
-    body = {"model": model, "input": PROMPT, "max_output_tokens": 16, "store": False}
-    return Probe(profile.name, tool, "openai", "POST", url, model, "bearer", body, proxy_for(url, env))
+def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], *,
+                paths: Paths | None = None, cwd: Path | None = None) -> list[Probe]:
+    """The probes for ``profile`` (one tool side, or every side it serves): each side's spec reads
+    them from the plan its launch would use, so what is probed is what is launched."""
+    from . import tools
+    from .paths import resolve_paths
 
-
-def _chat_probe(profile: Profile, tool: str, base: str, model: str | None, env: Mapping[str, str]) -> Probe:
-    """A Chat Completions provider (``wire_api = "chat"``): the endpoint ccs's bridge translates to."""
-    url = _join(base, "/chat/completions")
-    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 1, "stream": False}
-    return Probe(profile.name, tool, "openai-chat", "POST", url, model, "bearer", body, proxy_for(url, env))
-
-
-def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) -> list[Probe]:
-    """The probes for ``profile`` (one tool side, or every side it serves)."""
-    wanted = [tool] if tool else sides(profile)
+    paths = paths or resolve_paths(environ)
+    cwd = cwd or Path.cwd()
     out: list[Probe] = []
-    c, x = profile.claude, profile.codex
-    for side in wanted:
-        if side == "claude" and c is not None:
-            env = _profile_env(profile, c.env, environ)
-            model = c.model or c.sonnet or c.opus or c.haiku or DEFAULT_CLAUDE_MODEL
-            out.append(_anthropic_probe(profile, "claude", c.base_url, c.auth, model, env))
-        elif side == "codex" and x is not None:
-            env = _profile_env(profile, x.env, environ)
-            probe = _chat_probe if x.wire_api == "chat" else _responses_probe
-            out.append(probe(profile, "codex", x.base_url, x.model, env))
-        elif side == "run":
-            env = _profile_env(profile, {}, environ)
-            if "openai" in profile.run.export:
-                base = x.base_url if x else profile.provider.base_url
-                # `ccs run` exports CCS_MODEL only from [run].model: that is the model to look for in the
-                # list. A Responses request needs some model, so the fallback borrows Codex's.
-                model = profile.run.model
-                fb_model = model or (x.model if x else None)
-                fallback = _responses_probe(profile, "run", base, fb_model, env) if fb_model else None
-                url = _join(base, "/models")
-                # A models list costs no tokens and proves the endpoint and the key for SDK programs.
-                out.append(Probe(profile.name, "run", "openai-models", "GET", url, model, "bearer", None,
-                                 proxy_for(url, env), fallback))
-            if "anthropic" in profile.run.export:
-                base = c.base_url if c else profile.provider.base_url
-                auth = c.auth if c else "token"
-                model = profile.run.model or (c and (c.model or c.sonnet or c.opus or c.haiku)) or DEFAULT_CLAUDE_MODEL
-                out.append(_anthropic_probe(profile, "run", base, auth, model, env))
+    for side in ([tool] if tool else sides(profile)):
+        if side not in profile.tools:
+            continue
+        spec = tools.get(side)
+        plan = tools.plan_for(profile, side, PROBE_KEY, environ, cwd, paths=paths)
+        env = {k: v for k, v in plan.env.items() if k not in plan.secret_names}
+
+        def probe(p: ProbeSpec, side: str = side, env: Mapping[str, str] = env) -> Probe:
+            return Probe(profile.name, side, p.api, p.method, p.url, p.model, p.auth, p.body,
+                         proxy_for(p.url, env), probe(p.fallback) if p.fallback else None)
+
+        out += [probe(p) for p in spec.probes(plan, profile)]
     return out
 
 
@@ -369,10 +327,10 @@ def _client(probe: Probe, timeout: float) -> httpx.Client:
 
 def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
     headers = {"accept": "application/json", "user-agent": "ccs-check"}
-    if probe.auth == "x-api-key":
-        headers["x-api-key"] = key
-    else:
+    if probe.auth == "bearer":
         headers["authorization"] = f"Bearer {key}"
+    else:  # the header the client sends its key in (x-api-key, …)
+        headers[probe.auth] = key
     if probe.api == "anthropic":
         headers["anthropic-version"] = ANTHROPIC_VERSION
 
@@ -449,7 +407,7 @@ def check_profiles(
             except CcsError as exc:
                 key_cache[p.key_id] = (None, str(exc))
         key, err = key_cache[p.key_id]
-        for probe in plan_probes(p, tool, environ):
+        for probe in plan_probes(p, tool, environ, paths=getattr(keys, "paths", None)):
             fallback = probe.fallback and replace(probe.fallback, key_id=p.key_id)
             probe = replace(probe, key_id=p.key_id, fallback=fallback)
             jobs.append((len(jobs), probe, key, err if key is None else None))

@@ -6,7 +6,6 @@ Each source becomes findings with the way out. Values are masked unless known no
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -16,17 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .env import MARKERS, looks_secret, routing_family
+from .env import MARKERS, family_effect, looks_secret, routing_family
 from .errors import CcsError
 from .findings import ERROR, INFO, WARN, Finding, counts, counts_text, shown, sort_findings
-from .inspect import family_effect
 from .isolation import profile_findings
 from .paths import Paths
-from .processes import TOOL_INTERNAL
-from .profile import BUILTIN_CODEX_PROVIDERS
-from .safe_read import read_text
-
-LAYER_ORDER = ("managed", "local", "project", "user")
+from .processes import tool_internal
 
 
 @dataclass
@@ -34,8 +28,8 @@ class DoctorReport:
     cwd: Path
     findings: list[Finding] = field(default_factory=list)
     shell: list[dict[str, Any]] = field(default_factory=list)
-    claude_layers: list[dict[str, Any]] = field(default_factory=list)
-    codex: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)  # each client's doctor part, by its section name
+    section_lines: list[str] = field(default_factory=list)
     keyring: dict[str, Any] = field(default_factory=dict)
     clients: dict[str, dict[str, Any]] = field(default_factory=dict)
     profiles: list[dict[str, Any]] = field(default_factory=list)
@@ -50,8 +44,7 @@ class DoctorReport:
             "counts": counts(self.findings),
             "findings": [f.to_dict() for f in sort_findings(self.findings)],
             "shell": self.shell,
-            "claude_layers": self.claude_layers,
-            "codex": self.codex,
+            **self.sections,
             "keyring": self.keyring,
             "clients": self.clients,
             "profiles": self.profiles,
@@ -64,15 +57,7 @@ class DoctorReport:
             lines.append("  no routing variables")
         for v in self.shell:
             lines.append(f"  {v['name']}={v['value']}  ({v['family']}: affects {v['affects']})")
-        lines.append("claude code settings layers (highest first)")
-        for layer in self.claude_layers:
-            state = "absent" if not layer["exists"] else (
-                f"unreadable: {layer['error']}" if layer["error"] else (
-                    ", ".join(f"{k}={v}" for k, v in layer["routing"].items()) or "no routing keys"))
-            lines.append(f"  {layer['kind']:<8} {layer['path']}: {state}")
-        lines.append(f"codex home {self.codex.get('home')}")
-        for f in self.codex.get("files", []):
-            lines.append(f"  {f['path']}: {'present' if f['exists'] else 'absent'}")
+        lines += self.section_lines
         kr = self.keyring
         lines.append(f"keyring    {kr.get('backend') or '?'}: {'reachable' if kr.get('reachable') else 'UNREACHABLE'}")
         for name, c in self.clients.items():
@@ -89,7 +74,7 @@ class DoctorReport:
         lines.append(f"findings   {counts_text(counts(self.findings))}"
                      + (f" ({above} info about the keyring and clients shown above)" if above else ""))
         for f in listed:
-            lines.append(f"  {f.severity:<5}  {f.code:<20} {f.where}: {f.message}")
+            lines.append(f"  {f.line()}")
         return "\n".join(lines)
 
 
@@ -107,7 +92,7 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
             "and launches from here are refused unless --nested", variable="CCS_LAUNCH_ID"))
     for name in sorted(environ):
         fam = routing_family(name)
-        if fam is None or name in TOOL_INTERNAL or name in MARKERS:
+        if fam is None or name in tool_internal() or name in MARKERS:
             continue
         value = environ[name]
         show = shown(name, value)
@@ -137,208 +122,6 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
                                f"{name}={show} in this shell ({fam} family) would affect {affects} started from "
                                f"here; {tail}", path="shell", variable=name, family=fam))
     return rows, out
-
-
-# --- Claude Code settings layers ----------------------------------------------------------------
-
-def _setting_shown(key: str, value: Any) -> str:
-    name = key[4:] if key.startswith("env.") else key
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if name == "model" else shown(name, text)
-
-
-def claude_layer_paths(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    from .tools.claude import managed_settings_path
-
-    home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    user_dir = Path(environ["CLAUDE_CONFIG_DIR"]) if environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
-    return [
-        ("managed", managed_settings_path(environ)),
-        ("local", cwd / ".claude" / "settings.local.json"),
-        ("project", cwd / ".claude" / "settings.json"),
-        ("user", user_dir / "settings.json"),
-    ]
-
-
-def claude_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Finding]]:
-    from .tools.claude import read_layer
-
-    rows: list[dict[str, Any]] = []
-    out: list[Finding] = []
-    for kind, path in claude_layer_paths(cwd, environ):
-        layer = read_layer(kind, path)
-        row: dict[str, Any] = {"kind": kind, "path": str(path), "exists": layer is not None, "error": None,
-                               "routing": {}}
-        rows.append(row)
-        if layer is None:
-            continue
-        if layer.error:
-            row["error"] = layer.error
-            out.append(Finding("settings-invalid", WARN,
-                               f"{kind} settings layer {layer.error}; Claude Code may refuse or ignore it; "
-                               "fix the file",
-                               path=str(path)))
-            continue
-        row["routing"] = {k: _setting_shown(k, v) for k, v in layer.routing.items()}
-        for key, value in layer.routing.items():
-            show = f"{key}={_setting_shown(key, value)}"
-            if key == "model" and kind != "managed":
-                # Measured: ANTHROPIC_MODEL in the environment beats a settings `model` key.
-                out.append(Finding(
-                    "settings-override", WARN,
-                    f"{kind} settings set {show}, which picks the model of Claude Code started "
-                    f"{'in ' + str(cwd) if kind != 'user' else 'directly'} unless ANTHROPIC_MODEL is set (the "
-                    "environment wins); ccs launches of a profile with [claude].model are not affected; remove it "
-                    "from the file to pick the model in one place", path=str(path), variable=key))
-            elif kind == "managed":
-                out.append(Finding(
-                    "settings-override", ERROR,
-                    f"managed settings set {show}, which beats every other layer and the environment, "
-                    "ccs launches included; ask whoever manages this machine to remove it (ccs only launches past "
-                    "it with --force)", path=str(path), variable=key))
-            elif kind in ("project", "local"):
-                out.append(Finding(
-                    "settings-override", ERROR,
-                    f"{kind} settings set {show}, which beats the environment of any Claude Code started in "
-                    f"{cwd}; remove it from the file, or launch with `ccs launch PROFILE claude --isolate`",
-                    path=str(path), variable=key))
-            else:
-                out.append(Finding(
-                    "settings-override", WARN,
-                    f"user settings set {show}, which beats the environment of Claude Code started directly "
-                    "(ccs launches use their own CLAUDE_CONFIG_DIR); remove it from the file",
-                    path=str(path), variable=key))
-    return rows, out
-
-
-def ccs_layer_findings(store: Any, paths: Paths) -> list[Finding]:
-    """Routing keys someone added to a profile's own Claude Code user layer (ccs's --settings beats
-    only the keys the profile sets; apiKeyHelper and the rest would still apply)."""
-    from .tools.claude import read_layer
-
-    out: list[Finding] = []
-    for e in store.entries():
-        p = e.profile
-        if p is None or p.claude is None:
-            continue
-        path = paths.tool_dir(p.name, "claude") / "settings.json"
-        layer = read_layer("user", path)
-        if layer is None or layer.error:
-            continue
-        ours = {f"env.{k}" for k in {**p.env, **p.claude.env, "ANTHROPIC_BASE_URL": "",
-                                      **p.claude.model_vars()}} | ({"model"} if p.claude.model else set())
-        for key, value in layer.routing.items():
-            if key in ours:
-                continue
-            out.append(Finding(
-                "settings-override", ERROR,
-                f"profile {p.name!r}'s own Claude Code user layer sets {key}={_setting_shown(key, value)}, "
-                "which ccs's --settings does not override; remove it from the file", path=str(path), variable=key))
-    return out
-
-
-# --- Codex config -------------------------------------------------------------------------------
-
-def _line_of(text: str, pattern: str) -> int | None:
-    for i, line in enumerate(text.splitlines(), 1):
-        if re.search(pattern, line):
-            return i
-    return None
-
-
-def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
-                        main: bool = True) -> list[Finding]:
-    """Check one Codex config file against what Codex 0.171 accepts."""
-    from .errors import ProfileError
-    from .store import parse_toml
-
-    codex = f"Codex {version}" if version else "Codex"
-    try:
-        text = read_text(path)
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
-        return [Finding("codex-config-invalid", ERROR, f"cannot read: {exc}", path=str(path))]
-    try:
-        data = parse_toml(text, str(path)).unwrap()
-    except ProfileError as exc:  # "path:line:col: message", or "path: message" for a table defined twice
-        where = str(exc).split(": ")[0]
-        return [Finding("codex-config-invalid", ERROR,
-                        f"not valid TOML ({exc}); {codex} will not start; fix the file", path=where)]
-
-    out: list[Finding] = []
-
-    def at(pattern: str) -> str:
-        line = _line_of(text, pattern)
-        return f"{path}:{line}" if line else str(path)
-
-    if "profile" in data:
-        out.append(Finding(
-            "codex-config-invalid", ERROR,
-            f"top-level profile = {data['profile']!r} is a hard error in {codex}; move that profile's settings "
-            f"to {path.parent}/{data['profile']}.config.toml, remove the line and select it with "
-            "`codex --profile NAME`",
-            path=at(r"^\s*profile\s*="), variable="profile"))
-    profiles = data.get("profiles")
-    if isinstance(profiles, dict) and profiles:
-        for name in profiles:
-            out.append(Finding(
-                "codex-config-invalid", WARN,
-                f"[profiles.{name}] is legacy: {codex} ignores it, and `codex --profile {name}` fails while it is "
-                f"there; move it to {path.parent}/{name}.config.toml",
-                path=at(rf"^\s*\[profiles\.{re.escape(str(name))}\]"), variable=f"profiles.{name}"))
-    providers = data.get("model_providers")
-    selected = data.get("model_provider")
-    if not isinstance(providers, dict):
-        providers = {}
-    for pid, entry in providers.items():
-        where = at(rf"^\s*\[model_providers\.\"?{re.escape(str(pid))}\"?\]")
-        if not isinstance(entry, dict):
-            continue
-        if entry.get("wire_api") == "chat":
-            out.append(Finding(
-                "codex-config-invalid", ERROR,
-                f'[model_providers.{pid}] wire_api = "chat" is no longer supported by {codex} (a hard error); '
-                "for a Chat Completions endpoint, import it (`ccs import codex`) or put wire_api = \"chat\" in a "
-                "ccs profile's [codex] table, and launch with `ccs launch PROFILE codex`: ccs translates for Codex; "
-                'or use wire_api = "responses" if the endpoint serves the Responses API',
-                path=at(r"^\s*wire_api\s*=\s*[\"']chat"), variable=f"model_providers.{pid}.wire_api"))
-        if pid in BUILTIN_CODEX_PROVIDERS:
-            url = entry.get("base_url")
-            out.append(Finding(
-                "codex-config-invalid", ERROR,
-                f"[model_providers.{pid}] reuses the built-in provider id {pid!r}"
-                + (f" for {url}" if url else "")
-                + f"; {codex} refuses to start (built-in provider ids are reserved); rename it to a custom id "
-                "(and model_provider with it)", path=where, variable=f"model_providers.{pid}"))
-        env_key = entry.get("env_key")
-        if isinstance(env_key, str) and env_key and not environ.get(env_key):
-            chosen = main and selected == pid
-            out.append(Finding(
-                "codex-config-invalid", ERROR if chosen else WARN,
-                f"[model_providers.{pid}] env_key = {env_key!r}, but {env_key} is not set in this shell; "
-                f"{codex} {'fails' if chosen else 'fails when this provider is used'} with "
-                f"\"Missing environment variable: `{env_key}`\"; export it, or launch with `ccs launch PROFILE codex`",
-                path=where, variable=env_key))
-    if main and isinstance(selected, str) and selected not in providers and selected not in BUILTIN_CODEX_PROVIDERS:
-        out.append(Finding(
-            "codex-config-invalid", ERROR,
-            f"model_provider = {selected!r} names no [model_providers.{selected}] table and no built-in provider; "
-            "add the table or fix the name", path=at(r"^\s*model_provider\s*="), variable="model_provider"))
-    return out
-
-
-def codex_findings(environ: Mapping[str, str], version: str | None) -> tuple[dict[str, Any], list[Finding]]:
-    home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else \
-        Path(environ.get("HOME") or os.path.expanduser("~")) / ".codex"
-    main = home / "config.toml"
-    files = [main] + sorted(p for p in home.glob("*.config.toml")) if home.is_dir() else [main]
-    out: list[Finding] = []
-    info = {"home": str(home), "files": []}
-    for f in files:
-        info["files"].append({"path": str(f), "exists": f.is_file()})
-        out += codex_file_findings(f, environ, version, main=(f == main))
-    return info, out
 
 
 # --- clients, keyring, profiles ------------------------------------------------------------------
@@ -378,23 +161,26 @@ def run_doctor(store: Any, keys: Any, environ: Mapping[str, str], cwd: Path, *,
 
     report.shell, found = shell_findings(environ, fp)
     f += found
-    report.claude_layers, found = claude_findings(cwd, environ)
-    f += found
-    f += ccs_layer_findings(store, paths)
+    entries = store.entries()
+    from .tools import clients
+    from .tools.spec import DoctorContext
 
-    for name in ("claude", "codex"):
-        c = client_info(name, environ)
-        report.clients[name] = c
+    loaded = [e.profile for e in entries if e.profile is not None]
+    for spec in clients():
+        c = client_info(spec.program or spec.name, environ)
+        report.clients[spec.name] = c
         if c["path"]:
-            f.append(Finding("client", INFO, f"{name} {c['version'] or '(version unknown)'} at {c['path']}",
+            f.append(Finding("client", INFO, f"{spec.name} {c['version'] or '(version unknown)'} at {c['path']}",
                              path=c["path"]))
         else:
-            f.append(Finding("client", INFO, f"{name} is not on PATH; install it with npm if you use it",
-                             variable=name))
-    report.codex, found = codex_findings(environ, report.clients["codex"].get("version"))
-    f += found
+            f.append(Finding("client", INFO, f"{spec.name} is not on PATH; {spec.install_hint} if you use it",
+                             variable=spec.name))
+        part = spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version")))
+        if part is not None:
+            report.sections[part.section] = part.info
+            report.section_lines += part.lines
+            f += part.findings
 
-    entries = store.entries()
     refs = [e.profile.key_id for e in entries if e.profile]
     keyring_refs = [r for r in refs if not r.startswith("env:")]
     kr: dict[str, Any] = {"backend": None, "reachable": False, "error": None}

@@ -23,22 +23,55 @@ NOISE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 PROXY_VARS = frozenset(
     {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 )
-_ROUTING_PATTERNS = (
-    ("claude", re.compile(r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR")),
-    ("codex", re.compile(r"CODEX_.*|CCS_CODEX_API_KEY")),
+# Families no single client owns; each client's spec adds its own (tools/<name>.py ``families``).
+_SHARED_FAMILIES = (
     ("openai", re.compile(r"OPENAI_.*|AZURE_OPENAI_.*")),
     ("proxy", re.compile("|".join(re.escape(v) for v in sorted(PROXY_VARS)))),
     ("cloud", re.compile(r"AWS_PROFILE|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|"
                          r"AWS_BEARER_TOKEN_BEDROCK|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION|"
-                         r"ANTHROPIC_VERTEX_PROJECT_ID")),
+                         r"ANTHROPIC_VERTEX_PROJECT_ID|GOOGLE_CLOUD_PROJECT|GOOGLE_CLOUD_LOCATION")),
 )
+SHARED_EFFECTS = {
+    "openai": "OpenAI SDK programs (Codex ignores OPENAI_BASE_URL but hands it to the commands it runs)",
+    "proxy": "every tool (requests go through the proxy)",
+    "cloud": "Claude Code when a CLAUDE_CODE_USE_* switch is on, and cloud SDKs",
+}
+_patterns: list[tuple[str, re.Pattern[str]]] = []
 _SECRET_RE = re.compile(r".*(_API_KEY|_AUTH_TOKEN|_TOKEN|_SECRET|_SECRET_ACCESS_KEY|_PASSWORD)$")
 _NON_SECRET_RE = re.compile(r".*(_BASE_URL|_URL|_MODEL|_PROXY|_REGION)$|^CCS_MODEL$|^NO_PROXY$", re.IGNORECASE)
 
 
+def _routing_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    if not _patterns:
+        from .tools import specs
+        from .tools.spec import compile_families
+
+        _patterns.extend([*compile_families(specs()), *_SHARED_FAMILIES])  # the clients' own names first
+    return _patterns
+
+
+def families() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(f for f, _ in _routing_patterns()))
+
+
+def client_families() -> tuple[str, ...]:
+    """The families whose variables name a client's endpoint or key (not proxies, not cloud switches)."""
+    return tuple(f for f in families() if f not in ("proxy", "cloud"))
+
+
+def family_effect(family: str | None) -> str:
+    """Which tools read a family's variables, for messages."""
+    from .tools import specs
+
+    for s in specs():
+        if family in s.family_effects:
+            return s.family_effects[family]
+    return SHARED_EFFECTS.get(family or "", "some tools")
+
+
 def routing_family(name: str) -> str | None:
-    """Which family a routing variable belongs to (claude, codex, openai, proxy, cloud), else None."""
-    for family, pattern in _ROUTING_PATTERNS:
+    """Which family a routing variable belongs to (claude, codex, openai, proxy, cloud, …), else None."""
+    for family, pattern in _routing_patterns():
         if pattern.fullmatch(name):
             return family
     return None

@@ -14,7 +14,16 @@ class UsageError(CcsError):
 
 
 class ProfileError(CcsError):
-    """A profile file that cannot be read or does not follow schema 1."""
+    """A profile file that cannot be read or does not follow schema 1. ``field`` is the place the
+    message names, as ``[table].field`` (``[codex].provider_id``, ``[claude.env].X``, ``schema``),
+    and ``line``/``column`` the file's place for a syntax error, when known: the editor points there without
+    reading the message."""
+
+    def __init__(self, message: str, *, field: str | None = None, line: int | None = None,
+                 column: int | None = None):
+        super().__init__(message)
+        self.field = field
+        self.line, self.column = line, column
 
 
 class KeyError_(CcsError):
@@ -25,12 +34,15 @@ class KeyringUnavailable(CcsError):
     """The OS keyring cannot be reached (no backend, locked, prompt dismissed)."""
 
 
-class Refusal(CcsError):
-    """A launch that ccs will not do without an explicit flag (nested, settings override)."""
+class LaunchRefused(CcsError):
+    """A launch that ccs will not do without an explicit flag (nested, settings override).
+    ``flags`` are the options that get past it, as data (``("isolate", "force")``): the TUI offers
+    them as buttons; ``ways_out`` are the same and the other ways, as lines for people."""
 
-    def __init__(self, message: str, ways_out: tuple[str, ...] = ()):
+    def __init__(self, message: str, ways_out: tuple[str, ...] = (), flags: tuple[str, ...] = ()):
         super().__init__(message)
         self.ways_out = ways_out
+        self.flags = flags
 
 
 class FindingsError(CcsError):
@@ -38,6 +50,3 @@ class FindingsError(CcsError):
 
     exit_code = 3
 
-
-class InternalError(CcsError):
-    exit_code = 1

@@ -17,37 +17,6 @@ from .env import MARKERS, known_non_secret, looks_secret
 ERROR, WARN, INFO = "error", "warn", "info"
 SEVERITIES = (ERROR, WARN, INFO)
 
-# The codes in use (DESIGN.md, "Findings"); kept here so the TUI can show a legend.
-CODES = {
-    "foreign-family": "a variable of another tool's family (ANTHROPIC_* in Codex, OPENAI_*/CODEX_* in Claude Code)",
-    "unmanaged-routing": "a routing variable the profile did not set",
-    "base-url-drift": "a base URL that differs from the profile's, or several distinct base URLs",
-    "key-drift": "a key whose fingerprint differs from the profile's current key",
-    "model-drift": "a model id that differs from the profile's",
-    "cloud-switch": "CLAUDE_CODE_USE_BEDROCK/VERTEX/FOUNDRY: everything goes to a cloud provider",
-    "proxy": "a proxy variable the profile did not set",
-    "opened-routing": "a routing, cloud-switch, proxy or loader variable let in by policy.inherit or an env table",
-    "settings-override": "a Claude Code settings layer that sets routing keys (they beat the environment)",
-    "codex-config-invalid": "a Codex config.toml that the installed Codex rejects or silently ignores",
-    "profile-unknown": "a process marked with a profile that no longer exists",
-    "profile-invalid": "a profile file that cannot be loaded",
-    "key-missing": "a profile whose key is not stored",
-    "key-unavailable": "a key that could not be read to compare fingerprints",
-    "keyring": "the keyring backend and whether it answers",
-    "client": "an installed client and its version",
-    "nested": "this shell is itself a ccs child",
-    "routing-missing": "a routing variable the profile sets is missing from the process",
-    "ok": "the probe worked",
-    "unreachable": "DNS failure, connection refused or TLS failure",
-    "timeout": "no answer within --timeout",
-    "auth-failed": "401/403: the key was refused",
-    "not-found": "404: wrong path (doubled or missing /v1?)",
-    "model-unknown": "the endpoint does not know the model",
-    "rate-limited": "429",
-    "server-error": "5xx",
-    "bad-request": "another 4xx answer",
-}
-
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*@")
 _FLAG_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
 _PATH_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CODEX_HOME"})
@@ -65,7 +34,10 @@ def shown(name: str, value: str) -> str:
     secret (URLs, model ids, proxies, ccs's markers and config dirs) or, for a name that does not
     look secret, the value is a plain flag, a small number or an absolute path; else masked."""
     from .secrets import mask
+    from .shapes import holds_credential
 
+    if value and holds_credential(value) and not known_non_secret(name):  # the same rule as LaunchPlan.shown
+        return mask(value)
     if name in MARKERS or name in _PATH_NAMES or known_non_secret(name) or _HARMLESS.fullmatch(name):
         return redact_url(value)
     if not looks_secret(name) and (value.strip().lower() in _FLAG_VALUES or _PLAIN.fullmatch(value)):

@@ -19,23 +19,33 @@ from pathlib import Path
 from typing import Any
 
 from .daemons import orphan_findings
-from .env import MARKERS, EnvDiff, diff_env, inherited_env, looks_secret, routing_family
+from .env import MARKERS, EnvDiff, client_families, diff_env, family_effect, inherited_env, looks_secret, routing_family
 from .errors import CcsError, UsageError
 from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
 from .isolation import inspect_findings
 from .paths import Paths
 from .plan import LaunchPlan
-from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, TOOL_INTERNAL, details, recognise, scan
+from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, details, recognise, scan, tool_internal
 from .profile import Profile
 from .safe_read import no_surrogates
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
 
-# Families a tool reads itself; a variable of another tool's family is `foreign-family`.
-# Tools not listed here (`run`, shells, unknown programs) may read any family.
-TOOL_FAMILIES: dict[str, tuple[str, ...]] = {"claude": ("claude",), "codex": ("codex", "openai")}
-CLIENT_FAMILIES = ("claude", "codex", "openai")
+
+
+def own_families(tool: str | None) -> tuple[str, ...] | None:
+    """The families a client reads itself (its spec's ``reads``); a variable of another client's family
+    is `foreign-family`. None for `run`, shells and unknown programs, which may read any family."""
+    from . import tools
+
+    return tools.get(tool).reads if tool in tools.names() else None
+
+
+def launchable(tool: str | None) -> bool:
+    from . import tools
+
+    return tool in tools.names() and tools.get(tool).launchable
 
 _URL_VARS = frozenset({"OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT"})
 _KEY_PLACEHOLDER = "\x00ccs-profile-key\x00"
@@ -169,7 +179,7 @@ def _norm_url(url: str) -> str:
 
 
 def _is_url_var(name: str, family: str | None) -> bool:
-    return family in CLIENT_FAMILIES and (name.endswith("_BASE_URL") or name in _URL_VARS)
+    return family in client_families() and (name.endswith("_BASE_URL") or name in _URL_VARS)
 
 
 def _is_model_var(name: str, family: str | None) -> bool:
@@ -177,18 +187,9 @@ def _is_model_var(name: str, family: str | None) -> bool:
 
 
 def _tool_phrase(tool: str | None) -> str:
-    return {"claude": "Claude Code", "codex": "Codex", "run": "the `ccs run` program"}.get(tool or "", "the process")
+    from .tools import label
 
-
-def family_effect(family: str | None) -> str:
-    """Which tools read a family's variables, for messages."""
-    return {
-        "claude": "Claude Code and Anthropic SDK programs",
-        "codex": "Codex",
-        "openai": "OpenAI SDK programs (Codex ignores OPENAI_BASE_URL but hands it to the commands it runs)",
-        "proxy": "every tool (requests go through the proxy)",
-        "cloud": "Claude Code when a CLAUDE_CODE_USE_* switch is on, and cloud SDKs",
-    }.get(family or "", "some tools")
+    return label(tool)
 
 
 @dataclass
@@ -327,8 +328,8 @@ class Inspector:
                       tool: str | None, extras: Mapping[str, Any]) -> list[Finding]:
         out: list[Finding] = []
         prof = plan.profile
-        own = TOOL_FAMILIES.get(tool or "")
-        relaunch = (f"restart it with `ccs launch {prof} {tool}`" if tool in ("claude", "codex")
+        own = own_families(tool)
+        relaunch = (f"restart it with `ccs launch {prof} {tool}`" if launchable(tool)
                     else f"restart it with `ccs run {prof} -- …`")
         profile_urls = {_norm_url(u) for u in plan.base_urls.values()}
         urls_text = ", ".join(sorted(set(plan.base_urls.values()))) or "none"
@@ -341,7 +342,7 @@ class Inspector:
             value = actual[name]
             fam = routing_family(name)
             is_model = _is_model_var(name, fam)
-            if (fam is None and not is_model) or name in TOOL_INTERNAL or name in MARKERS:
+            if (fam is None and not is_model) or name in tool_internal() or name in MARKERS:
                 continue
             if name in plan.secret_names:
                 if extras.get("key_fingerprint") is None:
@@ -373,7 +374,7 @@ class Inspector:
                 add("cloud-switch", ERROR, name,
                     f"{name}={show} sends Claude Code's requests to a cloud provider instead of profile "
                     f"{prof!r}'s endpoint; {relaunch} from a shell without it", fam)
-            elif own is not None and fam in CLIENT_FAMILIES and fam not in own:
+            elif own is not None and fam in client_families() and fam not in own:
                 add("foreign-family", ERROR, name,
                     f"{name}={show} belongs to the {fam} family, not to {_tool_phrase(tool)}; "
                     f"it reaches every command the tool runs; {relaunch}", fam)
@@ -388,7 +389,7 @@ class Inspector:
                     f"{name}={show} ({self._key_note(value, extras)}) is not set by profile {prof!r}; "
                     f"{_tool_phrase(tool)} may send it; {relaunch}", fam)
             else:
-                sev = ERROR if fam in CLIENT_FAMILIES and (own is None or fam in own) else WARN
+                sev = ERROR if fam in client_families() and (own is None or fam in own) else WARN
                 what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
                     f"is not set by profile {prof!r}"
                 add("unmanaged-routing", sev, name, f"{name}={show} {what}; {relaunch}", fam)
@@ -413,15 +414,15 @@ class Inspector:
 
     def _against_clean(self, pid: int, actual: Mapping[str, str], tool: str | None) -> list[Finding]:
         out: list[Finding] = []
-        own = TOOL_FAMILIES.get(tool or "")
+        own = own_families(tool)
         way = (f"start it with `ccs launch PROFILE {tool}` for a clean environment, or unset the variable "
-               "in the shell it came from") if tool in ("claude", "codex") else \
+               "in the shell it came from") if launchable(tool) else \
             "start it with `ccs run PROFILE -- …` for a clean environment, or unset the variable in its shell"
         urls: dict[str, list[str]] = {}
         for name in sorted(actual):
             value = actual[name]
             fam = routing_family(name)
-            if fam is None or name in TOOL_INTERNAL:
+            if fam is None or name in tool_internal():
                 continue
             show = shown(name, value)
             if looks_secret(name) and value:
@@ -436,12 +437,12 @@ class Inspector:
                 add = Finding("cloud-switch", ERROR if tool in (None, "claude") else WARN,
                               f"{name}={show} ({fam} family): sends Claude Code's requests to a cloud provider; {way}",
                               pid=pid, variable=name, family=fam)
-            elif own is not None and fam in CLIENT_FAMILIES and fam not in own:
+            elif own is not None and fam in client_families() and fam not in own:
                 add = Finding("foreign-family", ERROR,
                               f"{name}={show} belongs to the {fam} family, not to {_tool_phrase(tool)}; it reaches "
                               f"every command the tool runs; {way}", pid=pid, variable=name, family=fam)
             else:
-                add = Finding("unmanaged-routing", WARN if fam in CLIENT_FAMILIES else INFO,
+                add = Finding("unmanaged-routing", WARN if fam in client_families() else INFO,
                               f"{name}={show} ({fam} family, read by {effect}) is not managed by any ccs profile; "
                               f"{way}",
                               pid=pid, variable=name, family=fam)

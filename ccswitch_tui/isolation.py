@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .env import routing_family
+from .env import client_families, routing_family
 from .plan import SOURCE_INHERITED, SOURCE_PROFILE, SOURCE_TOOL, LaunchPlan
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def kind_of(name: str) -> str | None:
     if name.startswith("CLAUDE_CODE_USE_"):
         return "cloud-switch"
     family = routing_family(name)
-    if family in ("claude", "codex", "openai"):
+    if family in client_families():
         return "routing"
     if family in ("proxy", "cloud"):
         return family
@@ -92,11 +92,11 @@ def profile_findings(profile: Any, path: str, environ: Mapping[str, str]) -> lis
     from .findings import WARN, Finding
 
     found: list[Door] = [Door(n, k, "policy.inherit") for n in profile.inherit if (k := kind_of(n))]
+    from .tools import get
+
     tables = [("[env]", profile.env)]
-    for tool in ("claude", "codex"):
-        side = getattr(profile, tool, None) if not hasattr(profile, "sides") else profile.sides.get(tool)
-        if side is not None and getattr(side, "env", None):
-            tables.append((f"[{tool}.env]", side.env))
+    for tool, side in profile.sides.items():
+        tables += [(label, env) for label, env in get(tool).env_tables(side).items() if env]
     for label, env in tables:
         found += [Door(n, k, label) for n in env if (k := kind_of(n))]
     out = []

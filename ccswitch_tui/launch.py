@@ -17,7 +17,7 @@ from typing import Any
 
 from . import __version__, secondary, tools
 from .atomic import atomic_write
-from .errors import Refusal, UsageError
+from .errors import LaunchRefused, UsageError
 from .inplace import reserve, rewrite
 from .paths import Paths, ensure_private_dir
 from .plan import LaunchPlan
@@ -32,19 +32,21 @@ def refuse_nested(environ: Mapping[str, str], nested: bool) -> None:
     """Inside a ccs child a launch is refused unless asked for; checked before anything else."""
     if environ.get("CCS_LAUNCH_ID") and not nested:
         where = f"profile {environ.get('CCS_PROFILE', '?')}, launch {environ['CCS_LAUNCH_ID']}"
-        raise Refusal(
+        raise LaunchRefused(
             f"refusing a nested launch: this shell is already a ccs child ({where}); "
             "pass --nested to launch inside it anyway",
-            ("--nested",),
+            ("--nested",), flags=("nested",),
         )
 
 
 def check_refusals(plan: LaunchPlan, force: bool) -> None:
-    live = [r for r in plan.refusals if not (force and r.overridable_by == "force")]
+    live = [r for r in plan.refusals if not (force and "force" in r.flags)]
     if live:
         r = live[0]
         more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
-        raise Refusal(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}", r.ways_out)
+        flags = tuple(f for f in r.flags if all(f in other.flags for other in live))  # what lifts them all
+        raise LaunchRefused(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}",
+                            r.ways_out, flags)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ def build(
     args: Sequence[str] = (),
     isolate: bool = False,
     force: bool = False,
+    nested: bool = False,
     argv_override: Sequence[str] | None = None,
 ) -> Prepared:
     """Everything up to the fork: profile, key, plan, refusals, executable. No side effects
@@ -77,6 +80,7 @@ def build(
     key = keys.resolve(profile)
     extra = secondary.resolve(profile, keys)  # [secrets]: the child's environment only
     plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra)
+    plan = replace(plan, force=force, nested=nested)
     if argv_override is not None:
         plan = replace(plan, argv=tuple(argv_override))
     check_refusals(plan, force)
@@ -86,10 +90,8 @@ def build(
     if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
         raise UsageError(f"{plan.argv[0]!r} is not executable; chmod +x it or run it through its interpreter")
     if executable is None:
-        hint = {
-            "claude": "install it with `npm install -g @anthropic-ai/claude-code`",
-            "codex": "install it with `npm install -g @openai/codex`",
-        }.get(adapter.program or "", "check the command name and the profile's PATH")
+        hint = adapter.install_hint if adapter.program and plan.argv[0] == adapter.program else \
+            "check the command name and the profile's PATH"
         raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
     return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
 
@@ -129,7 +131,7 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, nested: bool) -> dict[str, Any]:
+def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
     plan = prep.plan
     return {
         "launch_id": plan.launch_id,
@@ -151,9 +153,9 @@ def manifest_for(prep: Prepared, files: Mapping[str, str], *, force: bool, neste
         "files": dict(files),
         "tool_version": tool_version(prep.executable) if plan.tool != "run" else None,
         "ccs_version": __version__,
-        "forced": bool(force and plan.refusals),
-        "overridden": [r.message for r in plan.refusals] if force else [],
-        "nested": nested,
+        "forced": bool(plan.force and plan.refusals),
+        "overridden": [r.message for r in plan.refusals] if plan.force else [],
+        "nested": plan.nested,
         "warnings": [redact_text(w) for w in plan.warnings],
         **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
     }
@@ -265,8 +267,7 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
             time.sleep(0.02)
 
 
-def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool = False,
-            recording: Any = None, label: str | None = None) -> int:
+def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str | None = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest.
 
     With ``recording`` (a ``bridge.session.RecordOptions``; the profile's ``[policy] record`` asks
@@ -299,7 +300,7 @@ def execute(prep: Prepared, paths: Paths, *, force: bool = False, nested: bool =
         files = write_plan_files(plan)
         for problem in share.apply_links(plan.extra.get("shared", ())):
             print(f"ccs: warning: {problem}", file=sys.stderr)
-        manifest = manifest_for(prep, files, force=force, nested=nested) | liveness.owner()
+        manifest = manifest_for(prep, files) | liveness.owner()
         manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
             manifest["label"] = label

@@ -42,8 +42,8 @@ class Refusal:
 
     code: str  # e.g. "settings-override", "nested"
     message: str
-    ways_out: tuple[str, ...] = ()
-    overridable_by: str | None = None  # the option that lifts it ("force"), None if nothing does
+    ways_out: tuple[str, ...] = ()  # for people: the flags below and the other ways (edit a file …)
+    flags: tuple[str, ...] = ()  # the launch options that get past it ("isolate", "force")
 
 
 @dataclass(frozen=True)
@@ -64,14 +64,46 @@ class LaunchPlan:
     warnings: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # tool-specific manifest fields
+    force: bool = False  # launch past the refusals that --force lifts (recorded in the manifest)
+    nested: bool = False  # launched inside a ccs child on purpose (--nested)
+
+    def is_secret(self, name: str, value: str | None = None) -> bool:
+        """The one rule for what is never shown in clear, in `ccs env`, its diff, the TUI and findings:
+        the key variables, anything named like a secret, and any value shaped like a credential (an
+        inherited GITHUB_TOKEN, a key someone put in an [env] table under another name)."""
+        value = self.env.get(name, "") if value is None else value
+        if not value:
+            return False
+        if name in self.secret_names:
+            return True
+        from .env import looks_secret
+        from .shapes import holds_credential
+
+        return looks_secret(name) or holds_credential(value)
+
+    def shown(self, name: str, value: str | None = None) -> str:
+        """``name``'s value (or ``value``, e.g. the parent's side of a diff) as ccs prints it: a key
+        variable or a secret-named one masked whole; in any other value, the credential masked
+        (``http://***@proxy:3128``) and the rest kept."""
+        value = self.env.get(name, "") if value is None else value
+        if not self.is_secret(name, value):
+            return value
+        from .env import looks_secret
+
+        if name in self.secret_names or looks_secret(name):
+            from .secrets import mask
+
+            return mask(value)
+        from .redact import redact_text
+
+        return redact_text(value)
 
     def masked_env(self) -> dict[str, str]:
-        from .secrets import mask
-
-        return {k: (mask(v) if k in self.secret_names else v) for k, v in self.env.items()}
+        return {k: self.shown(k) for k in self.env}
 
     def non_secret_env(self) -> dict[str, str]:
         return {k: v for k, v in self.env.items() if k not in self.secret_names}
+
 
 
 class EnvBuilder:

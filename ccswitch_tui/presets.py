@@ -9,7 +9,7 @@ from pathlib import Path
 import tomlkit
 
 from .errors import UsageError
-from .profile import Profile, check_key_id, check_name, default_provider_id
+from .profile import Profile, check_key_id, check_name
 from .store import Store, validate_text
 
 
@@ -108,6 +108,8 @@ def new_profile_text(
         if "codex" not in doc:
             t = tomlkit.table()
             t.add("model", codex_model)
+            from .tools.codex import default_provider_id
+
             t.add("provider_id", default_provider_id(name))
             doc.add("codex", t)
         else:

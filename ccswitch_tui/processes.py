@@ -12,27 +12,24 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from .env import routing_family
 
-# Variables the clients' own launchers and sandboxes put into their processes: not contamination.
-TOOL_INTERNAL = frozenset({
-    "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS",
-    "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_CI",
-    "CODEX_INTERNAL_APP_SERVER_REMOTE_CONTROL_DISABLED",  # set by Codex in its app-server daemons
-})
+
+@cache
+def tool_internal() -> frozenset[str]:
+    """Variables the clients' own launchers and sandboxes put into their processes: not contamination."""
+    from .tools import specs
+
+    return frozenset().union(*(s.internal_vars for s in specs()))
+
 STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
 
 
-# --- which processes are Claude Code or Codex ----------------------------------------------------
+# --- which processes are the clients (each spec names its binaries) ---------------------------
 
 _INTERPRETER = re.compile(r"(node|nodejs|bun|deno|sh|bash|dash|zsh|ksh|python[0-9.]*)(\.exe)?")
-_NAMES = {"claude": "claude", "claude.exe": "claude", "codex": "codex", "codex.exe": "codex", "codex.js": "codex"}
-_SUFFIXES = (
-    ("claude", ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
-                "@anthropic-ai/claude-code/cli-wrapper.cjs", "@anthropic-ai/claude-code/bin/claude.exe")),
-    ("codex", ("@openai/codex/bin/codex.js",)),
-)
 
 
 def base_name(arg: str) -> str:
@@ -40,11 +37,13 @@ def base_name(arg: str) -> str:
 
 
 def recognise(argv: Sequence[str]) -> str | None:
-    """``claude`` or ``codex`` when a command line starts one of the clients: the binaries, the npm
-    packages' launchers, or an interpreter running them. None otherwise."""
+    """The client a command line starts (each spec names its binaries and npm launchers), directly
+    or through an interpreter. None otherwise."""
+    from . import tools
+
     if not argv or not argv[0]:
         return None
-    tool = _NAMES.get(base_name(argv[0]))
+    tool = tools.recognise(base_name(argv[0]), None)
     if tool:
         return tool
     if not _INTERPRETER.fullmatch(base_name(argv[0])):
@@ -52,11 +51,7 @@ def recognise(argv: Sequence[str]) -> str | None:
     script = next((a for a in argv[1:4] if a and not a.startswith("-")), None)
     if script is None:
         return None
-    path = script.replace("\\", "/")
-    for name, suffixes in _SUFFIXES:
-        if path.endswith(suffixes):
-            return name
-    return _NAMES.get(base_name(script))
+    return tools.recognise(base_name(script), script.replace("\\", "/"))
 
 
 # --- reading processes ---------------------------------------------------------------------------
@@ -90,7 +85,7 @@ _ROUTING_HINT = re.compile(
 
 
 def has_routing(env: Mapping[str, str]) -> bool:
-    return any(routing_family(k) for k in env if k not in TOOL_INTERNAL)
+    return any(routing_family(k) for k in env if k not in tool_internal())
 
 
 @dataclass

@@ -19,7 +19,11 @@ CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 
 
 def is_official(base_url: str) -> bool:
-    return (urlsplit(base_url).hostname or "").lower() in OFFICIAL_HOSTS
+    """The API of a client's own vendor (each spec names its ``official_hosts``)."""
+    from .tools import specs
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in OFFICIAL_HOSTS or any(host in s.official_hosts for s in specs())
 
 
 def quiet_for(profile: Profile, base_url: str) -> bool:

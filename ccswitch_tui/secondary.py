@@ -31,26 +31,31 @@ def read_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
     if data is None:
         return {}
     if not isinstance(data, Mapping):
-        raise ProfileError(f'{where}: [secrets] must be a table of VARIABLE = "key-id"')
+        raise ProfileError(f'{where}: [secrets] must be a table of VARIABLE = "key-id"', field="[secrets]")
     out: dict[str, str] = {}
     for name, ref in data.items():
         name = str(name)
         if not ENV_NAME_RE.fullmatch(name):
-            raise ProfileError(f"{where}: [secrets].{name} is not a valid environment variable name")
+            raise ProfileError(f"{where}: [secrets].{name} is not a valid environment variable name",
+                               field=f"[secrets].{name}")
         if name.startswith("CCS_"):
-            raise ProfileError(f"{where}: [secrets].{name}: CCS_* variables are set by ccs itself")
+            raise ProfileError(f"{where}: [secrets].{name}: CCS_* variables are set by ccs itself",
+                               field=f"[secrets].{name}")
         ok = isinstance(ref, str) and (
             ENV_NAME_RE.fullmatch(ref[4:]) if ref.startswith("env:") else KEY_ID_RE.fullmatch(ref))
         if not ok:
             raise ProfileError(
                 f"{where}: [secrets].{name} must name a key id (letters, digits, '.', '_', '@', '-') or env:VAR, "
                 f"e.g. {name} = \"{name.lower().replace('_', '-')}\", and the key goes in with `ccs key set ID`")
-        for table in ("env", "claude", "codex"):
+        from .tools import names
+
+        for table in ("env", *names()):
             t = doc.get(table)
             env = (t if table == "env" else t.get("env")) if isinstance(t, Mapping) else None
             if isinstance(env, Mapping) and name in env:
                 label = "[env]" if table == "env" else f"[{table}.env]"
-                raise ProfileError(f"{where}: {name} is both in [secrets] and in {label}; keep it in [secrets] only")
+                raise ProfileError(f"{where}: {name} is both in [secrets] and in {label}; keep it in [secrets] only",
+                                   field=f"{label}.{name}")
         out[name] = ref
     return out
 

@@ -102,11 +102,11 @@ def check_document(data: Any, where: str) -> None:
     for path, value in _leaves(data):
         problem = value_problem(path, value)
         if problem:
-            raise ProfileError(f"{where}: {problem}")
+            raise ProfileError(f"{where}: {problem}", field=label(path))
     policy = data.get("policy")
     inherit = policy.get("inherit") if isinstance(policy, Mapping) else None
     if isinstance(inherit, list):
         for pattern in inherit:
             problem = inherit_problem(pattern) if isinstance(pattern, str) else None
             if problem:
-                raise ProfileError(f"{where}: {problem}")
+                raise ProfileError(f"{where}: {problem}", field="[policy].inherit")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .atomic import atomic_write, locked
-from .errors import KeyError_, KeyringUnavailable
+from .errors import CcsError, KeyError_, KeyringUnavailable
 from .paths import Paths, ensure_private_dir
 from .profile import Profile, check_key_id
 from .safe_read import loads_json, read_text
@@ -309,6 +309,14 @@ class KeyStore:
         raise KeyError_(
             f"profile {profile.name!r}: no key stored for id {ref!r}; store it with `ccs key set {ref}`"
         )
+
+    def presence(self, refs: list[str]) -> tuple[dict[str, bool], str | None]:
+        """Key presence for the refs, or (what ``env:`` refs tell, the reason) when the keyring
+        cannot be asked: every listing (list, doctor, the TUI) degrades the same way."""
+        try:
+            return (self.present(refs) if refs else {}), None
+        except CcsError as exc:
+            return {r: bool(self.environ.get(r[4:])) for r in refs if r.startswith("env:")}, str(exc)
 
     def present(self, refs: list[str]) -> dict[str, bool]:
         """Which of these key refs have a value. Straight searches on the Secret Service when it

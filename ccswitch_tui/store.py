@@ -43,17 +43,18 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
     from tomlkit.exceptions import ParseError, TOMLKitError
 
     if text.startswith("\ufeff"):
-        raise ProfileError(f"{where}:1:1: the file starts with a byte-order mark (BOM); save it as UTF-8 without BOM")
+        raise ProfileError(f"{where}:1:1: the file starts with a byte-order mark (BOM); save it as UTF-8 without BOM",
+                           line=1, column=1)
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        raise ProfileError(f"{where}:{line}: holds a NUL character; remove it (a profile is plain text)")
+        raise ProfileError(f"{where}:{line}: holds a NUL character; remove it (a profile is plain text)", line=line)
     try:
         return tomlkit.parse(text)
     except RecursionError:
         raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
     except ParseError as exc:
         msg = str(exc).split(" at line ")[0].replace("Unexpected character: '\\x00'", "unexpected end of file")
-        raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}") from None
+        raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}", line=exc.line, column=exc.col) from None
     except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
         raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None
 

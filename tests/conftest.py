@@ -87,11 +87,12 @@ def forget_indexed_keys(paths: Paths) -> None:
 
 @pytest.fixture(scope="session")
 def clients_bin() -> Path:
-    """The folder holding the real, pinned `claude` and `codex` executables."""
-    if not (CLIENTS_BIN / "claude").exists() or not (CLIENTS_BIN / "codex").exists():
+    """The folder holding the real, pinned `claude`, `codex`, `gemini` and `opencode` executables."""
+    names = ("claude", "codex", "gemini", "opencode")
+    if not all((CLIENTS_BIN / n).exists() for n in names):
         rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
-        if rc != 0 or not (CLIENTS_BIN / "claude").exists():
-            skip_or_fail("the claude and codex npm packages are not installed (scripts/install-clients.sh)")
+        if rc != 0 or not all((CLIENTS_BIN / n).exists() for n in names):
+            skip_or_fail("the pinned npm clients are not installed (scripts/install-clients.sh)")
     return CLIENTS_BIN
 
 

@@ -1,5 +1,6 @@
-"""A loopback HTTP server speaking just enough of the Anthropic Messages and OpenAI Responses
-streaming protocols for one `claude -p` / `codex exec` turn, recording every request it gets."""
+"""A loopback HTTP server speaking just enough of the Anthropic Messages, OpenAI Responses, Gemini
+generateContent and Chat Completions streaming protocols for one `claude -p` / `codex exec` /
+`gemini -p` / `opencode run` turn, recording every request it gets."""
 
 from __future__ import annotations
 
@@ -49,6 +50,31 @@ def responses_stream(text: str) -> bytes:
             "id": "resp_stub", "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4,
                                          "input_tokens_details": None, "output_tokens_details": None}}}),
     ])
+
+
+def gemini_answer(model: str, text: str, body: Any) -> dict[str, Any]:
+    """One generateContent answer. Gemini CLI's model router asks for JSON matching a schema: give it
+    an object of that shape (a plain answer there makes the CLI retry)."""
+    config = (body or {}).get("generationConfig") or {} if isinstance(body, dict) else {}
+    if config.get("responseMimeType") == "application/json":
+        schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
+        text = json.dumps({k: (1 if v.get("type") in ("integer", "number") else "simple")
+                           for k, v in (schema.get("properties") or {}).items()})
+    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1, "totalTokenCount": 6},
+            "modelVersion": model, "responseId": "stub-gemini"}
+
+
+def chat_stream(model: str, text: str) -> bytes:
+    base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 0, "model": model}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+         "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
 
 @dataclass
@@ -101,6 +127,23 @@ class StubServer:
                     self._send(200, anthropic_stream(model, stub.reply), "text/event-stream")
                 elif path.endswith("/responses"):
                     self._send(200, responses_stream(stub.reply), "text/event-stream")
+                elif ":streamGenerateContent" in path:
+                    gmodel = path.rsplit("/models/", 1)[-1].split(":")[0]
+                    data = json.dumps(gemini_answer(gmodel, stub.reply, req.body))
+                    self._send(200, f"data: {data}\n\n".encode(), "text/event-stream")
+                elif ":generateContent" in path:
+                    gmodel = path.rsplit("/models/", 1)[-1].split(":")[0]
+                    self._send(200, json.dumps(gemini_answer(gmodel, stub.reply, req.body)).encode(),
+                               "application/json")
+                elif path.endswith("/chat/completions"):
+                    if isinstance(req.body, dict) and req.body.get("stream"):
+                        self._send(200, chat_stream(model, stub.reply), "text/event-stream")
+                    else:
+                        self._send(200, json.dumps({"id": "chatcmpl-stub", "object": "chat.completion",
+                                                    "model": model, "choices": [{"index": 0, "finish_reason": "stop",
+                                                    "message": {"role": "assistant", "content": stub.reply}}],
+                                                    "usage": {"prompt_tokens": 5, "completion_tokens": 1,
+                                                              "total_tokens": 6}}).encode(), "application/json")
                 else:
                     self._send(404, b'{"error":"not found"}', "application/json")
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ccswitch_tui.doctor import codex_file_findings, run_doctor
+from ccswitch_tui.doctor import run_doctor
 from ccswitch_tui.secrets import KeyStore
 from ccswitch_tui.store import Store
+from ccswitch_tui.tools.codex import codex_file_findings
 
 KEY = "sk-doctor-SECRET-0123456789abcdef"
 SHELL_KEY = "sk-doctor-SHELL-fedcba9876543210"
@@ -68,8 +69,8 @@ def test_clean_machine_has_no_errors(world):
     assert not r.has_errors
     assert {f.code for f in r.findings} <= {"client", "keyring"}
     assert r.keyring["reachable"] and r.keyring["backend"]
-    assert [layer["kind"] for layer in r.claude_layers] == ["managed", "local", "project", "user"]
-    assert not any(layer["exists"] for layer in r.claude_layers)
+    assert [layer["kind"] for layer in r.sections["claude_layers"]] == ["managed", "local", "project", "user"]
+    assert not any(layer["exists"] for layer in r.sections["claude_layers"])
 
 
 def test_shell_routing_variables_and_the_tools_they_affect(world):
@@ -127,7 +128,7 @@ def test_claude_settings_layers(world):
     managed = next(f for f in by(r, "settings-override") if f.variable == "env.CLAUDE_CODE_USE_VERTEX")
     assert "--force" in managed.message
     assert r.has_errors
-    layers = {layer["kind"]: layer for layer in r.claude_layers}
+    layers = {layer["kind"]: layer for layer in r.sections["claude_layers"]}
     assert layers["project"]["routing"]["env.ANTHROPIC_AUTH_TOKEN"] == "sk-…cdef"
     assert layers["local"]["routing"]["apiKeyHelper"] == "ech…cdef"
     text = r.text() + json.dumps(r.to_dict())
@@ -178,7 +179,7 @@ def test_codex_config_rules(world, text, extra_env, expected):
     write(cx / "config.toml", text)
     r = doctor(world, {**world["env"], "CODEX_HOME": str(cx), **extra_env})
     assert {(f.variable, f.severity) for f in by(r, "codex-config-invalid")} == expected
-    assert r.codex["home"] == str(cx)
+    assert r.sections["codex"]["home"] == str(cx)
 
 
 def test_codex_home_defaults_to_dot_codex_and_names_lines(world):
@@ -264,8 +265,8 @@ def test_command_exit_codes_json_and_no_key(world, ccs, key_id, clients_bin):
         outputs += [r.stdout, r.stderr]
         assert r.returncode == 3 and r.stderr.strip() == "ccs: error: doctor: 1 error finding(s)"
     data = json.loads(outputs[-2])
-    assert set(data) == {"cwd", "counts", "findings", "shell", "claude_layers", "codex", "keyring", "clients",
-                         "profiles"}
+    assert set(data) == {"cwd", "counts", "findings", "shell", "claude_layers", "codex", "gemini_layers", "keyring",
+                         "clients", "profiles"}
     assert data["counts"]["error"] == 1 and data["findings"][0]["code"] == "settings-override"
     assert data["keyring"]["reachable"] is True
     r = ccs("doctor", env=env, cwd=world["project"])  # the current directory by default

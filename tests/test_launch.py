@@ -363,7 +363,7 @@ def test_bad_launch_input(ccs, base_env, key_id):
     (Path(os.environ["CCS_HOME"]) / "profiles" / "runonly.toml").write_text(
         f'schema = 1\n[provider]\nname = "R"\nbase_url = "https://r.invalid"\nkey = "{key_id}"\n')
     cases = [
-        (["launch", "p", "gemini"], "unknown tool"),
+        (["launch", "p", "grok"], "unknown tool"),
         (["launch", "p", "run"], "unknown tool"),
         (["launch", "runonly", "codex"], "no [codex] table"),
         (["launch", "nope", "claude"], "no profile named 'nope'"),

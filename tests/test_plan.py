@@ -139,8 +139,8 @@ def test_profile_without_tool_table_is_refused():
     prof = profile_from_data("q", {"provider": {"name": "Q", "base_url": "https://q/api", "key": "q"}})
     with pytest.raises(UsageError, match=r"has no \[codex\] table"):
         tools.plan_for(prof, "codex", KEY, {}, Path("/"), paths=PATHS)
-    with pytest.raises(UsageError, match="unknown tool 'gemini'"):
-        tools.plan_for(prof, "gemini", KEY, {}, Path("/"), paths=PATHS)
+    with pytest.raises(UsageError, match="unknown tool 'grok'"):
+        tools.plan_for(prof, "grok", KEY, {}, Path("/"), paths=PATHS)
 
 
 def write_json(path: Path, data) -> Path:
@@ -180,7 +180,7 @@ def test_managed_layer_cannot_be_isolated(tmp_path):
     for isolate in (False, True):
         (r,) = plan("claude", parent=parent, cwd=tmp_path, isolate=isolate).refusals
         assert "managed" in r.message and "cannot override" in r.message
-        assert r.overridable_by == "force"
+        assert "force" in r.flags
 
 
 def test_malformed_layer_is_a_warning(tmp_path):

@@ -22,24 +22,21 @@ from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
 from ccswitch_tui.presets import load_preset
 from ccswitch_tui.profile import (
-    BUILTIN_CODEX_PROVIDERS,
     ENV_NAME_RE,
     INHERIT_RE,
     KEY_ID_RE,
     NAME_RE,
-    PROVIDER_ID_RE,
-    REASONING_EFFORTS,
     SECRET_NAME_RE,
-    ClaudeSide,
-    CodexSide,
     Profile,
     Provider,
-    RunSide,
-    default_provider_id,
 )
 from ccswitch_tui.secret_rules import SECRET_NAME_RE as SECRET_VAR_RE
 from ccswitch_tui.shapes import looks_like_key
 from ccswitch_tui.store import Store, validate_text
+from ccswitch_tui.tools.claude import ClaudeSide
+from ccswitch_tui.tools.codex import BUILTIN_PROVIDERS as BUILTIN_CODEX_PROVIDERS
+from ccswitch_tui.tools.codex import PROVIDER_ID_RE, REASONING_EFFORTS, CodexSide, default_provider_id
+from ccswitch_tui.tools.run import RunSide
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -395,8 +392,9 @@ def profiles(draw):
     inherit = draw(st.lists(st.from_regex(INHERIT_RE, fullmatch=True).map(lambda n: "MY_" + n).filter(
         lambda n: len(n) <= 20 and not looks_like_key(n)), max_size=3))
     data["policy"] = {"inherit": inherit}
+    sides = {"claude": claude, "codex": codex, "run": run}
     expected = Profile(name=name, provider=provider, description=data[""]["description"] or "",
-                       claude=claude, codex=codex, run=run, env=env, inherit=tuple(inherit))
+                       sides={k: v for k, v in sides.items() if v is not None}, env=env, inherit=tuple(inherit))
     return name, data, expected
 
 

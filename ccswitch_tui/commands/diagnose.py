@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from .. import tools
 from ..errors import FindingsError, UsageError
 from ..findings import Finding, counts, counts_text, has_errors, sort_findings
 from .common import Context, emit_json, json_option, pass_ctx, table
@@ -19,7 +20,7 @@ def _local(ts: float | None) -> str:
 
 
 def _findings_lines(findings: list[Finding]) -> list[str]:
-    return [f"  {f.severity:<5}  {f.code:<20} {f.where}: {f.message}" for f in sort_findings(findings)]
+    return [f"  {f.line()}" for f in sort_findings(findings)]
 
 
 def _raise_if_errors(findings: list[Finding], what: str) -> None:
@@ -144,7 +145,7 @@ def doctor_cmd(ctx: Context, cwd: str | None, as_json: bool) -> None:
 @click.command("check")
 @click.argument("profile", required=False)
 @click.option("--all", "all_", is_flag=True, help="Probe every profile, concurrently.")
-@click.option("--tool", type=click.Choice(["claude", "codex", "run"]), help="Probe only this tool's side.")
+@click.option("--tool", type=click.Choice(list(tools.names())), help="Probe only this tool's side.")
 @click.option("--timeout", type=click.FloatRange(min=0.1, max=600), default=10.0, show_default=True,
               help="Seconds to wait for each probe.")
 @json_option

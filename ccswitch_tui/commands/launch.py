@@ -13,7 +13,12 @@ import click
 from .common import Context, emit_json, json_option, pass_ctx, table
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
-TOOL_NAMES = ("claude", "codex", "run")
+
+
+def _tool_names() -> list[str]:
+    from .. import tools
+
+    return list(tools.names())
 
 
 def _cwd(cwd: str | None) -> Path:
@@ -70,19 +75,22 @@ def _warn(plan: Any) -> None:
 def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
                nested: bool, record: bool | None, record_bodies: bool, strict_model: bool, label: str | None,
                tool_args: tuple[str, ...]) -> int:
-    """Launch Claude Code or Codex for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
+    """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
     from .. import launch
 
     launch.refuse_nested(ctx.environ, nested)
-    if tool not in ("claude", "codex"):
+    from .. import tools
+
+    launchable = [s.name for s in tools.clients()]
+    if tool not in launchable:
         from ..errors import UsageError
 
-        raise UsageError(f"unknown tool {tool!r} for launch; choose claude or codex (or `ccs run` for any command)")
+        raise UsageError(f"unknown tool {tool!r} for launch; choose one of: {', '.join(launchable)} "
+                         "(or `ccs run` for any command)")
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
-                        cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force)
+                        cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
-    return launch.execute(prep, ctx.paths, force=force, nested=nested,
-                          recording=_recording(record, record_bodies, strict_model), label=label)
+    return launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
 
 
 @click.command("run", context_settings={"ignore_unknown_options": True})
@@ -98,15 +106,14 @@ def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, recor
 
     launch.refuse_nested(ctx.environ, nested)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
-                        cwd=_cwd(None), args=command)
+                        cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
-    return launch.execute(prep, ctx.paths, nested=nested, recording=_recording(record, record_bodies, strict_model),
-                          label=label)
+    return launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
 
 
 @click.command("shell")
 @click.argument("profile")
-@click.option("--tool", type=click.Choice(TOOL_NAMES), default="run", show_default=True,
+@click.option("--tool", type=click.Choice(_tool_names()), default="run", show_default=True,
               help="Whose environment the shell gets.")
 @nested_option
 @pass_ctx
@@ -117,14 +124,14 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     launch.refuse_nested(ctx.environ, nested)
     shell = ctx.environ.get("SHELL") or "/bin/sh"
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
-                        cwd=_cwd(None), argv_override=[shell], force=True)
+                        cwd=_cwd(None), argv_override=[shell], force=True, nested=nested)
     _warn(prep.plan)
-    if tool == "claude":
-        settings = prep.plan.extra.get("config_dir", "")
-        click.echo(f"ccs: in this shell start Claude Code as: claude --settings {settings}/ccs-settings.json",
-                   err=True)
+    from .. import tools
+
+    if hint := tools.get(tool).shell_hint(prep.plan):
+        click.echo(f"ccs: {hint}", err=True)
     click.echo(f"ccs: shell for {profile} ({tool}); exit to leave", err=True)
-    return launch.execute(prep, ctx.paths, nested=nested, recording=False)
+    return launch.execute(prep, ctx.paths, recording=False)
 
 
 def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
@@ -133,12 +140,13 @@ def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
     from ..env import MARKERS
 
     markers = [k for k in MARKERS if k in plan.env]
-    secrets = [] if reveal else sorted(plan.secret_names)
+    secrets = [] if reveal else sorted(k for k in plan.env if plan.is_secret(k))
     env = {k: v for k, v in plan.env.items() if k not in markers and k not in secrets}
     notes = []
     if secrets:
-        notes.append(f"left out: {' '.join(secrets)} (the key; `ccs run {plan.profile} -- CMD` and "
-                     f"`ccs shell {plan.profile}` carry it, or print it with --reveal)")
+        what = "the key" if set(secrets) <= plan.secret_names else "secrets"
+        notes.append(f"left out: {' '.join(secrets)} ({what}; `ccs run {plan.profile} -- CMD` and "
+                     f"`ccs shell {plan.profile}` carry them, or print them with --reveal)")
     if markers:
         notes.append(f"left out: {' '.join(markers)} (set by ccs for each launch)")
     return env, notes
@@ -157,7 +165,7 @@ def _format_env(env: dict[str, str], notes: list[str], fmt: str) -> str:
 
 @click.command("env")
 @click.argument("profile")
-@click.option("--tool", type=click.Choice(TOOL_NAMES), default="run", show_default=True)
+@click.option("--tool", type=click.Choice(_tool_names()), default="run", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(("sh", "dotenv", "json")), default="sh", show_default=True)
 @click.option("--reveal", is_flag=True, help="Print the key itself (sh/dotenv leave it out otherwise).")
 @click.option("--diff", "as_diff", is_flag=True, help="Compare with the current shell (direnv-style).")
@@ -169,10 +177,9 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
     from .. import tools
-    from ..env import diff_env, looks_secret, matters
+    from ..env import diff_env, matters
     from ..redact import echo_revealed
     from ..secondary import resolve
-    from ..secrets import mask
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
         (echo_revealed if reveal else click.echo)(text)
@@ -185,7 +192,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         d = diff_env(ctx.environ, plan.env)
 
         def show(name: str, value: str) -> str:
-            return value if reveal or not (name in plan.secret_names or looks_secret(name)) else mask(value)
+            return value if reveal else plan.shown(name, value)
 
         if fmt == "json":
             out(json.dumps({

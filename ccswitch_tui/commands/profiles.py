@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from .. import tools
 from ..errors import CcsError, UsageError
 from ..profile import Profile, check_name
 from .common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
@@ -24,29 +25,8 @@ def profile_dict(p: Profile) -> dict[str, Any]:
             "website": p.provider.website,
         },
         "tools": list(p.tools),
-        "claude": None
-        if p.claude is None
-        else {
-            "base_url": p.claude.base_url,
-            "auth": p.claude.auth,
-            "model": p.claude.model,
-            "opus": p.claude.opus,
-            "sonnet": p.claude.sonnet,
-            "haiku": p.claude.haiku,
-            "subagent": p.claude.subagent,
-            "env": dict(p.claude.env),
-        },
-        "codex": None
-        if p.codex is None
-        else {
-            "base_url": p.codex.base_url,
-            "model": p.codex.model,
-            "provider_id": p.codex.provider_id,
-            "reasoning_effort": p.codex.reasoning_effort,
-            "wire_api": p.codex.wire_api,
-            "env": dict(p.codex.env),
-        },
-        "run": {"export": list(p.run.export), "model": p.run.model},
+        **{spec.name: (None if p.side(spec.name) is None else spec.side_dict(p.side(spec.name)))
+           for spec in tools.specs()},
         "env": dict(p.env),
         "policy": {"inherit": list(p.inherit), "quiet": p.quiet,
                    "share": None if p.share is None else list(p.share)},
@@ -56,11 +36,7 @@ def profile_dict(p: Profile) -> dict[str, Any]:
 
 def _key_presence(ctx: Context, refs: list[str]) -> tuple[dict[str, bool], str | None]:
     """Key presence for the refs, or ({}, reason) when the keyring cannot be asked."""
-    try:
-        return ctx.keys.present(refs), None
-    except CcsError as exc:
-        env_only = {r: bool(ctx.environ.get(r[4:])) for r in refs if r.startswith("env:")}
-        return env_only, str(exc)
+    return ctx.keys.presence(refs)
 
 
 @click.command("list")
@@ -143,20 +119,13 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         lines.append(f"key        {p.key_id}  (unknown: {key['error']})")
     else:
         lines.append(f"key        {p.key_id}  MISSING — `ccs key set {p.key_id}`")
-    if p.claude:
-        c = p.claude
-        models = ", ".join(f"{k}={v}" for k, v in c.model_vars().items()) or "(Claude Code defaults)"
-        lines.append(f"claude     {c.base_url}  auth={c.auth}  {models}")
-        for k, v in c.env.items():
-            lines.append(f"           {k}={v}")
-    if p.codex:
-        x = p.codex
-        effort = f"  effort={x.reasoning_effort}" if x.reasoning_effort else ""
-        effort += "  wire_api=chat (translated by ccs's bridge)" if x.wire_api == "chat" else ""
-        lines.append(f"codex      {x.base_url}  model={x.model}  provider_id={x.provider_id}{effort}")
-        for k, v in x.env.items():
-            lines.append(f"           {k}={v}")
-    lines.append(f"run        export={join(p.run.export)}  model={p.run.model or '-'}")
+    for spec in tools.specs():
+        side = p.side(spec.name)
+        if side is None:
+            continue
+        lines.append(f"{spec.name:<10} {spec.show(side)}")
+        for env in spec.env_tables(side).values():
+            lines += [f"           {k}={v}" for k, v in env.items()]
     for k, v in p.env.items():
         lines.append(f"env        {k}={v}")
     if p.inherit:

@@ -59,13 +59,24 @@ def export_toml(store: Store, name: str) -> Exported:
     """The profile's file as it is (comments, order), with credential-looking env values emptied."""
     doc = store.load_doc(name)
     profile = store.load(name)
+    from .. import tools
+
     warnings: list[str] = []
-    for path, env in (("[env]", profile.env), ("[claude.env]", profile.claude.env if profile.claude else {}),
-                      ("[codex.env]", profile.codex.env if profile.codex else {})):
+    tables: dict[str, Mapping[str, str]] = {"[env]": profile.env}
+    for tool, side in profile.sides.items():
+        spec = tools.get(tool)
+        tables.update(spec.env_tables(side))
+        for f in spec.secret_fields:  # a client's own secret fields: never shipped
+            if isinstance(doc.get(tool), Mapping) and doc[tool].get(f):
+                doc[tool][f] = ""
+                warnings.append(f"[{tool}].{f} is secret; exported empty")
+    for path, env in tables.items():
         cleaned = _clean_env(env, path, warnings)
         for k, v in cleaned.items():
             if v != env[k]:
-                table = doc["env"] if path == "[env]" else doc[path[1:-5]]["env"]
+                table: Any = doc
+                for part in path.strip("[]").split("."):  # "[claude.env]" → doc["claude"]["env"]
+                    table = table[part]
                 table[k] = v
     key = profile.provider.key
     hint = (f"read from ${key[4:]}" if key.startswith("env:")
@@ -123,4 +134,7 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             }
         if not p.claude and not p.codex:
             warnings.append(f"{p.name}: serves neither Claude Code nor Codex; nothing to export in this format")
+        for other in (t for t in p.tools if t not in ("claude", "codex", "run")):
+            warnings.append(f"{p.name}: [{other}] has no place in a CC Switch provider; not exported "
+                            "(use --format toml)")
     return out, warnings

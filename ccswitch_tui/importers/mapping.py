@@ -9,15 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..profile import (
-    BUILTIN_CODEX_PROVIDERS,
-    CLAUDE_MODEL_VARS,
     ENV_NAME_RE,
-    PROVIDER_ID_RE,
-    REASONING_EFFORTS,
     SECRET_NAME_RE,
-    ClaudeSide,
 )
 from ..secret_rules import value_problem
+from ..tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
+from ..tools.claude import ClaudeSide
+from ..tools.codex import BUILTIN_PROVIDERS as BUILTIN_CODEX_PROVIDERS
+from ..tools.codex import PROVIDER_ID_RE, REASONING_EFFORTS
 from .model import CodexFields, fail, skip
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"

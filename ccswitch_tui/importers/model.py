@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..profile import CLAUDE_MODEL_VARS, ClaudeSide, CodexSide, Profile
+from ..profile import Profile
+from ..tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
+from ..tools.claude import ClaudeSide
+from ..tools.codex import CodexSide
 from .naming import host_of
 from .report import Item
 

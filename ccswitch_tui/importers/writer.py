@@ -9,8 +9,10 @@ from typing import Any
 import tomlkit
 
 from ..errors import CcsError
-from ..profile import CLAUDE_MODEL_VARS, ClaudeSide, CodexSide, default_provider_id
 from ..store import validate_text
+from ..tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
+from ..tools.claude import ClaudeSide
+from ..tools.codex import CodexSide, default_provider_id
 from .model import Candidate, CodexFields, Slot, fail, norm_url
 from .naming import slugify
 

@@ -9,12 +9,13 @@ project and local layers but not the managed one.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import share
 from ..env import PROXY_VARS
@@ -29,14 +30,48 @@ from ..plan import (
     Refusal,
     new_launch_id,
 )
-from ..profile import Profile
+from ..profile import Checker, Profile, Provider
 from ..quiet import CLAUDE_QUIET_ENV, quiet_for
 from ..safe_read import decode_error_line, loads_json, read_text
+from .spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
+
+if TYPE_CHECKING:
+    from ..findings import Finding
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
 _ROUTING_ENV = re.compile(r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL")
 _ROUTING_TOP = ("apiKeyHelper", "model")
+DEFAULT_MODEL = "claude-sonnet-4-5"  # what `ccs check` asks for when a profile names no Claude model at all
+
+AUTH = ("token", "api-key")  # "token" → ANTHROPIC_AUTH_TOKEN, "api-key" → ANTHROPIC_API_KEY
+MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that sets it
+    "ANTHROPIC_MODEL": "model",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL": "opus",
+    "ANTHROPIC_DEFAULT_SONNET_MODEL": "sonnet",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL": "haiku",
+    "CLAUDE_CODE_SUBAGENT_MODEL": "subagent",
+}
+
+
+@dataclass(frozen=True)
+class ClaudeSide:
+    base_url: str
+    auth: str = "token"
+    model: str | None = None
+    opus: str | None = None
+    sonnet: str | None = None
+    haiku: str | None = None
+    subagent: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def model_vars(self) -> dict[str, str]:
+        pairs = {var: getattr(self, f) for var, f in MODEL_VARS.items()}
+        return {k: v for k, v in pairs.items() if v}
+
+    @property
+    def key_var(self) -> str:
+        return "ANTHROPIC_API_KEY" if self.auth == "api-key" else "ANTHROPIC_AUTH_TOKEN"
 
 
 def managed_settings_path(env: Mapping[str, str]) -> Path:
@@ -128,7 +163,7 @@ def layer_refusals(layers: Sequence[Layer], ours: set[str], isolate: bool) -> tu
                 "layer and the environment; ccs cannot override them",
                 ("--force to launch anyway (recorded in the manifest)",
                  "ask whoever manages this machine to remove them"),
-                overridable_by="force",
+                flags=("force",),
             ))
         else:
             refusals.append(Refusal(
@@ -137,20 +172,79 @@ def layer_refusals(layers: Sequence[Layer], ours: set[str], isolate: bool) -> tu
                 ("--isolate to load only ccs's own settings layers",
                  "--force to launch anyway (recorded in the manifest)",
                  f"remove {names} from {layer.path}"),
-                overridable_by="force",
+                flags=("isolate", "force"),
             ))
     return refusals, warnings
 
 
-class ClaudeTool:
+class ClaudeSpec(ToolSpec):
     name = "claude"
+    label = "Claude Code"
+    short = "Claude"
     program = "claude"
+    install_hint = "install it with `npm install -g @anthropic-ai/claude-code`"
+    tui_key = "c"
+    fields = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
+    families = {"claude": r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR"}
+    family_effects = {"claude": "Claude Code and Anthropic SDK programs"}
+    reads = ("claude",)
+    exe_names = ("claude", "claude.exe")
+    scripts = ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
+               "@anthropic-ai/claude-code/cli-wrapper.cjs", "@anthropic-ai/claude-code/bin/claude.exe")
+    editor = (
+        EditorField("base_url", "base URL", placeholder="default: the provider's"),
+        EditorField("auth", "auth", "select", (("default (token)", ""), *((a, a) for a in AUTH))),
+        EditorField("model", "model", placeholder="ANTHROPIC_MODEL (optional)"),
+        EditorField("opus", "opus", placeholder="optional"),
+        EditorField("sonnet", "sonnet", placeholder="optional"),
+        EditorField("haiku", "haiku", placeholder="optional"),
+        EditorField("subagent", "subagent", placeholder="optional"),
+        EditorField("env", "[claude.env]", "env"),
+    )
+
+    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> ClaudeSide:
+        return ClaudeSide(
+            base_url=c.url(t, "base_url", "[claude]") or provider.base_url,
+            auth=c.choice(t, "auth", "[claude]", AUTH) or "token",
+            model=c.string(t, "model", "[claude]"),
+            opus=c.string(t, "opus", "[claude]"),
+            sonnet=c.string(t, "sonnet", "[claude]"),
+            haiku=c.string(t, "haiku", "[claude]"),
+            subagent=c.string(t, "subagent", "[claude]"),
+            env=c.env_table(t.get("env"), "[claude.env]"),
+        )
+
+    def summary(self, side: ClaudeSide) -> list[str]:
+        return [f"{k}={v}" for k, v in side.model_vars().items()] or ["Claude Code's own default models"]
+
+    def show(self, side: ClaudeSide) -> str:
+        models = ", ".join(f"{k}={v}" for k, v in side.model_vars().items()) or "(Claude Code defaults)"
+        return f"{side.base_url}  auth={side.auth}  {models}"
+
+    def shell_hint(self, plan: LaunchPlan) -> str | None:
+        settings = f"{plan.extra.get('config_dir', '')}/{SETTINGS_FILE}"
+        return f"in this shell start Claude Code as: claude --settings {settings}"
+
+    def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
+        side: ClaudeSide = profile.sides["claude"]
+        model = side.model or side.sonnet or side.opus or side.haiku or DEFAULT_MODEL
+        return [anthropic_probe(plan.base_urls["ANTHROPIC_BASE_URL"], model, side.auth)]
+
+    def doctor(self, ctx: DoctorContext) -> DoctorPart:
+        rows, found = layer_findings(ctx.cwd, ctx.environ)
+        part = DoctorPart("claude_layers", rows, found + profile_layer_findings(ctx.profiles, ctx.paths))
+        part.lines.append("claude code settings layers (highest first)")
+        for layer in rows:
+            state = "absent" if not layer["exists"] else (
+                f"unreadable: {layer['error']}" if layer["error"] else (
+                    ", ".join(f"{k}={v}" for k, v in layer["routing"].items()) or "no routing keys"))
+            part.lines.append(f"  {layer['kind']:<8} {layer['path']}: {state}")
+        return part
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
              paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
-        c = profile.claude
-        assert c is not None
+        c: ClaudeSide = profile.sides["claude"]
         launch_id = launch_id or new_launch_id()
         config_dir = paths.tool_dir(profile.name, "claude")
         b = EnvBuilder(profile, parent_env)
@@ -161,8 +255,7 @@ class ClaudeTool:
         routing = {"ANTHROPIC_BASE_URL": c.base_url, **c.model_vars()}
         b.add(routing, SOURCE_ROUTING)
         b.add({"CLAUDE_CONFIG_DIR": str(config_dir)}, SOURCE_ROUTING)
-        key_var = "ANTHROPIC_API_KEY" if c.auth == "api-key" else "ANTHROPIC_AUTH_TOKEN"
-        b.add_secret(key_var, key)
+        b.add_secret(c.key_var, key)
         b.add_markers(profile, self.name, launch_id)
 
         settings_env = {**quiet_env, **profile.env, **c.env, **routing}
@@ -201,4 +294,110 @@ class ClaudeTool:
         )
 
 
-TOOL = ClaudeTool()
+def anthropic_probe(base: str, model: str, auth: str) -> ProbeSpec:
+    """The cheapest Messages request: one output token."""
+    body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}
+    return ProbeSpec("anthropic", base.rstrip("/") + "/v1/messages", model,
+                     "x-api-key" if auth == "api-key" else "bearer", body=body)
+
+
+# --- doctor: the settings layers at rest -----------------------------------------------------------
+
+def _setting_shown(key: str, value: Any) -> str:
+    from ..findings import shown
+
+    name = key[4:] if key.startswith("env.") else key
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if name == "model" else shown(name, text)
+
+
+def layer_paths(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """The layers of a Claude Code started by hand in ``cwd`` from this shell."""
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    user_dir = Path(environ["CLAUDE_CONFIG_DIR"]) if environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    return [
+        ("managed", managed_settings_path(environ)),
+        ("local", cwd / ".claude" / "settings.local.json"),
+        ("project", cwd / ".claude" / "settings.json"),
+        ("user", user_dir / "settings.json"),
+    ]
+
+
+def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Finding]]:
+    from ..findings import ERROR, WARN, Finding
+
+    rows: list[dict[str, Any]] = []
+    out: list[Finding] = []
+    for kind, path in layer_paths(cwd, environ):
+        layer = read_layer(kind, path)
+        row: dict[str, Any] = {"kind": kind, "path": str(path), "exists": layer is not None, "error": None,
+                               "routing": {}}
+        rows.append(row)
+        if layer is None:
+            continue
+        if layer.error:
+            row["error"] = layer.error
+            out.append(Finding("settings-invalid", WARN,
+                               f"{kind} settings layer {layer.error}; Claude Code may refuse or ignore it; "
+                               "fix the file",
+                               path=str(path)))
+            continue
+        row["routing"] = {k: _setting_shown(k, v) for k, v in layer.routing.items()}
+        for key, value in layer.routing.items():
+            show = f"{key}={_setting_shown(key, value)}"
+            if key == "model" and kind != "managed":
+                # Measured: ANTHROPIC_MODEL in the environment beats a settings `model` key.
+                out.append(Finding(
+                    "settings-override", WARN,
+                    f"{kind} settings set {show}, which picks the model of Claude Code started "
+                    f"{'in ' + str(cwd) if kind != 'user' else 'directly'} unless ANTHROPIC_MODEL is set (the "
+                    "environment wins); ccs launches of a profile with [claude].model are not affected; remove it "
+                    "from the file to pick the model in one place", path=str(path), variable=key))
+            elif kind == "managed":
+                out.append(Finding(
+                    "settings-override", ERROR,
+                    f"managed settings set {show}, which beats every other layer and the environment, "
+                    "ccs launches included; ask whoever manages this machine to remove it (ccs only launches past "
+                    "it with --force)", path=str(path), variable=key))
+            elif kind in ("project", "local"):
+                out.append(Finding(
+                    "settings-override", ERROR,
+                    f"{kind} settings set {show}, which beats the environment of any Claude Code started in "
+                    f"{cwd}; remove it from the file, or launch with `ccs launch PROFILE claude --isolate`",
+                    path=str(path), variable=key))
+            else:
+                out.append(Finding(
+                    "settings-override", WARN,
+                    f"user settings set {show}, which beats the environment of Claude Code started directly "
+                    "(ccs launches use their own CLAUDE_CONFIG_DIR); remove it from the file",
+                    path=str(path), variable=key))
+    return rows, out
+
+
+def profile_layer_findings(profiles: Sequence[Profile], paths: Paths) -> list[Finding]:
+    """Routing keys someone added to a profile's own Claude Code user layer (ccs's --settings beats
+    only the keys the profile sets; apiKeyHelper and the rest would still apply)."""
+    from ..findings import ERROR, Finding
+
+    out: list[Finding] = []
+    for p in profiles:
+        c: ClaudeSide | None = p.sides.get("claude")
+        if c is None:
+            continue
+        path = paths.tool_dir(p.name, "claude") / "settings.json"
+        layer = read_layer("user", path)
+        if layer is None or layer.error:
+            continue
+        ours = {f"env.{k}" for k in {**p.env, **c.env, "ANTHROPIC_BASE_URL": "",
+                                      **c.model_vars()}} | ({"model"} if c.model else set())
+        for key, value in layer.routing.items():
+            if key in ours:
+                continue
+            out.append(Finding(
+                "settings-override", ERROR,
+                f"profile {p.name!r}'s own Claude Code user layer sets {key}={_setting_shown(key, value)}, "
+                "which ccs's --settings does not override; remove it from the file", path=str(path), variable=key))
+    return out
+
+
+TOOL = ClaudeSpec()

@@ -9,35 +9,132 @@ Responses config: the launch points it at the loopback bridge, which translates 
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import codex_config, share
 from ..codex_config import KEY_VAR, toml_string
 from ..paths import Paths
 from ..plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
-from ..profile import Profile
+from ..profile import Checker, Profile, Provider
 from ..quiet import quiet_for
+from ..safe_read import read_text
+from .spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, chat_probe, responses_probe
 
 __all__ = ["KEY_VAR", "TOOL", "toml_string"]
 
+if TYPE_CHECKING:
+    from ..findings import Finding
 
-class CodexTool:
+# Ids Codex reserves: a [model_providers.<id>] entry with one of them stops Codex at start-up
+# ("reserved built-in provider IDs"); amazon-bedrock accepts only a few fields. oss and azure are free ids.
+BUILTIN_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock"})
+PROVIDER_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+WIRE_APIS = ("responses", "chat")  # chat: Codex talks Responses to ccs's bridge, which talks Chat Completions
+
+
+def default_provider_id(profile_name: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", profile_name).strip("-") or "ccs"
+    return f"{slug}-ccs" if slug in BUILTIN_PROVIDERS else slug
+
+
+@dataclass(frozen=True)
+class CodexSide:
+    base_url: str
+    model: str
+    provider_id: str
+    reasoning_effort: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    wire_api: str = "responses"  # what the provider speaks: "responses", or "chat" (Chat Completions)
+
+
+class CodexSpec(ToolSpec):
     name = "codex"
+    label = "Codex"
+    short = "Codex"
     program = "codex"
+    install_hint = "install it with `npm install -g @openai/codex`"
+    tui_key = "x"
+    fields = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
+    families = {"codex": r"CODEX_.*|CCS_CODEX_API_KEY"}
+    family_effects = {"codex": "Codex"}
+    reads = ("codex", "openai")
+    exe_names = ("codex", "codex.exe", "codex.js")
+    scripts = ("@openai/codex/bin/codex.js",)
+    internal_vars = frozenset({
+        "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS",
+        "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID",
+        "CODEX_CI", "CODEX_INTERNAL_APP_SERVER_REMOTE_CONTROL_DISABLED",  # set by Codex in its app-server daemons
+    })
+    editor = (
+        EditorField("base_url", "base URL", placeholder="default: the provider's; requests go to …/responses"),
+        EditorField("model", "model", placeholder="required, e.g. gpt-4.1"),
+        EditorField("provider_id", "provider id", placeholder="default: from the profile name"),
+        EditorField("reasoning_effort", "effort", "select", (("default", ""), *((e, e) for e in REASONING_EFFORTS))),
+        EditorField("wire_api", "wire API", "select", (("default (responses)", ""), *((w, w) for w in WIRE_APIS))),
+        EditorField("env", "[codex.env]", "env"),
+    )
+
+    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> CodexSide:
+        pid = c.string(t, "provider_id", "[codex]") or default_provider_id(profile_name)
+        if pid in BUILTIN_PROVIDERS:
+            raise c.fail(f'[codex].provider_id "{pid}" is a built-in Codex provider id; pick another',
+                         "[codex].provider_id")
+        if not PROVIDER_ID_RE.fullmatch(pid):
+            raise c.fail(f"[codex].provider_id {pid!r} may hold only letters, digits, '_' and '-'",
+                         "[codex].provider_id")
+        return CodexSide(
+            base_url=c.url(t, "base_url", "[codex]") or provider.base_url,
+            model=str(c.string(t, "model", "[codex]", required=True)),
+            provider_id=pid,
+            reasoning_effort=c.choice(t, "reasoning_effort", "[codex]", REASONING_EFFORTS),
+            env=c.env_table(t.get("env"), "[codex.env]"),
+            wire_api=c.choice(t, "wire_api", "[codex]", WIRE_APIS) or "responses",
+        )
+
+    def summary(self, side: CodexSide) -> list[str]:
+        out = [f"model={side.model}"]
+        if side.reasoning_effort:
+            out.append(f"reasoning_effort={side.reasoning_effort}")
+        if side.wire_api == "chat":
+            out.append("wire_api=chat (translated by ccs's bridge)")
+        return out
+
+    def show(self, side: CodexSide) -> str:
+        effort = f"  effort={side.reasoning_effort}" if side.reasoning_effort else ""
+        effort += "  wire_api=chat (translated by ccs's bridge)" if side.wire_api == "chat" else ""
+        return f"{side.base_url}  model={side.model}  provider_id={side.provider_id}{effort}"
+
+    def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
+        side: CodexSide = profile.sides["codex"]
+        base = plan.base_urls[f"model_providers.{side.provider_id}.base_url"]
+        return [(chat_probe if side.wire_api == "chat" else responses_probe)(base, plan.models.get("model"))]
+
+    def doctor(self, ctx: DoctorContext) -> DoctorPart:
+        info, found = codex_findings(ctx.environ, ctx.version)
+        part = DoctorPart("codex", info, found)
+        part.lines.append(f"codex home {info.get('home')}")
+        for f in info.get("files", []):
+            part.lines.append(f"  {f['path']}: {'present' if f['exists'] else 'absent'}")
+        return part
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
              paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
-        assert profile.codex is not None
+        side: CodexSide = profile.sides["codex"]
         launch_id = launch_id or new_launch_id()
         home = paths.tool_dir(profile.name, "codex")
         b = EnvBuilder(profile, parent_env)
-        b.add(profile.codex.env, SOURCE_TOOL)
+        b.add(side.env, SOURCE_TOOL)
         b.add({"CODEX_HOME": str(home)}, SOURCE_ROUTING)
         b.add_secret(KEY_VAR, key)
         b.add_markers(profile, self.name, launch_id)
-        quiet = quiet_for(profile, profile.codex.base_url)
+        quiet = quiet_for(profile, side.base_url)
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user_codex = share.user_home(parent_env) / ".codex"
         mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home)
@@ -49,13 +146,118 @@ class CodexTool:
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             dirs=paths.tool_dirs(profile.name, self.name), files=(FileToWrite(home / "config.toml", config),),
             warnings=tuple(warnings),
-            base_urls={f"model_providers.{profile.codex.provider_id}.base_url": profile.codex.base_url},
-            models={"model": profile.codex.model}, key_id=profile.key_id,
-            extra={"codex_home": str(home), "provider_id": profile.codex.provider_id, "quiet": quiet,
+            base_urls={f"model_providers.{side.provider_id}.base_url": side.base_url},
+            models={"model": side.model}, key_id=profile.key_id,
+            extra={"codex_home": str(home), "provider_id": side.provider_id, "quiet": quiet,
                    "shared": [x.to_dict() for x in shared],
                    **({"wire_api": "chat", "provider_name": profile.provider.name}
-                      if profile.codex.wire_api == "chat" else {})},
+                      if side.wire_api == "chat" else {})},
         )
 
 
-TOOL = CodexTool()
+# --- doctor: Codex's config files at rest --------------------------------------------------
+
+def _line_of(text: str, pattern: str) -> int | None:
+    for i, line in enumerate(text.splitlines(), 1):
+        if re.search(pattern, line):
+            return i
+    return None
+
+
+def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
+                        main: bool = True) -> list[Finding]:
+    """Check one Codex config file against what Codex 0.171 accepts."""
+    from ..errors import ProfileError
+    from ..findings import ERROR, WARN, Finding
+    from ..store import parse_toml
+
+    codex = f"Codex {version}" if version else "Codex"
+    try:
+        text = read_text(path)
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Finding("codex-config-invalid", ERROR, f"cannot read: {exc}", path=str(path))]
+    try:
+        data = parse_toml(text, str(path)).unwrap()
+    except ProfileError as exc:  # "path:line:col: message", or "path: message" for a table defined twice
+        where = str(exc).split(": ")[0]
+        return [Finding("codex-config-invalid", ERROR,
+                        f"not valid TOML ({exc}); {codex} will not start; fix the file", path=where)]
+
+    out: list[Finding] = []
+
+    def at(pattern: str) -> str:
+        line = _line_of(text, pattern)
+        return f"{path}:{line}" if line else str(path)
+
+    if "profile" in data:
+        out.append(Finding(
+            "codex-config-invalid", ERROR,
+            f"top-level profile = {data['profile']!r} is a hard error in {codex}; move that profile's settings "
+            f"to {path.parent}/{data['profile']}.config.toml, remove the line and select it with "
+            "`codex --profile NAME`",
+            path=at(r"^\s*profile\s*="), variable="profile"))
+    profiles = data.get("profiles")
+    if isinstance(profiles, dict) and profiles:
+        for name in profiles:
+            out.append(Finding(
+                "codex-config-invalid", WARN,
+                f"[profiles.{name}] is legacy: {codex} ignores it, and `codex --profile {name}` fails while it is "
+                f"there; move it to {path.parent}/{name}.config.toml",
+                path=at(rf"^\s*\[profiles\.{re.escape(str(name))}\]"), variable=f"profiles.{name}"))
+    providers = data.get("model_providers")
+    selected = data.get("model_provider")
+    if not isinstance(providers, dict):
+        providers = {}
+    for pid, entry in providers.items():
+        where = at(rf"^\s*\[model_providers\.\"?{re.escape(str(pid))}\"?\]")
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("wire_api") == "chat":
+            out.append(Finding(
+                "codex-config-invalid", ERROR,
+                f'[model_providers.{pid}] wire_api = "chat" is no longer supported by {codex} (a hard error); '
+                "for a Chat Completions endpoint, import it (`ccs import codex`) or put wire_api = \"chat\" in a "
+                "ccs profile's [codex] table, and launch with `ccs launch PROFILE codex`: ccs translates for Codex; "
+                'or use wire_api = "responses" if the endpoint serves the Responses API',
+                path=at(r"^\s*wire_api\s*=\s*[\"']chat"), variable=f"model_providers.{pid}.wire_api"))
+        if pid in BUILTIN_PROVIDERS:
+            url = entry.get("base_url")
+            out.append(Finding(
+                "codex-config-invalid", ERROR,
+                f"[model_providers.{pid}] reuses the built-in provider id {pid!r}"
+                + (f" for {url}" if url else "")
+                + f"; {codex} refuses to start (built-in provider ids are reserved); rename it to a custom id "
+                "(and model_provider with it)", path=where, variable=f"model_providers.{pid}"))
+        env_key = entry.get("env_key")
+        if isinstance(env_key, str) and env_key and not environ.get(env_key):
+            chosen = main and selected == pid
+            out.append(Finding(
+                "codex-config-invalid", ERROR if chosen else WARN,
+                f"[model_providers.{pid}] env_key = {env_key!r}, but {env_key} is not set in this shell; "
+                f"{codex} {'fails' if chosen else 'fails when this provider is used'} with "
+                f"\"Missing environment variable: `{env_key}`\"; export it, or launch with `ccs launch PROFILE codex`",
+                path=where, variable=env_key))
+    if main and isinstance(selected, str) and selected not in providers and selected not in BUILTIN_PROVIDERS:
+        out.append(Finding(
+            "codex-config-invalid", ERROR,
+            f"model_provider = {selected!r} names no [model_providers.{selected}] table and no built-in provider; "
+            "add the table or fix the name", path=at(r"^\s*model_provider\s*="), variable="model_provider"))
+    return out
+
+
+def codex_findings(environ: Mapping[str, str], version: str | None) -> tuple[dict[str, Any], list[Finding]]:
+    home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else \
+        Path(environ.get("HOME") or os.path.expanduser("~")) / ".codex"
+    main = home / "config.toml"
+    files = [main] + sorted(p for p in home.glob("*.config.toml")) if home.is_dir() else [main]
+    out: list[Finding] = []
+    info = {"home": str(home), "files": []}
+    for f in files:
+        info["files"].append({"path": str(f), "exists": f.is_file()})
+        out += codex_file_findings(f, environ, version, main=(f == main))
+    return info, out
+
+
+TOOL = CodexSpec()

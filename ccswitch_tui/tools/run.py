@@ -1,39 +1,98 @@
-"""Generic programs built on the OpenAI / Anthropic SDKs (`ccs run`, `ccs shell`)."""
+"""Generic programs built on the OpenAI / Anthropic SDKs (`ccs run`, `ccs shell`).
+
+``[run].export = ["openai"]`` exports OPENAI_BASE_URL (the ``[codex]`` base URL, else the
+provider's) and OPENAI_API_KEY; ``"anthropic"`` exports ANTHROPIC_BASE_URL (``[claude]``'s, else the
+provider's) and the key as ``[claude].auth`` says. Other sides are read by their fields only
+(``base_url``, ``auth``, ``model``): this module imports no other client's module.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..paths import Paths
 from ..plan import SOURCE_ROUTING, EnvBuilder, LaunchPlan, new_launch_id
-from ..profile import Profile
+from ..profile import Checker, Profile, Provider
+from .spec import EditorField, ProbeSpec, ToolSpec, responses_probe
+
+EXPORTS = ("openai", "anthropic")
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"  # a Messages probe needs some model
+
+
+@dataclass(frozen=True)
+class RunSide:
+    export: tuple[str, ...] = ()
+    model: str | None = None
+
+
+def _openai_url(profile: Profile) -> str:
+    codex = profile.sides.get("codex")
+    return codex.base_url if codex else profile.provider.base_url
+
+
+def _anthropic(profile: Profile) -> tuple[str, str]:
+    claude = profile.sides.get("claude")
+    return (claude.base_url, claude.auth) if claude else (profile.provider.base_url, "token")
 
 
 def sdk_exports(profile: Profile, key: str, builder: EnvBuilder) -> tuple[dict[str, str], dict[str, str]]:
     """Add the ``[run].export`` variables; return (base URLs, models) for the manifest."""
+    run: RunSide = profile.sides.get("run") or RunSide()
     urls: dict[str, str] = {}
     models: dict[str, str] = {}
-    if "openai" in profile.run.export:
-        url = profile.codex.base_url if profile.codex else profile.provider.base_url
+    if "openai" in run.export:
+        url = _openai_url(profile)
         builder.add({"OPENAI_BASE_URL": url}, SOURCE_ROUTING)
         builder.add_secret("OPENAI_API_KEY", key)
         urls["OPENAI_BASE_URL"] = url
-    if "anthropic" in profile.run.export:
-        url = profile.claude.base_url if profile.claude else profile.provider.base_url
-        auth = profile.claude.auth if profile.claude else "token"
+    if "anthropic" in run.export:
+        url, auth = _anthropic(profile)
         builder.add({"ANTHROPIC_BASE_URL": url}, SOURCE_ROUTING)
         builder.add_secret("ANTHROPIC_API_KEY" if auth == "api-key" else "ANTHROPIC_AUTH_TOKEN", key)
         urls["ANTHROPIC_BASE_URL"] = url
-    if profile.run.model:
-        builder.add({"CCS_MODEL": profile.run.model}, SOURCE_ROUTING)
-        models["CCS_MODEL"] = profile.run.model
+    if run.model:
+        builder.add({"CCS_MODEL": run.model}, SOURCE_ROUTING)
+        models["CCS_MODEL"] = run.model
     return urls, models
 
 
-class RunTool:
+class RunSpec(ToolSpec):
     name = "run"
+    label = "the `ccs run` program"
+    short = "Run"
     program = None
+    launchable = False
+    fields = ("export", "model")
+    editor = (
+        EditorField("export", "export", "exports", tuple((e, e) for e in EXPORTS)),
+        EditorField("model", "model", placeholder="CCS_MODEL (optional)"),
+    )
+
+    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> RunSide:
+        exports = c.string_list(t, "export", "[run]")
+        for e in exports:
+            if e not in EXPORTS:
+                raise c.fail(f"[run].export {e!r} must be one of: {', '.join(EXPORTS)}", "[run].export")
+        return RunSide(export=tuple(dict.fromkeys(exports)), model=c.string(t, "model", "[run]"))
+
+    def default_side(self, provider: Provider) -> RunSide:
+        return RunSide()  # `ccs run` is always served (it may export nothing)
+
+    def side_dict(self, side: RunSide) -> dict[str, Any]:
+        return {"export": list(side.export), "model": side.model}
+
+    def env_tables(self, side: Any) -> dict[str, Mapping[str, str]]:
+        return {}
+
+    def summary(self, side: RunSide) -> list[str]:
+        return ([f"exports {', '.join(side.export)}"] if side.export else ["exports nothing"]) + (
+            [f"CCS_MODEL={side.model}"] if side.model else [])
+
+    def show(self, side: RunSide) -> str:
+        return f"export={','.join(side.export) or '-'}  model={side.model or '-'}"
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
              paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
@@ -52,5 +111,27 @@ class RunTool:
             base_urls=urls, models=models, key_id=profile.key_id, warnings=warnings,
         )
 
+    def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
+        """`ccs run` exports CCS_MODEL only from [run].model: that is the model to look for. A models
+        list costs no tokens and proves the endpoint and the key for SDK programs."""
+        run: RunSide = profile.sides["run"]
+        out: list[ProbeSpec] = []
+        if "openai" in run.export:
+            base = plan.base_urls["OPENAI_BASE_URL"]
+            codex = profile.sides.get("codex")
+            fb_model = run.model or (codex.model if codex else None)  # a Responses request needs some model
+            fallback = responses_probe(base, fb_model) if fb_model else None
+            out.append(ProbeSpec("openai-models", base.rstrip("/") + "/models", run.model, "bearer", method="GET",
+                                 fallback=fallback))
+        if "anthropic" in run.export:
+            base = plan.base_urls["ANTHROPIC_BASE_URL"]
+            auth = "x-api-key" if "ANTHROPIC_API_KEY" in plan.secret_names else "bearer"
+            claude = profile.sides.get("claude")
+            model = run.model or (claude and (claude.model or claude.sonnet or claude.opus or claude.haiku)) \
+                or DEFAULT_ANTHROPIC_MODEL
+            body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}
+            out.append(ProbeSpec("anthropic", base.rstrip("/") + "/v1/messages", model, auth, body=body))
+        return out
 
-TOOL = RunTool()
+
+TOOL = RunSpec()

@@ -18,9 +18,17 @@ class Action:
     key_display: str | None = None
 
 
+def _launch_actions() -> tuple[Action, ...]:
+    """One launch action per client the registry holds (``launch_<name>``, the spec's key)."""
+    from ..tools import clients
+
+    return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
+                        f"Launch {s.label} with this profile (clean env, manifest written)")
+                 for s in clients() if s.tui_key)
+
+
 ACTIONS: tuple[Action, ...] = (
-    Action("launch_claude", "c", "Claude", "Launch Claude Code with this profile (clean env, manifest written)"),
-    Action("launch_codex", "x", "Codex", "Launch Codex with this profile (clean env, manifest written)"),
+    *_launch_actions(),
     Action("shell", "s", "Shell", "Open a shell with the clean environment of the tool shown", show=False),
     Action("run_command", "r", "Run", "Run a command with this profile's [run] exports", show=False),
     Action("key", "k", "Key", "Set, replace or remove this profile's key in the keyring"),

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent
 from textual.worker import Worker, WorkerState
 
+from .. import tools
 from ..errors import CcsError
 from ..paths import Paths, resolve_paths
 from ..secrets import KeyStore
@@ -172,17 +173,21 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     # --- enabling actions ---------------------------------------------------------------------
 
     def action_enabled(self, action: str) -> bool | None:
+        """True: the action can run; None: shown dimmed; False: not in the footer. A client's launch key
+        shows only for a profile that serves that client (the footer has room for the rest); a key
+        pressed while its action cannot run still says why (``on_key``)."""
         a = BY_NAME.get(action)
         if a is None or not a.needs_profile:
             return True
         entry = self.current_entry()
+        launch = action.startswith("launch_")
         if entry is None:
-            return None
+            return False if launch else None
         p = entry.profile
         if p is None:
-            return True if action in ("edit", "delete") else None
-        if action in ("launch_claude", "launch_codex"):
-            return True if getattr(p, action.removeprefix("launch_")) is not None else None
+            return True if action in ("edit", "delete") else (False if launch else None)
+        if launch:
+            return action.removeprefix("launch_") in p.tools
         return True
 
     def on_key(self, event: events.Key) -> None:
@@ -205,7 +210,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         """The footer is rebuilt on refresh_bindings: only when what the actions can do changed."""
         entry = self.current_entry()
         p = entry.profile if entry else None
-        state = (entry is not None, p is not None, bool(p and p.claude), bool(p and p.codex))
+        state = (entry is not None, p is not None, *(bool(p and t in p.tools) for t in tools.names()))
         if state != getattr(self, "_binding_state", None):
             self._binding_state = state
             self.refresh_bindings()
@@ -266,7 +271,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing: the answer came too late
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
             return
         self.profile_list.set_presence(event.presence)
         if event.presence.keyring_error:

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import SuspendNotSupported
 
-from ..errors import CcsError, Refusal
+from .. import tools
+from ..errors import CcsError, LaunchRefused
 from . import messages as m
 
 if TYPE_CHECKING:
     from .service import Service
 
-TOOL_LABELS = {"claude": "Claude Code", "codex": "Codex"}
 
 
 def wait_for_key(what: str) -> None:
@@ -51,17 +51,11 @@ class LaunchMixin:
 
     service: Service
 
-    def action_launch_claude(self) -> None:
-        self._launch_tool("claude")
-
-    def action_launch_codex(self) -> None:
-        self._launch_tool("codex")
-
     def _launch_tool(self, tool: str) -> None:
         entry = self.current_entry()  # type: ignore[attr-defined]
         if entry is None or entry.profile is None:
             return
-        self.start_launch(m.LaunchRequest(entry.name, tool, TOOL_LABELS[tool]))
+        self.start_launch(m.LaunchRequest(entry.name, tool, tools.get(tool).label))
 
     def action_shell(self) -> None:
         entry = self.current_entry()  # type: ignore[attr-defined]
@@ -101,8 +95,8 @@ class LaunchMixin:
             prep = self.service.prepare(request.profile, request.tool, args=request.args,
                                         argv_override=request.argv_override, isolate=request.isolate,
                                         force=request.force, nested=request.nested)
-        except Refusal as exc:
-            self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out))  # type: ignore[attr-defined]
+        except LaunchRefused as exc:
+            self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))  # type: ignore[attr-defined]
             return
         except CcsError as exc:
             from .service import in_tui
@@ -123,7 +117,7 @@ class LaunchMixin:
                 return
             self.start_launch(replace(request, **{way: True}))
 
-        self.push_screen(RefusalScreen(event.message, event.ways_out), chosen)  # type: ignore[attr-defined]
+        self.push_screen(RefusalScreen(event.message, event.ways_out, event.flags), chosen)  # type: ignore[attr-defined]
 
     def on_launch_ready(self, event: m.LaunchReady) -> None:
         request, prep = event.request, event.prepared
@@ -149,7 +143,7 @@ class LaunchMixin:
                 print(f"ccs: warning: {w}", file=sys.stderr)
             print(f"ccs: {request.label} for {request.profile} — leave it to come back to ccs", file=sys.stderr)
         try:
-            return self.service.execute(prep, force=request.force, nested=request.nested), None
+            return self.service.execute(prep), None
         except CcsError as exc:
             return None, str(exc)
         except Exception as exc:  # noqa: BLE001 — reported, never fatal to the app
@@ -166,3 +160,15 @@ class LaunchMixin:
                         severity="information" if status == 0 else "warning", timeout=12)
         self.post_message(m.Launched(request, status, error))  # type: ignore[attr-defined]
         self.refresh_detail()  # type: ignore[attr-defined]
+
+
+def _launch_action(tool: str) -> Any:
+    def action(self: LaunchMixin) -> None:
+        self._launch_tool(tool)
+
+    action.__doc__ = f"Launch {tools.get(tool).label}."
+    return action
+
+
+for _spec in tools.clients():  # action_launch_<name> for every registered client
+    setattr(LaunchMixin, f"action_launch_{_spec.name}", _launch_action(_spec.name))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from textual.message import Message
@@ -95,7 +95,6 @@ class LaunchRequest:
     force: bool = False
     nested: bool = False
     hold: bool = False  # keep the command's output on screen until a key is pressed
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class LaunchReady(Message):
@@ -106,11 +105,12 @@ class LaunchReady(Message):
 
 
 class LaunchRefused(Message):
-    def __init__(self, request: LaunchRequest, message: str, ways_out: Sequence[str]):
+    def __init__(self, request: LaunchRequest, message: str, ways_out: Sequence[str], flags: Sequence[str] = ()):
         super().__init__()
         self.request = request
         self.message = message
         self.ways_out = list(ways_out)
+        self.flags = tuple(flags)  # the launch options that get past it (LaunchRefused.flags)
 
 
 class Launched(Message):

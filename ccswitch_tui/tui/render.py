@@ -10,8 +10,10 @@ from typing import Any
 
 from textual.content import Content
 
+from .. import tools
 from ..env import EnvDiff, matters, routing_family
 from ..plan import SOURCE_INHERITED, SOURCE_MARKER
+from ..profile import env_var_of
 from ..runs import user_argv
 from .service import Detail, KeyState, Problem, RunRow, ToolView
 
@@ -61,8 +63,8 @@ def key_line(key: KeyState | None) -> Content:
         return row("key", kid, (key.mask or "", "bold"), (key.fingerprint or "", MUTED))
     if key.error:
         return row("key", kid, (f"unknown: {key.error}", ERROR))
-    if key.env_var:
-        return row("key", kid, (f"MISSING — ${key.env_var} is not set in the shell ccs started from", ERROR))
+    if env_var_of(kid):
+        return row("key", kid, (f"MISSING — ${env_var_of(kid)} is not set in the shell ccs started from", ERROR))
     return row("key", kid, ("MISSING — press k to store it", ERROR))
 
 
@@ -99,10 +101,9 @@ def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
         if view.plan is None:
             continue
         models = [f"{k}={v}" for k, v in view.plan.models.items()]
-        if tool == "codex" and p.codex and p.codex.reasoning_effort:
-            models.append(f"reasoning_effort={p.codex.reasoning_effort}")
-        if tool == "codex" and p.codex and p.codex.wire_api == "chat":
-            models.append("wire_api=chat (translated by ccs's bridge)")
+        side = p.side(tool)
+        if side is not None:  # what the client's spec adds (Codex: reasoning effort, wire API)
+            models += [x for x in tools.get(tool).summary(side) if "=" in x and x not in models]
         out.append(row(f"  {tool}", " ".join(models) if models else ("the tool's defaults", MUTED)))
     out += [Content(""), heading("Injected variables")]
     for tool, view in detail.views.items():

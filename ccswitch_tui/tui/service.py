@@ -50,10 +50,6 @@ class KeyState:
     fingerprint: str | None = None
     error: str | None = None
 
-    @property
-    def env_var(self) -> str | None:
-        return self.key_id[4:] if self.key_id.startswith("env:") else None
-
 
 @dataclass(frozen=True)
 class ToolView:
@@ -64,10 +60,12 @@ class ToolView:
     error: str | None = None
 
     def shown_value(self, name: str, value: str) -> str:
-        """A value as the TUI may show it: keys masked, a missing key said so."""
-        if self.plan is not None and name in self.plan.secret_names:
-            return mask(value) if value else MISSING_KEY
-        return mask(value) if looks_secret(name) else value
+        """A value as the TUI may show it: the plan's one rule (``LaunchPlan.shown``), a missing key said so."""
+        if self.plan is None:
+            return mask(value) if looks_secret(name) else value
+        if name in self.plan.secret_names and not value:
+            return MISSING_KEY
+        return self.plan.shown(name, value)
 
     def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
         return None if self.plan is None else diff_env(parent_env, self.plan.env)
@@ -123,12 +121,7 @@ class Service:
 
     def presence(self, entries: Sequence[Entry]) -> Presence:
         refs = sorted({e.profile.key_id for e in entries if e.profile})
-        keyring_error = None
-        try:
-            present = self.keys.present(refs) if refs else {}
-        except CcsError as exc:
-            present = {r: bool(self.environ.get(r[4:])) for r in refs if r.startswith("env:")}
-            keyring_error = str(exc)
+        present, keyring_error = self.keys.presence(refs)
         problems = {e.name: self.problems(e, present.get(e.profile.key_id) if e.profile else None) for e in entries}
         return Presence(present, problems, keyring_error)
 
@@ -284,18 +277,18 @@ class Service:
 
     def prepare(self, name: str, tool: str, *, args: Sequence[str] = (), argv_override: Sequence[str] | None = None,
                 isolate: bool = False, force: bool = False, nested: bool = False) -> Any:
-        """What `ccs launch|run|shell` does before the fork; raises Refusal with its ways out."""
+        """What `ccs launch|run|shell` does before the fork; raises LaunchRefused with its ways out."""
         from .. import launch
 
         launch.refuse_nested(self.environ, nested)
         return launch.build(name, tool, store=self.store, keys=self.keys, paths=self.paths,
                             environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
-                            argv_override=argv_override)
+                            nested=nested, argv_override=argv_override)
 
-    def execute(self, prep: Any, *, force: bool = False, nested: bool = False) -> int:
+    def execute(self, prep: Any) -> int:
         from .. import launch
 
-        return launch.execute(prep, self.paths, force=force, nested=nested)
+        return launch.execute(prep, self.paths)  # the plan carries force/nested
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 
@@ -326,7 +319,7 @@ class Service:
         findings = [replace(f, message=in_tui(f.message)) for f in (r.finding() for r in results)]
         failed = [r for r in results if not r.ok]
         if not results:
-            return findings, f"{name}: nothing to probe (no Claude Code or Codex side, nothing exported)", "warning"
+            return findings, f"{name}: nothing to probe (no client table, nothing exported)", "warning"
         if not failed:
             return findings, f"{name}: {len(results)} probe(s) ok", "information"
         what = ", ".join(f"{r.tool} {r.outcome}" for r in failed)

@@ -21,7 +21,6 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Swit
 from tomlkit.toml_document import TOMLDocument
 
 from ...errors import CcsError
-from ...profile import CLAUDE_AUTH, REASONING_EFFORTS, RUN_EXPORTS
 from ...store import parse_toml, validate_text
 from .modals import Dialog
 
@@ -39,6 +38,17 @@ class Field:
         return "f-" + "-".join(self.path)
 
 
+def _client_sections() -> tuple[tuple[str, str | None, tuple[Field, ...]], ...]:
+    """One section per registered client, from its spec's editor fields; a client's table has an
+    on/off switch (its presence says whether the profile serves it), `ccs run`'s has none."""
+    from ... import tools
+
+    return tuple(
+        (s.label if s.launchable else "ccs run", s.name if s.launchable else None,
+         tuple(Field((s.name, f.key), f.label, f.kind, f.choices, f.placeholder) for f in s.editor))
+        for s in tools.specs() if s.editor)
+
+
 SECTIONS: tuple[tuple[str, str | None, tuple[Field, ...]], ...] = (
     ("Profile", None, (
         Field(("description",), "description", placeholder="what this profile is for"),
@@ -49,36 +59,14 @@ SECTIONS: tuple[tuple[str, str | None, tuple[Field, ...]], ...] = (
         Field(("provider", "key"), "key id", placeholder="key id in the keyring, or env:VAR"),
         Field(("provider", "website"), "website", placeholder="optional"),
     )),
-    ("Claude Code", "claude", (
-        Field(("claude", "base_url"), "base URL", placeholder="default: the provider's"),
-        Field(("claude", "auth"), "auth", "select", (("default (token)", ""),
-                                                     *((a, a) for a in CLAUDE_AUTH))),
-        Field(("claude", "model"), "model", placeholder="ANTHROPIC_MODEL (optional)"),
-        Field(("claude", "opus"), "opus", placeholder="optional"),
-        Field(("claude", "sonnet"), "sonnet", placeholder="optional"),
-        Field(("claude", "haiku"), "haiku", placeholder="optional"),
-        Field(("claude", "subagent"), "subagent", placeholder="optional"),
-        Field(("claude", "env"), "[claude.env]", "env"),
-    )),
-    ("Codex", "codex", (
-        Field(("codex", "base_url"), "base URL", placeholder="default: the provider's; requests go to …/responses"),
-        Field(("codex", "model"), "model", placeholder="required, e.g. gpt-4.1"),
-        Field(("codex", "provider_id"), "provider id", placeholder="default: from the profile name"),
-        Field(("codex", "reasoning_effort"), "effort", "select", (("default", ""),
-                                                                  *((e, e) for e in REASONING_EFFORTS))),
-        Field(("codex", "env"), "[codex.env]", "env"),
-    )),
-    ("ccs run", None, (
-        Field(("run", "export"), "export", "exports"),
-        Field(("run", "model"), "model", placeholder="CCS_MODEL (optional)"),
-    )),
+    *_client_sections(),
     ("Every tool", None, (
         Field(("env",), "[env]", "env"),
         Field(("policy", "inherit"), "inherit", "list", placeholder="extra names from the shell: NODE_OPTIONS AWS_*"),
     )),
 )
 FIELDS = {f.id: f for _, _, fields in SECTIONS for f in fields}
-TABLE_SWITCHES = ("claude", "codex")
+TABLE_SWITCHES = tuple(switch for _, switch, _ in SECTIONS if switch)
 
 
 def _get(doc: Mapping[str, Any], path: tuple[str, ...]) -> Any:
@@ -174,11 +162,14 @@ def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[s
     return doc
 
 
-def field_for_error(message: str) -> str | None:
-    """The form field a validation message is about (``[codex].model is required`` → f-codex-model)."""
-    m = re.search(r"\[(\w+)(\.env)?\](?:\.(\w+))?", message)
+def field_for(place: str | None) -> str | None:
+    """The form field a validation error is about, from the place it carries (``ProfileError.field``):
+    ``[codex].model`` → f-codex-model, ``[claude.env].X`` → f-claude-env, ``[env].X`` → f-env."""
+    if not place:
+        return None
+    m = re.fullmatch(r"\[(\w+)(\.env)?\](?:\.(\w+))?.*", place)
     if not m:
-        return "f-description" if "description" in message else None
+        return f"f-{place}" if f"f-{place}" in FIELDS else None
     table, env, leaf = m.groups()
     if env:
         return f"f-{table}-env"
@@ -244,7 +235,7 @@ class EditorScreen(Dialog[EditResult]):
                                compact=True, placeholder="NAME=value, one a line")
             elif f.kind == "exports":
                 with Horizontal(id=f.id, classes="exports"):
-                    for e in RUN_EXPORTS:
+                    for _, e in f.options:
                         yield Checkbox(e, e in value, id=f"{f.id}-{e}", compact=True)
             else:
                 yield Input(value, placeholder=f.placeholder, id=f.id, compact=True)
@@ -267,7 +258,7 @@ class EditorScreen(Dialog[EditResult]):
             elif f.kind == "env":
                 out[fid] = self.query_one(f"#{fid}", TextArea).text
             elif f.kind == "exports":
-                out[fid] = tuple(e for e in RUN_EXPORTS if self.query_one(f"#{fid}-{e}", Checkbox).value)
+                out[fid] = tuple(e for _, e in f.options if self.query_one(f"#{fid}-{e}", Checkbox).value)
             else:
                 out[fid] = self.query_one(f"#{fid}", Input).value
         return out
@@ -294,7 +285,7 @@ class EditorScreen(Dialog[EditResult]):
             fid = next((i for i, f in FIELDS.items() if f.kind == "env" and message.startswith(f.label)), None)
         except CcsError as exc:
             message = str(exc).removeprefix(f"{self.profile_name}.toml: ")
-            fid = field_for_error(message)
+            fid = field_for(getattr(exc, "field", None))
         self.error = message
         self.query_one("#form-error", Static).update(message or "")
         if message and fid:
@@ -391,19 +382,21 @@ class RawEditorScreen(Dialog[EditResult]):
         super().on_mount()
         area = self.query_one("#raw-text", TextArea)
         area.focus()
-        message = self.validate()
-        where = error_location(message or "")
-        if where:  # start where the file is broken
-            line = min(where[0], area.document.line_count) - 1
-            area.move_cursor((line, max(where[1] - 1, 0)), center=True)
+        self.validate()
+        if self.error_at:  # start where the file is broken
+            line = min(self.error_at[0], area.document.line_count) - 1
+            area.move_cursor((line, max(self.error_at[1] - 1, 0)), center=True)
 
     def validate(self) -> str | None:
         text = self.query_one("#raw-text", TextArea).text
+        self.error_at: tuple[int, int] | None = None
         try:
             validate_text(self.profile_name, text)
             message = None
         except CcsError as exc:
             message = str(exc)
+            if getattr(exc, "line", None):
+                self.error_at = (exc.line, getattr(exc, "column", None) or 1)  # type: ignore[attr-defined]
         error = self.query_one("#raw-error", Static)
         error.update(message or "valid")
         error.set_class(message is None, "ok")
@@ -425,9 +418,3 @@ class RawEditorScreen(Dialog[EditResult]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         confirm_discard(self, self.query_one("#raw-text", TextArea).text != self.original)
-
-
-def error_location(message: str) -> tuple[int, int] | None:
-    """(line, column) from an error naming ``file:line:col`` (or ``line N, column M``), else None."""
-    found = re.search(r"\.toml:(\d+):(\d+)", message) or re.search(r"line (\d+),? col(?:umn)? (\d+)", message)
-    return (int(found.group(1)), int(found.group(2))) if found else None

@@ -209,17 +209,16 @@ class CommandScreen(Dialog[str]):
         self.dismiss(None)
 
 
-# The ways out of a refusal that the TUI can take for you, by the flag a way out starts with.
-WAY_BUTTONS = {"--isolate": ("isolate", "Launch isolated"), "--force": ("force", "Launch anyway (force)"),
-               "--nested": ("nested", "Launch nested")}
+# The ways out of a refusal that the TUI can take for you, by the launch option (LaunchRefused.flags).
+WAY_BUTTONS = {"isolate": "Launch isolated", "force": "Launch anyway (force)", "nested": "Launch nested"}
 
 
 class RefusalScreen(Dialog[str]):
     """A refused launch, with its ways out: the ones ccs can take are buttons."""
 
-    def __init__(self, message: str, ways_out: Sequence[str]):
+    def __init__(self, message: str, ways_out: Sequence[str], flags: Sequence[str] = ()):
         super().__init__()
-        self.message, self.ways_out = message, list(ways_out)
+        self.message, self.ways_out, self.flags = message, list(ways_out), tuple(flags)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog refusal"):
@@ -229,11 +228,9 @@ class RefusalScreen(Dialog[str]):
                 yield Static("Ways out:\n" + "\n".join(f"  • {w}" for w in self.ways_out), classes="note",
                              markup=False)
             with Horizontal(classes="buttons"):
-                for way in self.ways_out:
-                    flag = way.split()[0]
+                for flag in self.flags:
                     if flag in WAY_BUTTONS:
-                        choice, label = WAY_BUTTONS[flag]
-                        yield Button(label, id=f"way-{choice}", variant="warning")
+                        yield Button(WAY_BUTTONS[flag], id=f"way-{flag}", variant="warning")
                 yield Button("Cancel", id="cancel", variant="primary")
 
     def on_mount(self) -> None:

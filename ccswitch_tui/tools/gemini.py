@@ -1,0 +1,252 @@
+"""Gemini CLI (`@google/gemini-cli`): a per-profile GEMINI_CLI_HOME, routing in the environment, the
+key only in the child's environment, and the workspace untrusted so that no project layer can
+redirect it.
+
+Measured with gemini-cli 0.61.0 against a loopback stub:
+- ``GOOGLE_GEMINI_BASE_URL`` routes it (a path prefix is kept: requests go to
+  ``{base}/v1beta/models/{model}:streamGenerateContent?alt=sse``); ``GEMINI_BASE_URL`` is ignored.
+- The key travels in ``x-goog-api-key`` and comes from ``GEMINI_API_KEY`` only.
+- With a base URL the CLI refuses to start (exit 41, "Invalid auth method selected") unless a
+  settings layer says ``security.auth.selectedType = "gemini-api-key"``: ccs writes it into the
+  profile's own user layer, ``$GEMINI_CLI_HOME/.gemini/settings.json``.
+- ``GEMINI_MODEL`` beats every settings layer's ``model.name`` (only ``-m`` beats it).
+- A project ``.gemini/settings.json`` can replace the auth type, and a project ``.env`` fills in
+  any variable the environment lacks (a proxy, a second base URL). In an untrusted workspace
+  neither applies: ccs's user layer turns folder trust off and the child gets
+  ``GEMINI_CLI_TRUST_WORKSPACE=false`` (without them a headless run in an untrusted folder exits 55).
+- The system layer (``/etc/gemini-cli/settings.json``) beats every other layer: one that sets
+  routing keys refuses the launch, as Claude Code's managed layer does.
+- Besides the provider it contacts play.googleapis.com (usage statistics) unless
+  ``privacy.usageStatisticsEnabled = false``, which a quiet launch writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..paths import Paths
+from ..plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, Refusal, new_launch_id
+from ..profile import Checker, Profile, Provider
+from ..quiet import quiet_for
+from ..safe_read import decode_error_line, loads_json, read_text
+from .spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
+
+KEY_VAR = "GEMINI_API_KEY"
+SYSTEM_ENV = "CCS_GEMINI_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
+# settings keys that decide where requests go or with which credentials
+_ROUTING_KEYS = ("security.auth.selectedType", "security.auth.useExternal", "model.name")
+_ROUTING_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL",
+                "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_VERTEX_BASE_URL",
+                "GOOGLE_CLOUD_PROJECT", "HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
+                  "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}}
+
+
+@dataclass(frozen=True)
+class GeminiSide:
+    base_url: str
+    model: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def system_settings_path(env: Mapping[str, str]) -> Path:
+    if env.get(SYSTEM_ENV):
+        return Path(env[SYSTEM_ENV])
+    if env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH"):
+        return Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    return Path("/etc/gemini-cli/settings.json")
+
+
+def _dig(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def read_layer(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(routing keys the file sets, None) or (None, why it cannot be read); (None, None) when absent."""
+    try:
+        data = loads_json(read_text(path))
+    except FileNotFoundError:
+        return None, None
+    except UnicodeDecodeError as exc:
+        return None, f"cannot read: {decode_error_line(exc)}"
+    except (OSError, ValueError) as exc:
+        return None, f"cannot read: {exc}"
+    return {k: v for k in _ROUTING_KEYS if (v := _dig(data, k)) is not None}, None
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """The routing variables a ``.env`` file would fill in for a Gemini CLI started by hand."""
+    try:
+        text = read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and name.strip() in _ROUTING_ENV:
+            out[name.strip()] = value.strip().strip("'\"")
+    return out
+
+
+def settings_content(path: Path, side: GeminiSide, quiet: bool) -> str:
+    """The profile's user layer: ccs's keys set, whatever Gemini CLI or the user wrote there kept."""
+    try:
+        data = loads_json(read_text(path))
+        if not isinstance(data, dict):
+            data = {}
+    except FileNotFoundError:
+        data = {}
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        from ..errors import UsageError
+
+        raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
+    owned: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "model": {"name": side.model},
+        **(QUIET_SETTINGS if quiet else {}),
+    }
+    for table, values in owned.items():
+        current = data.get(table) if isinstance(data.get(table), dict) else {}
+        data[table] = _merge(current, values)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _merge(current: dict[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(current)
+    for k, v in values.items():
+        out[k] = _merge(out[k] if isinstance(out.get(k), dict) else {}, v) if isinstance(v, Mapping) else v
+    return out
+
+
+class GeminiSpec(ToolSpec):
+    name = "gemini"
+    label = "Gemini CLI"
+    short = "Gemini"
+    program = "gemini"
+    install_hint = "install it with `npm install -g @google/gemini-cli`"
+    tui_key = "g"
+    fields = ("base_url", "model", "env")
+    families = {"gemini": r"GEMINI_.*|GOOGLE_GEMINI_BASE_URL|GOOGLE_API_KEY|GOOGLE_GENAI_.*|GOOGLE_VERTEX_BASE_URL"}
+    family_effects = {"gemini": "Gemini CLI and Google GenAI SDK programs"}
+    reads = ("gemini",)
+    official_hosts = frozenset({"generativelanguage.googleapis.com"})
+    exe_names = ("gemini",)
+    scripts = ("@google/gemini-cli/dist/index.js", "@google/gemini-cli/bundle/gemini.js")
+    editor = (
+        EditorField("base_url", "base URL", placeholder="default: the provider's; requests go to …/v1beta/models"),
+        EditorField("model", "model", placeholder="required (GEMINI_MODEL), e.g. gemini-2.5-pro"),
+        EditorField("env", "[gemini.env]", "env"),
+    )
+
+    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> GeminiSide:
+        return GeminiSide(
+            base_url=c.url(t, "base_url", "[gemini]") or provider.base_url,
+            model=str(c.string(t, "model", "[gemini]", required=True)),
+            env=c.env_table(t.get("env"), "[gemini.env]"),
+        )
+
+    def summary(self, side: GeminiSide) -> list[str]:
+        return [f"GEMINI_MODEL={side.model}"]
+
+    def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
+             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             isolate: bool = False) -> LaunchPlan:
+        side: GeminiSide = profile.sides["gemini"]
+        launch_id = launch_id or new_launch_id()
+        home = paths.tool_dir(profile.name, self.name)
+        quiet = quiet_for(profile, side.base_url)
+        b = EnvBuilder(profile, parent_env)
+        b.add(side.env, SOURCE_TOOL)
+        routing = {"GOOGLE_GEMINI_BASE_URL": side.base_url, "GEMINI_MODEL": side.model}
+        b.add(routing, SOURCE_ROUTING)
+        # its own home, and an untrusted workspace: project settings and .env files cannot reach it
+        b.add({"GEMINI_CLI_HOME": str(home), "GEMINI_CLI_TRUST_WORKSPACE": "false"}, SOURCE_ROUTING)
+        b.add_secret(KEY_VAR, key)
+        b.add_markers(profile, self.name, launch_id)
+        settings = home / ".gemini" / "settings.json"
+
+        warnings: list[str] = []
+        refusals: list[Refusal] = []
+        system = system_settings_path(parent_env)
+        routing_keys, error = read_layer(system)
+        if error:
+            warnings.append(f"Gemini CLI system settings {system}: {error}")
+        elif routing_keys:
+            names = ", ".join(routing_keys)
+            refusals.append(Refusal(
+                "settings-override",
+                f"the system Gemini CLI settings {system} set {names}, which beat every other layer; "
+                "ccs cannot override them",
+                ("--force to launch anyway (recorded in the manifest)",
+                 "ask whoever manages this machine to remove them"),
+                flags=("force",)))
+        project = [p for p in (cwd / ".gemini" / "settings.json",) if (read_layer(p)[0] or {})]
+        project += [p for p in (cwd / ".env", cwd / ".gemini" / ".env") if read_dotenv(p)]
+        if project:
+            warnings.append(f"{', '.join(map(str, project))} would redirect a Gemini CLI started here by hand; "
+                            "ccs launches it with the workspace untrusted, so they do not apply")
+        return LaunchPlan(
+            profile=profile.name, tool=self.name, argv=(self.program or "gemini", *args), env=b.env,
+            sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
+            dirs=paths.tool_dirs(profile.name, self.name),
+            files=(FileToWrite(settings, settings_content(settings, side, quiet)),),
+            base_urls={"GOOGLE_GEMINI_BASE_URL": side.base_url}, models={"GEMINI_MODEL": side.model},
+            key_id=profile.key_id, warnings=tuple(warnings), refusals=tuple(refusals),
+            extra={"gemini_home": str(home), "quiet": quiet},
+        )
+
+    def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
+        base, model = plan.base_urls["GOOGLE_GEMINI_BASE_URL"], plan.models["GEMINI_MODEL"]
+        body = {"contents": [{"role": "user", "parts": [{"text": "ping"}]}],
+                "generationConfig": {"maxOutputTokens": 1}}
+        return [ProbeSpec("gemini", f"{base.rstrip('/')}/v1beta/models/{model}:generateContent", model,
+                          "x-goog-api-key", body=body)]
+
+    def doctor(self, ctx: DoctorContext) -> DoctorPart:
+        """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
+        from ..findings import ERROR, WARN, Finding
+
+        home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
+        layers = [("system", system_settings_path(ctx.environ)), ("user", home / ".gemini" / "settings.json"),
+                  ("project", ctx.cwd / ".gemini" / "settings.json")]
+        rows: list[dict[str, Any]] = []
+        part = DoctorPart("gemini_layers", rows, lines=["gemini cli settings layers (system beats the rest)"])
+        for kind, path in layers:
+            keys, error = read_layer(path)
+            rows.append({"kind": kind, "path": str(path), "exists": keys is not None or error is not None,
+                         "error": error, "routing": keys or {}})
+            if error:
+                part.findings.append(Finding("settings-invalid", WARN, f"{kind} settings layer {error}; "
+                                             "Gemini CLI may refuse or ignore it; fix the file", path=str(path)))
+            for k, v in (keys or {}).items():
+                severity = ERROR if kind in ("system", "project") else WARN
+                part.findings.append(Finding(
+                    "settings-override", severity,
+                    f"{kind} Gemini CLI settings set {k}={v}, which a Gemini CLI started "
+                    f"{'in ' + str(ctx.cwd) if kind == 'project' else 'directly'} follows; "
+                    + ("ccs launches refuse it (--force to launch anyway)" if kind == "system" else
+                       "ccs launches are not affected; remove it from the file to choose the provider in one place"),
+                    path=str(path), variable=k))
+            state = "absent" if keys is None and error is None else (error or (
+                ", ".join(f"{k}={v}" for k, v in (keys or {}).items()) or "no routing keys"))
+            part.lines.append(f"  {kind:<8} {path}: {state}")
+        for path in (ctx.cwd / ".env", ctx.cwd / ".gemini" / ".env"):
+            for name in read_dotenv(path):
+                part.findings.append(Finding(
+                    "settings-override", WARN,
+                    f"{path} sets {name}, which a Gemini CLI started in {ctx.cwd} takes when the shell lacks it; "
+                    "ccs launches are not affected (untrusted workspace); remove it to keep routing in one place",
+                    path=str(path), variable=name))
+        return part
+
+
+TOOL = GeminiSpec()

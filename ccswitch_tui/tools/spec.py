@@ -1,0 +1,170 @@
+"""What a client module declares about its client: the ``ToolSpec`` every ``tools/<name>.py`` registers.
+
+A spec owns everything ccs knows about one client: its profile table (fields, validation, defaults),
+the variable families its routing uses, how its processes look, its label and install hint, how the
+editor shows its table, which of its fields are secret for export, its doctor checks and its probe
+for ``ccs check``. The core (profile validation, env families, ``ps``/``inspect``, ``doctor``,
+``check``, export, the CLI and the TUI) iterates over the registry and asks the spec; it keeps no
+copy of a client's rules.
+
+This module is light on purpose: every command imports it (through the registry), so it imports
+nothing heavier than the profile's dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..findings import Finding
+    from ..paths import Paths
+    from ..plan import LaunchPlan
+    from ..profile import Checker, Profile, Provider
+
+
+@dataclass(frozen=True)
+class EditorField:
+    """One field of the client's table in the TUI editor's form."""
+
+    key: str  # the field in the table, or "env" for its env sub-table
+    label: str
+    kind: str = "text"  # text | select | env
+    choices: tuple[tuple[str, str], ...] = ()  # (shown, value) for a select; "" is the default
+    placeholder: str = ""
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """One request ``ccs check`` sends for a side, derived from the launch plan (no httpx here)."""
+
+    api: str  # what it speaks, for reports: anthropic | openai (Responses) | openai-chat | openai-models | …
+    url: str  # the request's URL (a key is never part of it)
+    model: str | None
+    auth: str  # "bearer" (Authorization: Bearer KEY), or the name of the header that carries the key
+    method: str = "POST"
+    body: Mapping[str, Any] | None = None
+    fallback: ProbeSpec | None = None  # tried when this one answers 404/405
+
+
+@dataclass(frozen=True)
+class DoctorContext:
+    """What a client's doctor checks may look at: the shell ccs runs in, the directory, the profiles."""
+
+    environ: Mapping[str, str]
+    cwd: Path
+    paths: Paths
+    profiles: Sequence[Profile]  # the loadable ones
+    version: str | None  # the installed client's version, when found
+
+
+@dataclass
+class DoctorPart:
+    """What one client's doctor checks found: a report section (JSON) and its findings."""
+
+    section: str  # the report's key for ``info``, e.g. "claude_layers"
+    info: Any = None
+    findings: list[Finding] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the section in the text report
+
+
+class ToolSpec:
+    """The base every client spec extends. Attributes describe; methods compute. Defaults fit a
+    client that needs nothing special."""
+
+    name: str = ""  # the registry name, the profile table and `ccs launch PROFILE NAME`
+    label: str = ""  # "Claude Code"
+    short: str = ""  # the TUI footer's word, "Claude"
+    program: str | None = None  # executable on PATH; None: the user gives the command (`ccs run`)
+    install_hint: str = "check the command name and the profile's PATH"
+    launchable: bool = True  # `ccs launch PROFILE NAME` (false for `run`, which is `ccs run`)
+    tui_key: str | None = None  # the TUI's launch key
+    fields: tuple[str, ...] = ()  # what the table may hold (unknown fields get a did-you-mean)
+    families: Mapping[str, str] = {}  # family → regex (fullmatch) of the variables it names
+    family_effects: Mapping[str, str] = {}  # family → who reads it, for messages
+    reads: tuple[str, ...] | None = None  # the families the client itself reads; None: any (not judged)
+    exe_names: tuple[str, ...] = ()  # executable names of its processes (lower case)
+    scripts: tuple[str, ...] = ()  # path suffixes of the scripts an interpreter runs for it
+    internal_vars: frozenset[str] = frozenset()  # variables its own launcher puts in its processes
+    editor: tuple[EditorField, ...] = ()
+    secret_fields: tuple[str, ...] = ()  # fields of its table that an export must empty
+    official_hosts: frozenset[str] = frozenset()  # its vendor's own API: quiet is off by default there
+
+    # --- the profile table ----------------------------------------------------------------------
+
+    def parse(self, table: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> Any:
+        """Validate the client's table (``c.table`` has checked its field names) and build its side."""
+        raise NotImplementedError
+
+    def default_side(self, provider: Provider) -> Any | None:
+        """The side of a profile without the table: None, the profile does not serve the client."""
+        return None
+
+    def side_dict(self, side: Any) -> dict[str, Any]:
+        """The side as ``ccs show --json`` prints it."""
+        from dataclasses import asdict
+
+        out = asdict(side)
+        if "env" in out:
+            out["env"] = dict(side.env)
+        return out
+
+    def env_tables(self, side: Any) -> dict[str, Mapping[str, str]]:
+        """The side's variable tables, by their place in the file (``[claude.env]``)."""
+        env = getattr(side, "env", None)
+        return {f"[{self.name}.env]": env} if env is not None else {}
+
+    def base_url(self, side: Any) -> str | None:
+        return getattr(side, "base_url", None)
+
+    def summary(self, side: Any) -> list[str]:
+        """Short lines about the side for `ccs show` and the TUI's overview (models first)."""
+        return []
+
+    def show(self, side: Any) -> str:
+        """The side on one line of `ccs show`."""
+        return "  ".join(x for x in (self.base_url(side) or "", *self.summary(side)) if x)
+
+    # --- launching ------------------------------------------------------------------------------
+
+    def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
+             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             isolate: bool = False) -> LaunchPlan:
+        raise NotImplementedError
+
+    def shell_hint(self, plan: LaunchPlan) -> str | None:
+        """What `ccs shell --tool NAME` tells the user about starting the client inside it."""
+        return None
+
+    # --- diagnosis ------------------------------------------------------------------------------
+
+    def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
+        """The requests `ccs check` sends for this side, from the plan the launch would use."""
+        return []
+
+    def doctor(self, ctx: DoctorContext) -> DoctorPart | None:
+        """The client's contamination sources at rest (settings layers, config files)."""
+        return None
+
+
+PROMPT = "ping"
+
+
+def responses_probe(base: str, model: str | None) -> ProbeSpec:
+    """The cheapest Responses request (16 output tokens, the API's minimum)."""
+    body = {"model": model, "input": PROMPT, "max_output_tokens": 16, "store": False}
+    return ProbeSpec("openai", base.rstrip("/") + "/responses", model, "bearer", body=body)
+
+
+def chat_probe(base: str, model: str | None) -> ProbeSpec:
+    """The cheapest Chat Completions request (one output token)."""
+    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 1, "stream": False}
+    return ProbeSpec("openai-chat", base.rstrip("/") + "/chat/completions", model, "bearer", body=body)
+
+
+def compile_families(specs: Sequence[ToolSpec]) -> list[tuple[str, Any]]:
+    import re
+
+    return [(fam, re.compile(rx)) for s in specs for fam, rx in s.families.items()]

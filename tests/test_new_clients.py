@@ -1,0 +1,379 @@
+"""Gemini CLI and OpenCode, each added as one spec module (tools/gemini.py, tools/opencode.py) and a
+registry line: the real pinned npm clients against loopback stubs from a contaminated shell, project
+layers that try to redirect them, the profile tables, the plans, `check`, `doctor`, `ps`, export,
+and the proof that nothing else in the core names them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from stub_server import StubServer
+
+from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.processes import recognise
+from ccswitch_tui.profile import profile_from_data
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "sk-newclient-0123456789abcdefXYZ"
+
+
+@pytest.fixture
+def stubs():
+    made: list[StubServer] = []
+
+    def make(name: str = "stub") -> StubServer:
+        s = StubServer(name)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def contaminated(base: dict[str, str], wrong: StubServer, clients_bin: Path) -> dict[str, str]:
+    """A shell whose every routing variable for these clients points at the wrong stub."""
+    return {
+        **base,
+        "PATH": f"{clients_bin}:{base['PATH']}",
+        "GEMINI_API_KEY": "stale-gemini-key",
+        "GOOGLE_API_KEY": "stale-google-key",
+        "GOOGLE_GEMINI_BASE_URL": wrong.url,
+        "GEMINI_MODEL": "stale-model",
+        "GOOGLE_GENAI_USE_VERTEXAI": "true",
+        "GEMINI_CLI_HOME": "/nonexistent/gemini-home",
+        "OPENCODE_CONFIG": "/nonexistent/opencode.json",
+        "OPENCODE_CONFIG_CONTENT": json.dumps({"model": "wrong/model"}),
+        "OPENAI_API_KEY": "sk-stale-wrong",
+        "OPENAI_BASE_URL": f"{wrong.url}/v1",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "ALL_PROXY": "http://127.0.0.1:9",
+    }
+
+
+def redirecting_project(root: Path, wrong: StubServer) -> Path:
+    """A repository whose own files try to send each client elsewhere."""
+    proj = root / "repo"
+    (proj / ".gemini").mkdir(parents=True)
+    (proj / ".gemini" / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": "oauth-personal"}}, "model": {"name": "project-model"}}))
+    (proj / ".env").write_text(f"GOOGLE_GEMINI_BASE_URL={wrong.url}\nGEMINI_MODEL=project-model\n"
+                               "HTTPS_PROXY=http://127.0.0.1:9\nHTTP_PROXY=http://127.0.0.1:9\n")
+    (proj / ".gemini" / ".env").write_text(f"GOOGLE_GEMINI_BASE_URL={wrong.url}\n")
+    provider = {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": f"{wrong.url}/v1", "apiKey": "x"},
+                "models": {"project-model": {}}}
+    (proj / "opencode.json").write_text(json.dumps(
+        {"model": "proj/project-model", "small_model": "proj/project-model", "provider": {"proj": provider}}))
+    (proj / ".opencode").mkdir()
+    (proj / ".opencode" / "opencode.json").write_text(json.dumps({"model": "proj/project-model",
+                                                                  "provider": {"proj": provider}}))
+    return proj
+
+
+PROFILE = """schema = 1
+[provider]
+name = "Stub"
+base_url = "{url}"
+key = "{key_id}"
+
+[gemini]
+model = "p-gemini"
+
+[opencode]
+base_url = "{url}/v1"
+model = "p-opencode"
+"""
+
+
+def make_profile(ccs, env, url: str, key_id: str, name: str = "p") -> None:
+    path = Path(os.environ["CCS_HOME"]) / "profiles" / f"{name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PROFILE.format(url=url, key_id=key_id))
+    r = ccs("key", "set", key_id, input=KEY, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def tool_dir(name: str, tool: str) -> Path:
+    return Path(os.environ["CCS_HOME"]) / "state" / "tools" / name / tool
+
+
+def files_under(path: Path) -> list[Path]:
+    return [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
+
+
+def assert_key_in_no_file(*roots: Path) -> None:
+    for root in roots:
+        for f in files_under(root):
+            try:
+                assert KEY not in f.read_text(errors="replace"), f
+            except OSError:
+                continue
+
+
+# --- the real clients ---------------------------------------------------------------------------
+
+@pytest.mark.usefixtures("secret_service")
+def test_gemini_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_the_profile(
+        ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+    good, wrong = stubs("good"), stubs("wrong")
+    env = contaminated(base_env, wrong, clients_bin)
+    make_profile(ccs, env, good.url, key_id)
+    proj = redirecting_project(tmp_path, wrong)
+    r = ccs("launch", "p", "gemini", "--", "-p", "say hi", "--output-format", "json", env=env, cwd=proj,
+            timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout[r.stdout.index("{"):])["response"] == "stub reply"
+    assert "would redirect a Gemini CLI started here by hand" in r.stderr  # the project is named
+    (post,) = good.posts()  # one request: the profile's model, so no model router
+    assert post.path == "/v1beta/models/p-gemini:streamGenerateContent?alt=sse"
+    assert post.headers["x-goog-api-key"] == KEY
+    assert "authorization" not in post.headers
+    assert wrong.requests == []
+    settings = json.loads((tool_dir("p", "gemini") / ".gemini" / "settings.json").read_text())
+    assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+    assert settings["privacy"]["usageStatisticsEnabled"] is False  # quiet: no usage statistics host
+    assert_key_in_no_file(tool_dir("p", "gemini"), Path(os.environ["CCS_HOME"]) / "profiles")
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert manifest["tool_version"] == "@google/gemini-cli@0.61.0"
+    assert manifest["base_urls"] == {"GOOGLE_GEMINI_BASE_URL": good.url}
+    assert manifest["models"] == {"GEMINI_MODEL": "p-gemini"} and manifest["exit_status"] == 0
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_opencode_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_the_profile(
+        ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+    good, wrong = stubs("good"), stubs("wrong")
+    env = contaminated(base_env, wrong, clients_bin)
+    del env["OPENCODE_CONFIG_CONTENT"]  # measured: it beats every file, ccs's too; ccs never passes it on
+    make_profile(ccs, env, good.url, key_id)
+    proj = redirecting_project(tmp_path, wrong)
+    r = ccs("launch", "p", "opencode", "--", "run", "say hi", env=env, cwd=proj, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "stub reply" in r.stdout
+    posts = good.posts()
+    assert posts and all(p.path == "/v1/chat/completions" for p in posts)  # a title request and the turn
+    assert {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}
+    assert {p.body["model"] for p in posts} == {"p-opencode"}
+    assert wrong.requests == []
+    config = json.loads((tool_dir("p", "opencode") / "config" / "opencode.json").read_text())
+    assert config["model"] == config["small_model"] == "p/p-opencode"
+    assert config["provider"]["p"]["options"]["apiKey"] == "{env:CCS_OPENCODE_API_KEY}"
+    assert_key_in_no_file(tool_dir("p", "opencode"), Path(os.environ["CCS_HOME"]) / "profiles")
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert manifest["tool_version"] == "opencode-ai@1.18.33"
+    assert manifest["models"] == {"model": "p/p-opencode"} and manifest["exit_status"] == 0
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_what_the_clients_and_the_user_add_to_their_config_is_kept(ccs, base_env, stubs, clients_bin, key_id):
+    good = stubs("good")
+    env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
+    make_profile(ccs, env, good.url, key_id)
+    for tool in ("gemini", "opencode"):
+        assert ccs("env", "p", "--tool", tool, env=env).returncode == 0
+    r = ccs("launch", "p", "opencode", "--", "--version", env=env)
+    assert r.returncode == 0, r.stderr
+    r = ccs("launch", "p", "gemini", "--", "--version", env=env)
+    assert r.returncode == 0, r.stderr
+    oc = tool_dir("p", "opencode") / "config" / "opencode.json"
+    gm = tool_dir("p", "gemini") / ".gemini" / "settings.json"
+    oc.write_text(json.dumps({**json.loads(oc.read_text()), "mcp": {"s": {"type": "local", "command": ["echo"]}}}))
+    gm.write_text(json.dumps({**json.loads(gm.read_text()), "ui": {"theme": "GitHub"}, "model": {"name": "x"}}))
+    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+    path.write_text(path.read_text().replace('"p-gemini"', '"p-gemini-2"').replace('"p-opencode"', '"p-oc-2"'))
+    for tool in ("opencode", "gemini"):
+        r = ccs("launch", "p", tool, "--", "--version", env=env)
+        assert r.returncode == 0, r.stderr
+    assert json.loads(oc.read_text())["mcp"] == {"s": {"type": "local", "command": ["echo"]}}
+    assert json.loads(oc.read_text())["model"] == "p/p-oc-2"
+    settings = json.loads(gm.read_text())
+    assert settings["ui"] == {"theme": "GitHub"} and settings["model"]["name"] == "p-gemini-2"
+
+
+# --- profile tables and plans --------------------------------------------------------------------
+
+def _data(**tables):
+    return {"schema": 1, "provider": {"name": "P", "base_url": "https://gw.example/api", "key": "gw"}, **tables}
+
+
+def test_tables_are_validated_by_their_specs():
+    p = profile_from_data("p", _data(gemini={"model": "g"}, opencode={"model": "o"}))
+    assert p.tools == ("gemini", "opencode", "run")
+    assert (p.gemini.base_url, p.opencode.base_url, p.opencode.provider_id) == (
+        "https://gw.example/api", "https://gw.example/api", "p")
+    assert p.claude is None and p.codex is None
+    cases = [
+        (dict(gemini={}), "[gemini].model is required", "[gemini].model"),
+        (dict(gemini={"model": "g", "modle": "x"}), "unknown field [gemini].modle; did you mean 'model'?",
+         "[gemini].modle"),
+        (dict(opencode={"model": "o", "provider_id": "Bad Id"}), "may hold only a-z", "[opencode].provider_id"),
+        (dict(opencode={"model": "o", "base_url": "ftp://x"}), "is not an http(s) URL", "[opencode].base_url"),
+        (dict(gemini={"model": "g", "env": {"GEMINI_TOKEN": "x"}}), "looks like a secret", "[gemini.env].GEMINI_TOKEN"),
+    ]
+    for tables, message, field in cases:
+        with pytest.raises(ProfileError) as exc:
+            profile_from_data("p", _data(**tables))
+        assert message in str(exc.value)
+        assert exc.value.field == field  # the editor points at the field without reading the message
+
+
+def test_the_plans_route_through_the_environment_and_one_config_file(tmp_path):
+    from ccswitch_tui import tools
+    from ccswitch_tui.paths import Paths
+
+    paths = Paths(profiles=tmp_path / "profiles", state=tmp_path / "state")
+    p = profile_from_data("p", _data(gemini={"model": "g", "env": {"X": "1"}}, opencode={"model": "o"}))
+    parent = {"PATH": "/usr/bin", "HOME": "/h", "GEMINI_API_KEY": "stale", "OPENCODE_CONFIG": "/x"}
+    g = tools.plan_for(p, "gemini", KEY, parent, tmp_path, paths=paths)
+    assert g.env["GEMINI_API_KEY"] == KEY and g.secret_names == {"GEMINI_API_KEY"}
+    assert (g.env["GOOGLE_GEMINI_BASE_URL"], g.env["GEMINI_MODEL"], g.env["X"]) == ("https://gw.example/api", "g", "1")
+    assert g.env["GEMINI_CLI_HOME"] == str(paths.tool_dir("p", "gemini"))
+    assert g.env["GEMINI_CLI_TRUST_WORKSPACE"] == "false"
+    assert g.argv == ("gemini",) and all(KEY not in f.content for f in g.files)
+    o = tools.plan_for(p, "opencode", KEY, parent, tmp_path, paths=paths)
+    assert "OPENCODE_CONFIG" not in o.env and o.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1"
+    assert o.env["CCS_OPENCODE_API_KEY"] == KEY and o.secret_names == {"CCS_OPENCODE_API_KEY"}
+    assert o.env["OPENCODE_CONFIG_DIR"] == str(paths.tool_dir("p", "opencode") / "config")
+    assert o.env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"  # quiet by default for a third-party endpoint
+    (f,) = o.files
+    assert json.loads(f.content)["provider"]["p"]["options"]["baseURL"] == "https://gw.example/api"
+    assert o.shown("CCS_OPENCODE_API_KEY") != KEY
+
+
+def test_a_system_gemini_layer_that_sets_routing_refuses_the_launch(ccs, base_env, tmp_path, clients_bin):
+    system = tmp_path / "system-settings.json"
+    system.write_text(json.dumps({"security": {"auth": {"selectedType": "vertex-ai"}}}))
+    env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}", "CCS_GEMINI_SYSTEM_SETTINGS": str(system),
+           "GKEY": KEY}
+    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PROFILE.format(url="http://127.0.0.1:9", key_id="env:GKEY"))
+    r = ccs("launch", "p", "gemini", "--", "--version", env=env)
+    assert r.returncode == 2
+    assert f"the system Gemini CLI settings {system} set security.auth.selectedType" in r.stderr
+    assert "--force" in r.stderr
+    r = ccs("launch", "p", "gemini", "--force", "--", "--version", env=env)
+    assert r.returncode == 0, r.stderr
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert manifest["forced"] is True
+
+
+# --- the rest of the core, through the registry ---------------------------------------------------
+
+def test_ps_recognises_their_processes():
+    assert recognise(["node", "/x/node_modules/.bin/gemini", "-p", "hi"]) == "gemini"
+    assert recognise(["/usr/bin/node", "--max-old-space-size=4096", "/x/node_modules/.bin/gemini"]) == "gemini"
+    assert recognise(["opencode", "run", "hi"]) == "opencode"
+    assert recognise(["/x/node_modules/opencode-ai/bin/opencode.exe", "run"]) == "opencode"
+    assert recognise(["node", "/x/gemini-like.js"]) is None
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_a_running_gemini_is_judged_against_its_profile(ccs, base_env, tmp_path, key_id):
+    """`ccs inspect` of a live child of a gemini launch: clean; a Gemini CLI started by hand with a key
+    in its environment is named, with the gemini family and who reads it."""
+    fake = tmp_path / "bin" / "gemini"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 30\n")  # the shell stays: its command line names the script
+    fake.chmod(0o755)
+    env = {**base_env, "PATH": f"{fake.parent}:{base_env['PATH']}"}
+    make_profile(ccs, env, "http://127.0.0.1:9", key_id)
+    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "gemini"], env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stray = subprocess.Popen([str(fake)], env={**env, "GEMINI_API_KEY": "sk-other-key-0123456789abcdefXYZ"})
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            rows = json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
+            mine = [r for r in rows if r["tool"] == "gemini" and r["pid"] != stray.pid and r.get("launch_id")]
+            if mine:
+                break
+            time.sleep(0.2)
+        assert mine, rows
+        r = ccs("inspect", str(mine[0]["pid"]), "--json", env=env)
+        found = json.loads(r.stdout)["findings"]
+        assert [f for f in found if f["severity"] == "error"] == [], found
+        r = ccs("inspect", str(stray.pid), "--json", env=env)
+        (finding,) = json.loads(r.stdout)["findings"]
+        assert (finding["code"], finding["family"], finding["variable"]) == (
+            "unmanaged-routing", "gemini", "GEMINI_API_KEY")
+        assert "read by Gemini CLI" in finding["message"] and "sk-other-key" not in r.stdout
+    finally:
+        for proc in (child, stray):
+            proc.terminate()
+            proc.wait(10)
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_check_probes_what_the_launch_would_use(ccs, base_env, stubs, key_id):
+    good = stubs("good")
+    make_profile(ccs, base_env, good.url, key_id)
+    r = ccs("check", "p", "--json", env=base_env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    results = {x["tool"]: x for x in json.loads(r.stdout)["results"]}
+    assert results["gemini"]["outcome"] == "ok" and results["opencode"]["outcome"] == "ok"
+    paths = {q.path for q in good.posts()}
+    assert paths == {"/v1beta/models/p-gemini:generateContent", "/v1/chat/completions"}
+    gemini = next(q for q in good.posts() if "generateContent" in q.path)
+    assert gemini.headers["x-goog-api-key"] == KEY
+
+
+def test_doctor_reads_geminis_layers_and_env_files(ccs, base_env, stubs, tmp_path):
+    wrong = stubs("wrong")
+    proj = redirecting_project(tmp_path, wrong)
+    r = ccs("doctor", "--cwd", str(proj), "--json", env=base_env)
+    data = json.loads(r.stdout)
+    project = next(x for x in data["gemini_layers"] if x["kind"] == "project")
+    assert project["routing"]["security.auth.selectedType"] == "oauth-personal"
+    found = [f for f in data["findings"] if f["code"] == "settings-override" and "Gemini" in f["message"]]
+    assert any(f["severity"] == "error" and f["variable"] == "security.auth.selectedType" for f in found)
+    assert any(f["variable"] == "GOOGLE_GEMINI_BASE_URL" and f["path"].endswith(".env") for f in data["findings"])
+    assert {"gemini", "opencode"} <= set(data["clients"])
+
+
+def test_export_clears_their_tables_secrets(ccs, base_env, tmp_path):
+    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PROFILE.format(url="https://gw.example", key_id="gw") +
+                    '[gemini.env]\nGEMINI_CLI_CUSTOM_HEADERS = "Authorization: Bearer abc"\n')
+    r = ccs("export", "p", env=base_env)
+    assert r.returncode == 0, r.stderr
+    assert "Bearer abc" not in r.stdout and 'GEMINI_CLI_CUSTOM_HEADERS = ""' in r.stdout
+    assert "[gemini.env].GEMINI_CLI_CUSTOM_HEADERS looks like it carries a credential" in r.stderr
+
+
+def test_cli_and_tui_offer_them_from_the_registry(ccs, base_env):
+    r = ccs("launch", "--help", env=base_env)
+    assert r.returncode == 0
+    r = ccs("launch", "nope", "gemin", env=base_env)
+    assert r.returncode == 2 and "choose one of: claude, codex, gemini, opencode" in r.stderr
+    from ccswitch_tui.tui.actions import BY_NAME
+    from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
+
+    assert (BY_NAME["launch_gemini"].key, BY_NAME["launch_opencode"].key) == ("g", "o")
+    assert {"gemini", "opencode"} <= set(TABLE_SWITCHES)
+    assert {"f-gemini-model", "f-opencode-model", "f-opencode-provider_id"} <= set(FIELDS)
+
+
+def test_a_client_is_one_module_and_one_registry_line():
+    """Nothing outside its own module and the registry line names a client added this way."""
+    for name in ("gemini", "opencode"):
+        pattern = re.compile(rf"\b{name}\b", re.IGNORECASE)
+        offenders = []
+        for f in (ROOT / "ccswitch_tui").rglob("*.py"):
+            rel = f.relative_to(ROOT / "ccswitch_tui").as_posix()
+            if rel in (f"tools/{name}.py", "tools/__init__.py"):
+                continue
+            if pattern.search(f.read_text()):
+                offenders.append(rel)
+        assert offenders == [], f"{name} is named outside its module: {offenders}"
+        registry = (ROOT / "ccswitch_tui" / "tools" / "__init__.py").read_text()
+        assert len([line for line in registry.splitlines() if pattern.search(line)]) == 1
