@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..atomic import atomic_write
 from ..paths import Paths, ensure_private_dir
+from ..safe_read import loads_json, read_text
 
 
 def settings_path(paths: Paths) -> Path:
@@ -14,9 +15,10 @@ def settings_path(paths: Paths) -> Path:
 
 
 def load_settings(paths: Paths) -> dict[str, str]:
-    """The saved settings; a missing or damaged file reads as none (the defaults)."""
+    """The saved settings; a missing or damaged file reads as none (the defaults): a FIFO, a device,
+    a file too large, not UTF-8, not JSON or nested too deeply never keeps the TUI from starting."""
     try:
-        data = json.loads(settings_path(paths).read_text(encoding="utf-8"))
+        data = loads_json(read_text(settings_path(paths), limit=64 * 1024))
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
