@@ -25,6 +25,11 @@ def load_settings(paths: Paths) -> dict[str, str]:
 
 
 def save_setting(paths: Paths, name: str, value: str) -> None:
+    from ..runs import STALE_TEMP_SECONDS
+    from ..tempfiles import sweep_temp_files
+
     data = load_settings(paths) | {name: value}
     ensure_private_dir(paths.state)
+    # written without a lock (two TUIs may run): only a temp file this old is surely a killed writer's
+    sweep_temp_files(paths.state, settings_path(paths).name, older_than=STALE_TEMP_SECONDS)
     atomic_write(settings_path(paths), json.dumps(data, indent=2) + "\n", mode=0o600, durable=False)
