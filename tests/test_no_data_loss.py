@@ -283,6 +283,47 @@ def test_a_key_removed_meanwhile_is_not_blamed_on_the_keyring(ccs_home: Paths, k
     assert keys.delete(key_id) is False
 
 
+# `ccs key rm` in a child whose Item.delete first has `secret-tool` (another process, on the real
+# session bus) remove the item: ccs's search found it, the delete then meets the real Secret
+# Service's "no such object". The wrap is only the hook that puts the other process in that window.
+_REMOVED_MEANWHILE = """
+import subprocess, sys
+import secretstorage.item
+real = secretstorage.item.Item.delete
+def delete(self):
+    kid = sys.argv[1]
+    subprocess.run(["secret-tool", "clear", "service", "ccswitch-tui", "username", kid], check=True)
+    gone = subprocess.run(["secret-tool", "lookup", "service", "ccswitch-tui", "username", kid],
+                          capture_output=True)
+    assert gone.returncode != 0 and not gone.stdout, gone
+    print("removed-meanwhile", file=sys.stderr, flush=True)
+    return real(self)
+secretstorage.item.Item.delete = delete
+from ccswitch_tui.cli import run
+sys.exit(run(["key", "rm", kid := sys.argv[1], "--yes"]))
+"""
+
+
+def test_a_key_removed_between_the_search_and_the_delete_is_not_blamed_on_the_keyring(ccs_home: Paths, key_id):
+    import shutil
+
+    if shutil.which("secret-tool") is None:
+        from conftest import skip_or_fail
+
+        skip_or_fail("secret-tool (libsecret-tools) is not installed")
+    KeyStore(ccs_home).set(key_id, "sk-removed-" + uuid.uuid4().hex)
+    assert key_id in KeyStore(ccs_home).ids()
+    r = subprocess.run([sys.executable, "-c", _REMOVED_MEANWHILE, key_id], capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    lines = r.stderr.splitlines()
+    assert lines[0] == "removed-meanwhile", r.stderr  # the race happened, in the window
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert lines[1:] == [f"ccs: error: no key stored for id {key_id!r}; see `ccs key list`"], r.stderr
+    assert "Traceback" not in r.stderr
+    assert keyring_value(key_id) is None
+    assert key_id not in KeyStore(ccs_home).ids()  # the index follows the keyring
+
+
 # --- 4. temp files ----------------------------------------------------------------------------------
 
 def test_kill_9_during_cp_leaves_no_temp_file_after_the_next_write(ccs, ccs_home: Paths):
