@@ -48,7 +48,7 @@ def sides(profile: Profile) -> list[str]:
 class Probe:
     profile: str
     tool: str  # claude | codex | run
-    api: str  # anthropic | openai | openai-chat | openai-models
+    api: str  # anthropic | anthropic-models | openai | openai-chat | openai-models
     method: str
     url: str
     model: str | None
@@ -197,8 +197,17 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str]) 
             if "anthropic" in profile.run.export:
                 base = c.base_url if c else profile.provider.base_url
                 auth = c.auth if c else "token"
-                model = profile.run.model or (c and (c.model or c.sonnet or c.opus or c.haiku)) or DEFAULT_CLAUDE_MODEL
-                out.append(_anthropic_probe(profile, "run", base, auth, model, env))
+                if profile.run.model:  # exported as CCS_MODEL: probe that model, as the program will use it
+                    out.append(_anthropic_probe(profile, "run", base, auth, profile.run.model, env))
+                else:
+                    # `ccs run` exports no model, so there is none to look for: a models list proves the
+                    # endpoint and the key without one. A Messages request needs some model, so the
+                    # fallback (for an endpoint that serves no list) borrows Claude's or the default.
+                    fb_model = (c and (c.model or c.sonnet or c.opus or c.haiku)) or DEFAULT_CLAUDE_MODEL
+                    url = _join(base, "/v1/models")
+                    out.append(Probe(profile.name, "run", "anthropic-models", "GET", url, None,
+                                     "x-api-key" if auth == "api-key" else "bearer", None, proxy_for(url, env),
+                                     _anthropic_probe(profile, "run", base, auth, fb_model, env)))
     return out
 
 
@@ -264,7 +273,7 @@ def _not_found_hint(probe: Probe) -> str:
     path = urlsplit(probe.url).path
     if re.search(r"/v1/v1(/|$)", path):
         return ("the path has /v1 twice: remove the trailing /v1 from the base_url (Claude Code appends "
-                "/v1/messages itself)" if probe.api == "anthropic" else
+                "/v1/messages itself)" if probe.api.startswith("anthropic") else
                 "the path has /v1 twice: remove one /v1 from the base_url")
     if probe.api == "openai-chat":
         base = probe.url.removesuffix("/chat/completions")
@@ -293,7 +302,7 @@ def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -
         how = (f"check it with `ccs key show {kid}`, replace it with `ccs key set {kid}`" if not kid.startswith("env:")
                else f"check ${kid[4:]} in this shell")
         return "auth-failed", text, (f"the key was refused: {how}, and check the auth kind ([claude].auth)"
-                                     if probe.api == "anthropic" else f"the key was refused: {how}")
+                                     if probe.api.startswith("anthropic") else f"the key was refused: {how}")
     if status == 429:
         return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
     if status >= 500:
@@ -373,7 +382,7 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
         headers["x-api-key"] = key
     else:
         headers["authorization"] = f"Bearer {key}"
-    if probe.api == "anthropic":
+    if probe.api.startswith("anthropic"):
         headers["anthropic-version"] = ANTHROPIC_VERSION
 
     def scrub(text: str) -> str:
@@ -401,8 +410,9 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
             outcome, detail, hint = better
     if outcome == "not-found" and probe.fallback is not None:
         fb = run_probe(probe.fallback, key, timeout)
+        instead = "Messages API" if probe.fallback.api == "anthropic" else "Responses API"
         return replace(fb, detail=(fb.detail + "; " if fb.detail else "") + f"{probe.url} is not served, so the "
-                       "Responses API was probed instead")
+                       f"{instead} was probed instead")
     if outcome == "not-found" and probe.api == "openai":
         models = _sibling_models(probe, headers, timeout)
         if models is not None:
