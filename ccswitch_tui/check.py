@@ -39,7 +39,7 @@ PROBE_KEY = "ccs-check"  # what the plan a probe is read from gets for a key: th
 class Probe:
     profile: str
     tool: str  # claude | codex | run
-    api: str  # anthropic | openai | openai-chat | openai-models
+    api: str  # anthropic | anthropic-models | openai | openai-chat | openai-models
     method: str
     url: str
     model: str | None
@@ -222,7 +222,7 @@ def _not_found_hint(probe: Probe) -> str:
     path = urlsplit(probe.url).path
     if re.search(r"/v1/v1(/|$)", path):
         return ("the path has /v1 twice: remove the trailing /v1 from the base_url (Claude Code appends "
-                "/v1/messages itself)" if probe.api == "anthropic" else
+                "/v1/messages itself)" if probe.api.startswith("anthropic") else
                 "the path has /v1 twice: remove one /v1 from the base_url")
     if probe.api == "openai-chat":
         base = probe.url.removesuffix("/chat/completions")
@@ -251,7 +251,7 @@ def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -
         how = (f"check it with `ccs key show {kid}`, replace it with `ccs key set {kid}`" if not kid.startswith("env:")
                else f"check ${kid[4:]} in this shell")
         return "auth-failed", text, (f"the key was refused: {how}, and check the auth kind ([claude].auth)"
-                                     if probe.api == "anthropic" else f"the key was refused: {how}")
+                                     if probe.api.startswith("anthropic") else f"the key was refused: {how}")
     if status == 429:
         return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
     if status >= 500:
@@ -331,7 +331,7 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
         headers["authorization"] = f"Bearer {key}"
     else:  # the header the client sends its key in (x-api-key, …)
         headers[probe.auth] = key
-    if probe.api == "anthropic":
+    if probe.api.startswith("anthropic"):
         headers["anthropic-version"] = ANTHROPIC_VERSION
 
     def scrub(text: str) -> str:
@@ -359,8 +359,9 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
             outcome, detail, hint = better
     if outcome == "not-found" and probe.fallback is not None:
         fb = run_probe(probe.fallback, key, timeout)
+        instead = "Messages API" if probe.fallback.api == "anthropic" else "Responses API"
         return replace(fb, detail=(fb.detail + "; " if fb.detail else "") + f"{probe.url} is not served, so the "
-                       "Responses API was probed instead")
+                       f"{instead} was probed instead")
     if outcome == "not-found" and probe.api == "openai":
         models = _sibling_models(probe, headers, timeout)
         if models is not None:

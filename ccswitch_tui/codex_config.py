@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import UsageError
 from .profile import Profile
+from .safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
 
 KEY_VAR = "CCS_CODEX_API_KEY"
 # table → key → value that a quiet launch sets: no metrics (ab.chatgpt.com), no plugin catalogue
@@ -174,11 +175,16 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
     """What the profile's config.toml must hold for this launch: the file as it is when it agrees,
     the file with the owned keys set when it does not, a fresh file when there is none."""
     w = wanted(profile, quiet, mcp)
+    remove = "or remove it (ccs writes a new one)"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return fresh(profile.name, w)
-    except (OSError, UnicodeDecodeError) as exc:
+    except NotRegularFile as exc:  # a FIFO would hang the launch, a device would never end
+        raise UsageError(f"{path}: {exc}; remove it (ccs writes a new one)") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: {decode_error_line(exc)}, {remove}") from None
+    except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc}); fix its permissions or remove it") from None
     if not text.strip():
         return fresh(profile.name, w)
@@ -186,9 +192,17 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
 
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise UsageError(f"{path}:{too_deep_toml(text)}, {remove}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc}); Codex would not start either: fix the file or "
                          "remove it (ccs writes a new one)") from None
     if agrees(data, w):
         return text
-    return edit(text, w)
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        return edit(text, w)
+    except TOMLKitError as exc:  # e.g. nested deeper than tomlkit's 100 levels, which tomllib reads
+        raise UsageError(f"{path}: ccs cannot edit this file ({str(exc).rstrip('.')}); simplify it, "
+                         f"{remove}") from None

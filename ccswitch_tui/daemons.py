@@ -168,10 +168,10 @@ def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None
         return []
     launch_id = env["CCS_LAUNCH_ID"]
     try:
-        import json
+        from .safe_read import loads_json, read_text
 
-        run = json.loads(manifest_path(paths, launch_id).read_text())
-    except (OSError, ValueError):
+        run = loads_json(read_text(manifest_path(paths, launch_id)))
+    except (OSError, ValueError):  # missing, a FIFO, not UTF-8, not JSON, nested too deeply
         run = None
     state = liveness.state(run) if isinstance(run, dict) else "unknown"
     if state == liveness.RUNNING:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, secondary, tools
-from .atomic import atomic_write
+from .atomic import atomic_write, locked
 from .errors import LaunchRefused, UsageError
 from .inplace import reserve, rewrite
 from .paths import Paths, ensure_private_dir
@@ -96,17 +96,35 @@ def build(
     return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
 
 
+def files_lock(folder: Path) -> Path:
+    """The lock that launches writing into ``folder`` (a tool's config dir) take: beside the folder,
+    not in it, so the tool's own home holds only the tool's files."""
+    return folder.parent / f".{folder.name}.lock"
+
+
 def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
-    """Create the plan's directories (0700) and files (their modes); return file → sha256."""
+    """Create the plan's directories (0700) and files (their modes); return file → sha256.
+
+    Each folder's files are written under that folder's lock, after the temp files of those same
+    files are swept (a launch killed between its temp file and the rename leaves one; under the lock
+    no live launch can be writing it). Temp names of any other file are left alone."""
     import hashlib
+
+    from .tempfiles import sweep_temp_files
 
     for d in plan.dirs:
         ensure_private_dir(d)
     digests = {}
+    folders: dict[Path, list[Any]] = {}
     for f in plan.files:
-        ensure_private_dir(f.path.parent)
-        atomic_write(f.path, f.content, mode=f.mode, durable=False)
-        digests[str(f.path)] = "sha256:" + hashlib.sha256(f.content.encode()).hexdigest()
+        folders.setdefault(f.path.parent, []).append(f)
+    for folder, files in folders.items():
+        ensure_private_dir(folder)
+        with locked(files_lock(folder)):
+            for f in files:
+                sweep_temp_files(folder, f.path.name)
+                atomic_write(f.path, f.content, mode=f.mode, durable=False)
+                digests[str(f.path)] = "sha256:" + hashlib.sha256(f.content.encode()).hexdigest()
     return digests
 
 

@@ -52,6 +52,7 @@ def load_salt(paths: Paths) -> bytes:
     with locked(paths.state / ".salt.lock"):
         salt = _read_salt(paths)
         if salt is None:
+            sweep_temp_files(paths.state, paths.salt.name)  # a killed writer's; under the lock none is live
             salt = os.urandom(32)
             atomic_write(paths.salt, salt.hex() + "\n", mode=0o600)
         return salt

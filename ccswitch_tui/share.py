@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .env import routing_family
+from .safe_read import decode_error_line, loads_json, read_text
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
 DEFAULT_PIECES = PIECES  # every piece is harmless: share them all unless the profile says otherwise
@@ -96,11 +97,26 @@ def safe_mcp_servers(servers: Any) -> tuple[dict[str, Any], list[str]]:
     return keep, left_out
 
 
-def _read_json(path: Path) -> Any:
+def _unreadable(exc: Exception) -> str:
+    """Why a file could not be read or parsed, for a warning line."""
+    if isinstance(exc, UnicodeDecodeError):
+        return decode_error_line(exc)
+    if isinstance(exc, RecursionError):
+        return "nested too deeply for ccs to read"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc)
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    """(the parsed file, None); (None, None) when it does not exist; (None, why) when it cannot be
+    read (a FIFO, a device, too large, not UTF-8, not JSON, nested too deeply)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        return loads_json(read_text(path)), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        return None, _unreadable(exc)
 
 
 def claude_state(pieces: Iterable[str], home: Path, config_dir: Path) -> tuple[str | None, list[Shared], list[str]]:
@@ -110,17 +126,20 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path) -> tuple[s
     if not pieces & {"mcp", "onboarding"}:
         return None, [], []
     source, target = home / ".claude.json", config_dir / ".claude.json"
-    user = _read_json(source)
+    user, why = _read_json(source)
+    if why:
+        return None, [], [f"{source}: cannot read ({why}); its MCP servers and onboarding state are not shared"]
     if not isinstance(user, dict):
         return None, [], []
     existing_text = None
     try:
-        existing_text = target.read_text(encoding="utf-8")
-        mine = json.loads(existing_text)
+        existing_text = read_text(target)
+        mine = loads_json(existing_text)
     except FileNotFoundError:
         mine = {}
-    except (OSError, ValueError):
-        return None, [], [f"{target} is not valid JSON; the user's MCP servers and onboarding state are not copied"]
+    except (OSError, ValueError) as exc:
+        return None, [], [f"{target}: cannot read ({_unreadable(exc)}); the user's MCP servers and onboarding "
+                          "state are not copied into it (fix or remove it)"]
     if not isinstance(mine, dict):
         return None, [], []
     merged = dict(mine)
@@ -153,11 +172,13 @@ def codex_mcp(pieces: Iterable[str], user_codex: Path,
     try:
         import tomllib
 
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(source))
     except FileNotFoundError:
         return {}, [], []
-    except (OSError, ValueError) as exc:
-        return {}, [], [f"{source} is not readable TOML ({exc}); its MCP servers are not shared"]
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [], [f"{source} is not valid TOML ({exc}); its MCP servers are not shared"]
+    except (OSError, ValueError, RecursionError) as exc:
+        return {}, [], [f"{source}: cannot read ({_unreadable(exc)}); its MCP servers are not shared"]
     servers, left_out = safe_mcp_servers(data.get("mcp_servers"))
     warnings = [f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared"] if left_out else []
     target = codex_home / "config.toml"

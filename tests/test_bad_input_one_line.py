@@ -229,6 +229,134 @@ def test_a_fifo_among_the_run_manifests(home: Paths):
     assert "not a readable run manifest" in one_line(run("runs", "diff", "20260101T000000Z-0000fifo", "y"))
 
 
+# --- files a launch reads beside the profile: the user's shared pieces, the profile's own configs ------
+
+def plant(path: Path, what: str, toml: bool = False) -> None:
+    """Put something that is no readable file where ``path`` belongs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "deep":
+        path.write_text(deep_toml() if toml else deep_json())
+    else:  # latin-1
+        path.write_bytes(b'model = "caf\xe9"\n' if toml else b'{"theme": "caf\xe9"}')
+
+
+@pytest.mark.parametrize("what", ["fifo", "deep", "latin-1"])
+@pytest.mark.parametrize("piece", ["user-claude-json", "profile-claude-json", "user-codex-config"])
+def test_a_shared_piece_that_cannot_be_read_is_a_warning_naming_it(home: Paths, tmp_path, what, piece):
+    user = tmp_path / "home"
+    user.mkdir()
+    target, tool = {
+        "user-claude-json": (user / ".claude.json", "claude"),
+        "profile-claude-json": (home.tool_dir("good", "claude") / ".claude.json", "claude"),
+        "user-codex-config": (user / ".codex" / "config.toml", "codex"),
+    }[piece]
+    if piece == "profile-claude-json":  # the user's file is fine: there is something to copy in
+        (user / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
+    plant(target, what, toml=target.suffix == ".toml")
+    r = run("env", "good", "--tool", tool, env={"HOME": str(user)}, timeout=20)
+    ok(r)  # the launch plan is still made
+    warning = [line for line in r.stderr.splitlines() if str(target) in line]
+    assert len(warning) == 1, r.stderr
+    assert "not shared" in warning[0] or "not copied" in warning[0], warning
+    if what == "fifo":
+        assert "FIFO" in warning[0]
+    elif what == "deep":
+        assert "nested too deeply" in warning[0]
+    else:
+        assert "not UTF-8" in warning[0] and "0xe9" in warning[0]
+
+
+def fake_client(folder: Path, name: str) -> Path:
+    """A stand-in for the client on PATH: the launch gets as far as running it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / name
+    exe.write_text("#!/bin/sh\necho stand-in ran\n")
+    exe.chmod(0o755)
+    return folder
+
+
+def test_a_launch_goes_on_past_a_shared_piece_that_is_a_fifo(home: Paths, tmp_path):
+    user = tmp_path / "home"
+    user.mkdir()
+    os.mkfifo(user / ".claude.json")
+    bin_dir = fake_client(tmp_path / "bin", "claude")
+    r = run("launch", "good", "claude", env={"HOME": str(user), "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+            timeout=20)
+    clean(r)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert "stand-in ran" in r.stdout
+    assert str(user / ".claude.json") in r.stderr and "FIFO" in r.stderr
+
+
+@pytest.mark.parametrize("what", ["fifo", "deep", "latin-1", "deeper-than-tomlkit"])
+def test_the_profiles_own_codex_config_that_cannot_be_read_is_one_line(home: Paths, tmp_path, what):
+    config = home.tool_dir("good", "codex") / "config.toml"
+    if what == "deeper-than-tomlkit":  # tomllib reads 150 levels, tomlkit (which edits it) refuses
+        config.parent.mkdir(parents=True)
+        config.write_text(deep_toml(150))
+    else:
+        plant(config, what, toml=True)
+    user = tmp_path / "home"
+    user.mkdir()
+    for args in (("env", "good", "--tool", "codex"), ("launch", "good", "codex")):
+        line = one_line(run(*args, env={"HOME": str(user)}, timeout=20))
+        assert str(config) in line and "remove it (ccs writes a new one)" in line, line
+        assert {"fifo": "FIFO", "deep": "nested too deeply", "latin-1": "not UTF-8",
+                "deeper-than-tomlkit": "nested more than 100 levels"}[what] in line, line
+    config.unlink()  # the fix the line gives
+    ok(run("env", "good", "--tool", "codex", env={"HOME": str(user)}))
+
+
+@pytest.mark.parametrize("what", ["fifo", "deep", "latin-1"])
+def test_the_tui_starts_with_default_settings_when_its_settings_file_is_no_file(home: Paths, tmp_path, what):
+    from pty_session import PtySession
+
+    plant(home.state / "tui.json", what)
+    env = {**os.environ, "CCS_T_KEY": KEY, "HOME": str(tmp_path), "TERM": "xterm-256color"}
+    s = PtySession([sys.executable, "-m", "ccswitch_tui"], env)
+    try:
+        s.expect("the good one", timeout=30)  # the list and the detail of the profile: started
+        # let the tabs finish mounting: a ctrl+q while they mount can raise NoMatches in
+        # RunningView.on_mount (a race of its own, not the settings file's)
+        s.pump(2.0)
+        s.send("\x11")  # ctrl+q
+        assert s.wait(timeout=20) == 0
+        assert "Traceback" not in s.text and "RecursionError" not in s.text
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("what", ["fifo", "deep"])
+def test_ps_and_inspect_read_a_daemons_manifest_safely(home: Paths, tmp_path, what):
+    lid = "20260101T000000Z-0000dead"
+    home.runs.mkdir(parents=True)
+    plant(home.runs / f"{lid}.json", what)
+    (tmp_path / "app-server").write_text("import time\ntime.sleep(60)\n")
+    daemon_env = {"PATH": os.environ["PATH"], "CCS_LAUNCH_ID": lid, "CCS_PROFILE": "good",
+                  "CODEX_HOME": str(home.tool_dir("good", "codex"))}
+    # argv is `codex app-server`, as a Codex daemon's is: Python running the script named app-server
+    daemon = subprocess.Popen(["codex", "app-server"], executable=sys.executable, cwd=tmp_path, env=daemon_env)
+    try:
+        import time
+
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{daemon.pid}/cmdline").read_bytes() != b"codex\0app-server\0":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        r = run("inspect", str(daemon.pid), timeout=20)
+        clean(r)
+        assert r.returncode in (0, 3), (r.returncode, r.stderr)
+        assert "not on record" in r.stdout, r.stdout
+        r = run("ps", "--all", timeout=20)
+        clean(r)
+        assert r.returncode in (0, 3), (r.returncode, r.stderr)
+    finally:
+        daemon.kill()
+        daemon.wait()
+
+
 # --- 15. manifests, run ids, keyring configuration, NUL, schema ---------------------------------------
 
 def manifest(lid: str, **fields) -> dict:

@@ -241,7 +241,8 @@ def test_run_side_falls_back_to_responses_without_a_models_list(server, make):
 
 
 def test_same_request_is_sent_once(server, make):
-    p = make("d", f"{server.url}/s/ok", codex=None, run='"anthropic"', run_model=None)
+    # [run].model is Claude's model: the run side's Messages probe is the claude side's request
+    p = make("d", f"{server.url}/s/ok", codex=None, run='"anthropic"', run_model="claude-test")
     results = check_profiles([p], make.keys, timeout=5)
     assert [r.tool for r in results] == ["claude", "run"] and all(r.ok for r in results)
     assert "same request as the claude probe" in results[1].detail

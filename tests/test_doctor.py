@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,24 @@ def test_claude_settings_layers(world):
     assert KEY not in text
 
 
+def test_a_settings_model_is_named_as_beaten_by_anthropic_model_in_the_environment(world):
+    """Measured with Claude Code: ANTHROPIC_MODEL in the environment beats a settings file's `model`, so
+    the finding is a warning that says so, for the user layer and a project's alike."""
+    project, home = world["project"], world["home"]
+    write(home / ".claude" / "settings.json", json.dumps({"model": "opus"}))
+    write(project / ".claude" / "settings.json", json.dumps({"model": "sonnet"}))
+    found = {Path(f.path).parent.parent.name: f for f in by(doctor(world), "settings-override")
+             if f.variable == "model"}
+    assert set(found) == {"home", "project"} and {f.severity for f in found.values()} == {"warn"}
+    user, proj = found["home"].message, found["project"].message
+    assert user.startswith("user settings set model=opus, which picks the model of Claude Code started directly ")
+    assert proj.startswith(f"project settings set model=sonnet, which picks the model of Claude Code started in "
+                           f"{project} ")
+    for message in (user, proj):
+        assert "unless ANTHROPIC_MODEL is set (the environment wins)" in message
+        assert "ccs launches of a profile with [claude].model are not affected" in message
+
+
 def test_claude_config_dir_moves_the_user_layer_and_broken_json_is_reported(world):
     cfg = world["tmp"] / "cfg"
     write(cfg / "settings.json", json.dumps({"env": {"ANTHROPIC_MODEL": "x"}}))
@@ -182,6 +201,27 @@ def test_codex_config_rules(world, text, extra_env, expected):
     assert r.sections["codex"]["home"] == str(cx)
 
 
+@pytest.mark.parametrize("pid", ["openai", "ollama", "lmstudio", "amazon-bedrock"])
+def test_a_built_in_provider_id_in_model_providers_is_called_a_refusal_to_start(world, pid):
+    cx = world["tmp"] / "codex-home"
+    write(cx / "config.toml", GOOD_CODEX.replace("loop", pid))
+    r = doctor(world, {**world["env"], "CODEX_HOME": str(cx), "LOOP_KEY": "x"})
+    (f,) = by(r, "codex-config-invalid")
+    assert f.severity == "error" and f.variable == f"model_providers.{pid}"
+    assert f.message == (f"[model_providers.{pid}] reuses the built-in provider id {pid!r} for http://127.0.0.1:9/v1; "
+                         "Codex refuses to start (built-in provider ids are reserved); rename it to a custom id "
+                         "(and model_provider with it)"), f.message
+    assert f.path.endswith("config.toml:4"), f.path
+
+
+@pytest.mark.parametrize("pid", ["azure", "oss"])
+def test_azure_and_oss_are_free_provider_ids(world, pid):
+    cx = world["tmp"] / "codex-home"
+    write(cx / "config.toml", GOOD_CODEX.replace("loop", pid))
+    r = doctor(world, {**world["env"], "CODEX_HOME": str(cx), "LOOP_KEY": "x"})
+    assert by(r, "codex-config-invalid") == []
+
+
 def test_codex_home_defaults_to_dot_codex_and_names_lines(world):
     path = write(world["home"] / ".codex" / "config.toml", GOOD_CODEX.replace('"responses"', '"chat"'))
     r = doctor(world, {**world["env"], "LOOP_KEY": "x"})
@@ -212,7 +252,8 @@ def test_codex_syntax_error_and_profile_files(world):
 def test_the_real_codex_rejects_what_doctor_calls_errors(world, clients_bin, tmp_path):
     """Cross-check the rules with the installed Codex: both hard errors stop it before any request."""
     for name, text, needle in (("chat", GOOD_CODEX.replace('"responses"', '"chat"'), "wire_api"),
-                               ("profile", 'profile = "work"\n' + GOOD_CODEX, "profile")):
+                               ("profile", 'profile = "work"\n' + GOOD_CODEX, "profile"),
+                               ("builtin", GOOD_CODEX.replace("loop", "openai"), "reserved built-in provider")):
         cx = tmp_path / f"cx-{name}"
         write(cx / "config.toml", text)
         assert {f.severity for f in codex_file_findings(cx / "config.toml", {"LOOP_KEY": "x"}, None)} == {"error"}
@@ -220,6 +261,46 @@ def test_the_real_codex_rejects_what_doctor_calls_errors(world, clients_bin, tmp
         res = subprocess.run([str(clients_bin / "codex"), "exec", "--skip-git-repo-check", "hi"], env=env,
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         assert res.returncode != 0 and needle in res.stderr + res.stdout, res.stderr
+
+
+def codex_starts(clients_bin: Path, codex_home: Path, tmp_path: Path, env: dict[str, str]) -> str:
+    """Run the real `codex exec` until it has read its config and named the provider in its header
+    (its request then goes to a closed port and is retried; it is stopped there); its output."""
+    p = subprocess.Popen([str(clients_bin / "codex"), "exec", "--skip-git-repo-check", "hi"],
+                         env={"PATH": f"{clients_bin}:/usr/bin:/bin", "HOME": str(tmp_path),
+                              "CODEX_HOME": str(codex_home), **env},
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)  # its own group: the npm wrapper and the native codex under it
+    seen = []
+    try:
+        for line in p.stdout:
+            seen.append(line)
+            if line.startswith("provider: "):
+                break
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate(timeout=30)
+    return "".join(seen)
+
+
+@pytest.mark.parametrize("pid", ["azure", "oss"])
+def test_azure_and_oss_are_accepted_as_codex_provider_id(world, clients_bin, tmp_path, pid):
+    """ccs accepts them as [codex].provider_id (unlike the built-in ids), writes them into the
+    profile's config.toml, doctor finds nothing wrong there, and the real Codex starts with it."""
+    store = Store(world["paths"])
+    store.save_text("p", 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                         f'key = "env:P_KEY"\n[codex]\nmodel = "m"\nprovider_id = "{pid}"\n', create=True)
+    profile = store.load("p")  # validated: no "built-in Codex provider id" refusal
+    assert profile.codex.provider_id == pid
+    from ccswitch_tui.codex_config import content
+
+    home = world["paths"].tool_dir("p", "codex")
+    config = content(home / "config.toml", profile, quiet=True)  # what a launch writes there
+    write(home / "config.toml", config)
+    assert f"[model_providers.{pid}]" in config and f'model_provider = "{pid}"' in config
+    assert codex_file_findings(home / "config.toml", {"CCS_CODEX_API_KEY": "x"}, None) == []
+    out = codex_starts(clients_bin, home, tmp_path, {"CCS_CODEX_API_KEY": "x"})
+    assert f"provider: {pid}\n" in out and "reserved" not in out, out
 
 
 # --- keyring, clients, profiles, the command ------------------------------------------------------

@@ -43,6 +43,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path.startswith("/proxy404/"):  # a web server's or proxy's 404 page that echoes the path
             self._reply(404, f"404 page not found: {path} (no model route here)".encode(), "text/plain")
+        elif path.endswith("/models") and path.startswith("/nolist/"):  # an endpoint that lists no models
+            self._reply(404, json.dumps({"error": {"type": "not_found_error", "message": "no route"}}).encode())
         elif path.endswith("/models"):
             self._reply(200, json.dumps({"data": [{"id": "listed-model"}]}).encode())
         else:
@@ -154,6 +156,36 @@ def test_check_run_side_looks_for_the_model_the_launch_exports(ccs, ccs_home: Pa
     r = ccs("check", "r", "--tool", "run", "--json")
     (res,) = json.loads(r.stdout)["results"]
     assert r.returncode == 3 and res["outcome"] == "model-unknown" and "ccs edit r" in res["hint"]
+
+
+def test_check_run_side_of_anthropic_exports_looks_for_no_model_when_the_launch_exports_none(
+        ccs, ccs_home: Paths, stored_key: str, server: _Server):
+    """`ccs run` with export = ["anthropic"] and no [run].model exports no model: the probe must not
+    test Claude's model (or a default) as if the program used it."""
+    profile = (f'schema = 1\n[provider]\nname = "P"\nbase_url = "{server.url}"\nkey = "{stored_key}"\n'
+               '[claude]\nmodel = "claude-only-model"\n[run]\nexport = ["anthropic"]\n')
+    write_profile(ccs_home, "a", profile)
+    r = ccs("check", "a", "--tool", "run", "--json")
+    (res,) = json.loads(r.stdout)["results"]
+    assert r.returncode == 0 and res["outcome"] == "ok" and res["model"] is None, res
+    assert [(x["method"], x["path"]) for x in server.seen] == [("GET", "/v1/models")], server.seen
+    # an endpoint without a models list: a Messages request needs some model, so Claude's is borrowed
+    server.seen.clear()
+    write_profile(ccs_home, "a", profile.replace(server.url, server.url + "/nolist"))
+    r = ccs("check", "a", "--tool", "run", "--json")
+    (res,) = json.loads(r.stdout)["results"]
+    assert r.returncode == 0 and res["outcome"] == "ok", res
+    assert "/nolist/v1/models is not served, so the Messages API was probed instead" in res["detail"], res
+    assert [(x["method"], x["path"], (x["body"] or {}).get("model")) for x in server.seen] == [
+        ("GET", "/nolist/v1/models", None), ("POST", "/nolist/v1/messages", "claude-only-model")], server.seen
+    # with [run].model the program gets CCS_MODEL: that model is the one probed
+    server.seen.clear()
+    write_profile(ccs_home, "a", profile + 'model = "run-model"\n')
+    r = ccs("check", "a", "--tool", "run", "--json")
+    (res,) = json.loads(r.stdout)["results"]
+    assert r.returncode == 0 and res["model"] == "run-model", res
+    assert [(x["method"], x["path"], x["body"]["model"]) for x in server.seen] == [
+        ("POST", "/v1/messages", "run-model")], server.seen
 
 
 def test_check_a_proxy_404_page_is_not_found_not_model_unknown(ccs, ccs_home: Paths, stored_key: str,

@@ -283,6 +283,47 @@ def test_a_key_removed_meanwhile_is_not_blamed_on_the_keyring(ccs_home: Paths, k
     assert keys.delete(key_id) is False
 
 
+# `ccs key rm` in a child whose Item.delete first has `secret-tool` (another process, on the real
+# session bus) remove the item: ccs's search found it, the delete then meets the real Secret
+# Service's "no such object". The wrap is only the hook that puts the other process in that window.
+_REMOVED_MEANWHILE = """
+import subprocess, sys
+import secretstorage.item
+real = secretstorage.item.Item.delete
+def delete(self):
+    kid = sys.argv[1]
+    subprocess.run(["secret-tool", "clear", "service", "ccswitch-tui", "username", kid], check=True)
+    gone = subprocess.run(["secret-tool", "lookup", "service", "ccswitch-tui", "username", kid],
+                          capture_output=True)
+    assert gone.returncode != 0 and not gone.stdout, gone
+    print("removed-meanwhile", file=sys.stderr, flush=True)
+    return real(self)
+secretstorage.item.Item.delete = delete
+from ccswitch_tui.cli import run
+sys.exit(run(["key", "rm", kid := sys.argv[1], "--yes"]))
+"""
+
+
+def test_a_key_removed_between_the_search_and_the_delete_is_not_blamed_on_the_keyring(ccs_home: Paths, key_id):
+    import shutil
+
+    if shutil.which("secret-tool") is None:
+        from conftest import skip_or_fail
+
+        skip_or_fail("secret-tool (libsecret-tools) is not installed")
+    KeyStore(ccs_home).set(key_id, "sk-removed-" + uuid.uuid4().hex)
+    assert key_id in KeyStore(ccs_home).ids()
+    r = subprocess.run([sys.executable, "-c", _REMOVED_MEANWHILE, key_id], capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    lines = r.stderr.splitlines()
+    assert lines[0] == "removed-meanwhile", r.stderr  # the race happened, in the window
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert lines[1:] == [f"ccs: error: no key stored for id {key_id!r}; see `ccs key list`"], r.stderr
+    assert "Traceback" not in r.stderr
+    assert keyring_value(key_id) is None
+    assert key_id not in KeyStore(ccs_home).ids()  # the index follows the keyring
+
+
 # --- 4. temp files ----------------------------------------------------------------------------------
 
 def test_kill_9_during_cp_leaves_no_temp_file_after_the_next_write(ccs, ccs_home: Paths):
@@ -314,6 +355,139 @@ def test_a_stale_index_temp_file_is_swept_by_the_next_key_write(ccs, ccs_home: P
     stale.write_text('{"keys": ["half"]}')
     assert ccs("key", "set", key_id, input="sk-sweep-" + uuid.uuid4().hex).returncode == 0
     assert not stale.exists()
+
+
+# a `ccs` whose rename of one file waits, so that a SIGKILL lands between atomic_write's temp file and
+# its rename for certain (os.replace is wrapped in the child only to hold it in that window)
+_HELD = """
+import fnmatch, os, sys, time
+real = os.replace
+def held(src, dst, *a, **k):
+    if fnmatch.fnmatch(str(dst), sys.argv[1]):
+        print("in-window", flush=True)
+        time.sleep(600)
+    return real(src, dst, *a, **k)
+os.replace = held
+from ccswitch_tui.cli import run
+sys.exit(run(sys.argv[2:]))
+"""
+
+
+def killed_while_writing(target: Path | str, args: list[str], env: dict[str, str]) -> None:
+    """Run `ccs ARGS` and SIGKILL it after it wrote the temp file of ``target`` (a glob), before the
+    rename."""
+    p = subprocess.Popen([sys.executable, "-c", _HELD, str(target), *args], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        line = p.stdout.readline()
+    finally:
+        p.send_signal(signal.SIGKILL)
+        _, err = p.communicate(timeout=30)
+    assert line == "in-window\n", (line, err)
+
+
+LAUNCHABLE = """\
+schema = 1
+
+[provider]
+name = "Relay"
+base_url = "https://relay.example.com/api"
+key = "env:CCS_SWEEP_KEY"
+
+[claude]
+auth = "token"
+
+[codex]
+model = "m-1"
+
+[run]
+export = ["openai"]
+"""
+
+
+def launch_env(tmp_path: Path) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("claude", "codex"):
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / tool).chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(home),
+            "CCS_SWEEP_KEY": "sk-sweep-" + "k" * 24}
+
+
+@pytest.mark.parametrize("tool,name", [("codex", "config.toml"), ("claude", "ccs-settings.json")])
+def test_a_launch_killed_mid_write_leaves_a_temp_file_the_next_launch_sweeps(ccs, ccs_home: Paths, tmp_path,
+                                                                            tool, name):
+    ccs_home.profiles.mkdir(parents=True)
+    (ccs_home.profiles / "p.toml").write_text(LAUNCHABLE)
+    env = launch_env(tmp_path)
+    folder = ccs_home.tool_dir("p", tool)
+    killed_while_writing(folder / name, ["launch", "p", tool], env)
+    (left,) = temp_files(folder)
+    assert left.startswith(f".{name}.")
+    # the user's own files and the temp file of a file ccs does not write there stay
+    (folder / ".notes.tmp").write_text("mine")
+    (folder / ".AGENTS.md.abcd1234.tmp").write_text("another program's")
+    r = ccs("launch", "p", tool, env=env)
+    assert r.returncode == 0, r.stderr
+    assert temp_files(folder) == [".AGENTS.md.abcd1234.tmp", ".notes.tmp"]
+    assert (folder / name).stat().st_size > 0
+
+
+def test_a_salt_writer_killed_mid_write_leaves_a_temp_file_the_next_write_sweeps(ccs, ccs_home: Paths, tmp_path):
+    ccs_home.profiles.mkdir(parents=True)
+    (ccs_home.profiles / "p.toml").write_text(LAUNCHABLE)
+    env = launch_env(tmp_path)
+    killed_while_writing(ccs_home.salt, ["run", "p", "--", "true"], env)
+    assert not ccs_home.salt.exists()
+    (left,) = temp_files(ccs_home.state)
+    assert left.startswith(".salt.")
+    assert ccs("run", "p", "--", "true", env=env).returncode == 0
+    assert temp_files(ccs_home.state) == []
+    assert len(bytes.fromhex(ccs_home.salt.read_text().strip())) == 32
+
+
+def test_a_manifest_temp_file_is_swept_only_once_no_live_writer_can_own_it(ccs, ccs_home: Paths, tmp_path):
+    from ccswitch_tui.runs import STALE_TEMP_SECONDS
+
+    ccs_home.profiles.mkdir(parents=True)
+    (ccs_home.profiles / "p.toml").write_text(LAUNCHABLE)
+    env = launch_env(tmp_path)
+    assert ccs("run", "p", "--", "true", env=env).returncode == 0  # the salt and runs/ exist
+    killed_while_writing(ccs_home.runs / "*.json", ["run", "p", "--", "true"], env)
+    (fresh,) = (ccs_home.runs / name for name in temp_files(ccs_home.runs))
+    # manifests are written without a lock: a fresh temp file may be a live `ccs run`'s, so it stays
+    old = ccs_home.runs / ".20260101T000000Z-0000dead.json.o1l2d3x4.tmp"
+    old.write_text("{")
+    mine = ccs_home.runs / ".notes.tmp"
+    mine.write_text("mine")
+    hour_ago = time.time() - STALE_TEMP_SECONDS - 60
+    os.utime(old, (hour_ago, hour_ago))
+    os.utime(mine, (hour_ago, hour_ago))
+    r = ccs("runs", env=env)
+    assert r.returncode == 0, r.stderr
+    assert temp_files(ccs_home.runs) == sorted([fresh.name, mine.name])
+    os.utime(fresh, (hour_ago, hour_ago))
+    assert ccs("runs", env=env).returncode == 0
+    assert temp_files(ccs_home.runs) == [mine.name]
+
+
+def test_a_stale_tui_settings_temp_file_is_swept_by_the_next_save(ccs_home: Paths):
+    from ccswitch_tui.runs import STALE_TEMP_SECONDS
+    from ccswitch_tui.tui.settings import load_settings, save_setting
+
+    ccs_home.state.mkdir(parents=True)
+    old = ccs_home.state / ".tui.json.a1b2c3d4.tmp"
+    fresh = ccs_home.state / ".tui.json.e5f6g7h8.tmp"  # perhaps another TUI's, mid-write
+    for p in (old, fresh):
+        p.write_text("{")
+    hour_ago = time.time() - STALE_TEMP_SECONDS - 60
+    os.utime(old, (hour_ago, hour_ago))
+    save_setting(ccs_home, "theme", "nord")
+    assert temp_files(ccs_home.state) == [fresh.name]
+    assert load_settings(ccs_home) == {"theme": "nord"}
 
 
 def test_sigterm_during_edit_ends_the_editor_and_removes_the_copy(ccs_home: Paths, tmp_path):

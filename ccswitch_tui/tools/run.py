@@ -126,12 +126,23 @@ class RunSpec(ToolSpec):
         if "anthropic" in run.export:
             base = plan.base_urls["ANTHROPIC_BASE_URL"]
             auth = "x-api-key" if "ANTHROPIC_API_KEY" in plan.secret_names else "bearer"
-            claude = profile.sides.get("claude")
-            model = run.model or (claude and (claude.model or claude.sonnet or claude.opus or claude.haiku)) \
-                or DEFAULT_ANTHROPIC_MODEL
-            body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}
-            out.append(ProbeSpec("anthropic", base.rstrip("/") + "/v1/messages", model, auth, body=body))
+            if run.model:  # exported as CCS_MODEL: probe that model, as the program will use it
+                out.append(_messages(base, run.model, auth))
+            else:
+                # `ccs run` exports no model, so there is none to look for: a models list proves the
+                # endpoint and the key without one. A Messages request needs some model, so the
+                # fallback (for an endpoint that serves no list) borrows Claude's or the default.
+                claude = profile.sides.get("claude")
+                fb_model = (claude and (claude.model or claude.sonnet or claude.opus or claude.haiku)) \
+                    or DEFAULT_ANTHROPIC_MODEL
+                out.append(ProbeSpec("anthropic-models", base.rstrip("/") + "/v1/models", None, auth, method="GET",
+                                     fallback=_messages(base, fb_model, auth)))
         return out
+
+
+def _messages(base: str, model: str, auth: str) -> ProbeSpec:
+    body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}
+    return ProbeSpec("anthropic", base.rstrip("/") + "/v1/messages", model, auth, body=body)
 
 
 TOOL = RunSpec()
