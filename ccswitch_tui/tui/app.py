@@ -266,7 +266,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing: the answer came too late
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing: too late
             return
         self.profile_list.set_presence(event.presence)
         if event.presence.keyring_error:
