@@ -118,6 +118,18 @@ async def test_running_tab_key_works_from_the_profile_list(home: Paths):
         assert app.focused is app.query_one("#profiles")
 
 
+async def test_running_tab_shows_its_toggle_key_at_80x24(home: Paths):
+    app = build_app(home, running_interval=60)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await wait_until(pilot, lambda: "running" in plain(app, "#running-status"), what="the first scan")
+        import re
+
+        line = next(row for row in screen_text(app).splitlines() if re.search(r"\d+ running", row))
+        assert "a: toggle all" in line, line  # on screen, not cut off by the pane's width
+
+
 # --- the editor: Esc asks before discarding; a broken file opens at its error ----------------------
 
 async def test_editor_escape_asks_before_discarding_an_edit(home: Paths):
