@@ -192,26 +192,39 @@ def test_upstream_errors(ccs, env, provider, key_id, tmp_path, status, message):
     assert all(rec["status"] == status and message in rec["error"] for rec in records)
 
 
-def test_the_kimi_preset_launches_codex(ccs, env, provider, key_id, tmp_path):
-    """`ccs new k --preset kimi`, a key, `ccs launch k codex`: the preset as shipped, its endpoint
-    pointed at the loopback provider."""
+def test_the_kimi_preset_launches_codex(ccs, env, provider, tmp_path):
+    """The README's first-use line as a user types it, `ccs new k --preset kimi && ccs key set kimi &&
+    ccs launch k codex`: the preset as shipped (its key id is the one the line stores), only its
+    endpoint pointed at the loopback provider."""
+    import keyring
+
+    from ccswitch_tui.secrets import SERVICE
+
     stub = provider(text_reply("kimi says hi"))
-    r = ccs("new", "k", "--preset", "kimi", "--key", key_id, env=env)
+    r = ccs("new", "k", "--preset", "kimi", env=env)
     assert r.returncode == 0, r.stderr
+    assert "`ccs key set kimi`" in r.stdout  # what `ccs new` tells to do next
     path = Path(os.environ["CCS_HOME"]) / "profiles" / "k.toml"
     text = path.read_text()
-    assert 'wire_api = "chat"' in text
+    assert 'wire_api = "chat"' in text and 'key = "kimi"' in text
     path.write_text(text.replace("https://api.moonshot.cn/v1", f"{stub.url}/v1"))
-    assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0
-    # --no-record cannot turn the bridge off here: Codex reaches a Chat Completions provider only through it
-    r = ccs("launch", "k", "codex", "--no-record", "--", "exec", "--skip-git-repo-check", "-c",
-            "analytics.enabled=false", "hi", env=env, cwd=tmp_path, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "kimi says hi" in r.stdout
-    (sent,) = stub.chats()
-    assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
-    manifest, records = run_records(ccs, env)
-    assert manifest["wire_api"] == "chat" and len(records) == 1
+    try:
+        r = ccs("key", "set", "kimi", input=KEY, env=env)  # the key on stdin, as the CLI reads it
+        assert r.returncode == 0, r.stderr
+        # --no-record cannot turn the bridge off here: Codex reaches a Chat Completions provider only through it
+        r = ccs("launch", "k", "codex", "--no-record", "--", "exec", "--skip-git-repo-check", "-c",
+                "analytics.enabled=false", "hi", env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "kimi says hi" in r.stdout
+        (sent,) = stub.chats()
+        assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
+        manifest, records = run_records(ccs, env)
+        assert manifest["wire_api"] == "chat" and len(records) == 1 and manifest["key_id"] == "kimi"
+    finally:
+        try:
+            keyring.delete_password(SERVICE, "kimi")
+        except Exception:  # noqa: BLE001 — not stored (the test failed before)
+            pass
 
 
 def test_context_compaction_goes_through_the_translation(ccs, env, provider, key_id, tmp_path):
