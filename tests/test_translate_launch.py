@@ -68,6 +68,9 @@ def assert_records_match(records: list[dict], stub: ChatStub) -> None:
         assert record["upstream_url"].endswith("/v1/chat/completions") and got.path == "/v1/chat/completions"
         assert record["model_requested"] == got.body["model"]
         assert record["upstream_status"] == got.status
+        # what the translation did, from the translation itself
+        assert record["translated"] == "responses->chat" and record["upstream_model"] == got.body["model"]
+        assert isinstance(record["dropped"], list) and all(isinstance(d, str) for d in record["dropped"])
         if got.status == 200:
             assert record["model_served"] == "stub-served"
             assert (record["input_tokens"], record["output_tokens"]) == (USAGE["prompt_tokens"],
@@ -94,6 +97,7 @@ def test_a_plain_answer(ccs, env, provider, key_id, tmp_path):
     assert all(t["type"] == "function" for t in sent.body["tools"])
     manifest, records = run_records(ccs, env)
     assert_records_match(records, stub)
+    assert {"store", "prompt_cache_key"} <= set(records[0]["dropped"])  # what Codex sends that Chat has not
     assert_no_key_in_child_files(manifest)
     summary = manifest["requests"]
     assert (summary["requests"], summary["by_path"], manifest["exit_status"]) == (1, {"POST /responses": 1}, 0)
