@@ -453,6 +453,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     @on(m.Done)
     def _done(self, event: m.Done) -> None:
         self.notify(event.text)
+        for name in event.changed:  # an endpoint check of the old file says nothing now
+            self.detail_pane.checks.pop(name, None)
         if event.reload:
             self.load_profiles(event.select or self.selected)
 
