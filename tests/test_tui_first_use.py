@@ -172,6 +172,7 @@ async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
     from textual.widgets import TextArea
 
     from ccswitch_tui.tui.screens.editor import RawEditorScreen
+    from ccswitch_tui.tui.screens.modals import ConfirmScreen
 
     path = home.profiles / "broken.toml"
     path.write_text('schema = 1\ndescription = "a long file"\n' + "# a comment\n" * 40 + '[provider\nname = "x"\n')
@@ -186,6 +187,25 @@ async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
         area = editor.query_one("#raw-text", TextArea)
         assert area.cursor_location[0] == 42  # line 43, counted from 0
         assert "[provider" in screen_text(app)  # scrolled there: the broken line is on screen
+        # an edit in the raw editor is not thrown away by Esc without asking
+        before = path.read_text()
+        area.focus()
+        await pilot.press("end", "]")
+        await pilot.pause()
+        edited = area.text
+        assert edited != before and "[provider]" in edited
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        assert "Discard changes?" in screen_text(app)
+        await pilot.press("escape")  # no: back to the editor, the edit still there
+        await wait_until(pilot, lambda: app.screen is editor)
+        assert editor.query_one("#raw-text", TextArea).text == edited
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.click("#yes")
+        await wait_until(pilot, lambda: not app.screen.is_modal)
+        await settle(pilot)
+        assert path.read_text() == before  # discarded: the file as it was
 
 
 # --- profiles changed outside the TUI ---------------------------------------------------------------
