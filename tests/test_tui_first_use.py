@@ -14,6 +14,7 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
 from test_tui_support import (
     build_app,
     notifications,
@@ -378,9 +379,45 @@ async def test_a_key_for_a_tool_the_profile_lacks_says_so(home: Paths):
         assert any("broken cannot be loaded: press e to fix it" in n for n in notifications(app))
 
 
-async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path):
+def import_source(kind: str, home: Path) -> str:
+    """Write one provider in ``kind``'s default place under ``home`` (as a user's machine holds it);
+    return its key."""
     import json
+    import uuid
 
+    key = f"sk-tui-import-{kind}-" + uuid.uuid4().hex
+    if kind == "claude":
+        (home / ".claude").mkdir(parents=True)
+        (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
+            "ANTHROPIC_BASE_URL": "https://api.deepseek.com/anthropic", "ANTHROPIC_AUTH_TOKEN": key,
+            "ANTHROPIC_MODEL": "deepseek-v4-pro"}}))
+    elif kind == "cc-switch":
+        from test_import_cc_switch import claude_row, codex_row, make_db
+
+        codex_config = ('model_provider = "kimi"\nmodel = "kimi-k2"\n[model_providers.kimi]\nname = "Kimi"\n'
+                        'base_url = "https://api.moonshot.cn/v1"\nwire_api = "chat"\n')
+        make_db(home / ".cc-switch" / "cc-switch.db", [
+            claude_row("kimi", "Kimi", key, "https://api.moonshot.cn/anthropic", ANTHROPIC_MODEL="kimi-k2"),
+            codex_row("kimi-codex", "Kimi", key, codex_config)])
+    else:
+        from test_import_live import CODEX_CONFIG
+
+        (home / ".codex").mkdir(parents=True)
+        (home / ".codex" / "config.toml").write_text(CODEX_CONFIG.format(pid="deepseek", name="DeepSeek"))
+        (home / ".codex" / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": key, "tokens": None}))
+    return key
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home)}
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.mark.parametrize("kind", ["claude", "cc-switch", "codex"])
+async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path,
+                                                       kind: str):
     import keyring
     from conftest import forget_indexed_keys
     from textual.widgets import Select
@@ -389,15 +426,9 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
     from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
 
     home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    key = "sk-tui-import-" + "Za9Yb8Xc" * 3 + "77"
-    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
-        "ANTHROPIC_BASE_URL": "https://api.deepseek.com/anthropic", "ANTHROPIC_AUTH_TOKEN": key,
-        "ANTHROPIC_MODEL": "deepseek-v4-pro"}}))
+    key = import_source(kind, home)
     env = parent_env(HOME=str(home))
-    cli_env = {**os.environ, "HOME": str(home)}
-    cli_env.pop("CLAUDE_CONFIG_DIR", None)
-    expected = ccs("import", "claude", "--dry-run", env=cli_env).stdout.rstrip("\n")
+    expected = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout.rstrip("\n")
     assert "created" in expected
     app = build_app(ccs_home, env)
     try:
@@ -405,7 +436,7 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
             await settle(pilot)
             await pilot.press("i")
             screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
-            screen.query_one("#source", Select).value = "claude"
+            screen.query_one("#source", Select).value = kind
             await pilot.pause()
             await pilot.click("#preview")
             report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
@@ -418,12 +449,18 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
             assert text.startswith("created") and "dry run" not in text
             await pilot.click("#close")
             await settle(pilot)
-            (profile,) = [e.name for e in app.profile_entries()]
-            assert (ccs_home.profiles / f"{profile}.toml").exists()
-            kid = app.service.store.load(profile).key_id
-            assert keyring.get_password(SERVICE, kid) == key
-            again = ccs("import", "claude", "--dry-run", env=cli_env).stdout
-            assert again.startswith("unchanged"), again
+            names = [e.name for e in app.profile_entries()]
+            assert names and all((ccs_home.profiles / f"{n}.toml").exists() for n in names)
+            for name in names:
+                assert keyring.get_password(SERVICE, app.service.store.load(name).key_id) == key
+            if kind == "cc-switch":  # its Claude Code and Codex rows of one provider: one profile, both tools
+                (name,) = names
+                assert app.service.store.load(name).tools[:2] == ("claude", "codex")
+            if kind == "codex":
+                assert app.service.store.load(names[0]).codex.wire_api == "chat"
+            again = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout
+            assert " 0 created, 0 merged" in again and all(line.startswith(("unchanged", " ", "dry run"))
+                                                            for line in again.splitlines() if line), again
     finally:
         forget_indexed_keys(ccs_home)
 
