@@ -465,6 +465,106 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
         forget_indexed_keys(ccs_home)
 
 
+HOLD_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+"""
+
+
+def hold_import_lock(paths: Paths):  # noqa: ANN201
+    """Another process (a `ccs import` in another terminal, say) holding the import lock."""
+    import subprocess
+
+    from ccswitch_tui.importers.sources import IMPORT_LOCK
+
+    paths.profiles.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(paths.profiles / IMPORT_LOCK)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def release(holder) -> None:  # noqa: ANN001
+    holder.stdin.close()
+    holder.wait(10)
+
+
+async def test_an_import_in_the_tui_waits_for_another_import_and_says_so(ccs_home: Paths, secret_service: str,
+                                                                       tmp_path: Path):
+    from conftest import forget_indexed_keys
+    from textual.widgets import Select
+
+    from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
+
+    home = tmp_path / "home"
+    import_source("claude", home)
+    app = build_app(ccs_home, parent_env(HOME=str(home)))
+    holder = hold_import_lock(ccs_home)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("i")
+            screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
+            screen.query_one("#source", Select).value = "claude"
+            await pilot.pause()
+            await pilot.click("#import")
+            await wait_until(pilot, lambda: any("waiting for another import to finish" in n
+                                                for n in notifications(app)), what="the waiting line")
+            line = next(n for n in notifications(app) if "waiting for another import" in n)
+            assert str(ccs_home.profiles / ".import.lock") in line and "\n" not in line
+            await pilot.pause(0.5)
+            assert not isinstance(app.screen, ReportScreen)  # it waits: nothing planned, nothing written
+            assert not any(ccs_home.profiles.glob("*.toml"))
+            release(holder)
+            done = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
+            await pilot.pause()
+            assert plain(done, "#report-text").startswith("created")  # then it runs, as if started now
+            await pilot.click("#close")
+            await settle(pilot)
+            assert len(list(ccs_home.profiles.glob("*.toml"))) == 1
+    finally:
+        if holder.poll() is None:
+            release(holder)
+        forget_indexed_keys(ccs_home)
+
+
+def test_a_cli_import_waits_for_another_import_and_says_so(ccs_home: Paths, secret_service: str, tmp_path: Path):
+    import subprocess
+
+    from conftest import forget_indexed_keys
+
+    home = tmp_path / "home"
+    import_source("claude", home)
+    holder = hold_import_lock(ccs_home)
+    try:
+        cli = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "import", "claude"], env=cli_env(home),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert cli.stderr is not None
+        said = b""
+        deadline = time.monotonic() + 15
+        while not said.endswith(b"\n") and time.monotonic() < deadline:
+            if select_mod.select([cli.stderr], [], [], 0.1)[0]:
+                chunk = os.read(cli.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                said += chunk
+        assert said.decode() == (f"ccs: waiting for another import to finish (it holds "
+                                 f"{ccs_home.profiles}/.import.lock)\n"), said
+        time.sleep(0.5)
+        assert cli.poll() is None and not any(ccs_home.profiles.glob("*.toml"))  # it waits, writing nothing
+        release(holder)
+        out, err = cli.communicate(timeout=30)
+        assert cli.returncode == 0, err
+        assert out.decode().startswith("created") and err == b""
+    finally:
+        if holder.poll() is None:
+            release(holder)
+        forget_indexed_keys(ccs_home)
+
+
 async def test_a_missing_key_in_the_tui_says_press_k(home: Paths, key_id: str):
     app = build_app(home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:

@@ -278,11 +278,12 @@ class Service:
             raise UsageError(f"{exc}; your edit was not saved and {kept} — press e to reopen the editor on "
                              "the new file and carry it over") from None
 
-    def import_from(self, source: Any, dry_run: bool = False) -> Any:
-        """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report."""
+    def import_from(self, source: Any, dry_run: bool = False, on_wait: Any = None) -> Any:
+        """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report.
+        Another import running (a `ccs import`, say) is waited for; ``on_wait`` gets the line saying so."""
         from ..importers.sources import run_import
 
-        return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run)
+        return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run, on_wait=on_wait)
 
     # --- launching ----------------------------------------------------------------------------
 
