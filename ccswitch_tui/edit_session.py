@@ -61,13 +61,19 @@ def _unblock_in_child() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
+def keep_aside(name: str, text: str) -> str:
+    """Write an edit that could not be saved to a private file of its own; return its path."""
+    fd, tmp = tempfile.mkstemp(prefix=f"ccs-{name}-", suffix=".toml")  # 0600
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+    return tmp
+
+
 def edit(store: Store, name: str, editor_argv: Sequence[str], editor: str) -> str:
     """Run the edit; return the line to print. Raises CcsError (one line) otherwise."""
     path = store.path_for(name)
     original = store.read_text(name)
-    fd, tmp = tempfile.mkstemp(prefix=f"ccs-{name}-", suffix=".toml")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(original)
+    tmp = keep_aside(name, original)
     keep = False
     try:
         try:

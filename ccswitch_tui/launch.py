@@ -85,7 +85,7 @@ def build(
         plan = replace(plan, argv=tuple(argv_override))
     check_refusals(plan, force)
     if not plan.argv:
-        raise UsageError("no command given; put it after --, e.g. `ccs run PROFILE -- python run.py`")
+        raise UsageError(f"no command given; put it after --, e.g. `ccs run {profile.name} -- python run.py`")
     executable = shutil.which(plan.argv[0], path=plan.env.get("PATH", os.defpath))
     if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
         raise UsageError(f"{plan.argv[0]!r} is not executable; chmod +x it or run it through its interpreter")

@@ -141,8 +141,9 @@ class KeyStore:
         except PasswordDeleteError:
             raise
         except UnicodeDecodeError:  # another program stored bytes that are not text under this id
-            raise KeyError_(f"the keyring entry for {what.split(' ', 2)[-1]} is not UTF-8 text (another program "
-                            "stored it?); store it again with `ccs key set ID`") from None
+            key_id = str(args[1]) if len(args) > 1 else "ID"  # every per-key call passes (SERVICE, key_id, …)
+            raise KeyError_(f"the keyring entry for {key_id!r} is not UTF-8 text (another program "
+                            f"stored it?); store it again with `ccs key set {key_id}`") from None
         except KeyringError as exc:
             if isinstance(exc, NoKeyringError):
                 detail = "no keyring backend found; no Secret Service answered on the session D-Bus"
@@ -293,8 +294,9 @@ class KeyStore:
         value = self.lookup(ref)
         if value and not value.strip():
             where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"
-            fix = f"export {ref[4:]}=… with the key" if ref.startswith("env:") else f"`ccs key set {ref}`"
-            raise KeyError_(f"profile {profile.name!r}: the key in {where} is blank (only spaces); set it with {fix}")
+            fix = (f"set it with export {ref[4:]}=… with the key" if ref.startswith("env:")
+                   else f"store it again with `ccs key set {ref}`")  # the TUI turns this into "press k"
+            raise KeyError_(f"profile {profile.name!r}: the key in {where} is blank (only spaces); {fix}")
         if value:
             if has_control_chars(value):  # an environment variable cannot carry it (a NUL ends execve)
                 where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"

@@ -454,6 +454,23 @@ def test_a_blank_keyring_key_is_refused(home: Paths, key_id):
     (home.profiles / "kr.toml").write_text(GOOD.replace("env:CCS_T_KEY", key_id))
     line = one_line(run("run", "kr", "--", "true"))
     assert "blank" in line and key_id in line
+    assert f"store it again with `ccs key set {key_id}`" in line  # the id, and the words the TUI turns into "press k"
+    from ccswitch_tui.tui.service import in_tui
+
+    assert in_tui(line).endswith("press k to store it") and "ccs key set" not in in_tui(line)
+
+
+def test_a_run_without_a_command_names_the_profile_in_its_example(home: Paths, tmp_path):
+    from ccswitch_tui import launch
+    from ccswitch_tui.errors import UsageError
+    from ccswitch_tui.secrets import KeyStore
+    from ccswitch_tui.store import Store
+
+    env = {**os.environ, "CCS_T_KEY": KEY}
+    with pytest.raises(UsageError) as caught:
+        launch.build("good", "run", store=Store(home), keys=KeyStore(home, env), paths=home, environ=env,
+                     cwd=tmp_path)
+    assert "`ccs run good -- python run.py`" in str(caught.value) and "PROFILE" not in str(caught.value)
 
 
 @pytest.mark.parametrize("bad", ["sk-a\x00b" + "c" * 20, "sk-tab\tkey" + "c" * 20, "sk-esc\x1bkey" + "c" * 20,
@@ -591,6 +608,7 @@ def test_a_secret_that_is_not_text_is_not_blamed_on_the_keyring(home: Paths, key
                            replace=True)
     line = one_line(run("key", "show", key_id))
     assert "not UTF-8" in line and "unavailable" not in line and "Secret Service" not in line
+    assert f"store it again with `ccs key set {key_id}`" in line and "ccs key set ID" not in line
 
 
 def test_the_null_backend_does_not_claim_a_key_was_stored(home: Paths, key_id):

@@ -68,6 +68,9 @@ def assert_records_match(records: list[dict], stub: ChatStub) -> None:
         assert record["upstream_url"].endswith("/v1/chat/completions") and got.path == "/v1/chat/completions"
         assert record["model_requested"] == got.body["model"]
         assert record["upstream_status"] == got.status
+        # what the translation did, from the translation itself
+        assert record["translated"] == "responses->chat" and record["upstream_model"] == got.body["model"]
+        assert isinstance(record["dropped"], list) and all(isinstance(d, str) for d in record["dropped"])
         if got.status == 200:
             assert record["model_served"] == "stub-served"
             assert (record["input_tokens"], record["output_tokens"]) == (USAGE["prompt_tokens"],
@@ -94,6 +97,7 @@ def test_a_plain_answer(ccs, env, provider, key_id, tmp_path):
     assert all(t["type"] == "function" for t in sent.body["tools"])
     manifest, records = run_records(ccs, env)
     assert_records_match(records, stub)
+    assert {"store", "prompt_cache_key"} <= set(records[0]["dropped"])  # what Codex sends that Chat has not
     assert_no_key_in_child_files(manifest)
     summary = manifest["requests"]
     assert (summary["requests"], summary["by_path"], manifest["exit_status"]) == (1, {"POST /responses": 1}, 0)
@@ -192,26 +196,39 @@ def test_upstream_errors(ccs, env, provider, key_id, tmp_path, status, message):
     assert all(rec["status"] == status and message in rec["error"] for rec in records)
 
 
-def test_the_kimi_preset_launches_codex(ccs, env, provider, key_id, tmp_path):
-    """`ccs new k --preset kimi`, a key, `ccs launch k codex`: the preset as shipped, its endpoint
-    pointed at the loopback provider."""
+def test_the_kimi_preset_launches_codex(ccs, env, provider, tmp_path):
+    """The README's first-use line as a user types it, `ccs new k --preset kimi && ccs key set kimi &&
+    ccs launch k codex`: the preset as shipped (its key id is the one the line stores), only its
+    endpoint pointed at the loopback provider."""
+    import keyring
+
+    from ccswitch_tui.secrets import SERVICE
+
     stub = provider(text_reply("kimi says hi"))
-    r = ccs("new", "k", "--preset", "kimi", "--key", key_id, env=env)
+    r = ccs("new", "k", "--preset", "kimi", env=env)
     assert r.returncode == 0, r.stderr
+    assert "`ccs key set kimi`" in r.stdout  # what `ccs new` tells to do next
     path = Path(os.environ["CCS_HOME"]) / "profiles" / "k.toml"
     text = path.read_text()
-    assert 'wire_api = "chat"' in text
+    assert 'wire_api = "chat"' in text and 'key = "kimi"' in text
     path.write_text(text.replace("https://api.moonshot.cn/v1", f"{stub.url}/v1"))
-    assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0
-    # --no-record cannot turn the bridge off here: Codex reaches a Chat Completions provider only through it
-    r = ccs("launch", "k", "codex", "--no-record", "--", "exec", "--skip-git-repo-check", "-c",
-            "analytics.enabled=false", "hi", env=env, cwd=tmp_path, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "kimi says hi" in r.stdout
-    (sent,) = stub.chats()
-    assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
-    manifest, records = run_records(ccs, env)
-    assert manifest["wire_api"] == "chat" and len(records) == 1
+    try:
+        r = ccs("key", "set", "kimi", input=KEY, env=env)  # the key on stdin, as the CLI reads it
+        assert r.returncode == 0, r.stderr
+        # --no-record cannot turn the bridge off here: Codex reaches a Chat Completions provider only through it
+        r = ccs("launch", "k", "codex", "--no-record", "--", "exec", "--skip-git-repo-check", "-c",
+                "analytics.enabled=false", "hi", env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "kimi says hi" in r.stdout
+        (sent,) = stub.chats()
+        assert sent.body["model"] == "kimi-k2.7-code" and sent.headers["authorization"] == f"Bearer {KEY}"
+        manifest, records = run_records(ccs, env)
+        assert manifest["wire_api"] == "chat" and len(records) == 1 and manifest["key_id"] == "kimi"
+    finally:
+        try:
+            keyring.delete_password(SERVICE, "kimi")
+        except Exception:  # noqa: BLE001 — not stored (the test failed before)
+            pass
 
 
 def test_context_compaction_goes_through_the_translation(ccs, env, provider, key_id, tmp_path):

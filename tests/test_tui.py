@@ -398,11 +398,21 @@ async def test_edit_refuses_to_overwrite_a_file_changed_meanwhile(home: Paths):
         await pilot.press("e")
         screen = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
         path.write_text(path.read_text() + "\n# changed elsewhere\n")
-        screen.query_one("#f-claude-model", Input).value = "m"
+        screen.query_one("#f-claude-model", Input).value = "claude-kept-aside"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert any("changed on disk" in n for n in notifications(app))
-    assert path.read_text().endswith("# changed elsewhere\n")
+        refusal = next(n for n in notifications(app) if "changed on disk" in n)
+    assert path.read_text().endswith("# changed elsewhere\n") and "claude-kept-aside" not in path.read_text()
+    import re
+
+    found = re.search(r"kept in (\S+\.toml)", refusal)
+    assert found, refusal  # the edit is not lost: the notification names where it is
+    kept = Path(found.group(1))
+    try:
+        assert 'model = "claude-kept-aside"' in kept.read_text()
+        assert kept.stat().st_mode & 0o077 == 0
+    finally:
+        kept.unlink()
 
 
 async def test_duplicate_copies_the_file_under_a_new_name(home: Paths):

@@ -14,6 +14,7 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
 from test_tui_support import (
     build_app,
     notifications,
@@ -118,6 +119,18 @@ async def test_running_tab_key_works_from_the_profile_list(home: Paths):
         assert app.focused is app.query_one("#profiles")
 
 
+async def test_running_tab_shows_its_toggle_key_at_80x24(home: Paths):
+    app = build_app(home, running_interval=60)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await wait_until(pilot, lambda: "running" in plain(app, "#running-status"), what="the first scan")
+        import re
+
+        line = next(row for row in screen_text(app).splitlines() if re.search(r"\d+ running", row))
+        assert "a: toggle all" in line, line  # on screen, not cut off by the pane's width
+
+
 # --- the editor: Esc asks before discarding; a broken file opens at its error ----------------------
 
 async def test_editor_escape_asks_before_discarding_an_edit(home: Paths):
@@ -160,6 +173,7 @@ async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
     from textual.widgets import TextArea
 
     from ccswitch_tui.tui.screens.editor import RawEditorScreen
+    from ccswitch_tui.tui.screens.modals import ConfirmScreen
 
     path = home.profiles / "broken.toml"
     path.write_text('schema = 1\ndescription = "a long file"\n' + "# a comment\n" * 40 + '[provider\nname = "x"\n')
@@ -174,6 +188,25 @@ async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
         area = editor.query_one("#raw-text", TextArea)
         assert area.cursor_location[0] == 42  # line 43, counted from 0
         assert "[provider" in screen_text(app)  # scrolled there: the broken line is on screen
+        # an edit in the raw editor is not thrown away by Esc without asking
+        before = path.read_text()
+        area.focus()
+        await pilot.press("end", "]")
+        await pilot.pause()
+        edited = area.text
+        assert edited != before and "[provider]" in edited
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        assert "Discard changes?" in screen_text(app)
+        await pilot.press("escape")  # no: back to the editor, the edit still there
+        await wait_until(pilot, lambda: app.screen is editor)
+        assert editor.query_one("#raw-text", TextArea).text == edited
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.click("#yes")
+        await wait_until(pilot, lambda: not app.screen.is_modal)
+        await settle(pilot)
+        assert path.read_text() == before  # discarded: the file as it was
 
 
 # --- profiles changed outside the TUI ---------------------------------------------------------------
@@ -346,9 +379,45 @@ async def test_a_key_for_a_tool_the_profile_lacks_says_so(home: Paths):
         assert any("broken cannot be loaded: press e to fix it" in n for n in notifications(app))
 
 
-async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path):
+def import_source(kind: str, home: Path) -> str:
+    """Write one provider in ``kind``'s default place under ``home`` (as a user's machine holds it);
+    return its key."""
     import json
+    import uuid
 
+    key = f"sk-tui-import-{kind}-" + uuid.uuid4().hex
+    if kind == "claude":
+        (home / ".claude").mkdir(parents=True)
+        (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
+            "ANTHROPIC_BASE_URL": "https://api.deepseek.com/anthropic", "ANTHROPIC_AUTH_TOKEN": key,
+            "ANTHROPIC_MODEL": "deepseek-v4-pro"}}))
+    elif kind == "cc-switch":
+        from test_import_cc_switch import claude_row, codex_row, make_db
+
+        codex_config = ('model_provider = "kimi"\nmodel = "kimi-k2"\n[model_providers.kimi]\nname = "Kimi"\n'
+                        'base_url = "https://api.moonshot.cn/v1"\nwire_api = "chat"\n')
+        make_db(home / ".cc-switch" / "cc-switch.db", [
+            claude_row("kimi", "Kimi", key, "https://api.moonshot.cn/anthropic", ANTHROPIC_MODEL="kimi-k2"),
+            codex_row("kimi-codex", "Kimi", key, codex_config)])
+    else:
+        from test_import_live import CODEX_CONFIG
+
+        (home / ".codex").mkdir(parents=True)
+        (home / ".codex" / "config.toml").write_text(CODEX_CONFIG.format(pid="deepseek", name="DeepSeek"))
+        (home / ".codex" / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": key, "tokens": None}))
+    return key
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home)}
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.mark.parametrize("kind", ["claude", "cc-switch", "codex"])
+async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, secret_service: str, tmp_path: Path,
+                                                       kind: str):
     import keyring
     from conftest import forget_indexed_keys
     from textual.widgets import Select
@@ -357,15 +426,9 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
     from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
 
     home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    key = "sk-tui-import-" + "Za9Yb8Xc" * 3 + "77"
-    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
-        "ANTHROPIC_BASE_URL": "https://api.deepseek.com/anthropic", "ANTHROPIC_AUTH_TOKEN": key,
-        "ANTHROPIC_MODEL": "deepseek-v4-pro"}}))
+    key = import_source(kind, home)
     env = parent_env(HOME=str(home))
-    cli_env = {**os.environ, "HOME": str(home)}
-    cli_env.pop("CLAUDE_CONFIG_DIR", None)
-    expected = ccs("import", "claude", "--dry-run", env=cli_env).stdout.rstrip("\n")
+    expected = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout.rstrip("\n")
     assert "created" in expected
     app = build_app(ccs_home, env)
     try:
@@ -373,7 +436,7 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
             await settle(pilot)
             await pilot.press("i")
             screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
-            screen.query_one("#source", Select).value = "claude"
+            screen.query_one("#source", Select).value = kind
             await pilot.pause()
             await pilot.click("#preview")
             report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
@@ -386,13 +449,119 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
             assert text.startswith("created") and "dry run" not in text
             await pilot.click("#close")
             await settle(pilot)
-            (profile,) = [e.name for e in app.profile_entries()]
-            assert (ccs_home.profiles / f"{profile}.toml").exists()
-            kid = app.service.store.load(profile).key_id
-            assert keyring.get_password(SERVICE, kid) == key
-            again = ccs("import", "claude", "--dry-run", env=cli_env).stdout
-            assert again.startswith("unchanged"), again
+            names = [e.name for e in app.profile_entries()]
+            assert names and all((ccs_home.profiles / f"{n}.toml").exists() for n in names)
+            for name in names:
+                assert keyring.get_password(SERVICE, app.service.store.load(name).key_id) == key
+            if kind == "cc-switch":  # its Claude Code and Codex rows of one provider: one profile, both tools
+                (name,) = names
+                assert app.service.store.load(name).tools[:2] == ("claude", "codex")
+            if kind == "codex":
+                assert app.service.store.load(names[0]).codex.wire_api == "chat"
+            again = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout
+            assert " 0 created, 0 merged" in again and all(line.startswith(("unchanged", " ", "dry run"))
+                                                            for line in again.splitlines() if line), again
     finally:
+        forget_indexed_keys(ccs_home)
+
+
+HOLD_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+"""
+
+
+def hold_import_lock(paths: Paths):  # noqa: ANN201
+    """Another process (a `ccs import` in another terminal, say) holding the import lock."""
+    import subprocess
+
+    from ccswitch_tui.importers.sources import IMPORT_LOCK
+
+    paths.profiles.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(paths.profiles / IMPORT_LOCK)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def release(holder) -> None:  # noqa: ANN001
+    holder.stdin.close()
+    holder.wait(10)
+
+
+async def test_an_import_in_the_tui_waits_for_another_import_and_says_so(ccs_home: Paths, secret_service: str,
+                                                                       tmp_path: Path):
+    from conftest import forget_indexed_keys
+    from textual.widgets import Select
+
+    from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
+
+    home = tmp_path / "home"
+    import_source("claude", home)
+    app = build_app(ccs_home, parent_env(HOME=str(home)))
+    holder = hold_import_lock(ccs_home)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("i")
+            screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
+            screen.query_one("#source", Select).value = "claude"
+            await pilot.pause()
+            await pilot.click("#import")
+            await wait_until(pilot, lambda: any("waiting for another import to finish" in n
+                                                for n in notifications(app)), what="the waiting line")
+            line = next(n for n in notifications(app) if "waiting for another import" in n)
+            assert str(ccs_home.profiles / ".import.lock") in line and "\n" not in line
+            await pilot.pause(0.5)
+            assert not isinstance(app.screen, ReportScreen)  # it waits: nothing planned, nothing written
+            assert not any(ccs_home.profiles.glob("*.toml"))
+            release(holder)
+            done = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
+            await pilot.pause()
+            assert plain(done, "#report-text").startswith("created")  # then it runs, as if started now
+            await pilot.click("#close")
+            await settle(pilot)
+            assert len(list(ccs_home.profiles.glob("*.toml"))) == 1
+    finally:
+        if holder.poll() is None:
+            release(holder)
+        forget_indexed_keys(ccs_home)
+
+
+def test_a_cli_import_waits_for_another_import_and_says_so(ccs_home: Paths, secret_service: str, tmp_path: Path):
+    import subprocess
+
+    from conftest import forget_indexed_keys
+
+    home = tmp_path / "home"
+    import_source("claude", home)
+    holder = hold_import_lock(ccs_home)
+    try:
+        cli = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "import", "claude"], env=cli_env(home),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert cli.stderr is not None
+        said = b""
+        deadline = time.monotonic() + 15
+        while not said.endswith(b"\n") and time.monotonic() < deadline:
+            if select_mod.select([cli.stderr], [], [], 0.1)[0]:
+                chunk = os.read(cli.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                said += chunk
+        assert said.decode() == (f"ccs: waiting for another import to finish (it holds "
+                                 f"{ccs_home.profiles}/.import.lock)\n"), said
+        time.sleep(0.5)
+        assert cli.poll() is None and not any(ccs_home.profiles.glob("*.toml"))  # it waits, writing nothing
+        release(holder)
+        out, err = cli.communicate(timeout=30)
+        assert cli.returncode == 0, err
+        assert out.decode().startswith("created") and err == b""
+    finally:
+        if holder.poll() is None:
+            release(holder)
         forget_indexed_keys(ccs_home)
 
 

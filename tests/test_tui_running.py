@@ -157,3 +157,29 @@ async def test_check_endpoints_notifies_and_fills_overview(home: Paths, key_id: 
         # results stay with their profile
         await select_profile(pilot, "local")
         assert "✓ ok" in plain(app, "#overview-body")
+
+
+async def test_an_edit_saved_in_the_tui_drops_the_old_check_at_once(home: Paths, key_id: str, endpoint):
+    from textual.widgets import Input
+
+    from ccswitch_tui.tui.screens.editor import EditorScreen
+
+    url = f"http://127.0.0.1:{endpoint.server_address[1]}/api"
+    Store(home).save_text("local", new_profile_text("local", "taotoken", base_url=url, key=key_id), create=True)
+    app = build_app(home, watch_interval=3600)  # the folder watcher does not tick during the test
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "local")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: any("probe(s) ok" in n for n in notifications(app)), what="the check")
+        assert "Endpoint check" in plain(app, "#overview-body")
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        editor.query_one("#f-codex-model", Input).value = "gpt-edited"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: any("saved" in n for n in notifications(app)), what="the save")
+        await settle(pilot)
+        overview = plain(app, "#overview-body")
+        assert "gpt-edited" in overview  # the new file is shown…
+        assert "Endpoint check" not in overview and "local" not in app.detail_pane.checks  # …without the old check

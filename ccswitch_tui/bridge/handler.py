@@ -7,6 +7,8 @@ calls, in this order:
    (relative to the route's upstream base URL, query included), the headers and the body. The real
    key is already in the headers; the requested model and stream flag were read before this call
    from what the child sent.
+   Right after it, the server asks ``exchange.record_fields()`` (optional: an exchange without it
+   adds nothing) for fields to add to the request's record, e.g. what a translation changed.
 2. ``exchange.response_head(status, headers)`` once, when the upstream's status and headers arrive;
    it returns the status and headers the child gets. When ``exchange.rewrites_body`` is true the
    server drops ``Content-Length`` and sends the answer chunked.
@@ -25,7 +27,7 @@ launch picks it when it builds the routes. ``PASSTHROUGH`` changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass
@@ -42,6 +44,10 @@ class Exchange(Protocol):
     rewrites_body: bool
 
     def request(self, outgoing: Outgoing) -> Outgoing: ...
+
+    def record_fields(self) -> dict[str, Any]:
+        """Fields the request's record gains, asked once after ``request()`` (optional)."""
+        ...
 
     def response_head(self, status: int, headers: dict[str, str]) -> tuple[int, dict[str, str]]: ...
 
@@ -62,6 +68,9 @@ class _Unchanged:
 
     def request(self, outgoing: Outgoing) -> Outgoing:
         return outgoing
+
+    def record_fields(self) -> dict[str, Any]:
+        return {}
 
     def response_head(self, status: int, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
         return status, headers

@@ -279,6 +279,10 @@ class Bridge:
         headers["Accept-Encoding"] = "gzip, deflate"
         exchange = route.handler.exchange(request.method, rest)
         out = exchange.request(Outgoing(request.method, rest.replace(token, key), headers, body))
+        added = getattr(exchange, "record_fields", None)  # optional in the Exchange protocol
+        for k, v in (added() if added is not None else {}).items():
+            if k not in record:  # the wire facts stay the server's
+                record[k] = self._masked(v)
         url = route.upstream.rstrip("/") + out.path
         record["upstream_url"] = self._mask(rec.safe_url(url))
 
@@ -386,6 +390,16 @@ class Bridge:
         record.update(outcome=rec.CLIENT_GONE, error=f"the client went away mid-answer ({type(exc).__name__})")
         if request.transport is not None:
             request.transport.abort()
+
+    def _masked(self, value: Any) -> Any:
+        """A handler's record field with its text masked like every text from outside."""
+        if isinstance(value, str):
+            return self._mask(value)
+        if isinstance(value, (list, tuple)):
+            return [self._masked(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._masked(v) for k, v in value.items()}
+        return value
 
     def _body_text(self, body: bytes) -> str:
         text = body[:MAX_RECORDED_BODY].decode("utf-8", "replace")

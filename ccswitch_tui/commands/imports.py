@@ -3,8 +3,6 @@ keyring, never into a file) and hand profiles out without any secret."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -21,20 +19,11 @@ def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import 
     return Planner(ctx.store, ctx.keys, dry_run=dry_run)
 
 
-@contextlib.contextmanager
-def _one_import_at_a_time(ctx: Context, dry_run: bool) -> Iterator[None]:
-    """Imports that write run one after another, from planning to the last write: a second one then
-    plans against what the first stored and finds it unchanged, instead of racing it for the same
-    names and keys. A dry run writes nothing, not even the lock file."""
-    if dry_run:
-        yield
-        return
-    from ..atomic import locked
-    from ..paths import ensure_private_dir
+def _one_import_at_a_time(ctx: Context, dry_run: bool):  # noqa: ANN202 — the importers' context manager
+    """The importers' lock (shared with the TUI); waiting for another import is said on stderr."""
+    from ..importers.sources import one_import_at_a_time
 
-    ensure_private_dir(ctx.store.root)
-    with locked(ctx.store.root / ".import.lock"):
-        yield
+    return one_import_at_a_time(ctx.store, dry_run, lambda line: click.echo(f"ccs: {line}", err=True))
 
 
 @click.group("import")

@@ -3,7 +3,8 @@ call that plans, applies (unless a dry run) and returns the importers' own repor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,34 @@ from typing import Any
 from .report import Report
 
 KINDS = ("cc-switch", "claude", "codex")
+IMPORT_LOCK = ".import.lock"  # in the profiles folder, beside the store's own .lock
+
+
+def import_lock(store: Any) -> Path:
+    return store.root / IMPORT_LOCK
+
+
+def waiting_line(store: Any) -> str:
+    return f"waiting for another import to finish (it holds {import_lock(store)})"
+
+
+@contextlib.contextmanager
+def one_import_at_a_time(store: Any, dry_run: bool, on_wait: Callable[[str], None] | None = None
+                         ) -> Iterator[None]:
+    """Imports that write run one after another, from planning to the last write, whether started by
+    `ccs import` or the TUI: a second one then plans against what the first stored and finds it
+    unchanged, instead of racing it for the same names and keys. One that finds another running
+    waits for it, after ``on_wait`` was told why in one line. A dry run writes nothing, not even
+    the lock file, and waits for nobody."""
+    if dry_run:
+        yield
+        return
+    from ..atomic import locked
+    from ..paths import ensure_private_dir
+
+    ensure_private_dir(store.root)
+    with locked(import_lock(store), on_wait=(lambda: on_wait(waiting_line(store))) if on_wait else None):
+        yield
 
 
 @dataclass(frozen=True)
@@ -37,9 +66,15 @@ def default_sources(environ: Mapping[str, str]) -> list[Source]:
     ]
 
 
-def run_import(source: Source, store: Any, keys: Any, environ: Mapping[str, str], *, dry_run: bool = False
-               ) -> Report:
-    """Import from ``source`` as the CLI does (keys into the keyring, profiles through the store)."""
+def run_import(source: Source, store: Any, keys: Any, environ: Mapping[str, str], *, dry_run: bool = False,
+               on_wait: Callable[[str], None] | None = None) -> Report:
+    """Import from ``source`` as the CLI does (keys into the keyring, profiles through the store),
+    one import at a time."""
+    with one_import_at_a_time(store, dry_run, on_wait):
+        return _import(source, store, keys, environ, dry_run)
+
+
+def _import(source: Source, store: Any, keys: Any, environ: Mapping[str, str], dry_run: bool) -> Report:
     from .planner import Planner
 
     planner = Planner(store, keys, dry_run=dry_run)

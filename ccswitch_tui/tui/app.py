@@ -410,8 +410,9 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
             return
         scope = "any process with routing variables" if self.show_all_processes else \
             "Claude Code, Codex and ccs-launched processes"
-        status = event.error or f"{len(event.processes)} running — {scope}; refreshed every " \
-                                f"{self.running_interval:g} s (a: toggle all)"
+        # the key first: the line is cut at the pane's width (half of an 80-column terminal)
+        status = "a: toggle all · " + (event.error or f"{len(event.processes)} running — {scope}; "
+                                                      f"refreshed every {self.running_interval:g} s")
         view.set_processes(event.processes, status)
         if event.inspected_pid is not None and event.inspected_pid == view.selected_pid:
             self._show_inspection(event.inspected_pid, event.inspection, event.error)
@@ -457,6 +458,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     @on(m.Done)
     def _done(self, event: m.Done) -> None:
         self.notify(event.text)
+        for name in event.changed:  # an endpoint check of the old file says nothing now
+            self.detail_pane.checks.pop(name, None)
         if event.reload:
             self.load_profiles(event.select or self.selected)
 

@@ -36,7 +36,10 @@ class ImportMixin:
                 ReportScreen(f"{what}: {source.label}", report.render(), choice.dry_run),
                 lambda again: again and self._import(sources, replace_choice(choice)))
 
-        self._run("Import", self.service.import_from, source, choice.dry_run,  # type: ignore[attr-defined]
+        def waiting(line: str) -> None:  # from the worker: another import holds the lock
+            self.call_from_thread(self.notify, line, title="Import")  # type: ignore[attr-defined]
+
+        self._run("Import", self.service.import_from, source, choice.dry_run, waiting,  # type: ignore[attr-defined]
                   done=lambda report: self.call_from_thread(shown, report))  # type: ignore[attr-defined]
 
 

@@ -77,11 +77,12 @@ class Failed(Message):
 class Done(Message):
     """A change made by a worker: say so, then reload (keeping ``select`` under the cursor)."""
 
-    def __init__(self, text: str, select: str | None = None, reload: bool = True):
+    def __init__(self, text: str, select: str | None = None, reload: bool = True, changed: Sequence[str] = ()):
         super().__init__()
         self.text = text
         self.select = select
         self.reload = reload
+        self.changed = tuple(changed)  # profiles whose file this change rewrote
 
 
 @dataclass(frozen=True)

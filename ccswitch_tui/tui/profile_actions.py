@@ -110,7 +110,8 @@ class ProfileActionsMixin:
             self.notify(f"no changes to {name}")
             return
         self._run("Save", self.service.save_text, name, result.text, original,
-                  done=lambda _p: m.Done(f"saved {self.service.store.path_for(name)}", select=name))
+                  done=lambda _p: m.Done(f"saved {self.service.store.path_for(name)}", select=name,
+                                         changed=(name,)))
 
     def action_duplicate(self) -> None:
         name = self.selected
@@ -141,7 +142,7 @@ class ProfileActionsMixin:
         def confirmed(ok: bool | None) -> None:
             if ok:
                 self._run("Delete", self.service.delete, entry.name,
-                          done=lambda path: m.Done(f"deleted {path}"))
+                          done=lambda path: m.Done(f"deleted {path}", changed=(entry.name,)))
 
         self.push_screen(ConfirmScreen(f"Delete {entry.name}", f"Delete the profile file {entry.path}?{key}",
                                        "Delete"), confirmed)

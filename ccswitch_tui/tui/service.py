@@ -254,24 +254,29 @@ class Service:
 
     def save_text(self, name: str, text: str, expected: str | None = None) -> Profile:
         """Save an edit; refuse when the file changed on disk since the editor read it (checked
-        under the store's lock, so a concurrent writer cannot slip in between)."""
+        under the store's lock, so a concurrent writer cannot slip in between). A refused edit is
+        kept in a file of its own, named in the error, as `ccs edit` keeps it."""
         from ..store import ProfileChanged
 
         try:
             return self.store.save_text(name, text, expected=expected)
-        except ProfileChanged:
+        except ProfileChanged as exc:
+            from ..edit_session import keep_aside
             from ..errors import UsageError
 
-            raise UsageError(
-                f"{self.store.path_for(name)} changed on disk while you were editing; "
-                "your edit was not saved — reopen the editor to start from the new file"
-            ) from None
+            try:
+                kept = f"is kept in {keep_aside(name, text)}"
+            except OSError as err:
+                kept = f"could not be kept ({err.strerror})"
+            raise UsageError(f"{exc}; your edit was not saved and {kept} — press e to reopen the editor on "
+                             "the new file and carry it over") from None
 
-    def import_from(self, source: Any, dry_run: bool = False) -> Any:
-        """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report."""
+    def import_from(self, source: Any, dry_run: bool = False, on_wait: Any = None) -> Any:
+        """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report.
+        Another import running (a `ccs import`, say) is waited for; ``on_wait`` gets the line saying so."""
         from ..importers.sources import run_import
 
-        return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run)
+        return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run, on_wait=on_wait)
 
     # --- launching ----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...plan import LaunchPlan
 from ..handler import PASSTHROUGH, Exchange, Handler, Outgoing
@@ -82,6 +83,11 @@ class ChatExchange:
         headers["Accept"] = "text/event-stream"
         data = json.dumps(self.translation.chat_body, ensure_ascii=False).encode()
         return Outgoing(outgoing.method, translated_path(outgoing.path) or outgoing.path, headers, data)
+
+    def record_fields(self) -> dict[str, Any]:
+        """The translation's facts for the record (translated, upstream_model, dropped); none for a
+        request left untranslated."""
+        return self.translation.record_fields() if self.translation is not None else {}
 
     def response_head(self, status: int, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
         self.status = status
