@@ -377,3 +377,28 @@ def test_a_client_is_one_module_and_one_registry_line():
         assert offenders == [], f"{name} is named outside its module: {offenders}"
         registry = (ROOT / "ccswitch_tui" / "tools" / "__init__.py").read_text()
         assert len([line for line in registry.splitlines() if pattern.search(line)]) == 1
+
+
+@pytest.mark.usefixtures("secret_service")
+@pytest.mark.parametrize("tool,args", [("gemini", ["-p", "say hi"]), ("opencode", ["run", "say hi"])])
+def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
+        ccs, base_env, stubs, clients_bin, key_id, tool, args):
+    good = stubs("good")
+    env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
+    make_profile(ccs, env, good.url, key_id)
+    r = ccs("launch", "p", tool, "--record", "--", *args, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "stub reply" in r.stdout
+    posts = good.posts()
+    assert posts and {p.headers.get("x-goog-api-key") or p.headers["authorization"] for p in posts} <= {
+        KEY, f"Bearer {KEY}"}  # the bridge put the real key back; the child held only a token
+    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    records_path = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{manifest['launch_id']}.requests.jsonl"
+    records = [json.loads(line) for line in records_path.read_text().splitlines()]
+    assert len(records) == len(posts)
+    model = {"gemini": "p-gemini", "opencode": "p-opencode"}[tool]
+    for rec in records:
+        assert (rec["status"], rec["model_requested"], rec["model_served"]) == (200, model, model)
+        assert rec["usage_source"] == "reported" and rec["input_tokens"] == 5 and rec["output_tokens"] == 1
+    assert KEY not in records_path.read_text()
+    assert_key_in_no_file(tool_dir("p", tool))

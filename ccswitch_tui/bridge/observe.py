@@ -24,8 +24,15 @@ class RequestFacts:
     stream: bool
 
 
-def request_facts(body: bytes, content_type: str) -> RequestFacts:
-    """The requested model and whether a stream was asked for, from a JSON request body."""
+_GENERATE = re.compile(r"/models/([^/:?]+):(streamGenerateContent|generateContent)(?:\?|$)")
+
+
+def request_facts(body: bytes, content_type: str, path: str = "") -> RequestFacts:
+    """The requested model and whether a stream was asked for, from a JSON request body; for the
+    Gemini API's ``/models/{model}:streamGenerateContent`` from the path, which names both."""
+    m = _GENERATE.search(path)
+    if m:
+        return RequestFacts(m.group(1), m.group(2) == "streamGenerateContent")
     if not body or "json" not in content_type.lower():
         return RequestFacts(None, False)
     try:
@@ -86,6 +93,17 @@ def merge_usage(usage: Usage, raw: Any) -> None:
         usage.reasoning_tokens = reasoning
 
 
+def merge_gemini_usage(usage: Usage, raw: Any) -> None:
+    """The Gemini API's ``usageMetadata`` (each streamed chunk carries the totals so far)."""
+    if not isinstance(raw, dict):
+        return
+    for attr, name in (("input_tokens", "promptTokenCount"), ("output_tokens", "candidatesTokenCount"),
+                       ("cached_tokens", "cachedContentTokenCount"), ("reasoning_tokens", "thoughtsTokenCount")):
+        value = _int(raw.get(name))
+        if value is not None:
+            setattr(usage, attr, value)
+
+
 @dataclass
 class ResponseObserver:
     """Fed every response chunk; at the end knows the served model, the usage, the system
@@ -124,9 +142,9 @@ class ResponseObserver:
                     self._event(event)
 
     def _wanted(self, data: bytes) -> bool:
-        if b'"usage"' in data or b'"error"' in data:
+        if b'"usage"' in data or b'"error"' in data or b'"usageMetadata"' in data:
             return True
-        return self.model is None and (b'"model"' in data or b'"response"' in data)
+        return self.model is None and (b'"model"' in data or b'"response"' in data or b'"modelVersion"' in data)
 
     def finish(self) -> None:
         if self.stream:
@@ -171,6 +189,10 @@ class ResponseObserver:
             self.system_fingerprint = data["system_fingerprint"]
         if "usage" in data:
             merge_usage(self.usage, data["usage"])
+        if isinstance(data.get("modelVersion"), str) and data["modelVersion"]:  # Gemini API
+            self.model = data["modelVersion"]
+        if "usageMetadata" in data:
+            merge_gemini_usage(self.usage, data["usageMetadata"])
         err = data.get("error")
         if err:
             self.error = error_text(err)

@@ -247,7 +247,7 @@ class Bridge:
             return self._refuse(record, 401, "ccs bridge: this request does not carry the launch's token", route)
         body = await request.read()
         record["request_bytes"] = len(body)
-        facts = request_facts(body, request.headers.get("Content-Type", ""))
+        facts = request_facts(body, request.headers.get("Content-Type", ""), rest)
         record["model_requested"] = facts.model
         record["stream"] = facts.stream
         if body:

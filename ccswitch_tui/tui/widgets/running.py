@@ -52,7 +52,11 @@ class RunningView(Vertical):
             yield Static("", id="inspect-body")
 
     def on_mount(self) -> None:
-        self.query_one("#procs", DataTable).add_columns("pid", "tool", "profile", "findings", "cwd")
+        tables = self.query("#procs").results(DataTable)
+        table = next(tables, None)
+        if table is None:  # the app quit before the tab's children were mounted
+            return
+        table.add_columns("pid", "tool", "profile", "findings", "cwd")
         self.post_message(self.Ready())
 
     def set_processes(self, processes: Sequence[Any], status: str) -> None:
