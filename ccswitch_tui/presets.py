@@ -3,6 +3,7 @@ and the making of a new profile's text from one."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,7 @@ def new_profile_text(
     claude_model: str | None = None,
     codex_model: str | None = None,
     provider_name: str | None = None,
+    models: Mapping[str, str] | None = None,
 ) -> str:
     """The text of a new profile: a preset (comments kept) with the given fields set, or a blank one.
 
@@ -86,7 +88,7 @@ def new_profile_text(
         prov.add("base_url", base_url)
         prov.add("key", key or name)
         doc.add("provider", prov)
-        if not claude_model and not codex_model:
+        if not claude_model and not codex_model and not models:
             doc.add("claude", tomlkit.table())
         run = tomlkit.table()
         run.add("export", ["openai"])
@@ -95,7 +97,9 @@ def new_profile_text(
     prov = doc["provider"]
     if base_url:
         prov["base_url"] = base_url
-        for table in ("claude", "codex"):  # one URL for every tool: drop the preset's own per-tool URLs
+        from .tools import names
+
+        for table in names():  # one URL for every tool: drop the preset's own per-tool URLs
             if table in doc and "base_url" in doc[table]:
                 del doc[table]["base_url"]
     if key:
@@ -114,6 +118,10 @@ def new_profile_text(
             doc.add("codex", t)
         else:
             doc["codex"]["model"] = codex_model
+    for tool, model in (models or {}).items():  # --model TOOL=MODEL: the table is added when missing
+        if tool not in doc:
+            doc.add(tool, tomlkit.table())
+        doc[tool]["model"] = model
     return tomlkit.dumps(doc)
 
 

@@ -119,3 +119,19 @@ def test_import_contracts_hold():
                        text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "3 kept, 0 broken" in r.stdout
+
+
+def test_new_takes_any_registered_tools_model(ccs, tmp_path):
+    r = ccs("new", "g", "--base-url", "https://gw.example/api", "--key", "env:GW_KEY",
+            "--model", "gemini=gemini-2.5-pro", "--model", "opencode=kimi-k2")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(ccs("show", "g", "--json").stdout)
+    assert data["tools"] == ["gemini", "opencode", "run"]
+    assert data["gemini"]["model"] == "gemini-2.5-pro" and data["opencode"]["model"] == "kimi-k2"
+    assert data["claude"] is None  # --model chose the tools: no default [claude] table
+    assert "export GW_KEY=… before running ccs" in ccs("show", "g").stdout  # not `ccs key set env:GW_KEY`
+    for bad, message in ((("--model", "grok=x"), "unknown tool 'grok'; choose one of: claude, codex, gemini"),
+                         (("--model", "gemini"), "write TOOL=MODEL")):
+        r = ccs("new", "h", "--base-url", "https://gw.example", *bad)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+        assert not (Path(os.environ["CCS_HOME"]) / "profiles" / "h.toml").exists()

@@ -118,7 +118,9 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
     elif key["error"]:
         lines.append(f"key        {p.key_id}  (unknown: {key['error']})")
     else:
-        lines.append(f"key        {p.key_id}  MISSING — `ccs key set {p.key_id}`")
+        how = f"export {p.provider.key_env_var}=… before running ccs" if p.provider.key_env_var \
+            else f"`ccs key set {p.key_id}`"
+        lines.append(f"key        {p.key_id}  MISSING — {how}")
     for spec in tools.specs():
         side = p.side(spec.name)
         if side is None:
@@ -146,15 +148,25 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
 @click.option("--key", "key_id", help='Key id in the keyring, or "env:VAR".')
 @click.option("--claude-model", help="[claude].model (ANTHROPIC_MODEL).")
 @click.option("--codex-model", help="[codex].model; adds a [codex] table when missing.")
+@click.option("--model", "models", multiple=True, metavar="TOOL=MODEL",
+              help="That tool's model (e.g. gemini=gemini-2.5-pro); adds its table when missing. Repeatable.")
 @pass_ctx
 def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, key_id: str | None,
-            claude_model: str | None, codex_model: str | None) -> None:
+            claude_model: str | None, codex_model: str | None, models: tuple[str, ...]) -> None:
     """Create a profile, from a preset or from a base URL."""
+    from ..errors import UsageError
     from ..presets import new_profile_text
 
     check_name(name)
+    chosen: dict[str, str] = {}
+    for item in models:
+        tool, sep, model = item.partition("=")
+        if not sep or not model.strip():
+            raise UsageError(f"--model {item!r}: write TOOL=MODEL, e.g. --model gemini=gemini-2.5-pro")
+        tools.get(tool)  # an unknown tool is one line naming the known ones
+        chosen[tool] = model
     text = new_profile_text(name, preset, base_url=base_url, key=key_id,
-                            claude_model=claude_model, codex_model=codex_model)
+                            claude_model=claude_model, codex_model=codex_model, models=chosen)
     p = ctx.store.save_text(name, text, create=True)
     click.echo(f"created {ctx.store.path_for(name)}")
     if base_url and preset:
@@ -164,7 +176,8 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
         if not present.get(p.key_id):
             click.echo(f"next: export {p.key_id[4:]} before launching")
     elif present.get(p.key_id):
-        click.echo(f"key {p.key_id} is already stored; launch with `ccs launch {name} claude|codex`")
+        served = "|".join(t for t in p.tools if tools.get(t).launchable) or "claude"
+        click.echo(f"key {p.key_id} is already stored; launch with `ccs launch {name} {served}`")
     else:
         click.echo(f"next: store its key with `ccs key set {p.key_id}`")
 
