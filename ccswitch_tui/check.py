@@ -48,6 +48,7 @@ class Probe:
     proxy: str | None = None
     fallback: Probe | None = None  # tried when this one answers 404/405 (a models list that is not served)
     key_id: str = "ID"  # for the hints: the profile's key id
+    plan_error: str | None = None  # the side's launch cannot even be planned (nothing is sent)
 
     def signature(self) -> tuple[Any, ...]:
         return (self.method, self.url, self.model, self.auth, self.proxy)
@@ -149,7 +150,11 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
         if side not in profile.tools:
             continue
         spec = tools.get(side)
-        plan = tools.plan_for(profile, side, PROBE_KEY, environ, cwd, paths=paths)
+        try:
+            plan = tools.plan_for(profile, side, PROBE_KEY, environ, cwd, paths=paths)
+        except CcsError as exc:  # e.g. a broken config file in the profile's state: the launch would fail too
+            out.append(Probe(profile.name, side, "-", "-", "", None, "bearer", plan_error=str(exc)))
+            continue
         env = {k: v for k, v in plan.env.items() if k not in plan.secret_names}
 
         def probe(p: ProbeSpec, side: str = side, env: Mapping[str, str] = env) -> Probe:
@@ -418,6 +423,10 @@ def check_profiles(
     todo: list[tuple[int, Probe, str]] = []
     dupes: dict[int, int] = {}
     for order, probe, key, err in jobs:
+        if probe.plan_error:
+            results[order] = ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, None,
+                                         "profile-invalid", detail=probe.plan_error, hint="nothing was sent")
+            continue
         if key is None:
             results[order] = _key_failure(probe, err or "no key")
             continue

@@ -135,3 +135,20 @@ def test_new_takes_any_registered_tools_model(ccs, tmp_path):
         r = ccs("new", "h", "--base-url", "https://gw.example", *bad)
         assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
         assert not (Path(os.environ["CCS_HOME"]) / "profiles" / "h.toml").exists()
+
+
+def test_check_reports_a_side_whose_launch_cannot_be_planned(ccs, tmp_path):
+    """check reads its probes from the plan; a plan that fails (a FIFO where the profile's Codex config
+    should be) is that side's one-line result, and the other sides are still probed."""
+    profiles = Path(os.environ["CCS_HOME"]) / "profiles"
+    profiles.mkdir(parents=True, exist_ok=True)
+    (profiles / "p.toml").write_text('schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\n'
+                                     'key = "env:PKEY"\n[claude]\n[codex]\nmodel = "m"\n')
+    home = Path(os.environ["CCS_HOME"]) / "state" / "tools" / "p" / "codex"
+    home.mkdir(parents=True)
+    os.mkfifo(home / "config.toml")
+    r = ccs("check", "p", "--json", "--timeout", "2", env={**os.environ, "PKEY": KEY}, timeout=60)
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    results = {x["tool"]: x for x in json.loads(r.stdout)["results"]}
+    assert results["codex"]["outcome"] == "profile-invalid" and "config.toml" in results["codex"]["detail"]
+    assert results["claude"]["outcome"] == "unreachable"  # probed all the same
