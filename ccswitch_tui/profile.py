@@ -141,7 +141,7 @@ class Checker:
 
     def fail(self, msg: str, field: str | None = None) -> ProfileError:
         """``field``: the place as ``[table].name`` (``[codex.env].X``), for the editor to point at."""
-        return ProfileError(f"{self.where}: {msg}", field=field or _field_of(msg))
+        return ProfileError(f"{self.where}: {msg}", field=field)
 
     def table(self, data: Any, path: str, allowed: tuple[str, ...]) -> Mapping[str, Any]:
         if not isinstance(data, Mapping):
@@ -208,15 +208,6 @@ class Checker:
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise self.fail(f"{path}.{key} must be a list of strings", f"{path}.{key}")
         return [str(x) for x in value]
-
-
-_FIELD_IN_MESSAGE = re.compile(r"(\[[a-z0-9_.]+\](?:\.[A-Za-z0-9_]+)?)")
-
-
-def _field_of(msg: str) -> str | None:
-    """The first ``[table].field`` a message names (for messages built by helpers that know no field)."""
-    m = _FIELD_IN_MESSAGE.search(msg)
-    return m.group(1) if m else None
 
 
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
