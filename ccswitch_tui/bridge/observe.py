@@ -29,7 +29,7 @@ _GENERATE = re.compile(r"/models/([^/:?]+):(streamGenerateContent|generateConten
 
 def request_facts(body: bytes, content_type: str, path: str = "") -> RequestFacts:
     """The requested model and whether a stream was asked for, from a JSON request body; for the
-    Gemini API's ``/models/{model}:streamGenerateContent`` from the path, which names both."""
+    generateContent API (``/models/{model}:streamGenerateContent``) from the path, which names both."""
     m = _GENERATE.search(path)
     if m:
         return RequestFacts(m.group(1), m.group(2) == "streamGenerateContent")
@@ -93,8 +93,8 @@ def merge_usage(usage: Usage, raw: Any) -> None:
         usage.reasoning_tokens = reasoning
 
 
-def merge_gemini_usage(usage: Usage, raw: Any) -> None:
-    """The Gemini API's ``usageMetadata`` (each streamed chunk carries the totals so far)."""
+def merge_generate_usage(usage: Usage, raw: Any) -> None:
+    """The generateContent API's ``usageMetadata`` (each streamed chunk carries the totals so far)."""
     if not isinstance(raw, dict):
         return
     for attr, name in (("input_tokens", "promptTokenCount"), ("output_tokens", "candidatesTokenCount"),
@@ -189,10 +189,10 @@ class ResponseObserver:
             self.system_fingerprint = data["system_fingerprint"]
         if "usage" in data:
             merge_usage(self.usage, data["usage"])
-        if isinstance(data.get("modelVersion"), str) and data["modelVersion"]:  # Gemini API
+        if isinstance(data.get("modelVersion"), str) and data["modelVersion"]:  # generateContent API
             self.model = data["modelVersion"]
         if "usageMetadata" in data:
-            merge_gemini_usage(self.usage, data["usageMetadata"])
+            merge_generate_usage(self.usage, data["usageMetadata"])
         err = data.get("error")
         if err:
             self.error = error_text(err)

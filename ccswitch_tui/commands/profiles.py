@@ -149,7 +149,7 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
 @click.option("--claude-model", help="[claude].model (ANTHROPIC_MODEL).")
 @click.option("--codex-model", help="[codex].model; adds a [codex] table when missing.")
 @click.option("--model", "models", multiple=True, metavar="TOOL=MODEL",
-              help="That tool's model (e.g. gemini=gemini-2.5-pro); adds its table when missing. Repeatable.")
+              help="That tool's model (e.g. codex=gpt-4.1); adds its table when missing. Repeatable.")
 @pass_ctx
 def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, key_id: str | None,
             claude_model: str | None, codex_model: str | None, models: tuple[str, ...]) -> None:
@@ -162,7 +162,7 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
     for item in models:
         tool, sep, model = item.partition("=")
         if not sep or not model.strip():
-            raise UsageError(f"--model {item!r}: write TOOL=MODEL, e.g. --model gemini=gemini-2.5-pro")
+            raise UsageError(f"--model {item!r}: write TOOL=MODEL, e.g. --model codex=gpt-4.1")
         tools.get(tool)  # an unknown tool is one line naming the known ones
         chosen[tool] = model
     text = new_profile_text(name, preset, base_url=base_url, key=key_id,
