@@ -28,6 +28,7 @@ from .plan import LaunchPlan
 from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, details, recognise, scan, tool_internal
 from .profile import Profile
 from .safe_read import no_surrogates
+from .tools import label as tools_label
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
@@ -184,12 +185,6 @@ def _is_url_var(name: str, family: str | None) -> bool:
 
 def _is_model_var(name: str, family: str | None) -> bool:
     return (family is not None and name.endswith("_MODEL")) or name == "CCS_MODEL"
-
-
-def _tool_phrase(tool: str | None) -> str:
-    from .tools import label
-
-    return label(tool)
 
 
 @dataclass
@@ -376,7 +371,7 @@ class Inspector:
                     f"{prof!r}'s endpoint; {relaunch} from a shell without it", fam)
             elif own is not None and fam in client_families() and fam not in own:
                 add("foreign-family", ERROR, name,
-                    f"{name}={show} belongs to the {fam} family, not to {_tool_phrase(tool)}; "
+                    f"{name}={show} belongs to the {fam} family, not to {tools_label(tool)}; "
                     f"it reaches every command the tool runs; {relaunch}", fam)
             elif _is_url_var(name, fam) and (in_plan or _norm_url(value) not in profile_urls):
                 add("base-url-drift", ERROR, name,
@@ -387,7 +382,7 @@ class Inspector:
             elif looks_secret(name):
                 add("unmanaged-routing", ERROR if (own is None or fam in own) else WARN, name,
                     f"{name}={show} ({self._key_note(value, extras)}) is not set by profile {prof!r}; "
-                    f"{_tool_phrase(tool)} may send it; {relaunch}", fam)
+                    f"{tools_label(tool)} may send it; {relaunch}", fam)
             else:
                 sev = ERROR if fam in client_families() and (own is None or fam in own) else WARN
                 what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
@@ -439,7 +434,7 @@ class Inspector:
                               pid=pid, variable=name, family=fam)
             elif own is not None and fam in client_families() and fam not in own:
                 add = Finding("foreign-family", ERROR,
-                              f"{name}={show} belongs to the {fam} family, not to {_tool_phrase(tool)}; it reaches "
+                              f"{name}={show} belongs to the {fam} family, not to {tools_label(tool)}; it reaches "
                               f"every command the tool runs; {way}", pid=pid, variable=name, family=fam)
             else:
                 add = Finding("unmanaged-routing", WARN if fam in client_families() else INFO,

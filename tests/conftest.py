@@ -141,3 +141,20 @@ def ccs(ccs_home: Paths) -> CcsRunner:
         )
 
     return run
+
+
+@pytest.fixture
+def stubs():
+    """Make loopback stub servers (tests/stub_server.py) by name; all are closed afterwards."""
+    from stub_server import StubServer
+
+    made: list[StubServer] = []
+
+    def make(name: str = "stub") -> StubServer:
+        s = StubServer(name)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()

@@ -17,20 +17,6 @@ from stub_server import StubServer
 KEY = "sk-launch-0123456789abcdefXYZ"
 
 
-@pytest.fixture
-def stubs():
-    made: list[StubServer] = []
-
-    def make(name: str = "stub") -> StubServer:
-        s = StubServer(name)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.close()
-
-
 def contaminated(base: dict[str, str], wrong: StubServer, clients_bin: Path) -> dict[str, str]:
     """The worst shell to launch from: every stale routing variable, pointing at the wrong stub."""
     return {

@@ -24,20 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-newclient-0123456789abcdefXYZ"
 
 
-@pytest.fixture
-def stubs():
-    made: list[StubServer] = []
-
-    def make(name: str = "stub") -> StubServer:
-        s = StubServer(name)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.close()
-
-
 def contaminated(base: dict[str, str], wrong: StubServer, clients_bin: Path) -> dict[str, str]:
     """A shell whose every routing variable for these clients points at the wrong stub."""
     return {

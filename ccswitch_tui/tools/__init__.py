@@ -27,9 +27,6 @@ _MODULES = {
     "run": "run",
 }
 
-Tool = ToolSpec  # what `get` returns
-
-
 def names() -> tuple[str, ...]:
     return tuple(_MODULES)
 
@@ -59,7 +56,7 @@ def label(name: str | None) -> str:
 def recognise(exe: str, script: str | None) -> str | None:
     """The client whose executable name (lower case, no folder) or npm script path this is."""
     for s in specs():
-        if exe in s.exe_names or (script is not None and script.endswith(s.scripts) and s.scripts):
+        if exe in s.exe_names or (script is not None and script.endswith(s.scripts)):
             return s.name
     return None
 

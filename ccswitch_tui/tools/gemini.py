@@ -189,7 +189,7 @@ class GeminiSpec(ToolSpec):
                 ("--force to launch anyway (recorded in the manifest)",
                  "ask whoever manages this machine to remove them"),
                 flags=("force",)))
-        project = [p for p in (cwd / ".gemini" / "settings.json",) if (read_layer(p)[0] or {})]
+        project = [cwd / ".gemini" / "settings.json"] if read_layer(cwd / ".gemini" / "settings.json")[0] else []
         project += [p for p in (cwd / ".env", cwd / ".gemini" / ".env") if read_dotenv(p)]
         if project:
             warnings.append(f"{', '.join(map(str, project))} would redirect a Gemini CLI started here by hand; "
