@@ -27,20 +27,26 @@ def wait_for_key(what: str) -> None:
     import termios
     import tty
 
-    print(f"{what} — press any key to return to ccs", file=sys.stderr, flush=True)
+    prompt = f"{what} — press any key to return to ccs"
     try:
         fd = os.open("/dev/tty", os.O_RDONLY)
     except OSError:
+        print(prompt, file=sys.stderr, flush=True)
         return  # no terminal to wait on
     try:
         old = termios.tcgetattr(fd)
         try:
+            # cbreak before the prompt shows: a key pressed as soon as it is seen is one key, not the
+            # start of a line the terminal would hold until Enter
             tty.setcbreak(fd)
+            print(prompt, file=sys.stderr, flush=True)
+            prompt = ""
             os.read(fd, 64)  # one key (an escape sequence arrives whole)
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, old)
     except (OSError, termios.error):
-        pass
+        if prompt:  # the terminal cannot be put in cbreak mode: still say how the command ended
+            print(prompt, file=sys.stderr, flush=True)
     finally:
         os.close(fd)
 
