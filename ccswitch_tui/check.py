@@ -22,13 +22,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .errors import CcsError
-from .findings import ERROR, INFO, Finding, redact_url
-from .paths import Paths
-from .profile import Profile
-from .safe_read import loads_json
-from .secrets import mask
-from .tools.spec import ProbeSpec
+from ccswitch_tui.errors import CcsError
+from ccswitch_tui.findings import ERROR, INFO, Finding, redact_url
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.profile import Profile
+from ccswitch_tui.safe_read import loads_json
+from ccswitch_tui.secrets import mask
+from ccswitch_tui.tools.spec import ProbeSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
 OK = "ok"
@@ -140,8 +140,8 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
                 paths: Paths | None = None, cwd: Path | None = None) -> list[Probe]:
     """The probes for ``profile`` (one tool side, or every side it serves): each side's spec reads
     them from the plan its launch would use, so what is probed is what is launched."""
-    from . import tools
-    from .paths import resolve_paths
+    from ccswitch_tui import tools
+    from ccswitch_tui.paths import resolve_paths
 
     paths = paths or resolve_paths(environ)
     cwd = cwd or Path.cwd()

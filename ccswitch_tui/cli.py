@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from . import __version__
-from .commands.common import Context
-from .errors import CcsError
+from ccswitch_tui import __version__
+from ccswitch_tui.commands.common import Context
+from ccswitch_tui.errors import CcsError
 
 # Command name → "module:attribute" under ccswitch_tui.commands. Modules are imported only when
 # their command runs (or for --help), so `ccs launch` never pays for `ccs check`'s imports.
@@ -62,7 +62,7 @@ def cli(click_ctx: click.Context, debug: bool) -> None:
     """
     click_ctx.ensure_object(Context)
     if click_ctx.invoked_subcommand is None:
-        from .tui.app import run_app
+        from ccswitch_tui.tui.app import run_app
 
         run_app()
 
@@ -107,7 +107,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    from .redact import install
+    from ccswitch_tui.redact import install
 
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter
     sys.exit(run())

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
-from .profile import Profile
-from .safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.profile import Profile
+from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
 
 KEY_VAR = "CCS_CODEX_API_KEY"
 # table → key → value that a quiet launch sets: no metrics (ab.chatgpt.com), no plugin catalogue

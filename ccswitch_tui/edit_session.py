@@ -16,9 +16,9 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import CcsError, UsageError
-from .safe_read import read_text
-from .store import ProfileChanged, Store, validate_text
+from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.safe_read import read_text
+from ccswitch_tui.store import ProfileChanged, Store, validate_text
 
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
 

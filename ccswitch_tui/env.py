@@ -43,8 +43,8 @@ _NON_SECRET_RE = re.compile(r".*(_BASE_URL|_URL|_MODEL|_PROXY|_REGION)$|^CCS_MOD
 
 def _routing_patterns() -> list[tuple[str, re.Pattern[str]]]:
     if not _patterns:
-        from .tools import specs
-        from .tools.spec import compile_families
+        from ccswitch_tui.tools import specs
+        from ccswitch_tui.tools.spec import compile_families
 
         _patterns.extend([*compile_families(specs()), *_SHARED_FAMILIES])  # the clients' own names first
     return _patterns
@@ -61,7 +61,7 @@ def client_families() -> tuple[str, ...]:
 
 def family_effect(family: str | None) -> str:
     """Which tools read a family's variables, for messages."""
-    from .tools import specs
+    from ccswitch_tui.tools import specs
 
     for s in specs():
         if family in s.family_effects:

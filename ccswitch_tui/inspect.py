@@ -18,17 +18,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .daemons import orphan_findings
-from .env import MARKERS, EnvDiff, client_families, diff_env, family_effect, inherited_env, looks_secret, routing_family
-from .errors import CcsError, UsageError
-from .findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
-from .isolation import inspect_findings
-from .paths import Paths
-from .plan import LaunchPlan
-from .processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, details, recognise, scan, tool_internal
-from .profile import Profile
-from .safe_read import no_surrogates
-from .tools import label as tools_label
+from ccswitch_tui.daemons import orphan_findings
+from ccswitch_tui.env import MARKERS, EnvDiff, client_families, diff_env, family_effect, inherited_env, looks_secret, routing_family
+from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
+from ccswitch_tui.isolation import inspect_findings
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.plan import LaunchPlan
+from ccswitch_tui.processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, details, recognise, scan, tool_internal
+from ccswitch_tui.profile import Profile
+from ccswitch_tui.safe_read import no_surrogates
+from ccswitch_tui.tools import label as tools_label
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
@@ -38,13 +38,13 @@ ENV_NOTE = ("environment as handed to the process at exec time; changes the proc
 def own_families(tool: str | None) -> tuple[str, ...] | None:
     """The families a client reads itself (its spec's ``reads``); a variable of another client's family
     is `foreign-family`. None for `run`, shells and unknown programs, which may read any family."""
-    from . import tools
+    from ccswitch_tui import tools
 
     return tools.get(tool).reads if tool in tools.names() else None
 
 
 def launchable(tool: str | None) -> bool:
-    from . import tools
+    from ccswitch_tui import tools
 
     return tool in tools.names() and tools.get(tool).launchable
 
@@ -216,7 +216,7 @@ class Inspector:
 
     def fingerprint(self, value: str) -> str:
         if self._fp is None:
-            from .secrets import fingerprint, load_salt
+            from ccswitch_tui.secrets import fingerprint, load_salt
 
             salt = load_salt(self.paths)
             self._fp = lambda v: fingerprint(v, salt)
@@ -245,7 +245,7 @@ class Inspector:
         profile_name: str | None = None, profile_source: str | None = None,
     ) -> tuple[dict[str, str], EnvDiff, list[Finding], dict[str, Any]]:
         """(expected env, diff expected→actual, findings, extras) for one process environment."""
-        from . import tools
+        from ccswitch_tui import tools
 
         findings: list[Finding] = []
         extras: dict[str, Any] = {"profile": None, "key_fingerprint": None, "secret_names": frozenset()}
@@ -283,7 +283,7 @@ class Inspector:
                     extras["key_id"] = prof.key_id
 
         if plan is not None:
-            from .bridge.reroute import as_recorded
+            from ccswitch_tui.bridge.reroute import as_recorded
 
             recorded = as_recorded(plan, actual, self.paths.runs)
             if recorded is not None:  # a recorded launch: the child holds the bridge's URLs and token

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__, secondary, tools
-from .atomic import atomic_write, locked
-from .errors import LaunchRefused, UsageError
-from .inplace import reserve, rewrite
-from .paths import Paths, ensure_private_dir
-from .plan import LaunchPlan
-from .redact import redact_text
-from .runs import env_digests, env_hash, manifest_path, write_manifest
-from .secrets import KeyStore
+from ccswitch_tui import __version__, secondary, tools
+from ccswitch_tui.atomic import atomic_write, locked
+from ccswitch_tui.errors import LaunchRefused, UsageError
+from ccswitch_tui.inplace import reserve, rewrite
+from ccswitch_tui.paths import Paths, ensure_private_dir
+from ccswitch_tui.plan import LaunchPlan
+from ccswitch_tui.redact import redact_text
+from ccswitch_tui.runs import env_digests, env_hash, manifest_path, write_manifest
+from ccswitch_tui.secrets import KeyStore
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -110,7 +110,7 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     no live launch can be writing it). Temp names of any other file are left alone."""
     import hashlib
 
-    from .tempfiles import sweep_temp_files
+    from ccswitch_tui.tempfiles import sweep_temp_files
 
     for d in plan.dirs:
         ensure_private_dir(d)
@@ -293,23 +293,23 @@ def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str |
     ``bridge/``. The manifest keeps the real base URLs; it gains where the records are and, at
     the end, their summary. A Codex launch whose provider speaks Chat Completions
     (``[codex] wire_api = "chat"``) always goes through the bridge, which translates for it."""
-    from . import daemons, liveness, resume, share
+    from ccswitch_tui import daemons, liveness, resume, share
 
     plan = prep.plan
     session = None
     if recording is None and prep.record:
-        from .bridge.session import RecordOptions
+        from ccswitch_tui.bridge.session import RecordOptions
 
         recording = RecordOptions()
     handlers: dict[str, Any] = {}
     if plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
-        from .bridge.session import RecordOptions
-        from .bridge.translate.handler import translation_handlers
+        from ccswitch_tui.bridge.session import RecordOptions
+        from ccswitch_tui.bridge.translate.handler import translation_handlers
 
         recording = recording or RecordOptions()
         handlers = translation_handlers(plan)
     if recording:
-        from .bridge.session import RecordingSession
+        from ccswitch_tui.bridge.session import RecordingSession
 
         session = RecordingSession.start(plan, prep.key, prep.key_fingerprint, paths, recording, handlers)
         plan = session.plan

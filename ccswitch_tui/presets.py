@@ -9,9 +9,9 @@ from pathlib import Path
 
 import tomlkit
 
-from .errors import UsageError
-from .profile import Profile, check_key_id, check_name
-from .store import Store, validate_text
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.profile import Profile, check_key_id, check_name
+from ccswitch_tui.store import Store, validate_text
 
 
 def presets_dir() -> Path:
@@ -97,7 +97,7 @@ def new_profile_text(
     prov = doc["provider"]
     if base_url:
         prov["base_url"] = base_url
-        from .tools import names
+        from ccswitch_tui.tools import names
 
         for table in names():  # one URL for every tool: drop the preset's own per-tool URLs
             if table in doc and "base_url" in doc[table]:
@@ -112,7 +112,7 @@ def new_profile_text(
         if "codex" not in doc:
             t = tomlkit.table()
             t.add("model", codex_model)
-            from .tools.codex import default_provider_id
+            from ccswitch_tui.tools.codex import default_provider_id
 
             t.add("provider_id", default_provider_id(name))
             doc.add("codex", t)

@@ -14,13 +14,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from .env import routing_family
+from ccswitch_tui.env import routing_family
 
 
 @cache
 def tool_internal() -> frozenset[str]:
     """Variables the clients' own launchers and sandboxes put into their processes: not contamination."""
-    from .tools import specs
+    from ccswitch_tui.tools import specs
 
     return frozenset().union(*(s.internal_vars for s in specs()))
 
@@ -39,7 +39,7 @@ def base_name(arg: str) -> str:
 def recognise(argv: Sequence[str]) -> str | None:
     """The client a command line starts (each spec names its binaries and npm launchers), directly
     or through an interpreter. None otherwise."""
-    from . import tools
+    from ccswitch_tui import tools
 
     if not argv or not argv[0]:
         return None

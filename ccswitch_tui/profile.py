@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ProfileError, UsageError
+from ccswitch_tui.errors import ProfileError, UsageError
 
 SCHEMA = 1
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -60,7 +60,7 @@ class Profile:
     def __getattr__(self, name: str) -> Any:
         # only reached for names that are not fields: a registered client's side, or None
         if not name.startswith("_") and name != "sides":
-            from .tools import get, names
+            from ccswitch_tui.tools import get, names
 
             if name in names():
                 side = self.sides.get(name)
@@ -73,7 +73,7 @@ class Profile:
     @property
     def tools(self) -> tuple[str, ...]:
         """The tools this profile serves, in the registry's order. ``run`` is always served."""
-        from .tools import names
+        from ccswitch_tui.tools import names
 
         return tuple(t for t in names() if t in self.sides)
 
@@ -82,7 +82,7 @@ class Profile:
         return self.provider.key
 
     def base_urls(self) -> dict[str, str]:
-        from .tools import get
+        from ccswitch_tui.tools import get
 
         urls = {"provider": self.provider.base_url}
         for tool, side in self.sides.items():
@@ -104,7 +104,7 @@ def check_name(name: str) -> str:
 
 def looks_like_a_key(text: str) -> bool:
     """A key id that is probably a key pasted in the wrong place (it would end up in a file)."""
-    from .shapes import looks_like_key
+    from ccswitch_tui.shapes import looks_like_key
 
     return looks_like_key(text)
 
@@ -213,9 +213,9 @@ class Checker:
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``)."""
-    from .secondary import read_table as read_secrets
-    from .secret_rules import check_document
-    from .tools import specs
+    from ccswitch_tui.secondary import read_table as read_secrets
+    from ccswitch_tui.secret_rules import check_document
+    from ccswitch_tui.tools import specs
 
     check_name(name)
     check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
@@ -292,7 +292,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
 
 def _share_value(c: Checker, value: Any) -> tuple[str, ...]:
     """``share = true`` (the default pieces), ``false`` (nothing) or a list of piece names."""
-    from .share import DEFAULT_PIECES, PIECES
+    from ccswitch_tui.share import DEFAULT_PIECES, PIECES
 
     if isinstance(value, bool):
         return DEFAULT_PIECES if value else ()

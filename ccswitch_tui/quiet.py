@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .profile import Profile
+from ccswitch_tui.profile import Profile
 
 OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
@@ -20,7 +20,7 @@ CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 
 def is_official(base_url: str) -> bool:
     """The API of a client's own vendor (each spec names its ``official_hosts``)."""
-    from .tools import specs
+    from ccswitch_tui.tools import specs
 
     host = (urlsplit(base_url).hostname or "").lower()
     return host in OFFICIAL_HOSTS or any(host in s.official_hosts for s in specs())

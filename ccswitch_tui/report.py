@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .paths import Paths
-from .runs import compare, observed
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs import compare, observed
 
 COLUMNS = ("launch_id", "label", "tool", "started", "base_url", "key_fingerprint", "models", "models_requested",
            "models_served", "tool_version", "requests", "input_tokens", "output_tokens", "errors", "duration_s",

@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write
-from .errors import UsageError
-from .paths import Paths, ensure_private_dir
-from .safe_read import loads_json, read_text
-from .tempfiles import sweep_temp_files
+from ccswitch_tui.atomic import atomic_write
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.paths import Paths, ensure_private_dir
+from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.tempfiles import sweep_temp_files
 
 DRIFT_FIELDS = ("base_urls", "key_fingerprint", "models", "env", "tool_version")
 OBSERVED_FIELDS = ("models_requested", "models_served", "endpoints", "request_counts")
@@ -129,7 +129,7 @@ def observed(paths: Paths | None, m: Mapping[str, Any]) -> dict[str, Any] | None
     rec_info = m.get("recording")
     if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
         return None
-    from .bridge.records import read_records, summarize
+    from ccswitch_tui.bridge.records import read_records, summarize
 
     name = Path(rec_info["records"]).name
     return summarize(read_records(paths.runs / name), (m.get("models") or {}).values())

@@ -17,15 +17,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from .errors import KeyError_, ProfileError, UsageError
-from .plan import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan
+from ccswitch_tui.errors import KeyError_, ProfileError, UsageError
+from ccswitch_tui.plan import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan
 
 TABLE = "secrets"
 
 
 def read_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
     """The validated ``[secrets]`` table of a profile document: variable name → key id or ``env:VAR``."""
-    from .profile import ENV_NAME_RE, KEY_ID_RE
+    from ccswitch_tui.profile import ENV_NAME_RE, KEY_ID_RE
 
     data = doc.get(TABLE)
     if data is None:
@@ -47,7 +47,7 @@ def read_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
             raise ProfileError(
                 f"{where}: [secrets].{name} must name a key id (letters, digits, '.', '_', '@', '-') or env:VAR, "
                 f"e.g. {name} = \"{name.lower().replace('_', '-')}\", and the key goes in with `ccs key set ID`")
-        from .tools import names
+        from ccswitch_tui.tools import names
 
         for table in ("env", *names()):
             t = doc.get(table)
@@ -66,7 +66,7 @@ def refs(profile: Any) -> dict[str, str]:
 
 def resolve(profile: Any, keys: Any) -> dict[str, str]:
     """Each ``[secrets]`` variable's value, read from the keyring (or ccs's environment)."""
-    from .secrets import has_control_chars
+    from ccswitch_tui.secrets import has_control_chars
 
     out: dict[str, str] = {}
     for name, ref in refs(profile).items():

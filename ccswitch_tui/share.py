@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .env import routing_family
-from .safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.env import routing_family
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
 DEFAULT_PIECES = PIECES  # every piece is harmless: share them all unless the profile says otherwise
@@ -190,7 +190,7 @@ def apply_links(shared: Iterable[Mapping[str, str]]) -> list[str]:
     """Make the plan's links (at launch); the ones that could not be made, as warnings. A profile's
     own file is never replaced: only a missing target, or a link pointing elsewhere, becomes a link
     to the user's piece."""
-    from .paths import ensure_private_dir
+    from ccswitch_tui.paths import ensure_private_dir
 
     problems = []
     for item in shared:

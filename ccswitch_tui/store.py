@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .atomic import atomic_write, locked
-from .errors import ProfileError, UsageError
-from .paths import Paths, ensure_private_dir, resolve_paths
-from .profile import NAME_RE, Profile, check_name, profile_from_data
-from .safe_read import decode_error_line, read_text, too_deep_toml
-from .tempfiles import sweep_temp_files
+from ccswitch_tui.atomic import atomic_write, locked
+from ccswitch_tui.errors import ProfileError, UsageError
+from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
+from ccswitch_tui.profile import NAME_RE, Profile, check_name, profile_from_data
+from ccswitch_tui.safe_read import decode_error_line, read_text, too_deep_toml
+from ccswitch_tui.tempfiles import sweep_temp_files
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument

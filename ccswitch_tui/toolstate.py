@@ -14,9 +14,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import liveness
-from .errors import UsageError
-from .paths import Paths
+from ccswitch_tui import liveness
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.paths import Paths
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,14 @@ def orphans(paths: Paths, profiles: set[str]) -> list[ToolState]:
 
 
 def running_launches(paths: Paths, profile: str) -> list[str]:
-    from .runs import load_manifests
+    from ccswitch_tui.runs import load_manifests
 
     return [m.get("launch_id", "?") for m in load_manifests(paths, profile) if liveness.state(m) == liveness.RUNNING]
 
 
 def remove(paths: Paths, state: ToolState) -> None:
     """End the profile's Codex daemons and delete its tool state; refused while a launch runs."""
-    from . import daemons
+    from ccswitch_tui import daemons
 
     live = running_launches(paths, state.profile)
     if live:

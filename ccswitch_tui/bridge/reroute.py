@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import UsageError
-from ..plan import LaunchPlan
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.plan import LaunchPlan
 
 _PROXY = {"https": ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
           "http": ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}

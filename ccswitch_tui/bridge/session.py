@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..paths import Paths
-from ..plan import LaunchPlan
-from . import records as rec
-from .reroute import reroute, route_specs
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.plan import LaunchPlan
+from ccswitch_tui.bridge import records as rec
+from ccswitch_tui.bridge.reroute import reroute, route_specs
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,12 @@ class RecordingSession:
         specs = route_specs(plan)
         models = tuple(dict.fromkeys(plan.models.values()))
         if options.strict_model and not models:
-            from ..errors import UsageError
+            from ccswitch_tui.errors import UsageError
 
             raise UsageError(f"--strict-model needs a model to pin, and profile {plan.profile!r} sets none for "
                              f"{plan.tool}; set one with `ccs edit {plan.profile}`")
-        from .handler import PASSTHROUGH
-        from .server import Bridge, BridgeConfig, Route
+        from ccswitch_tui.bridge.handler import PASSTHROUGH
+        from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
 
         config = BridgeConfig(
             routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,

@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from ..paths import Paths, resolve_paths
-from ..secrets import KeyStore
-from ..store import Store
+from ccswitch_tui.paths import Paths, resolve_paths
+from ccswitch_tui.secrets import KeyStore
+from ccswitch_tui.store import Store
 
 
 @dataclass
@@ -70,7 +70,7 @@ def stdin_is_tty() -> bool:
 
 def confirm_or_refuse(question: str, yes: bool, flag_hint: str = "--yes") -> None:
     """Ask on a terminal; refuse without asking when there is none and ``--yes`` was not given."""
-    from ..errors import UsageError
+    from ccswitch_tui.errors import UsageError
 
     if yes:
         return

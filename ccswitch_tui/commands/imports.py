@@ -7,21 +7,21 @@ from pathlib import Path
 
 import click
 
-from ..errors import UsageError
-from .common import Context, emit_json, json_option, pass_ctx
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 
 dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would happen; write nothing.")
 
 
 def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import inside the command
-    from ..importers.planner import Planner
+    from ccswitch_tui.importers.planner import Planner
 
     return Planner(ctx.store, ctx.keys, dry_run=dry_run)
 
 
 def _one_import_at_a_time(ctx: Context, dry_run: bool):  # noqa: ANN202 — the importers' context manager
     """The importers' lock (shared with the TUI); waiting for another import is said on stderr."""
-    from ..importers.sources import one_import_at_a_time
+    from ccswitch_tui.importers.sources import one_import_at_a_time
 
     return one_import_at_a_time(ctx.store, dry_run, lambda line: click.echo(f"ccs: {line}", err=True))
 
@@ -62,8 +62,8 @@ def import_group() -> None:
 @pass_ctx
 def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool) -> None:
     """Import CC Switch's Claude Code and Codex providers (database opened read-only)."""
-    from ..importers.cc_switch import default_dir, plan_cc_switch
-    from ..importers.live import home_dir
+    from ccswitch_tui.importers.cc_switch import default_dir, plan_cc_switch
+    from ccswitch_tui.importers.live import home_dir
 
     db = db.expanduser() if db else default_dir(home_dir(ctx.environ)) / "cc-switch.db"
     with _one_import_at_a_time(ctx, dry_run):
@@ -87,9 +87,9 @@ def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool
 def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: bool, dry_run: bool,
                   as_json: bool) -> None:
     """Import the provider that Claude Code's settings.json `env` points at."""
-    from ..importers.live import claude_settings_path, home_dir, plan_claude
-    from ..importers.live import scrub as do_scrub
-    from ..profile import check_name
+    from ccswitch_tui.importers.live import claude_settings_path, home_dir, plan_claude
+    from ccswitch_tui.importers.live import scrub as do_scrub
+    from ccswitch_tui.profile import check_name
 
     if name:
         check_name(name)
@@ -116,9 +116,9 @@ def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: 
 def import_codex(ctx: Context, home: Path | None, name: str | None, scrub: bool, dry_run: bool,
                  as_json: bool) -> None:
     """Import the provider that Codex's config.toml selects (model_provider), with its key."""
-    from ..importers.live import codex_home, home_dir, plan_codex
-    from ..importers.live import scrub as do_scrub
-    from ..profile import check_name
+    from ccswitch_tui.importers.live import codex_home, home_dir, plan_codex
+    from ccswitch_tui.importers.live import scrub as do_scrub
+    from ccswitch_tui.profile import check_name
 
     if name:
         check_name(name)
@@ -162,8 +162,8 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
     """
     import json
 
-    from ..atomic import atomic_write
-    from ..importers.export import cc_switch_providers, export_toml
+    from ccswitch_tui.atomic import atomic_write
+    from ccswitch_tui.importers.export import cc_switch_providers, export_toml
 
     names = list(dict.fromkeys(profiles))
     if fmt == "toml":

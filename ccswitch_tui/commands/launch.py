@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from .common import Context, emit_json, json_option, pass_ctx, table
+from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
 
 
 def _tool_names() -> list[str]:
-    from .. import tools
+    from ccswitch_tui import tools
 
     return list(tools.names())
 
@@ -24,7 +24,7 @@ def _tool_names() -> list[str]:
 def _cwd(cwd: str | None) -> Path:
     path = Path(cwd or os.getcwd()).resolve()
     if not path.is_dir():
-        from ..errors import UsageError
+        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"--cwd {cwd!r} is not a directory")
     return path
@@ -46,12 +46,12 @@ def _recording(record: bool | None, bodies: bool, strict: bool) -> Any:
     """False, None (the profile decides) or the options for the bridge."""
     if record is False:
         if bodies or strict:
-            from ..errors import UsageError
+            from ccswitch_tui.errors import UsageError
 
             raise UsageError("--record-bodies and --strict-model need recording; drop --no-record")
         return False
     if record or bodies or strict:
-        from ..bridge.session import RecordOptions
+        from ccswitch_tui.bridge.session import RecordOptions
 
         return RecordOptions(bodies=bodies, strict_model=strict)
     return None
@@ -76,14 +76,14 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
                nested: bool, record: bool | None, record_bodies: bool, strict_model: bool, label: str | None,
                tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
-    from .. import launch
+    from ccswitch_tui import launch
 
     launch.refuse_nested(ctx.environ, nested)
-    from .. import tools
+    from ccswitch_tui import tools
 
     launchable = [s.name for s in tools.clients()]
     if tool not in launchable:
-        from ..errors import UsageError
+        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"unknown tool {tool!r} for launch; choose one of: {', '.join(launchable)} "
                          "(or `ccs run` for any command)")
@@ -102,7 +102,7 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, record_bodies: bool, strict_model: bool,
             label: str | None, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
-    from .. import launch
+    from ccswitch_tui import launch
 
     launch.refuse_nested(ctx.environ, nested)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
@@ -119,14 +119,14 @@ def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, recor
 @pass_ctx
 def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     """Open an interactive $SHELL with PROFILE's clean environment for TOOL."""
-    from .. import launch
+    from ccswitch_tui import launch
 
     launch.refuse_nested(ctx.environ, nested)
     shell = ctx.environ.get("SHELL") or "/bin/sh"
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), argv_override=[shell], force=True, nested=nested)
     _warn(prep.plan)
-    from .. import tools
+    from ccswitch_tui import tools
 
     if hint := tools.get(tool).shell_hint(prep.plan):
         click.echo(f"ccs: {hint}", err=True)
@@ -137,7 +137,7 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
 def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
     """What sh/dotenv print: safe to eval or source. Never a mask in place of a key (an SDK would send
     it), never the launch markers (a made-up launch id makes every later launch look nested)."""
-    from ..env import MARKERS
+    from ccswitch_tui.env import MARKERS
 
     markers = [k for k in MARKERS if k in plan.env]
     secrets = [] if reveal else sorted(k for k in plan.env if plan.is_secret(k))
@@ -176,10 +176,10 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
 
     sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
-    from .. import tools
-    from ..env import diff_env, matters
-    from ..redact import echo_revealed
-    from ..secondary import resolve
+    from ccswitch_tui import tools
+    from ccswitch_tui.env import diff_env, matters
+    from ccswitch_tui.redact import echo_revealed
+    from ccswitch_tui.secondary import resolve
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
         (echo_revealed if reveal else click.echo)(text)
@@ -223,7 +223,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(f"ccs: warning: {w}", err=True)
-    from ..share import describe
+    from ccswitch_tui.share import describe
 
     for line in describe(plan.extra.get("shared", ())):
         click.echo(f"ccs: shared: {line}", err=True)
@@ -238,19 +238,19 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     """List run manifests, newest first; `ccs runs diff ID ID...` shows drift between runs."""
     if click_ctx.invoked_subcommand is not None:
         return
-    from ..runs import load_manifests, user_argv
+    from ccswitch_tui.runs import load_manifests, user_argv
 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
     if as_json:
-        from ..liveness import state
+        from ccswitch_tui.liveness import state
 
         emit_json({"runs": [m | {"state": state(m)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
         return
-    from ..liveness import status_text
+    from ccswitch_tui.liveness import status_text
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m),
@@ -266,8 +266,8 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
     """Compare runs with the first one: base URLs, key fingerprint, models, environment (by variable)
     and tool version, and for recorded runs the models requested and served, the endpoints and the
     request counts. Exit 3 when any run drifted."""
-    from ..errors import UsageError
-    from ..runs import DRIFT_EXIT, diff_runs, find_manifest
+    from ccswitch_tui.errors import UsageError
+    from ccswitch_tui.runs import DRIFT_EXIT, diff_runs, find_manifest
 
     if len(launch_ids) < 2:
         raise UsageError("give at least two launch ids to compare (see `ccs runs`)")
@@ -303,9 +303,9 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, fm
                 as_csv: bool) -> None:
     """A table across reruns: base URL, key, models requested and served, tool version, requests,
     tokens, errors, duration; columns that drifted from the first run are marked with '*'."""
-    from ..errors import UsageError
-    from ..report import report, table_rows, to_csv
-    from ..runs import find_manifest, load_manifests
+    from ccswitch_tui.errors import UsageError
+    from ccswitch_tui.report import report, table_rows, to_csv
+    from ccswitch_tui.runs import find_manifest, load_manifests
 
     if bool(label) == bool(launch_ids):
         raise UsageError("give either --label LABEL or launch ids (see `ccs runs`)")

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write
-from ..errors import UsageError
-from ..safe_read import decode_error_line, loads_json, read_text
-from .mapping import parse_claude_settings, parse_codex_config, parse_toml_text
-from .model import Candidate, RowProblem
-from .naming import host_label, host_of, slugify
-from .planner import Planner
-from .report import Item, Report
-from .scrub_text import scrub_json_text, scrub_toml_text
+from ccswitch_tui.atomic import atomic_write
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.importers.mapping import parse_claude_settings, parse_codex_config, parse_toml_text
+from ccswitch_tui.importers.model import Candidate, RowProblem
+from ccswitch_tui.importers.naming import host_label, host_of, slugify
+from ccswitch_tui.importers.planner import Planner
+from ccswitch_tui.importers.report import Item, Report
+from ccswitch_tui.importers.scrub_text import scrub_json_text, scrub_toml_text
 
 
 def _own_dir(environ: Mapping[str, str], name: str) -> str | None:

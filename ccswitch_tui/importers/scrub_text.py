@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..safe_read import loads_json
+from ccswitch_tui.safe_read import loads_json
 
 
 @dataclass

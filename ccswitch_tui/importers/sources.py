@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .report import Report
+from ccswitch_tui.importers.report import Report
 
 KINDS = ("cc-switch", "claude", "codex")
 IMPORT_LOCK = ".import.lock"  # in the profiles folder, beside the store's own .lock
@@ -34,8 +34,8 @@ def one_import_at_a_time(store: Any, dry_run: bool, on_wait: Callable[[str], Non
     if dry_run:
         yield
         return
-    from ..atomic import locked
-    from ..paths import ensure_private_dir
+    from ccswitch_tui.atomic import locked
+    from ccswitch_tui.paths import ensure_private_dir
 
     ensure_private_dir(store.root)
     with locked(import_lock(store), on_wait=(lambda: on_wait(waiting_line(store))) if on_wait else None):
@@ -55,8 +55,8 @@ class Source:
 
 def default_sources(environ: Mapping[str, str]) -> list[Source]:
     """Where `ccs import cc-switch|claude|codex` look when given no path."""
-    from .cc_switch import default_dir
-    from .live import claude_settings_path, codex_home, home_dir
+    from ccswitch_tui.importers.cc_switch import default_dir
+    from ccswitch_tui.importers.live import claude_settings_path, codex_home, home_dir
 
     home = home_dir(environ)
     return [
@@ -75,19 +75,19 @@ def run_import(source: Source, store: Any, keys: Any, environ: Mapping[str, str]
 
 
 def _import(source: Source, store: Any, keys: Any, environ: Mapping[str, str], dry_run: bool) -> Report:
-    from .planner import Planner
+    from ccswitch_tui.importers.planner import Planner
 
     planner = Planner(store, keys, dry_run=dry_run)
     if source.kind == "cc-switch":
-        from .cc_switch import plan_cc_switch
+        from ccswitch_tui.importers.cc_switch import plan_cc_switch
 
         report = plan_cc_switch(planner, source.path, source.path.parent / "config.json")
     elif source.kind == "claude":
-        from .live import plan_claude
+        from ccswitch_tui.importers.live import plan_claude
 
         report = plan_claude(planner, source.path).report
     else:
-        from .live import plan_codex
+        from ccswitch_tui.importers.live import plan_codex
 
         report = plan_codex(planner, source.path, None, environ).report
     if not dry_run:

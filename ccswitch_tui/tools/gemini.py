@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import Paths
-from ..plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, Refusal, new_launch_id
-from ..profile import Checker, Profile, Provider
-from ..quiet import quiet_for
-from ..safe_read import decode_error_line, loads_json, read_text
-from .spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, Refusal, new_launch_id
+from ccswitch_tui.profile import Checker, Profile, Provider
+from ccswitch_tui.quiet import quiet_for
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
 
 KEY_VAR = "GEMINI_API_KEY"
 SYSTEM_ENV = "CCS_GEMINI_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
@@ -106,7 +106,7 @@ def settings_content(path: Path, side: GeminiSide, quiet: bool) -> str:
     except FileNotFoundError:
         data = {}
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        from ..errors import UsageError
+        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
     owned: dict[str, Any] = {
@@ -213,7 +213,7 @@ class GeminiSpec(ToolSpec):
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
         """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
-        from ..findings import ERROR, WARN, Finding
+        from ccswitch_tui.findings import ERROR, WARN, Finding
 
         home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
         layers = [("system", system_settings_path(ctx.environ)), ("user", home / ".gemini" / "settings.json"),

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import Paths
-from ..plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
-from ..profile import Checker, Profile, Provider
-from ..quiet import quiet_for
-from ..safe_read import loads_json, read_text
-from .spec import EditorField, ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
+from ccswitch_tui.profile import Checker, Profile, Provider
+from ccswitch_tui.quiet import quiet_for
+from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, chat_probe
 
 KEY_VAR = "CCS_OPENCODE_API_KEY"
 CONFIG = "opencode.json"
@@ -61,7 +61,7 @@ def config_content(path: Path, profile: Profile, side: OpenCodeSide, quiet: bool
     except FileNotFoundError:
         data = {}
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        from ..errors import UsageError
+        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
     data.setdefault("$schema", "https://opencode.ai/config.json")

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..paths import Paths
-from ..plan import SOURCE_ROUTING, EnvBuilder, LaunchPlan, new_launch_id
-from ..profile import Checker, Profile, Provider
-from .spec import EditorField, ProbeSpec, ToolSpec, responses_probe
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.plan import SOURCE_ROUTING, EnvBuilder, LaunchPlan, new_launch_id
+from ccswitch_tui.profile import Checker, Profile, Provider
+from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, responses_probe
 
 EXPORTS = ("openai", "anthropic")
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"  # a Messages probe needs some model

@@ -20,7 +20,7 @@ class Action:
 
 def _launch_actions() -> tuple[Action, ...]:
     """One launch action per client the registry holds (``launch_<name>``, the spec's key)."""
-    from ..tools import clients
+    from ccswitch_tui.tools import clients
 
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
                         f"Launch {s.label} with this profile (clean env, manifest written)")

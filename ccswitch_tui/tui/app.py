@@ -23,21 +23,21 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent
 from textual.worker import Worker, WorkerState
 
-from .. import tools
-from ..errors import CcsError
-from ..paths import Paths, resolve_paths
-from ..secrets import KeyStore
-from ..store import Entry, Store
-from . import messages as m
-from .actions import ACTIONS, BY_NAME, bindings
-from .commands import CcsCommands
-from .importing import ImportMixin
-from .launching import LaunchMixin
-from .profile_actions import ProfileActionsMixin
-from .service import Service
-from .widgets.detail import DetailPane, RunsView
-from .widgets.profile_list import ProfileList
-from .widgets.running import RunningView
+from ccswitch_tui import tools
+from ccswitch_tui.errors import CcsError
+from ccswitch_tui.paths import Paths, resolve_paths
+from ccswitch_tui.secrets import KeyStore
+from ccswitch_tui.store import Entry, Store
+from ccswitch_tui.tui import messages as m
+from ccswitch_tui.tui.actions import ACTIONS, BY_NAME, bindings
+from ccswitch_tui.tui.commands import CcsCommands
+from ccswitch_tui.tui.importing import ImportMixin
+from ccswitch_tui.tui.launching import LaunchMixin
+from ccswitch_tui.tui.profile_actions import ProfileActionsMixin
+from ccswitch_tui.tui.service import Service
+from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
+from ccswitch_tui.tui.widgets.profile_list import ProfileList
+from ccswitch_tui.tui.widgets.running import RunningView
 
 EMPTY_STATE = (
     "No profiles yet.\n\n"
@@ -129,7 +129,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     def _restore_theme(self) -> None:
         """The theme chosen last time (a file read at start-up: a few hundred bytes)."""
-        from .settings import load_settings
+        from ccswitch_tui.tui.settings import load_settings
 
         theme = load_settings(self.service.paths).get("theme")
         if theme and theme in self.available_themes:
@@ -137,7 +137,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def _save_theme(self, theme: Any) -> None:
-        from .settings import save_setting
+        from ccswitch_tui.tui.settings import save_setting
 
         def save() -> None:
             try:
@@ -227,7 +227,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_profiles(self, keep: str | None = None, first: bool = False) -> None:
         if first:
-            from .watch import snapshot
+            from ccswitch_tui.tui.watch import snapshot
 
             self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
         entries = self._first_entries.result() if first else self.service.entries()
@@ -236,7 +236,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
         """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
-        from .watch import changed, snapshot
+        from ccswitch_tui.tui.watch import changed, snapshot
 
         now = snapshot(self.service.paths.profiles)
         before, self._folder = self._folder, now
@@ -494,7 +494,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         self.load_profiles(self.selected)
 
     def action_help(self) -> None:
-        from .screens.help import HelpScreen
+        from ccswitch_tui.tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
 

@@ -10,10 +10,10 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.markup import escape
 
-from .actions import PALETTE
+from ccswitch_tui.tui.actions import PALETTE
 
 if TYPE_CHECKING:
-    from .app import CcsApp
+    from ccswitch_tui.tui.app import CcsApp
 
 
 def highlight(matcher: Matcher, text: str) -> Content:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .screens.importing import ImportChoice
-    from .service import Service
+    from ccswitch_tui.tui.screens.importing import ImportChoice
+    from ccswitch_tui.tui.service import Service
 
 
 class ImportMixin:
@@ -15,8 +15,8 @@ class ImportMixin:
     service: Service
 
     def action_import_profiles(self) -> None:
-        from ..importers.sources import default_sources
-        from .screens.importing import ImportScreen
+        from ccswitch_tui.importers.sources import default_sources
+        from ccswitch_tui.tui.screens.importing import ImportScreen
 
         sources = default_sources(self.service.environ)
         self.push_screen(ImportScreen(sources), lambda choice: self._import(sources, choice))  # type: ignore[attr-defined]
@@ -27,7 +27,7 @@ class ImportMixin:
         source = next(s for s in sources if s.kind == choice.kind)
 
         def shown(report: Any) -> None:
-            from .screens.importing import ReportScreen
+            from ccswitch_tui.tui.screens.importing import ReportScreen
 
             what = "Preview (dry run)" if choice.dry_run else "Imported"
             if not choice.dry_run:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import SuspendNotSupported
 
-from .. import tools
-from ..errors import CcsError, LaunchRefused
-from . import messages as m
+from ccswitch_tui import tools
+from ccswitch_tui.errors import CcsError, LaunchRefused
+from ccswitch_tui.tui import messages as m
 
 if TYPE_CHECKING:
-    from .service import Service
+    from ccswitch_tui.tui.service import Service
 
 
 
@@ -78,7 +78,7 @@ class LaunchMixin:
         if entry is None or entry.profile is None:
             return
         p = entry.profile
-        from .screens.modals import CommandScreen
+        from ccswitch_tui.tui.screens.modals import CommandScreen
 
         exports = f"exports: {', '.join(p.run.export) or 'nothing'}" + (f"; CCS_MODEL={p.run.model}"
                                                                           if p.run.model else "")
@@ -105,7 +105,7 @@ class LaunchMixin:
             self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))  # type: ignore[attr-defined]
             return
         except CcsError as exc:
-            from .service import in_tui
+            from ccswitch_tui.tui.service import in_tui
 
             self.post_message(m.Failed(f"Cannot launch {request.label}", in_tui(str(exc))))  # type: ignore[attr-defined]
             self.post_message(m.Launched(request, None, str(exc)))  # type: ignore[attr-defined]
@@ -113,7 +113,7 @@ class LaunchMixin:
         self.post_message(m.LaunchReady(request, prep))  # type: ignore[attr-defined]
 
     def on_launch_refused(self, event: m.LaunchRefused) -> None:
-        from .screens.modals import RefusalScreen
+        from ccswitch_tui.tui.screens.modals import RefusalScreen
 
         request = event.request
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from textual.message import Message
 
-from ..store import Entry
-from .service import Detail, Presence
+from ccswitch_tui.store import Entry
+from ccswitch_tui.tui.service import Detail, Presence
 
 
 class ProfilesLoaded(Message):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CcsError
-from . import messages as m
+from ccswitch_tui.errors import CcsError
+from ccswitch_tui.tui import messages as m
 
 if TYPE_CHECKING:
-    from .screens.editor import EditResult
-    from .screens.modals import KeyChange, NewProfile
-    from .service import Service
+    from ccswitch_tui.tui.screens.editor import EditResult
+    from ccswitch_tui.tui.screens.modals import KeyChange, NewProfile
+    from ccswitch_tui.tui.service import Service
 
 
 class ProfileActionsMixin:
@@ -33,7 +33,7 @@ class ProfileActionsMixin:
             return
 
         def ask(info: tuple[Any, list[str]]) -> None:
-            from .screens.modals import KeyScreen
+            from ccswitch_tui.tui.screens.modals import KeyScreen
 
             state, users = info
             if state.present:
@@ -66,7 +66,7 @@ class ProfileActionsMixin:
         taken = [e.name for e in self.profile_entries()]
 
         def ask(presets: list[Any]) -> None:
-            from .screens.modals import NewProfileScreen
+            from ccswitch_tui.tui.screens.modals import NewProfileScreen
 
             self.push_screen(NewProfileScreen(presets, taken), self._create)
 
@@ -88,7 +88,7 @@ class ProfileActionsMixin:
             return
 
         def opened(text: str) -> None:
-            from .screens.editor import EditorScreen, RawEditorScreen
+            from ccswitch_tui.tui.screens.editor import EditorScreen, RawEditorScreen
 
             try:
                 screen: Any = EditorScreen(name, text)
@@ -102,7 +102,7 @@ class ProfileActionsMixin:
         if result is None:
             return
         if result.raw:
-            from .screens.editor import RawEditorScreen
+            from ccswitch_tui.tui.screens.editor import RawEditorScreen
 
             self.push_screen(RawEditorScreen(name, result.text, original), lambda r: self._edited(name, original, r))
             return
@@ -121,7 +121,7 @@ class ProfileActionsMixin:
         initial = next(f"{name}-{i}" if i > 1 else f"{name}-copy" for i in range(1, 1000)
                        if (f"{name}-{i}" if i > 1 else f"{name}-copy") not in taken)
 
-        from .screens.modals import NameScreen
+        from ccswitch_tui.tui.screens.modals import NameScreen
 
         def chosen(new: str | None) -> None:
             if new:
@@ -135,7 +135,7 @@ class ProfileActionsMixin:
         entry = self.current_entry()
         if entry is None:
             return
-        from .screens.modals import ConfirmScreen
+        from ccswitch_tui.tui.screens.modals import ConfirmScreen
 
         key = f" Its key ({entry.profile.key_id}) stays in the keyring." if entry.profile else ""
 

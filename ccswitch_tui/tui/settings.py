@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..atomic import atomic_write
-from ..paths import Paths, ensure_private_dir
-from ..safe_read import loads_json, read_text
+from ccswitch_tui.atomic import atomic_write
+from ccswitch_tui.paths import Paths, ensure_private_dir
+from ccswitch_tui.safe_read import loads_json, read_text
 
 
 def settings_path(paths: Paths) -> Path:
@@ -25,8 +25,8 @@ def load_settings(paths: Paths) -> dict[str, str]:
 
 
 def save_setting(paths: Paths, name: str, value: str) -> None:
-    from ..runs import STALE_TEMP_SECONDS
-    from ..tempfiles import sweep_temp_files
+    from ccswitch_tui.runs import STALE_TEMP_SECONDS
+    from ccswitch_tui.tempfiles import sweep_temp_files
 
     data = load_settings(paths) | {name: value}
     ensure_private_dir(paths.state)

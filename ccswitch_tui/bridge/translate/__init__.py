@@ -4,11 +4,11 @@ sends into a Chat request, ``stream`` turns the provider's Chat chunks into Resp
 ``errors`` turns a provider's error into one Codex shows, ``reasoning`` keeps reasoning text that
 providers want back with the tool calls it led to."""
 
-from .errors import error_body, provider_message
-from .reasoning import ReasoningMemory
-from .request import ChatRequest, chat_request
-from .sse import DONE, SSEDecoder, encode
-from .stream import ResponsesStream, Usage, chat_usage
+from ccswitch_tui.bridge.translate.errors import error_body, provider_message
+from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
+from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
+from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
+from ccswitch_tui.bridge.translate.stream import ResponsesStream, Usage, chat_usage
 
 __all__ = ["DONE", "ChatRequest", "ReasoningMemory", "ResponsesStream", "SSEDecoder", "Usage", "chat_request",
            "chat_usage", "encode", "error_body", "provider_message"]

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import error_body, provider_message
-from .reasoning import ReasoningMemory
-from .request import ChatRequest, chat_request
-from .sse import DONE, SSEDecoder, encode
-from .stream import ResponsesStream, Usage
+from ccswitch_tui.bridge.translate.errors import error_body, provider_message
+from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
+from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
+from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
+from ccswitch_tui.bridge.translate.stream import ResponsesStream, Usage
 
 CHAT_PATH = "chat/completions"
 

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reasoning import ReasoningMemory
-from .tools import CUSTOM_INPUT, ToolTable, add_tool, chat_name, convert_tools
+from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
+from ccswitch_tui.bridge.translate.tools import CUSTOM_INPUT, ToolTable, add_tool, chat_name, convert_tools
 
 INTERRUPTED = "aborted: this tool call was interrupted before it returned a result"
 EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}

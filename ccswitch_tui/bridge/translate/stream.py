@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reasoning import ReasoningMemory
-from .tools import CUSTOM, CUSTOM_INPUT, TOOL_SEARCH, ToolTable
+from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
+from ccswitch_tui.bridge.translate.tools import CUSTOM, CUSTOM_INPUT, TOOL_SEARCH, ToolTable
 
 Event = dict[str, Any]
 
@@ -166,7 +166,7 @@ class ResponsesStream:
 
     def fail(self, error: Any, status: int | None = None) -> list[Event]:
         """An error inside the stream: ``response.failed`` with the provider's message."""
-        from .errors import provider_code, provider_message
+        from ccswitch_tui.bridge.translate.errors import provider_code, provider_message
 
         out = self.start()
         if self._ended:

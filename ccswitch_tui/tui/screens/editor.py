@@ -20,9 +20,9 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Switch, TextArea
 from tomlkit.toml_document import TOMLDocument
 
-from ...errors import CcsError
-from ...store import parse_toml, validate_text
-from .modals import Dialog
+from ccswitch_tui.errors import CcsError
+from ccswitch_tui.store import parse_toml, validate_text
+from ccswitch_tui.tui.screens.modals import Dialog
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Field:
 def _client_sections() -> tuple[tuple[str, str | None, tuple[Field, ...]], ...]:
     """One section per registered client, from its spec's editor fields; a client's table has an
     on/off switch (its presence says whether the profile serves it), `ccs run`'s has none."""
-    from ... import tools
+    from ccswitch_tui import tools
 
     return tuple(
         (s.label if s.launchable else "ccs run", s.name if s.launchable else None,
@@ -345,7 +345,7 @@ def confirm_discard(screen: Dialog[Any], changed: bool) -> None:
     if not changed:
         screen.dismiss(None)
         return
-    from .modals import ConfirmScreen
+    from ccswitch_tui.tui.screens.modals import ConfirmScreen
 
     def answered(discard: bool | None) -> None:
         if discard:

@@ -8,7 +8,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown
 
-from ..actions import ACTIONS
+from ccswitch_tui.tui.actions import ACTIONS
 
 ABOUT = """\
 **ccs** launches Claude Code, Codex and SDK programs against exactly one provider, with the key

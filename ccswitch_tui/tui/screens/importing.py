@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, Select, Static
 
-from ...importers.sources import Source
-from .modals import Dialog
+from ccswitch_tui.importers.sources import Source
+from ccswitch_tui.tui.screens.modals import Dialog
 
 
 @dataclass(frozen=True)

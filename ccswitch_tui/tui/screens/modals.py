@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from ...errors import CcsError
-from ...profile import check_key_id, check_name
+from ccswitch_tui.errors import CcsError
+from ccswitch_tui.profile import check_key_id, check_name
 
 T = TypeVar("T")
 

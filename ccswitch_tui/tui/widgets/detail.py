@@ -14,10 +14,10 @@ from textual.lazy import Lazy
 from textual.message import Message
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from .. import render
-from ..service import Detail, RunRow, ToolView
-from .requests import RequestsTable
-from .running import RunningView
+from ccswitch_tui.tui import render
+from ccswitch_tui.tui.service import Detail, RunRow, ToolView
+from ccswitch_tui.tui.widgets.requests import RequestsTable
+from ccswitch_tui.tui.widgets.running import RunningView
 
 TABS = ("overview", "environment", "diff", "running", "runs")
 

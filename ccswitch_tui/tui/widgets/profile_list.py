@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...store import Entry
-from ..service import Presence, Problem
+from ccswitch_tui.store import Entry
+from ccswitch_tui.tui.service import Presence, Problem
 
 
 def matches(entry: Entry, needle: str) -> bool:

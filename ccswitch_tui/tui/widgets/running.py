@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from .. import render
+from ccswitch_tui.tui import render
 
 
 def counts_cell(counts: Mapping[str, int] | None, error: str | None, colors: Mapping[str, str]) -> Text:
