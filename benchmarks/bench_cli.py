@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ccswitch_tui.keys.keyring import KeyStore  # noqa: E402
 from ccswitch_tui.paths import Paths  # noqa: E402
-from ccswitch_tui.presets import list_presets, new_profile_text  # noqa: E402
-from ccswitch_tui.secrets import KeyStore  # noqa: E402
-from ccswitch_tui.store import Store  # noqa: E402
+from ccswitch_tui.profiles.presets import list_presets, new_profile_text  # noqa: E402
+from ccswitch_tui.profiles.store import Store  # noqa: E402
 
 
 def make_home(root: Path, count: int, tag: str) -> tuple[Paths, list[str], list[str]]:

@@ -79,10 +79,10 @@ def child(home: str, spawned: float) -> None:
 
 
 def make_home(home: str, count: int) -> None:
+    from ccswitch_tui.keys.keyring import KeyStore
     from ccswitch_tui.paths import resolve_paths
-    from ccswitch_tui.presets import list_presets, new_profile_text
-    from ccswitch_tui.secrets import KeyStore
-    from ccswitch_tui.store import Store
+    from ccswitch_tui.profiles.presets import list_presets, new_profile_text
+    from ccswitch_tui.profiles.store import Store
 
     paths = resolve_paths({"CCS_HOME": home})
     store = Store(paths)
@@ -113,8 +113,8 @@ def main() -> None:
                 sys.exit(f"benchmark run failed:\n{out.stderr}")
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         try:
+            from ccswitch_tui.keys.keyring import KeyStore
             from ccswitch_tui.paths import resolve_paths
-            from ccswitch_tui.secrets import KeyStore
 
             keys = KeyStore(resolve_paths({"CCS_HOME": home}))
             for k in range(0, 20, 2):

@@ -107,7 +107,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    from ccswitch_tui.redact import install
+    from ccswitch_tui.policy.redact import install
 
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter
     sys.exit(run())

@@ -22,11 +22,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ccswitch_tui.keys.keyring import KeyStore  # noqa: E402
 from ccswitch_tui.paths import Paths  # noqa: E402
-from ccswitch_tui.presets import new_profile_text  # noqa: E402
-from ccswitch_tui.runs import write_manifest  # noqa: E402
-from ccswitch_tui.secrets import KeyStore  # noqa: E402
-from ccswitch_tui.store import Store  # noqa: E402
+from ccswitch_tui.profiles.presets import new_profile_text  # noqa: E402
+from ccswitch_tui.profiles.store import Store  # noqa: E402
+from ccswitch_tui.runs.manifests import write_manifest  # noqa: E402
 from ccswitch_tui.tui.app import CcsApp  # noqa: E402
 
 OUT = ROOT / "screenshots"

@@ -117,7 +117,7 @@ def home(ccs_home: Paths, key_id: str) -> Paths:
     """The TUI tests' CCS_HOME: their fixed profiles, and a real key for them in the keyring."""
     from test_tui_support import KEY_VALUE, make_profiles, parent_env  # Textual only for the TUI tests
 
-    from ccswitch_tui.secrets import KeyStore
+    from ccswitch_tui.keys.keyring import KeyStore
 
     make_profiles(ccs_home, key_id)
     KeyStore(ccs_home, parent_env()).set(key_id, KEY_VALUE)

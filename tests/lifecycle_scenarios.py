@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pty_session import PtySession  # noqa: E402
 from stub_server import StubServer  # noqa: E402
 
-from ccswitch_tui import daemons  # noqa: E402
+from ccswitch_tui.tools.codex import daemons  # noqa: E402
 
 CCS = [sys.executable, "-m", "ccswitch_tui"]
 
@@ -145,7 +145,7 @@ def claude_resume(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
 
 
 def _alive(pid: int) -> bool:
-    from ccswitch_tui.liveness import process_start
+    from ccswitch_tui.launch.liveness import process_start
 
     return process_start(pid) is not None
 

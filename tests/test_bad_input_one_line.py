@@ -461,10 +461,10 @@ def test_a_blank_keyring_key_is_refused(home: Paths, key_id):
 
 
 def test_a_run_without_a_command_names_the_profile_in_its_example(home: Paths, tmp_path):
-    from ccswitch_tui import launch
     from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.secrets import KeyStore
-    from ccswitch_tui.store import Store
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.launch import launcher as launch
+    from ccswitch_tui.profiles.store import Store
 
     env = {**os.environ, "CCS_T_KEY": KEY}
     with pytest.raises(UsageError) as caught:

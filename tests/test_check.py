@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ccswitch_tui.check import check_profiles, plan_probes, proxy_for
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.diagnose.check import check_profiles, plan_probes, proxy_for
+from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.profiles.store import Store
 
 KEY = "sk-check-SECRET-0123456789abcdef"
 

@@ -17,9 +17,9 @@ import pytest
 from conftest import skip_or_fail
 
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.presets import list_presets, new_profile_text, presets_dir
-from ccswitch_tui.profile import KEY_ID_RE
-from ccswitch_tui.store import Store, validate_text
+from ccswitch_tui.profiles.presets import list_presets, new_profile_text, presets_dir
+from ccswitch_tui.profiles.schema import KEY_ID_RE
+from ccswitch_tui.profiles.store import Store, validate_text
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET_FILES = [p.stem for p in sorted((ROOT / "profiles").glob("*.toml"))]
@@ -400,7 +400,7 @@ def test_presets_usable_from_a_plain_wheel_install(tmp_path: Path):
     r = subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    code = ("import json, ccswitch_tui, ccswitch_tui.presets as p; "
+    code = ("import json, ccswitch_tui, ccswitch_tui.profiles.presets as p; "
             "print(json.dumps({'pkg': ccswitch_tui.__file__, 'dir': str(p.presets_dir()), "
             "'names': [x.name for x in p.list_presets()], 'tt': p.load_preset('taotoken').profile.key_id}))")
     env = env_with(PYTHONPATH=str(target), CCS_HOME=str(tmp_path / "home"))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ccswitch_tui.doctor import run_doctor
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.diagnose.doctor import run_doctor
+from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.profiles.store import Store
 from ccswitch_tui.tools.codex import codex_file_findings
 
 KEY = "sk-doctor-SECRET-0123456789abcdef"
@@ -292,7 +292,7 @@ def test_azure_and_oss_are_accepted_as_codex_provider_id(world, clients_bin, tmp
                          f'key = "env:P_KEY"\n[codex]\nmodel = "m"\nprovider_id = "{pid}"\n', create=True)
     profile = store.load("p")  # validated: no "built-in Codex provider id" refusal
     assert profile.codex.provider_id == pid
-    from ccswitch_tui.codex_config import content
+    from ccswitch_tui.tools.codex.config import content
 
     home = world["paths"].tool_dir("p", "codex")
     config = content(home / "config.toml", profile, quiet=True)  # what a launch writes there

@@ -10,8 +10,8 @@ import uuid
 import pytest
 import tomlkit
 
-from ccswitch_tui.secrets import SERVICE, KeyStore
-from ccswitch_tui.store import Store, validate_text
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
+from ccswitch_tui.profiles.store import Store, validate_text
 
 BOTH = """\
 # DeepSeek for both tools — my notes

@@ -19,8 +19,8 @@ import pytest
 import tomllib
 from conftest import forget_indexed_keys
 
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.secrets import SERVICE, KeyStore
 
 KEY = "sk-firstuse-" + "Qw7Er9Ty" * 3 + "5a5a"
 

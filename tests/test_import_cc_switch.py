@@ -16,9 +16,9 @@ from conftest import forget_indexed_keys
 
 from ccswitch_tui.importers.cc_switch import SourceError, plan_cc_switch, read_db
 from ccswitch_tui.importers.planner import Planner
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.secrets import SERVICE, KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.store import Store
 
 SCHEMA = """
 CREATE TABLE providers (

@@ -12,9 +12,9 @@ import pytest
 import tomlkit
 from conftest import forget_indexed_keys
 
+from ccswitch_tui.keys.keyring import SERVICE
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.secrets import SERVICE
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.store import Store
 
 CODEX_CONFIG = """\
 # Codex config, edited by hand

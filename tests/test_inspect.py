@@ -17,13 +17,14 @@ import psutil
 import pytest
 from conftest import skip_or_fail
 
-from ccswitch_tui import inspect as insp
-from ccswitch_tui import processes, tools
-from ccswitch_tui.env import MARKERS
+from ccswitch_tui import tools
+from ccswitch_tui.diagnose import inspect as insp
+from ccswitch_tui.diagnose import processes
+from ccswitch_tui.diagnose.findings import ERROR, Finding
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.findings import ERROR, Finding
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch.environment import MARKERS
+from ccswitch_tui.profiles.store import Store
 
 KEY = "sk-inspect-KEEPME-0123456789abcdef"
 OTHER_KEY = "sk-inspect-OTHER-fedcba9876543210"
@@ -572,6 +573,6 @@ def test_finding_shape():
     ("MY_SETTING", "some opaque value here", "som…here"),
 ])
 def test_values_are_masked_unless_known_non_secret(name, value, out):
-    from ccswitch_tui.findings import shown
+    from ccswitch_tui.diagnose.findings import shown
 
     assert shown(name, value) == out

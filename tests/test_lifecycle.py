@@ -19,9 +19,9 @@ from pathlib import Path
 import netns
 import pytest
 
-from ccswitch_tui import codex_config
-from ccswitch_tui.processes import scan
-from ccswitch_tui.profile import profile_from_data
+from ccswitch_tui.diagnose.processes import scan
+from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.tools.codex import config as codex_config
 
 KEY1 = "sk-lifecycle-first-0123456789abcdef"
 KEY2 = "sk-lifecycle-second-9876543210fedcba"
@@ -281,8 +281,8 @@ def test_policy_fields_are_validated(policy, message):
 
 
 def test_policy_defaults_and_choices():
-    from ccswitch_tui.quiet import quiet_for
-    from ccswitch_tui.share import DEFAULT_PIECES
+    from ccswitch_tui.tools.quiet import quiet_for
+    from ccswitch_tui.tools.share import DEFAULT_PIECES
 
     def prof(url, **policy):
         return profile_from_data("p", {"provider": {"name": "P", "base_url": url, "key": "k"}, "policy": policy})

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from stub_server import StubServer
 
+from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.errors import ProfileError
-from ccswitch_tui.processes import recognise
-from ccswitch_tui.profile import profile_from_data
+from ccswitch_tui.profiles.schema import profile_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-newclient-0123456789abcdefXYZ"

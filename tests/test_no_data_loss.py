@@ -21,9 +21,9 @@ from test_import_cc_switch import claude_row, codex_row, make_db
 
 from ccswitch_tui.importers.cc_switch import plan_cc_switch
 from ccswitch_tui.importers.planner import Planner
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
-from ccswitch_tui.secrets import SERVICE, KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.store import Store
 
 
 def ccs_cmd(*args: str) -> list[str]:
@@ -450,7 +450,7 @@ def test_a_salt_writer_killed_mid_write_leaves_a_temp_file_the_next_write_sweeps
 
 
 def test_a_manifest_temp_file_is_swept_only_once_no_live_writer_can_own_it(ccs, ccs_home: Paths, tmp_path):
-    from ccswitch_tui.runs import STALE_TEMP_SECONDS
+    from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS
 
     ccs_home.profiles.mkdir(parents=True)
     (ccs_home.profiles / "p.toml").write_text(LAUNCHABLE)
@@ -475,7 +475,7 @@ def test_a_manifest_temp_file_is_swept_only_once_no_live_writer_can_own_it(ccs, 
 
 
 def test_a_stale_tui_settings_temp_file_is_swept_by_the_next_save(ccs_home: Paths):
-    from ccswitch_tui.runs import STALE_TEMP_SECONDS
+    from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS
     from ccswitch_tui.tui.settings import load_settings, save_setting
 
     ccs_home.state.mkdir(parents=True)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import resolve_paths
-from ccswitch_tui.profile import profile_from_data
+from ccswitch_tui.profiles.schema import profile_from_data
 
 KEY = "sk-plan-0123456789abcdef"
 PATHS = resolve_paths({"CCS_HOME": "/nonexistent/ccs-home"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ccswitch_tui.errors import ProfileError, UsageError
-from ccswitch_tui.profile import check_name, profile_from_data
-from ccswitch_tui.store import validate_text
+from ccswitch_tui.profiles.schema import check_name, profile_from_data
+from ccswitch_tui.profiles.store import validate_text
 
 MINIMAL = {"schema": 1, "provider": {"name": "P", "base_url": "https://h/api", "key": "k"}}
 
@@ -112,7 +112,7 @@ def test_env_key_reference():
 
 @pytest.mark.parametrize("pasted", ["sk-ant-api03-abcdefghijklmnop", "abcdefABCDEF0123456789abcdefABCDEF12"])
 def test_a_key_pasted_as_key_id_is_refused_without_echoing_it(pasted):
-    from ccswitch_tui.profile import check_key_id
+    from ccswitch_tui.profiles.schema import check_key_id
 
     with pytest.raises(UsageError) as exc:
         check_key_id(pasted)
@@ -124,7 +124,7 @@ def test_a_key_pasted_as_key_id_is_refused_without_echoing_it(pasted):
 
 @pytest.mark.parametrize("key_id", ["taotoken", "my-company-production-openrouter-key-2026", "test-0123456789"])
 def test_ordinary_key_ids_are_not_mistaken_for_keys(key_id):
-    from ccswitch_tui.profile import check_key_id
+    from ccswitch_tui.profiles.schema import check_key_id
 
     assert check_key_id(key_id) == key_id
 
@@ -144,7 +144,7 @@ def test_codex_wire_api_defaults_to_responses_and_accepts_chat():
     ("deepseek", "https://api.deepseek.com"),
 ])
 def test_chat_only_presets_serve_codex_through_chat_completions(preset, endpoint):
-    from ccswitch_tui.presets import load_preset
+    from ccswitch_tui.profiles.presets import load_preset
 
     codex = load_preset(preset).profile.codex
     assert codex is not None and codex.wire_api == "chat"

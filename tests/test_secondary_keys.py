@@ -15,7 +15,7 @@ from key_samples import GLM, JWT, MOONSHOT
 from leakcheck import assert_hidden, assert_one_line, nothing_on_disk_holds, write_profile
 from test_import_cc_switch import make_db
 
-from ccswitch_tui.secrets import SERVICE
+from ccswitch_tui.keys.keyring import SERVICE
 
 GATEWAY_SECRET = "gw-second-credential-7Qx2"
 

@@ -9,8 +9,8 @@ import sys
 import keyring
 import pytest
 
-from ccswitch_tui import secret_service
-from ccswitch_tui.secrets import SERVICE, KeyStore
+from ccswitch_tui.keys import secret_service
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 
 
 @pytest.mark.usefixtures("secret_service")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from ccswitch_tui import secret_service
 from ccswitch_tui.errors import KeyError_, KeyringUnavailable, UsageError
+from ccswitch_tui.keys import secret_service
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore, fingerprint, load_salt, mask
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profile import profile_from_data
-from ccswitch_tui.secrets import SERVICE, KeyStore, fingerprint, load_salt, mask
+from ccswitch_tui.profiles.schema import profile_from_data
 
 FP_RE = re.compile(r"fp:[0-9a-f]{12}")
 
@@ -367,8 +367,8 @@ def test_list_asks_the_secret_service_without_the_keyring_library(ccs_home: Path
 
 
 def test_damaged_salt_is_replaced_not_used(tmp_path):
+    from ccswitch_tui.keys.keyring import load_salt
     from ccswitch_tui.paths import resolve_paths
-    from ccswitch_tui.secrets import load_salt
 
     paths = resolve_paths({"CCS_HOME": str(tmp_path)})
     paths.state.mkdir(parents=True)

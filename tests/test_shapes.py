@@ -8,9 +8,9 @@ import json
 import pytest
 from key_samples import KEYS, NON_SECRETS, UNMARKED
 
-from ccswitch_tui.profile import looks_like_a_key
-from ccswitch_tui.redact import RedactingStream, redact_text
-from ccswitch_tui.shapes import looks_like_key, url_secrets
+from ccswitch_tui.policy.redact import RedactingStream, redact_text
+from ccswitch_tui.policy.shapes import looks_like_key, url_secrets
+from ccswitch_tui.profiles.schema import looks_like_a_key
 
 
 @pytest.mark.parametrize("name", sorted(KEYS))
@@ -28,7 +28,7 @@ def test_non_secrets_are_not_keys(text):
 
 
 def test_unmarked_keys_need_no_prefix_list():
-    from ccswitch_tui import shapes
+    from ccswitch_tui.policy import shapes
 
     for key in UNMARKED.values():
         assert not shapes._MARKED.fullmatch(key)

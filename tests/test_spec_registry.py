@@ -14,8 +14,8 @@ import pytest
 from ccswitch_tui import tools
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profile import profile_from_data
-from ccswitch_tui.store import validate_text
+from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.profiles.store import validate_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GITHUB = "ghp_" + "Xq7bZ2mK9pL4vN8rT1wY6cH3jF5dS0aE2gUi"

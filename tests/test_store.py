@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from ccswitch_tui import atomic
 from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
-from ccswitch_tui.presets import load_preset
-from ccswitch_tui.profile import (
+from ccswitch_tui.policy.shapes import looks_like_key
+from ccswitch_tui.profiles.presets import load_preset
+from ccswitch_tui.profiles.schema import (
     ENV_NAME_RE,
     INHERIT_RE,
     KEY_ID_RE,
@@ -30,9 +31,8 @@ from ccswitch_tui.profile import (
     Profile,
     Provider,
 )
-from ccswitch_tui.secret_rules import SECRET_NAME_RE as SECRET_VAR_RE
-from ccswitch_tui.shapes import looks_like_key
-from ccswitch_tui.store import Store, validate_text
+from ccswitch_tui.profiles.secret_rules import SECRET_NAME_RE as SECRET_VAR_RE
+from ccswitch_tui.profiles.store import Store, validate_text
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import BUILTIN_PROVIDERS as BUILTIN_CODEX_PROVIDERS
 from ccswitch_tui.tools.codex import PROVIDER_ID_RE, REASONING_EFFORTS, CodexSide, default_provider_id
@@ -486,7 +486,7 @@ WRITER = """
 import sys, time
 from pathlib import Path
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.store import Store
 root, text_file, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 store = Store(Paths(profiles=root / "profiles", state=root / "state"))
 text = text_file.read_text(encoding="utf-8")

@@ -202,7 +202,7 @@ def test_the_kimi_preset_launches_codex(ccs, env, provider, tmp_path):
     endpoint pointed at the loopback provider."""
     import keyring
 
-    from ccswitch_tui.secrets import SERVICE
+    from ccswitch_tui.keys.keyring import SERVICE
 
     stub = provider(text_reply("kimi says hi"))
     r = ccs("new", "k", "--preset", "kimi", env=env)

@@ -21,10 +21,10 @@ from test_tui_support import (
 from textual.widgets import Button, Input, Select, TextArea
 
 from ccswitch_tui import tools
-from ccswitch_tui.env import diff_env
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore, mask
+from ccswitch_tui.launch.environment import diff_env
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs import write_manifest
-from ccswitch_tui.secrets import SERVICE, KeyStore, mask
+from ccswitch_tui.runs.manifests import write_manifest
 from ccswitch_tui.tui.actions import ACTIONS
 from ccswitch_tui.tui.app import CcsApp
 from ccswitch_tui.tui.screens.editor import EditorScreen, RawEditorScreen

@@ -25,7 +25,7 @@ from test_tui_support import (
     wait_until,
 )
 
-from ccswitch_tui.env import diff_env
+from ccswitch_tui.launch.environment import diff_env
 from ccswitch_tui.paths import Paths
 
 SIZE = (110, 34)
@@ -212,7 +212,7 @@ async def test_broken_file_editor_opens_at_the_error_line(home: Paths):
 # --- profiles changed outside the TUI ---------------------------------------------------------------
 
 async def test_profiles_changed_on_disk_show_without_reload_and_drop_a_stale_check(home: Paths):
-    from ccswitch_tui.check import ProbeResult
+    from ccswitch_tui.diagnose.check import ProbeResult
 
     app = build_app(home, watch_interval=0.2)
     async with app.run_test(size=SIZE) as pilot:
@@ -298,7 +298,7 @@ async def test_palette_shows_brackets_as_text(home: Paths):
 
 
 async def test_labels_keep_a_gap_and_say_unknown(home: Paths):
-    from ccswitch_tui.runs import write_manifest
+    from ccswitch_tui.runs.manifests import write_manifest
 
     write_manifest(home, {"launch_id": "r1", "profile": "alpha", "tool": "codex", "argv": ["codex"], "cwd": "/w",
                           "started": "2026-01-01T00:00:00Z", "exit_status": 0, "base_urls": {},
@@ -362,8 +362,8 @@ async def test_empty_home_explains_itself_at_80x24_and_keys_say_why(ccs_home: Pa
 
 
 async def test_a_key_for_a_tool_the_profile_lacks_says_so(home: Paths):
-    from ccswitch_tui.presets import new_profile_text
-    from ccswitch_tui.store import Store
+    from ccswitch_tui.profiles.presets import new_profile_text
+    from ccswitch_tui.profiles.store import Store
 
     Store(home).save_text("gamma", new_profile_text("gamma", "kimi-coding", key="gamma-key"), create=True)
     app = build_app(home)
@@ -422,7 +422,7 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
     from conftest import forget_indexed_keys
     from textual.widgets import Select
 
-    from ccswitch_tui.secrets import SERVICE
+    from ccswitch_tui.keys.keyring import SERVICE
     from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
 
     home = tmp_path / "home"

@@ -26,9 +26,9 @@ from test_tui_support import (
 from test_tui_support import select as select_profile
 from textual.widgets import Input
 
+from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs import load_manifests
-from ccswitch_tui.secrets import KeyStore
+from ccswitch_tui.runs.manifests import load_manifests
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.screens.modals import CommandScreen, RefusalScreen
 

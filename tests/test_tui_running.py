@@ -15,10 +15,10 @@ import pytest
 from test_tui_support import KEY_VALUE, build_app, notifications, parent_env, plain, settle, wait_until
 from test_tui_support import select as select_profile
 
+from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.presets import new_profile_text
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.presets import new_profile_text
+from ccswitch_tui.profiles.store import Store
 from ccswitch_tui.tui.widgets.running import RunningView
 
 SIZE = (120, 36)

@@ -15,13 +15,13 @@ import keyring
 import pytest
 from test_tui_support import settle
 
-from ccswitch_tui.findings import counts
-from ccswitch_tui.inspect import Inspection, Inspector, ProcessInfo
+from ccswitch_tui.diagnose.findings import counts
+from ccswitch_tui.diagnose.inspect import Inspection, Inspector, ProcessInfo
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.presets import new_profile_text
-from ccswitch_tui.runs import write_manifest
-from ccswitch_tui.secrets import SERVICE, KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.presets import new_profile_text
+from ccswitch_tui.profiles.store import Store
+from ccswitch_tui.runs.manifests import write_manifest
 from ccswitch_tui.tui.app import CcsApp
 from ccswitch_tui.tui.service import Service
 

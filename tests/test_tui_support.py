@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.presets import new_profile_text
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.presets import new_profile_text
+from ccswitch_tui.profiles.store import Store
 from ccswitch_tui.tui.app import CcsApp
 
 KEY_VALUE = "sk-tui-test-0123456789abcdef"

@@ -27,11 +27,11 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
-from ccswitch_tui.errors import CcsError
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Handler, Outgoing
 from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
+from ccswitch_tui.errors import CcsError
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
 RETRY_MEMORY = 10_000  # request digests kept to recognise a retry

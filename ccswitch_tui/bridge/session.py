@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import LaunchPlan
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.reroute import reroute, route_specs
+from ccswitch_tui.launch.plan import LaunchPlan
+from ccswitch_tui.paths import Paths
 
 
 @dataclass(frozen=True)

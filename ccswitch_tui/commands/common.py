@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
+from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.store import Store
 
 
 @dataclass

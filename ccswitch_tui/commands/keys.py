@@ -6,10 +6,18 @@ import sys
 
 import click
 
+from ccswitch_tui.commands.common import (
+    Context,
+    confirm_or_refuse,
+    emit_json,
+    json_option,
+    pass_ctx,
+    stdin_is_tty,
+    table,
+)
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.profile import check_key_id
-from ccswitch_tui.secrets import has_control_chars, mask
-from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, json_option, pass_ctx, stdin_is_tty, table
+from ccswitch_tui.keys.keyring import has_control_chars, mask
+from ccswitch_tui.profiles.schema import check_key_id
 
 
 @click.group("key")

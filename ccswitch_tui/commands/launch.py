@@ -76,7 +76,7 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
                nested: bool, record: bool | None, record_bodies: bool, strict_model: bool, label: str | None,
                tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
-    from ccswitch_tui import launch
+    from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
     from ccswitch_tui import tools
@@ -102,7 +102,7 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, record_bodies: bool, strict_model: bool,
             label: str | None, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
-    from ccswitch_tui import launch
+    from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
@@ -119,7 +119,7 @@ def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, recor
 @pass_ctx
 def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     """Open an interactive $SHELL with PROFILE's clean environment for TOOL."""
-    from ccswitch_tui import launch
+    from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
     shell = ctx.environ.get("SHELL") or "/bin/sh"
@@ -137,7 +137,7 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
 def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
     """What sh/dotenv print: safe to eval or source. Never a mask in place of a key (an SDK would send
     it), never the launch markers (a made-up launch id makes every later launch look nested)."""
-    from ccswitch_tui.env import MARKERS
+    from ccswitch_tui.launch.environment import MARKERS
 
     markers = [k for k in MARKERS if k in plan.env]
     secrets = [] if reveal else sorted(k for k in plan.env if plan.is_secret(k))
@@ -177,9 +177,9 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
     from ccswitch_tui import tools
-    from ccswitch_tui.env import diff_env, matters
-    from ccswitch_tui.redact import echo_revealed
-    from ccswitch_tui.secondary import resolve
+    from ccswitch_tui.keys.extra import resolve
+    from ccswitch_tui.launch.environment import diff_env, matters
+    from ccswitch_tui.policy.redact import echo_revealed
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
         (echo_revealed if reveal else click.echo)(text)
@@ -223,7 +223,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(f"ccs: warning: {w}", err=True)
-    from ccswitch_tui.share import describe
+    from ccswitch_tui.tools.share import describe
 
     for line in describe(plan.extra.get("shared", ())):
         click.echo(f"ccs: shared: {line}", err=True)
@@ -238,19 +238,19 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     """List run manifests, newest first; `ccs runs diff ID ID...` shows drift between runs."""
     if click_ctx.invoked_subcommand is not None:
         return
-    from ccswitch_tui.runs import load_manifests, user_argv
+    from ccswitch_tui.runs.manifests import load_manifests, user_argv
 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
     if as_json:
-        from ccswitch_tui.liveness import state
+        from ccswitch_tui.launch.liveness import state
 
         emit_json({"runs": [m | {"state": state(m)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
         return
-    from ccswitch_tui.liveness import status_text
+    from ccswitch_tui.launch.liveness import status_text
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m),
@@ -267,7 +267,7 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
     and tool version, and for recorded runs the models requested and served, the endpoints and the
     request counts. Exit 3 when any run drifted."""
     from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.runs import DRIFT_EXIT, diff_runs, find_manifest
+    from ccswitch_tui.runs.manifests import DRIFT_EXIT, diff_runs, find_manifest
 
     if len(launch_ids) < 2:
         raise UsageError("give at least two launch ids to compare (see `ccs runs`)")
@@ -304,8 +304,8 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, fm
     """A table across reruns: base URL, key, models requested and served, tool version, requests,
     tokens, errors, duration; columns that drifted from the first run are marked with '*'."""
     from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.report import report, table_rows, to_csv
-    from ccswitch_tui.runs import find_manifest, load_manifests
+    from ccswitch_tui.runs.manifests import find_manifest, load_manifests
+    from ccswitch_tui.runs.report import report, table_rows, to_csv
 
     if bool(label) == bool(launch_ids):
         raise UsageError("give either --label LABEL or launch ids (see `ccs runs`)")

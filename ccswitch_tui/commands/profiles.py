@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from ccswitch_tui import tools
-from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.profile import Profile, check_name
 from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
+from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.profiles.schema import Profile, check_name
 
 
 def profile_dict(p: Profile) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         value = ctx.keys.lookup(p.key_id)
         key["present"] = value is not None
         if value:
-            from ccswitch_tui.secrets import mask
+            from ccswitch_tui.keys.keyring import mask
 
             key["mask"], key["fingerprint"] = mask(value), ctx.keys.fingerprint(value)
     except CcsError as exc:
@@ -155,7 +155,7 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
             claude_model: str | None, codex_model: str | None, models: tuple[str, ...]) -> None:
     """Create a profile, from a preset or from a base URL."""
     from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.presets import new_profile_text
+    from ccswitch_tui.profiles.presets import new_profile_text
 
     check_name(name)
     chosen: dict[str, str] = {}
@@ -188,7 +188,7 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
 @pass_ctx
 def cp_cmd(ctx: Context, profile: str, new_name: str) -> None:
     """Copy a profile file under a new name (comments kept; the key id is shared)."""
-    from ccswitch_tui.presets import copy_profile_text
+    from ccswitch_tui.profiles.presets import copy_profile_text
 
     ctx.store.save_text(new_name, copy_profile_text(ctx.store, profile, new_name), create=True)
     click.echo(f"created {ctx.store.path_for(new_name)}")
@@ -202,7 +202,7 @@ def edit_cmd(ctx: Context, profile: str) -> None:
 
     When the file changed on disk while the editor was open, nothing is saved: the edited copy is
     kept and its path printed."""
-    from ccswitch_tui.edit_session import edit
+    from ccswitch_tui.profiles.edit_session import edit
 
     ctx.store.path_for(profile)
     editor = ctx.environ.get("VISUAL") or ctx.environ.get("EDITOR") or "vi"
@@ -222,7 +222,7 @@ def edit_cmd(ctx: Context, profile: str) -> None:
 @pass_ctx
 def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool) -> None:
     """Delete a profile file and its tool state (its key stays in the keyring: `ccs key rm ID`)."""
-    from ccswitch_tui.toolstate import remove, running_launches, state_of
+    from ccswitch_tui.launch.toolstate import remove, running_launches, state_of
 
     path = ctx.store.path_for(profile)
     ctx.store.read_text(profile)  # unknown profile → one clear line
@@ -245,7 +245,7 @@ def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool) -> None:
 @pass_ctx
 def gc_cmd(ctx: Context, yes: bool, dry_run: bool) -> None:
     """Remove the tool state (sessions, history, downloads) of profiles that no longer exist."""
-    from ccswitch_tui.toolstate import orphans, remove
+    from ccswitch_tui.launch.toolstate import orphans, remove
 
     found = orphans(ctx.paths, {e.name for e in ctx.store.entries()})
     if not found:
@@ -265,7 +265,7 @@ def gc_cmd(ctx: Context, yes: bool, dry_run: bool) -> None:
 @json_option
 def presets_cmd(as_json: bool) -> None:
     """List the presets shipped with ccs."""
-    from ccswitch_tui.presets import list_presets
+    from ccswitch_tui.profiles.presets import list_presets
 
     presets = list_presets()
     if as_json:

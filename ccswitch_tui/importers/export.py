@@ -15,8 +15,8 @@ from typing import Any
 
 import tomlkit
 
-from ccswitch_tui.profile import Profile
-from ccswitch_tui.store import Store
+from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.profiles.store import Store
 
 FORMATS = ("toml", "json")
 _CREDENTIAL_HINT = re.compile(r"auth|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
@@ -35,7 +35,7 @@ _SECRET_WORD = re.compile(r"(?i)key|token|secret|passw|passwd|pwd|auth|cookie|cr
 def _risky(name: str, value: str) -> bool:
     """A value that may carry a credential: by its shape (a key, a URL with a password, a header),
     or by a name that speaks of one (an exported file is shared: when in doubt, leave it out)."""
-    from ccswitch_tui.shapes import holds_credential
+    from ccswitch_tui.policy.shapes import holds_credential
 
     if not value.strip():
         return False

@@ -13,13 +13,13 @@ from typing import Any
 
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 from ccswitch_tui.importers.mapping import parse_claude_settings, parse_codex_config, parse_toml_text
 from ccswitch_tui.importers.model import Candidate, RowProblem
 from ccswitch_tui.importers.naming import host_label, host_of, slugify
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Item, Report
 from ccswitch_tui.importers.scrub_text import scrub_json_text, scrub_toml_text
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 
 
 def _own_dir(environ: Mapping[str, str], name: str) -> str | None:

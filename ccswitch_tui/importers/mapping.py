@@ -8,16 +8,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.profile import (
+from ccswitch_tui.importers.model import CodexFields, fail, skip
+from ccswitch_tui.profiles.schema import (
     ENV_NAME_RE,
     SECRET_NAME_RE,
 )
-from ccswitch_tui.secret_rules import value_problem
+from ccswitch_tui.profiles.secret_rules import value_problem
 from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import BUILTIN_PROVIDERS as BUILTIN_CODEX_PROVIDERS
 from ccswitch_tui.tools.codex import PROVIDER_ID_RE, REASONING_EFFORTS
-from ccswitch_tui.importers.model import CodexFields, fail, skip
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"

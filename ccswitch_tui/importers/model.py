@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.profile import Profile
+from ccswitch_tui.importers.naming import host_of
+from ccswitch_tui.importers.report import Item
+from ccswitch_tui.profiles.schema import Profile
 from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import CodexSide
-from ccswitch_tui.importers.naming import host_of
-from ccswitch_tui.importers.report import Item
 
 TOOL_SIDES = ("claude", "codex")
 

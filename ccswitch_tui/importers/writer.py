@@ -9,12 +9,12 @@ from typing import Any
 import tomlkit
 
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.store import validate_text
+from ccswitch_tui.importers.model import Candidate, CodexFields, Slot, fail, norm_url
+from ccswitch_tui.importers.naming import slugify
+from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import CodexSide, default_provider_id
-from ccswitch_tui.importers.model import Candidate, CodexFields, Slot, fail, norm_url
-from ccswitch_tui.importers.naming import slugify
 
 MIN_KEY_CHECK = 8  # shorter "keys" are placeholders; searching texts for them finds only noise
 

@@ -13,9 +13,9 @@ from functools import cache
 from pathlib import Path
 
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.launch.plan import LaunchPlan
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import LaunchPlan
-from ccswitch_tui.profile import Profile
+from ccswitch_tui.profiles.schema import Profile
 from ccswitch_tui.tools.spec import ToolSpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
@@ -87,8 +87,8 @@ def plan_for(
 ) -> LaunchPlan:
     """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input.
     ``secrets`` holds the values of the profile's ``[secrets]`` variables (secondary.resolve)."""
-    from ccswitch_tui.isolation import with_door_warnings
-    from ccswitch_tui.secondary import with_secondary
+    from ccswitch_tui.keys.extra import with_secondary
+    from ccswitch_tui.launch.isolation import with_door_warnings
 
     spec = require(profile, tool)
     plan = spec.plan(profile, key, parent_env, cwd, paths=paths, args=args, launch_id=launch_id, isolate=isolate)

@@ -17,10 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui import share
-from ccswitch_tui.env import PROXY_VARS
-from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import (
+from ccswitch_tui.launch.environment import PROXY_VARS
+from ccswitch_tui.launch.plan import (
     SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
@@ -30,13 +28,15 @@ from ccswitch_tui.plan import (
     Refusal,
     new_launch_id,
 )
-from ccswitch_tui.profile import Checker, Profile, Provider
-from ccswitch_tui.quiet import CLAUDE_QUIET_ENV, quiet_for
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.tools import share
+from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, quiet_for
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
 
 if TYPE_CHECKING:
-    from ccswitch_tui.findings import Finding
+    from ccswitch_tui.diagnose.findings import Finding
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -304,7 +304,7 @@ def anthropic_probe(base: str, model: str, auth: str) -> ProbeSpec:
 # --- doctor: the settings layers at rest -----------------------------------------------------------
 
 def _setting_shown(key: str, value: Any) -> str:
-    from ccswitch_tui.findings import shown
+    from ccswitch_tui.diagnose.findings import shown
 
     name = key[4:] if key.startswith("env.") else key
     text = value if isinstance(value, str) else json.dumps(value)
@@ -324,7 +324,7 @@ def layer_paths(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]
 
 
 def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Finding]]:
-    from ccswitch_tui.findings import ERROR, WARN, Finding
+    from ccswitch_tui.diagnose.findings import ERROR, WARN, Finding
 
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
@@ -377,7 +377,7 @@ def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str
 def profile_layer_findings(profiles: Sequence[Profile], paths: Paths) -> list[Finding]:
     """Routing keys someone added to a profile's own Claude Code user layer (ccs's --settings beats
     only the keys the profile sets; apiKeyHelper and the rest would still apply)."""
-    from ccswitch_tui.findings import ERROR, Finding
+    from ccswitch_tui.diagnose.findings import ERROR, Finding
 
     out: list[Finding] = []
     for p in profiles:

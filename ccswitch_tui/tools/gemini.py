@@ -29,11 +29,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.launch.plan import (
+    SOURCE_ROUTING,
+    SOURCE_TOOL,
+    EnvBuilder,
+    FileToWrite,
+    LaunchPlan,
+    Refusal,
+    new_launch_id,
+)
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, Refusal, new_launch_id
-from ccswitch_tui.profile import Checker, Profile, Provider
-from ccswitch_tui.quiet import quiet_for
+from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
 
 KEY_VAR = "GEMINI_API_KEY"
@@ -213,7 +221,7 @@ class GeminiSpec(ToolSpec):
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
         """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
-        from ccswitch_tui.findings import ERROR, WARN, Finding
+        from ccswitch_tui.diagnose.findings import ERROR, WARN, Finding
 
         home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
         layers = [("system", system_settings_path(ctx.environ)), ("user", home / ".gemini" / "settings.json"),

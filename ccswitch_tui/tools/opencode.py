@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.launch.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
-from ccswitch_tui.profile import Checker, Profile, Provider
-from ccswitch_tui.quiet import quiet_for
+from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, chat_probe
 
 KEY_VAR = "CCS_OPENCODE_API_KEY"

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.launch.plan import SOURCE_ROUTING, EnvBuilder, LaunchPlan, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import SOURCE_ROUTING, EnvBuilder, LaunchPlan, new_launch_id
-from ccswitch_tui.profile import Checker, Profile, Provider
+from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, responses_probe
 
 EXPORTS = ("openai", "anthropic")

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccswitch_tui.findings import Finding
+    from ccswitch_tui.diagnose.findings import Finding
+    from ccswitch_tui.launch.plan import LaunchPlan
     from ccswitch_tui.paths import Paths
-    from ccswitch_tui.plan import LaunchPlan
-    from ccswitch_tui.profile import Checker, Profile, Provider
+    from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
-from ccswitch_tui.secrets import KeyStore
-from ccswitch_tui.store import Entry, Store
+from ccswitch_tui.profiles.store import Entry, Store
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.actions import ACTIONS, BY_NAME, bindings
 from ccswitch_tui.tui.commands import CcsCommands

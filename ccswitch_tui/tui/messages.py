@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.message import Message
 
-from ccswitch_tui.store import Entry
+from ccswitch_tui.profiles.store import Entry
 from ccswitch_tui.tui.service import Detail, Presence
 
 

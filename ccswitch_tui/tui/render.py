@@ -11,10 +11,10 @@ from typing import Any
 from textual.content import Content
 
 from ccswitch_tui import tools
-from ccswitch_tui.env import EnvDiff, matters, routing_family
-from ccswitch_tui.plan import SOURCE_INHERITED, SOURCE_MARKER
-from ccswitch_tui.profile import env_var_of
-from ccswitch_tui.runs import user_argv
+from ccswitch_tui.launch.environment import EnvDiff, matters, routing_family
+from ccswitch_tui.launch.plan import SOURCE_INHERITED, SOURCE_MARKER
+from ccswitch_tui.profiles.schema import env_var_of
+from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.tui.service import Detail, KeyState, Problem, RunRow, ToolView
 
 LABEL = "bold $text-accent"
@@ -156,7 +156,7 @@ def environment(view: ToolView | None) -> Content:
     ]
     out += [problem_line(Problem("warn", w)) for w in plan.warnings]
     out += [problem_line(Problem("error", f"refused: {r.message}")) for r in plan.refusals]
-    from ccswitch_tui.share import describe
+    from ccswitch_tui.tools.share import describe
 
     out += [row("shared", line, width=6) for line in describe(plan.extra.get("shared", ()))]
     out.append(Content(""))
@@ -270,6 +270,6 @@ def observed_lines(o: Mapping[str, Any], live: bool) -> list[Content]:
 def status_text(m: Mapping[str, Any]) -> str:
     if m.get("exit_status") is None and m.get("ended"):
         return "?"
-    from ccswitch_tui.liveness import status_text as run_status
+    from ccswitch_tui.launch.liveness import status_text as run_status
 
     return run_status(m)  # the exit status, "running", or "lost" when the ccs that ran it is gone

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui import tools
-from ccswitch_tui.env import EnvDiff, diff_env, looks_secret
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.keys.keyring import KeyStore, mask
+from ccswitch_tui.launch.environment import EnvDiff, diff_env, looks_secret
+from ccswitch_tui.launch.plan import LaunchPlan
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import LaunchPlan
-from ccswitch_tui.profile import Profile
-from ccswitch_tui.secrets import KeyStore, mask
-from ccswitch_tui.store import Entry, Store
+from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.profiles.store import Entry, Store
 
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
@@ -178,7 +178,7 @@ class Service:
 
     def runs(self, name: str) -> tuple[RunRow, ...]:
         """The profile's manifests, newest first, each compared with the previous run of its tool."""
-        from ccswitch_tui.runs import drift, load_manifests, observed
+        from ccswitch_tui.runs.manifests import drift, load_manifests, observed
 
         manifests = load_manifests(self.paths, name)
         rows = []
@@ -231,18 +231,18 @@ class Service:
         return [e.name for e in self.store.entries() if e.profile and e.profile.key_id == key_id]
 
     def presets(self) -> list[Any]:
-        from ccswitch_tui.presets import list_presets
+        from ccswitch_tui.profiles.presets import list_presets
 
         return list_presets()
 
     def create(self, name: str, preset: str | None, base_url: str | None, key: str | None) -> Profile:
-        from ccswitch_tui.presets import new_profile_text
+        from ccswitch_tui.profiles.presets import new_profile_text
 
         text = new_profile_text(name, preset, base_url=base_url or None, key=key or None)
         return self.store.save_text(name, text, create=True)
 
     def duplicate(self, name: str, new_name: str) -> Profile:
-        from ccswitch_tui.presets import copy_profile_text
+        from ccswitch_tui.profiles.presets import copy_profile_text
 
         return self.store.save_text(new_name, copy_profile_text(self.store, name, new_name), create=True)
 
@@ -256,13 +256,13 @@ class Service:
         """Save an edit; refuse when the file changed on disk since the editor read it (checked
         under the store's lock, so a concurrent writer cannot slip in between). A refused edit is
         kept in a file of its own, named in the error, as `ccs edit` keeps it."""
-        from ccswitch_tui.store import ProfileChanged
+        from ccswitch_tui.profiles.store import ProfileChanged
 
         try:
             return self.store.save_text(name, text, expected=expected)
         except ProfileChanged as exc:
-            from ccswitch_tui.edit_session import keep_aside
             from ccswitch_tui.errors import UsageError
+            from ccswitch_tui.profiles.edit_session import keep_aside
 
             try:
                 kept = f"is kept in {keep_aside(name, text)}"
@@ -283,7 +283,7 @@ class Service:
     def prepare(self, name: str, tool: str, *, args: Sequence[str] = (), argv_override: Sequence[str] | None = None,
                 isolate: bool = False, force: bool = False, nested: bool = False) -> Any:
         """What `ccs launch|run|shell` does before the fork; raises LaunchRefused with its ways out."""
-        from ccswitch_tui import launch
+        from ccswitch_tui.launch import launcher as launch
 
         launch.refuse_nested(self.environ, nested)
         return launch.build(name, tool, store=self.store, keys=self.keys, paths=self.paths,
@@ -291,20 +291,20 @@ class Service:
                             nested=nested, argv_override=argv_override)
 
     def execute(self, prep: Any) -> int:
-        from ccswitch_tui import launch
+        from ccswitch_tui.launch import launcher as launch
 
         return launch.execute(prep, self.paths)  # the plan carries force/nested
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 
     def processes(self, all_: bool = False) -> list[Any]:
-        from ccswitch_tui.inspect import list_processes
+        from ccswitch_tui.diagnose.inspect import list_processes
 
         return list_processes(self.store, self.keys, all_)
 
     def inspect(self, pid: int) -> tuple[Any, str | None]:
         """The inspection of one process, or why there is none (it exited, another user's…)."""
-        from ccswitch_tui.inspect import inspect_pid
+        from ccswitch_tui.diagnose.inspect import inspect_pid
 
         try:
             return inspect_pid(pid, self.store, self.keys), None
@@ -317,7 +317,7 @@ class Service:
 
     def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, str]:
         """Probe the profile's endpoints; (findings, one-line summary, notification severity)."""
-        from ccswitch_tui.check import check_profile
+        from ccswitch_tui.diagnose.check import check_profile
 
         profile = self.store.load(name)
         results = check_profile(profile, self.keys, timeout=timeout, environ=self.environ)

@@ -25,7 +25,7 @@ def load_settings(paths: Paths) -> dict[str, str]:
 
 
 def save_setting(paths: Paths, name: str, value: str) -> None:
-    from ccswitch_tui.runs import STALE_TEMP_SECONDS
+    from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS
     from ccswitch_tui.tempfiles import sweep_temp_files
 
     data = load_settings(paths) | {name: value}

@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.plan import LaunchPlan
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
+from ccswitch_tui.launch.plan import LaunchPlan
 
 RESPONSES_PATH = "/responses"
 

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ccswitch_tui.store import Entry
+from ccswitch_tui.profiles.store import Entry
 from ccswitch_tui.tui.service import Presence, Problem
 
 

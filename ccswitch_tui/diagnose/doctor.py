@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.env import MARKERS, family_effect, looks_secret, routing_family
+from ccswitch_tui.diagnose.findings import ERROR, INFO, WARN, Finding, counts, counts_text, shown, sort_findings
+from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.findings import ERROR, INFO, WARN, Finding, counts, counts_text, shown, sort_findings
-from ccswitch_tui.isolation import profile_findings
+from ccswitch_tui.launch.environment import MARKERS, family_effect, looks_secret, routing_family
+from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.processes import tool_internal
 
 
 @dataclass
@@ -130,7 +130,7 @@ def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     exe = shutil.which(name, path=environ.get("PATH", os.defpath))
     if exe is None:
         return {"path": None, "version": None}
-    from ccswitch_tui.launch import tool_version
+    from ccswitch_tui.launch.launcher import tool_version
 
     version = tool_version(exe)
     if version:

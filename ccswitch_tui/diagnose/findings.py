@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccswitch_tui.env import MARKERS, known_non_secret, looks_secret
+from ccswitch_tui.launch.environment import MARKERS, known_non_secret, looks_secret
 
 ERROR, WARN, INFO = "error", "warn", "info"
 SEVERITIES = (ERROR, WARN, INFO)
@@ -33,8 +33,8 @@ def shown(name: str, value: str) -> str:
     """A variable's value as ccs may print it: in clear only when the name is known not to hold a
     secret (URLs, model ids, proxies, ccs's markers and config dirs) or, for a name that does not
     look secret, the value is a plain flag, a small number or an absolute path; else masked."""
-    from ccswitch_tui.secrets import mask
-    from ccswitch_tui.shapes import holds_credential
+    from ccswitch_tui.keys.keyring import mask
+    from ccswitch_tui.policy.shapes import holds_credential
 
     if value and holds_credential(value) and not known_non_secret(name):  # the same rule as LaunchPlan.shown
         return mask(value)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs import compare, observed
+from ccswitch_tui.runs.manifests import compare, observed
 
 COLUMNS = ("launch_id", "label", "tool", "started", "base_url", "key_fingerprint", "models", "models_requested",
            "models_served", "tool_version", "requests", "input_tokens", "output_tokens", "errors", "duration_s",

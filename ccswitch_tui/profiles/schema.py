@@ -104,7 +104,7 @@ def check_name(name: str) -> str:
 
 def looks_like_a_key(text: str) -> bool:
     """A key id that is probably a key pasted in the wrong place (it would end up in a file)."""
-    from ccswitch_tui.shapes import looks_like_key
+    from ccswitch_tui.policy.shapes import looks_like_key
 
     return looks_like_key(text)
 
@@ -213,8 +213,8 @@ class Checker:
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``)."""
-    from ccswitch_tui.secondary import read_table as read_secrets
-    from ccswitch_tui.secret_rules import check_document
+    from ccswitch_tui.keys.extra import read_table as read_secrets
+    from ccswitch_tui.profiles.secret_rules import check_document
     from ccswitch_tui.tools import specs
 
     check_name(name)
@@ -292,7 +292,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
 
 def _share_value(c: Checker, value: Any) -> tuple[str, ...]:
     """``share = true`` (the default pieces), ``false`` (nothing) or a list of piece names."""
-    from ccswitch_tui.share import DEFAULT_PIECES, PIECES
+    from ccswitch_tui.tools.share import DEFAULT_PIECES, PIECES
 
     if isinstance(value, bool):
         return DEFAULT_PIECES if value else ()

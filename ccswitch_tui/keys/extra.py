@@ -18,14 +18,14 @@ from dataclasses import replace
 from typing import Any
 
 from ccswitch_tui.errors import KeyError_, ProfileError, UsageError
-from ccswitch_tui.plan import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan
+from ccswitch_tui.launch.plan import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan
 
 TABLE = "secrets"
 
 
 def read_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
     """The validated ``[secrets]`` table of a profile document: variable name → key id or ``env:VAR``."""
-    from ccswitch_tui.profile import ENV_NAME_RE, KEY_ID_RE
+    from ccswitch_tui.profiles.schema import ENV_NAME_RE, KEY_ID_RE
 
     data = doc.get(TABLE)
     if data is None:
@@ -66,7 +66,7 @@ def refs(profile: Any) -> dict[str, str]:
 
 def resolve(profile: Any, keys: Any) -> dict[str, str]:
     """Each ``[secrets]`` variable's value, read from the keyring (or ccs's environment)."""
-    from ccswitch_tui.secrets import has_control_chars
+    from ccswitch_tui.keys.keyring import has_control_chars
 
     out: dict[str, str] = {}
     for name, ref in refs(profile).items():

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ccswitch_tui.env import routing_family
+from ccswitch_tui.launch.environment import routing_family
 
 
 @cache

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.profiles.store import ProfileChanged, Store, validate_text
 from ccswitch_tui.safe_read import read_text
-from ccswitch_tui.store import ProfileChanged, Store, validate_text
 
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
 

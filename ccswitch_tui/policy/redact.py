@@ -13,8 +13,8 @@ import re
 import sys
 from typing import Any, TextIO
 
-from ccswitch_tui.shapes import CREDENTIAL_HEADER_RE as _HEADER
-from ccswitch_tui.shapes import SECRET_PARAM_RE, LazyPattern, key_spans
+from ccswitch_tui.policy.shapes import CREDENTIAL_HEADER_RE as _HEADER
+from ccswitch_tui.policy.shapes import SECRET_PARAM_RE, LazyPattern, key_spans
 
 # a quick test that lets most lines through untouched: no long token, no URL credential, no '='
 _MAYBE = LazyPattern(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:)")

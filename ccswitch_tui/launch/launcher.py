@@ -15,15 +15,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui import __version__, secondary, tools
+from ccswitch_tui import __version__, tools
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import LaunchRefused, UsageError
-from ccswitch_tui.inplace import reserve, rewrite
+from ccswitch_tui.keys import extra as secondary
+from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch.plan import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
-from ccswitch_tui.plan import LaunchPlan
-from ccswitch_tui.redact import redact_text
-from ccswitch_tui.runs import env_digests, env_hash, manifest_path, write_manifest
-from ccswitch_tui.secrets import KeyStore
+from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.runs.inplace import reserve, rewrite
+from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -293,7 +294,9 @@ def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str |
     ``bridge/``. The manifest keeps the real base URLs; it gains where the records are and, at
     the end, their summary. A Codex launch whose provider speaks Chat Completions
     (``[codex] wire_api = "chat"``) always goes through the bridge, which translates for it."""
-    from ccswitch_tui import daemons, liveness, resume, share
+    from ccswitch_tui.launch import liveness, resume
+    from ccswitch_tui.tools import share
+    from ccswitch_tui.tools.codex import daemons
 
     plan = prep.plan
     session = None

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.profile import Profile
+from ccswitch_tui.profiles.schema import Profile
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
 
 KEY_VAR = "CCS_CODEX_API_KEY"

@@ -18,17 +18,34 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.daemons import orphan_findings
-from ccswitch_tui.env import MARKERS, EnvDiff, client_families, diff_env, family_effect, inherited_env, looks_secret, routing_family
+from ccswitch_tui.diagnose.findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
+from ccswitch_tui.diagnose.processes import (
+    STATUS_DENIED,
+    STATUS_GONE,
+    STATUS_OK,
+    details,
+    recognise,
+    scan,
+    tool_internal,
+)
 from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
-from ccswitch_tui.isolation import inspect_findings
+from ccswitch_tui.launch.environment import (
+    MARKERS,
+    EnvDiff,
+    client_families,
+    diff_env,
+    family_effect,
+    inherited_env,
+    looks_secret,
+    routing_family,
+)
+from ccswitch_tui.launch.isolation import inspect_findings
+from ccswitch_tui.launch.plan import LaunchPlan
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import LaunchPlan
-from ccswitch_tui.processes import STATUS_DENIED, STATUS_GONE, STATUS_OK, details, recognise, scan, tool_internal
-from ccswitch_tui.profile import Profile
+from ccswitch_tui.profiles.schema import Profile
 from ccswitch_tui.safe_read import no_surrogates
 from ccswitch_tui.tools import label as tools_label
+from ccswitch_tui.tools.codex.daemons import orphan_findings
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
@@ -216,7 +233,7 @@ class Inspector:
 
     def fingerprint(self, value: str) -> str:
         if self._fp is None:
-            from ccswitch_tui.secrets import fingerprint, load_salt
+            from ccswitch_tui.keys.keyring import fingerprint, load_salt
 
             salt = load_salt(self.paths)
             self._fp = lambda v: fingerprint(v, salt)

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui.env import client_families, routing_family
-from ccswitch_tui.plan import SOURCE_INHERITED, SOURCE_PROFILE, SOURCE_TOOL, LaunchPlan
+from ccswitch_tui.launch.environment import client_families, routing_family
+from ccswitch_tui.launch.plan import SOURCE_INHERITED, SOURCE_PROFILE, SOURCE_TOOL, LaunchPlan
 
 if TYPE_CHECKING:
-    from ccswitch_tui.findings import Finding
+    from ccswitch_tui.diagnose.findings import Finding
 
 CODE = "opened-routing"
 # variables that change what code a child loads or which certificates it trusts
@@ -80,7 +80,7 @@ def with_door_warnings(plan: LaunchPlan) -> LaunchPlan:
 
 def inspect_findings(pid: int, actual: Mapping[str, str], plan: LaunchPlan) -> list[Finding]:
     """For a running child: each door of its plan that the process really holds."""
-    from ccswitch_tui.findings import WARN, Finding  # not on the launch path
+    from ccswitch_tui.diagnose.findings import WARN, Finding  # not on the launch path
 
     return [Finding(CODE, WARN, d.message(plan.profile), pid=pid, variable=d.name, family=routing_family(d.name))
             for d in plan_doors(plan) if d.name in actual]
@@ -89,7 +89,7 @@ def inspect_findings(pid: int, actual: Mapping[str, str], plan: LaunchPlan) -> l
 def profile_findings(profile: Any, path: str, environ: Mapping[str, str]) -> list[Finding]:
     """For ``doctor``: the doors a profile opens, known from its file alone (env tables, the names
     its policy.inherit lists in full; a glob reaching such variables is refused when it is read)."""
-    from ccswitch_tui.findings import WARN, Finding
+    from ccswitch_tui.diagnose.findings import WARN, Finding
 
     found: list[Door] = [Door(n, k, "policy.inherit") for n in profile.inherit if (k := kind_of(n))]
     from ccswitch_tui.tools import get

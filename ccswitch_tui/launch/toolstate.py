@@ -14,8 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ccswitch_tui import liveness
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.launch import liveness
 from ccswitch_tui.paths import Paths
 
 
@@ -60,14 +60,14 @@ def orphans(paths: Paths, profiles: set[str]) -> list[ToolState]:
 
 
 def running_launches(paths: Paths, profile: str) -> list[str]:
-    from ccswitch_tui.runs import load_manifests
+    from ccswitch_tui.runs.manifests import load_manifests
 
     return [m.get("launch_id", "?") for m in load_manifests(paths, profile) if liveness.state(m) == liveness.RUNNING]
 
 
 def remove(paths: Paths, state: ToolState) -> None:
     """End the profile's Codex daemons and delete its tool state; refused while a launch runs."""
-    from ccswitch_tui import daemons
+    from ccswitch_tui.tools.codex import daemons
 
     live = running_launches(paths, state.profile)
     if live:

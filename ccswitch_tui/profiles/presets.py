@@ -10,16 +10,16 @@ from pathlib import Path
 import tomlkit
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.profile import Profile, check_key_id, check_name
-from ccswitch_tui.store import Store, validate_text
+from ccswitch_tui.profiles.schema import Profile, check_key_id, check_name
+from ccswitch_tui.profiles.store import Store, validate_text
 
 
 def presets_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    installed = here / "presets"
+    package = Path(__file__).resolve().parent.parent  # ccswitch_tui/
+    installed = package / "presets"
     if installed.is_dir():
         return installed
-    return here.parent / "profiles"  # a source checkout or an editable install
+    return package.parent / "profiles"  # a source checkout or an editable install
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ccswitch_tui.diagnose.findings import ERROR, INFO, Finding, redact_url
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.findings import ERROR, INFO, Finding, redact_url
+from ccswitch_tui.keys.keyring import mask
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profile import Profile
+from ccswitch_tui.profiles.schema import Profile
 from ccswitch_tui.safe_read import loads_json
-from ccswitch_tui.secrets import mask
 from ccswitch_tui.tools.spec import ProbeSpec
 
 ANTHROPIC_VERSION = "2023-06-01"

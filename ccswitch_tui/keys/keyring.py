@@ -17,7 +17,7 @@ from typing import Any
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable
 from ccswitch_tui.paths import Paths, ensure_private_dir
-from ccswitch_tui.profile import Profile, check_key_id
+from ccswitch_tui.profiles.schema import Profile, check_key_id
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 
@@ -166,7 +166,7 @@ class KeyStore:
     def get(self, key_id: str) -> str | None:
         check_key_id(key_id)
         if self._backend is None:
-            from ccswitch_tui import secret_service
+            from ccswitch_tui.keys import secret_service
 
             if secret_service.usable(self.environ):
                 value = secret_service.lookup(SERVICE, key_id)
@@ -332,7 +332,7 @@ class KeyStore:
         if not ids:
             return out
         if self._backend is None:
-            from ccswitch_tui import secret_service
+            from ccswitch_tui.keys import secret_service
 
             if secret_service.usable(self.environ):
                 found = secret_service.present(SERVICE, ids)

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui import liveness
-from ccswitch_tui.codex_config import KEY_VAR
-from ccswitch_tui.env import MARKERS
+from ccswitch_tui.diagnose.processes import parse_environ, read_file
+from ccswitch_tui.launch import liveness
+from ccswitch_tui.launch.environment import MARKERS
+from ccswitch_tui.launch.plan import SOURCE_INHERITED
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import SOURCE_INHERITED
-from ccswitch_tui.processes import parse_environ, read_file
+from ccswitch_tui.tools.codex.config import KEY_VAR
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def end(daemons: Iterable[Daemon], codex_home: Path | str, grace: float = 3.0) -
 
 
 def _runs_by_id(paths: Paths, profile: str) -> dict[str, Mapping[str, Any]]:
-    from ccswitch_tui.runs import load_manifests
+    from ccswitch_tui.runs.manifests import load_manifests
 
     return {m.get("launch_id"): m for m in load_manifests(paths, profile) if m.get("tool") == "codex"}
 
@@ -135,7 +135,7 @@ def before_launch(plan: Any, key_fp: str, digests: Mapping[str, str], paths: Pat
     found = find(home)
     if not found:
         return []
-    from ccswitch_tui.secrets import fingerprint, load_salt
+    from ccswitch_tui.keys.keyring import fingerprint, load_salt
 
     salt = load_salt(paths)
     runs = _runs_by_id(paths, plan.profile)
@@ -161,8 +161,8 @@ def after_launch(plan: Any, paths: Paths) -> list[int]:
 def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None, paths: Paths) -> list[Any]:
     """For `ccs ps`/`inspect`: a Codex daemon whose launch is over still holds that launch's
     environment and key, and would serve the next Codex of its CODEX_HOME."""
-    from ccswitch_tui.findings import WARN, Finding
-    from ccswitch_tui.runs import manifest_path
+    from ccswitch_tui.diagnose.findings import WARN, Finding
+    from ccswitch_tui.runs.manifests import manifest_path
 
     if not env or not is_app_server(argv) or not env.get("CCS_LAUNCH_ID"):
         return []

@@ -16,19 +16,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui import codex_config, share
-from ccswitch_tui.codex_config import KEY_VAR, toml_string
+from ccswitch_tui.launch.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
-from ccswitch_tui.profile import Checker, Profile, Provider
-from ccswitch_tui.quiet import quiet_for
+from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import read_text
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, chat_probe, responses_probe
+from ccswitch_tui.tools import share
+from ccswitch_tui.tools.codex import config as codex_config
+from ccswitch_tui.tools.codex.config import KEY_VAR, toml_string
+from ccswitch_tui.tools.quiet import quiet_for
+from ccswitch_tui.tools.spec import (
+    DoctorContext,
+    DoctorPart,
+    EditorField,
+    ProbeSpec,
+    ToolSpec,
+    chat_probe,
+    responses_probe,
+)
 
 __all__ = ["KEY_VAR", "TOOL", "toml_string"]
 
 if TYPE_CHECKING:
-    from ccswitch_tui.findings import Finding
+    from ccswitch_tui.diagnose.findings import Finding
 
 # Ids Codex reserves: a [model_providers.<id>] entry with one of them stops Codex at start-up
 # ("reserved built-in provider IDs"); amazon-bedrock accepts only a few fields. oss and azure are free ids.
@@ -167,9 +176,9 @@ def _line_of(text: str, pattern: str) -> int | None:
 def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
                         main: bool = True) -> list[Finding]:
     """Check one Codex config file against what Codex 0.171 accepts."""
+    from ccswitch_tui.diagnose.findings import ERROR, WARN, Finding
     from ccswitch_tui.errors import ProfileError
-    from ccswitch_tui.findings import ERROR, WARN, Finding
-    from ccswitch_tui.store import parse_toml
+    from ccswitch_tui.profiles.store import parse_toml
 
     codex = f"Codex {version}" if version else "Codex"
     try:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.env import MARKERS, inherited_env
-from ccswitch_tui.profile import Profile
+from ccswitch_tui.launch.environment import MARKERS, inherited_env
+from ccswitch_tui.profiles.schema import Profile
 
 # Where each variable of a plan's environment came from.
 SOURCE_INHERITED = "inherited"
@@ -76,8 +76,8 @@ class LaunchPlan:
             return False
         if name in self.secret_names:
             return True
-        from ccswitch_tui.env import looks_secret
-        from ccswitch_tui.shapes import holds_credential
+        from ccswitch_tui.launch.environment import looks_secret
+        from ccswitch_tui.policy.shapes import holds_credential
 
         return looks_secret(name) or holds_credential(value)
 
@@ -88,13 +88,13 @@ class LaunchPlan:
         value = self.env.get(name, "") if value is None else value
         if not self.is_secret(name, value):
             return value
-        from ccswitch_tui.env import looks_secret
+        from ccswitch_tui.launch.environment import looks_secret
 
         if name in self.secret_names or looks_secret(name):
-            from ccswitch_tui.secrets import mask
+            from ccswitch_tui.keys.keyring import mask
 
             return mask(value)
-        from ccswitch_tui.redact import redact_text
+        from ccswitch_tui.policy.redact import redact_text
 
         return redact_text(value)
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ccswitch_tui.errors import ProfileError
-from ccswitch_tui.shapes import URL_CREDENTIALS_HINT, LazyPattern, holds_credential, looks_like_key, url_secrets
+from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, holds_credential, looks_like_key, url_secrets
 
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_.~-]{20}")
 # names whose value is a credential whatever it looks like (a flag-like value aside)
