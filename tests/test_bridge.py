@@ -361,7 +361,7 @@ def test_masking_and_safe_urls():
 def test_reroute_replaces_urls_and_key_and_refuses_what_it_cannot_reach():
     from ccswitch_tui.bridge.reroute import reroute, route_specs
     from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.launch.plan import FileToWrite, LaunchPlan
+    from ccswitch_tui.model import FileToWrite, LaunchPlan
 
     plan = LaunchPlan(
         profile="p", tool="codex", argv=("codex",), env={"CODEX_HOME": "/h", "CCS_CODEX_API_KEY": KEY,

@@ -18,8 +18,8 @@ from conftest import skip_or_fail
 
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.presets import list_presets, new_profile_text, presets_dir
-from ccswitch_tui.profiles.schema import KEY_ID_RE
 from ccswitch_tui.profiles.store import Store, validate_text
+from ccswitch_tui.tools.checker import KEY_ID_RE
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET_FILES = [p.stem for p in sorted((ROOT / "profiles").glob("*.toml"))]
@@ -202,8 +202,8 @@ def test_new_from_preset_keeps_the_preset_text(ccs, ccs_home: Paths):
     p = Store(ccs_home).load("tt")
     assert p.provider.base_url == "https://taotoken.net/api"
     assert p.key_id == "taotoken"
-    assert p.codex is not None and p.codex.model == "gpt-4.1" and p.codex.provider_id == "taotoken"
-    assert p.run.model == "gpt-4.1" and p.run.export == ("openai",)
+    assert p.side("codex") is not None and p.side("codex").model == "gpt-4.1" and p.side("codex").provider_id == "taotoken"
+    assert p.side("run").model == "gpt-4.1" and p.side("run").export == ("openai",)
 
     before = path.read_bytes()
     assert "already exists" in fails(ccs("new", "tt", "--preset", "openai"))
@@ -215,8 +215,8 @@ def test_new_from_flags(ccs, ccs_home: Paths):
            "--claude-model", "claude-x", "--codex-model", "codex-y"))
     p = Store(ccs_home).load("gw")
     assert (p.provider.name, p.provider.base_url, p.key_id) == ("gw", "https://gw.example/v1", "gw-key")
-    assert p.claude is not None and p.claude.model == "claude-x" and p.claude.base_url == "https://gw.example/v1"
-    assert p.codex is not None and (p.codex.model, p.codex.provider_id) == ("codex-y", "gw")
+    assert p.side("claude") is not None and p.side("claude").model == "claude-x" and p.side("claude").base_url == "https://gw.example/v1"
+    assert p.side("codex") is not None and (p.side("codex").model, p.side("codex").provider_id) == ("codex-y", "gw")
     assert p.tools == ("claude", "codex", "run")
 
     # a preset with overrides: comments kept, the fields replaced
@@ -227,8 +227,8 @@ def test_new_from_flags(ccs, ccs_home: Paths):
     text = (ccs_home.profiles / "tt2.toml").read_text(encoding="utf-8")
     assert text.startswith("# TaoToken")
     p = Store(ccs_home).load("tt2")
-    assert (p.provider.base_url, p.key_id, p.codex.model) == ("https://tt.example/api", "env:TT_KEY", "gpt-5")
-    assert p.run.model == "gpt-4.1"
+    assert (p.provider.base_url, p.key_id, p.side("codex").model) == ("https://tt.example/api", "env:TT_KEY", "gpt-5")
+    assert p.side("run").model == "gpt-4.1"
 
     # the bare minimum: a base URL; the key id defaults to the profile's name
     ok(ccs("new", "bare", "--base-url", "https://b.example"))

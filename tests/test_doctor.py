@@ -291,7 +291,7 @@ def test_azure_and_oss_are_accepted_as_codex_provider_id(world, clients_bin, tmp
     store.save_text("p", 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9/v1"\n'
                          f'key = "env:P_KEY"\n[codex]\nmodel = "m"\nprovider_id = "{pid}"\n', create=True)
     profile = store.load("p")  # validated: no "built-in Codex provider id" refusal
-    assert profile.codex.provider_id == pid
+    assert profile.side("codex").provider_id == pid
     from ccswitch_tui.tools.codex.config import content
 
     home = world["paths"].tool_dir("p", "codex")

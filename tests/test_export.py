@@ -74,8 +74,8 @@ def test_export_toml_keeps_the_file_and_drops_credentials(profiles, ccs):
     assert "# DeepSeek for both tools — my notes" in r.stdout
     assert "ANTHROPIC_CUSTOM_HEADERS looks like it carries a credential" in r.stderr
     _, p = validate_text("ds", r.stdout)
-    assert p.claude.env == {"API_TIMEOUT_MS": "600000", "ANTHROPIC_CUSTOM_HEADERS": ""}
-    assert p.codex.reasoning_effort == "high" and p.provider.key == f"ds-{tag}"
+    assert p.side("claude").env == {"API_TIMEOUT_MS": "600000", "ANTHROPIC_CUSTOM_HEADERS": ""}
+    assert p.side("codex").reasoning_effort == "high" and p.provider.key == f"ds-{tag}"
     # the exported text, minus the header and the emptied header value, is the file itself
     body = r.stdout.split("\n", 1)[1]
     assert body == store.read_text("ds").replace(f"X-Gateway-Auth: {secret}", "")
@@ -147,10 +147,10 @@ def test_exported_json_imports_back_as_the_same_profiles(profiles, ccs, tmp_path
             ("config.json:claude/ds", "created", "missing"), ("config.json:codex/ds", "merged", "missing")]
         again = Store(store.paths.__class__(profiles=other / "profiles", state=other / "state")).load("deepseek")
         original = store.load("ds")
-        assert again.claude.base_url == original.claude.base_url and again.claude.model == original.claude.model
-        assert again.claude.haiku == original.claude.haiku and again.claude.auth == original.claude.auth
-        assert again.codex.base_url == original.codex.base_url and again.codex.model == original.codex.model
-        assert again.codex.provider_id == "deepseek" and again.codex.reasoning_effort == "high"
+        assert again.side("claude").base_url == original.side("claude").base_url and again.side("claude").model == original.side("claude").model
+        assert again.side("claude").haiku == original.side("claude").haiku and again.side("claude").auth == original.side("claude").auth
+        assert again.side("codex").base_url == original.side("codex").base_url and again.side("codex").model == original.side("codex").model
+        assert again.side("codex").provider_id == "deepseek" and again.side("codex").reasoning_effort == "high"
         assert again.provider.website == original.provider.website
         assert key not in exported.stdout and key not in r.stdout
         # nothing was stored: the export carried no key

@@ -103,9 +103,9 @@ def test_claude_import_and_scrub(live, ccs):
 
     p = Store(live.paths).load(name)
     assert p.provider.name == name and p.provider.base_url == "https://api.deepseek.com/anthropic"
-    assert p.claude.auth == "token" and p.claude.model == "deepseek-v4-pro" and p.claude.haiku == "deepseek-v4-flash"
-    assert dict(p.claude.env) == {"DISABLE_TELEMETRY": "1"}
-    assert p.codex is None
+    assert p.side("claude").auth == "token" and p.side("claude").model == "deepseek-v4-pro" and p.side("claude").haiku == "deepseek-v4-flash"
+    assert dict(p.side("claude").env) == {"DISABLE_TELEMETRY": "1"}
+    assert p.side("codex") is None
 
     # the key: in the keyring, and nowhere else
     assert keyring.get_password(SERVICE, name) == live.key
@@ -141,11 +141,11 @@ def test_codex_import_and_scrub_keep_the_toml_and_the_rest_of_auth_json(live, cc
     assert (item["action"], item["profile"], item["key"]) == ("created", name, "stored")
     assert not any("wire_api" in w for w in item["warnings"])
     p = Store(live.paths).load(name)
-    assert p.codex.wire_api == "chat"  # kept: the launch translates through the bridge
+    assert p.side("codex").wire_api == "chat"  # kept: the launch translates through the bridge
     assert p.provider.name == pname
-    assert p.codex.base_url == "https://api.deepseek.com/v1" and p.codex.model == "deepseek-v4-pro"
-    assert p.codex.provider_id == "deepseek" and p.codex.reasoning_effort == "medium"
-    assert p.claude is None and p.run.export == ("openai",)
+    assert p.side("codex").base_url == "https://api.deepseek.com/v1" and p.side("codex").model == "deepseek-v4-pro"
+    assert p.side("codex").provider_id == "deepseek" and p.side("codex").reasoning_effort == "medium"
+    assert p.side("claude") is None and p.side("run").export == ("openai",)
     assert keyring.get_password(SERVICE, item["key_id"]) == live.key
 
     assert (live.codex / "config.toml").read_text() == config_text  # the key was never there
@@ -184,8 +184,8 @@ def test_claude_then_codex_make_one_profile(live, ccs):
     store = Store(live.paths)
     assert store.names() == [f"ds-{live.tag}"]
     p = store.load(f"ds-{live.tag}")
-    assert p.claude.base_url == "https://api.deepseek.com/anthropic"
-    assert p.codex.base_url == "https://api.deepseek.com/v1"
+    assert p.side("claude").base_url == "https://api.deepseek.com/anthropic"
+    assert p.side("codex").base_url == "https://api.deepseek.com/v1"
     text = store.read_text(f"ds-{live.tag}")
     assert text.startswith("# Imported by ccs") and "added by ccs import from Codex config" in text
     r3 = ccs("import", "codex", "--json", env=live.env())

@@ -17,13 +17,13 @@ import psutil
 import pytest
 from conftest import skip_or_fail
 
-from ccswitch_tui import tools
 from ccswitch_tui.diagnose import inspect as insp
 from ccswitch_tui.diagnose import processes
-from ccswitch_tui.diagnose.findings import ERROR, Finding
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.keys.keyring import KeyStore
-from ccswitch_tui.launch.environment import MARKERS
+from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.model import ERROR, Finding
+from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.profiles.store import Store
 
 KEY = "sk-inspect-KEEPME-0123456789abcdef"
@@ -116,7 +116,7 @@ def parent_env(tmp_path: Path) -> dict[str, str]:
 
 def plan_env(setup, tool: str, tmp_path: Path, key: str = KEY) -> dict[str, str]:
     store, _, paths = setup
-    plan = tools.plan_for(store.load("loop"), tool, key, parent_env(tmp_path), tmp_path, paths=paths)
+    plan = plan_for(store.load("loop"), tool, key, parent_env(tmp_path), tmp_path, paths=paths)
     return dict(plan.env)
 
 
@@ -573,6 +573,6 @@ def test_finding_shape():
     ("MY_SETTING", "some opaque value here", "som…here"),
 ])
 def test_values_are_masked_unless_known_non_secret(name, value, out):
-    from ccswitch_tui.diagnose.findings import shown
+    from ccswitch_tui.policy import shown
 
     assert shown(name, value) == out

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from stub_server import StubServer
 
+from ccswitch_tui import policy
 from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.profiles.schema import profile_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -193,9 +195,9 @@ def _data(**tables):
 def test_tables_are_validated_by_their_specs():
     p = profile_from_data("p", _data(gemini={"model": "g"}, opencode={"model": "o"}))
     assert p.tools == ("gemini", "opencode", "run")
-    assert (p.gemini.base_url, p.opencode.base_url, p.opencode.provider_id) == (
+    assert (p.side("gemini").base_url, p.side("opencode").base_url, p.side("opencode").provider_id) == (
         "https://gw.example/api", "https://gw.example/api", "p")
-    assert p.claude is None and p.codex is None
+    assert p.side("claude") is None and p.side("codex") is None
     cases = [
         (dict(gemini={}), "[gemini].model is required", "[gemini].model"),
         (dict(gemini={"model": "g", "modle": "x"}), "unknown field [gemini].modle; did you mean 'model'?",
@@ -212,26 +214,25 @@ def test_tables_are_validated_by_their_specs():
 
 
 def test_the_plans_route_through_the_environment_and_one_config_file(tmp_path):
-    from ccswitch_tui import tools
     from ccswitch_tui.paths import Paths
 
     paths = Paths(profiles=tmp_path / "profiles", state=tmp_path / "state")
     p = profile_from_data("p", _data(gemini={"model": "g", "env": {"X": "1"}}, opencode={"model": "o"}))
     parent = {"PATH": "/usr/bin", "HOME": "/h", "GEMINI_API_KEY": "stale", "OPENCODE_CONFIG": "/x"}
-    g = tools.plan_for(p, "gemini", KEY, parent, tmp_path, paths=paths)
+    g = plan_for(p, "gemini", KEY, parent, tmp_path, paths=paths)
     assert g.env["GEMINI_API_KEY"] == KEY and g.secret_names == {"GEMINI_API_KEY"}
     assert (g.env["GOOGLE_GEMINI_BASE_URL"], g.env["GEMINI_MODEL"], g.env["X"]) == ("https://gw.example/api", "g", "1")
     assert g.env["GEMINI_CLI_HOME"] == str(paths.tool_dir("p", "gemini"))
     assert g.env["GEMINI_CLI_TRUST_WORKSPACE"] == "false"
     assert g.argv == ("gemini",) and all(KEY not in f.content for f in g.files)
-    o = tools.plan_for(p, "opencode", KEY, parent, tmp_path, paths=paths)
+    o = plan_for(p, "opencode", KEY, parent, tmp_path, paths=paths)
     assert "OPENCODE_CONFIG" not in o.env and o.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1"
     assert o.env["CCS_OPENCODE_API_KEY"] == KEY and o.secret_names == {"CCS_OPENCODE_API_KEY"}
     assert o.env["OPENCODE_CONFIG_DIR"] == str(paths.tool_dir("p", "opencode") / "config")
     assert o.env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"  # quiet by default for a third-party endpoint
     (f,) = o.files
     assert json.loads(f.content)["provider"]["p"]["options"]["baseURL"] == "https://gw.example/api"
-    assert o.shown("CCS_OPENCODE_API_KEY") != KEY
+    assert policy.plan_shown(o, "CCS_OPENCODE_API_KEY") != KEY
 
 
 def test_a_system_gemini_layer_that_sets_routing_refuses_the_launch(ccs, base_env, tmp_path, clients_bin):

@@ -10,8 +10,8 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import resolve_paths
 from ccswitch_tui.profiles.schema import profile_from_data
 
@@ -42,7 +42,7 @@ def profile(**extra):
 
 
 def plan(tool, prof=None, parent=CONTAMINATED, cwd=Path("/nonexistent"), **kw):
-    return tools.plan_for(prof or profile(), tool, KEY, parent, cwd, paths=PATHS, **kw)
+    return plan_for(prof or profile(), tool, KEY, parent, cwd, paths=PATHS, **kw)
 
 
 @pytest.mark.parametrize("tool", ["claude", "codex", "run"])
@@ -130,7 +130,7 @@ def test_run_exports():
 def test_run_exports_fall_back_to_provider_url():
     prof = profile_from_data("q", {"provider": {"name": "Q", "base_url": "https://q/api", "key": "q"},
                                    "run": {"export": ["openai", "anthropic"]}})
-    p = tools.plan_for(prof, "run", KEY, {}, Path("/"), paths=PATHS)
+    p = plan_for(prof, "run", KEY, {}, Path("/"), paths=PATHS)
     assert p.env["OPENAI_BASE_URL"] == "https://q/api" and p.env["ANTHROPIC_BASE_URL"] == "https://q/api"
     assert "CCS_MODEL" not in p.env
 
@@ -138,9 +138,9 @@ def test_run_exports_fall_back_to_provider_url():
 def test_profile_without_tool_table_is_refused():
     prof = profile_from_data("q", {"provider": {"name": "Q", "base_url": "https://q/api", "key": "q"}})
     with pytest.raises(UsageError, match=r"has no \[codex\] table"):
-        tools.plan_for(prof, "codex", KEY, {}, Path("/"), paths=PATHS)
+        plan_for(prof, "codex", KEY, {}, Path("/"), paths=PATHS)
     with pytest.raises(UsageError, match="unknown tool 'grok'"):
-        tools.plan_for(prof, "grok", KEY, {}, Path("/"), paths=PATHS)
+        plan_for(prof, "grok", KEY, {}, Path("/"), paths=PATHS)
 
 
 def write_json(path: Path, data) -> Path:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ccswitch_tui.errors import ProfileError, UsageError
-from ccswitch_tui.profiles.schema import check_name, profile_from_data
+from ccswitch_tui.profiles.schema import profile_from_data
 from ccswitch_tui.profiles.store import validate_text
+from ccswitch_tui.tools.checker import check_name
 
 MINIMAL = {"schema": 1, "provider": {"name": "P", "base_url": "https://h/api", "key": "k"}}
 
@@ -31,16 +32,16 @@ def test_bad_names_refused(name):
 def test_minimal_profile_defaults():
     p = profile_from_data("p", MINIMAL)
     assert p.tools == ("run",)
-    assert p.claude is None and p.codex is None
+    assert p.side("claude") is None and p.side("codex") is None
     assert p.key_id == "k"
 
 
 def test_claude_and_codex_inherit_provider_base_url():
     p = profile_from_data("p", with_(claude={}, codex={"model": "m"}))
-    assert p.claude.base_url == "https://h/api"
-    assert p.claude.auth == "token"
-    assert p.codex.base_url == "https://h/api"
-    assert p.codex.provider_id == "p"
+    assert p.side("claude").base_url == "https://h/api"
+    assert p.side("claude").auth == "token"
+    assert p.side("codex").base_url == "https://h/api"
+    assert p.side("codex").provider_id == "p"
     assert p.tools == ("claude", "codex", "run")
 
 
@@ -54,7 +55,7 @@ def test_builtin_codex_provider_id_refused_with_place():
 
 def test_default_provider_id_avoids_builtins():
     p = profile_from_data("openai", with_(codex={"model": "m"}))
-    assert p.codex.provider_id == "openai-ccs"
+    assert p.side("codex").provider_id == "openai-ccs"
 
 
 def test_unknown_field_did_you_mean():
@@ -112,7 +113,7 @@ def test_env_key_reference():
 
 @pytest.mark.parametrize("pasted", ["sk-ant-api03-abcdefghijklmnop", "abcdefABCDEF0123456789abcdefABCDEF12"])
 def test_a_key_pasted_as_key_id_is_refused_without_echoing_it(pasted):
-    from ccswitch_tui.profiles.schema import check_key_id
+    from ccswitch_tui.tools.checker import check_key_id
 
     with pytest.raises(UsageError) as exc:
         check_key_id(pasted)
@@ -124,14 +125,14 @@ def test_a_key_pasted_as_key_id_is_refused_without_echoing_it(pasted):
 
 @pytest.mark.parametrize("key_id", ["taotoken", "my-company-production-openrouter-key-2026", "test-0123456789"])
 def test_ordinary_key_ids_are_not_mistaken_for_keys(key_id):
-    from ccswitch_tui.profiles.schema import check_key_id
+    from ccswitch_tui.tools.checker import check_key_id
 
     assert check_key_id(key_id) == key_id
 
 
 def test_codex_wire_api_defaults_to_responses_and_accepts_chat():
-    assert profile_from_data("p", with_(codex={"model": "m"})).codex.wire_api == "responses"
-    assert profile_from_data("p", with_(codex={"model": "m", "wire_api": "chat"})).codex.wire_api == "chat"
+    assert profile_from_data("p", with_(codex={"model": "m"})).side("codex").wire_api == "responses"
+    assert profile_from_data("p", with_(codex={"model": "m", "wire_api": "chat"})).side("codex").wire_api == "chat"
     with pytest.raises(ProfileError, match=r"p\.toml: \[codex\]\.wire_api 'grpc' must be one of: responses, chat"):
         profile_from_data("p", with_(codex={"model": "m", "wire_api": "grpc"}))
 
@@ -146,6 +147,6 @@ def test_codex_wire_api_defaults_to_responses_and_accepts_chat():
 def test_chat_only_presets_serve_codex_through_chat_completions(preset, endpoint):
     from ccswitch_tui.profiles.presets import load_preset
 
-    codex = load_preset(preset).profile.codex
+    codex = load_preset(preset).profile.side("codex")
     assert codex is not None and codex.wire_api == "chat"
     assert codex.base_url == endpoint and codex.model

@@ -16,8 +16,9 @@ import pytest
 
 from ccswitch_tui.errors import KeyError_, KeyringUnavailable, UsageError
 from ccswitch_tui.keys import secret_service
-from ccswitch_tui.keys.keyring import SERVICE, KeyStore, fingerprint, load_salt, mask
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore, fingerprint, load_salt
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy import mask
 from ccswitch_tui.profiles.schema import profile_from_data
 
 FP_RE = re.compile(r"fp:[0-9a-f]{12}")

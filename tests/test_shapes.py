@@ -10,7 +10,7 @@ from key_samples import KEYS, NON_SECRETS, UNMARKED
 
 from ccswitch_tui.policy.redact import RedactingStream, redact_text
 from ccswitch_tui.policy.shapes import looks_like_key, url_secrets
-from ccswitch_tui.profiles.schema import looks_like_a_key
+from ccswitch_tui.tools.checker import looks_like_a_key
 
 
 @pytest.mark.parametrize("name", sorted(KEYS))

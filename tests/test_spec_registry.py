@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ccswitch_tui import tools
+from ccswitch_tui import policy
 from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.schema import profile_from_data
 from ccswitch_tui.profiles.store import validate_text
@@ -34,15 +35,18 @@ def test_one_display_rule_for_env_diff_and_tui(tmp_path):
     p = _profile(policy={"inherit": ["GITHUB_TOKEN", "GH_HOST"]})
     paths = Paths(profiles=tmp_path / "profiles", state=tmp_path / "state")
     parent = {"PATH": "/usr/bin", "GITHUB_TOKEN": GITHUB, "GH_HOST": "github.example"}
-    plan = tools.plan_for(p, "run", KEY, parent, tmp_path, paths=paths)
-    assert plan.is_secret("GITHUB_TOKEN") and plan.is_secret("OPENAI_API_KEY") and not plan.is_secret("GH_HOST")
-    assert GITHUB not in plan.shown("GITHUB_TOKEN") and plan.shown("GH_HOST") == "github.example"
+    plan = plan_for(p, "run", KEY, parent, tmp_path, paths=paths)
+    assert policy.plan_is_secret(plan, "GITHUB_TOKEN") and policy.plan_is_secret(plan, "OPENAI_API_KEY")
+    assert not policy.plan_is_secret(plan, "GH_HOST")
+    assert GITHUB not in policy.plan_shown(plan, "GITHUB_TOKEN")
+    assert policy.plan_shown(plan, "GH_HOST") == "github.example"
     view = ToolView("run", plan)
-    assert view.shown_value("GITHUB_TOKEN", GITHUB) == plan.shown("GITHUB_TOKEN")  # the TUI shows what env shows
+    # the TUI shows what env shows
+    assert view.shown_value("GITHUB_TOKEN", GITHUB) == policy.plan_shown(plan, "GITHUB_TOKEN")
     # a value shaped like a key is masked whatever its name
     p2 = _profile(policy={"inherit": ["MY_SETTING"]})
-    plan2 = tools.plan_for(p2, "run", KEY, {"MY_SETTING": GITHUB}, tmp_path, paths=paths)
-    assert GITHUB not in plan2.shown("MY_SETTING")
+    plan2 = plan_for(p2, "run", KEY, {"MY_SETTING": GITHUB}, tmp_path, paths=paths)
+    assert GITHUB not in policy.plan_shown(plan2, "MY_SETTING")
 
 
 @pytest.mark.parametrize("args", [("env", "p"), ("env", "p", "--format", "json"), ("env", "p", "--diff"),

@@ -19,20 +19,13 @@ from hypothesis import strategies as st
 
 from ccswitch_tui import atomic
 from ccswitch_tui.errors import ProfileError, UsageError
+from ccswitch_tui.model import Profile, Provider
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
+from ccswitch_tui.policy import secret_name
 from ccswitch_tui.policy.shapes import looks_like_key
 from ccswitch_tui.profiles.presets import load_preset
-from ccswitch_tui.profiles.schema import (
-    ENV_NAME_RE,
-    INHERIT_RE,
-    KEY_ID_RE,
-    NAME_RE,
-    SECRET_NAME_RE,
-    Profile,
-    Provider,
-)
-from ccswitch_tui.profiles.secret_rules import SECRET_NAME_RE as SECRET_VAR_RE
 from ccswitch_tui.profiles.store import Store, validate_text
+from ccswitch_tui.tools.checker import ENV_NAME_RE, INHERIT_RE, KEY_ID_RE, NAME_RE
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import BUILTIN_PROVIDERS as BUILTIN_CODEX_PROVIDERS
 from ccswitch_tui.tools.codex import PROVIDER_ID_RE, REASONING_EFFORTS, CodexSide, default_provider_id
@@ -98,14 +91,14 @@ def test_one_value_changed_keeps_comments_and_order(store: Store):
     doc = store.load_doc("tt")
     doc["codex"]["model"] = "gpt-5"
     p = store.save_doc("tt", doc)
-    assert p.codex is not None and p.codex.model == "gpt-5"
+    assert p.side("codex") is not None and p.side("codex").model == "gpt-5"
     new = store.path_for("tt").read_text(encoding="utf-8")
     old_lines, new_lines = text.splitlines(), new.splitlines()
     # exactly one line differs: every comment, blank line and key stays where it was
     assert len(old_lines) == len(new_lines)
     changed = [(a, b) for a, b in zip(old_lines, new_lines, strict=True) if a != b]
     assert changed == [('model = "gpt-4.1"', 'model = "gpt-5"')]
-    assert store.load("tt").run.model == "gpt-4.1"  # the [run] model is a different key
+    assert store.load("tt").side("run").model == "gpt-4.1"  # the [run] model is a different key
 
 
 def test_inline_comment_survives_rewrite(store: Store):
@@ -344,7 +337,7 @@ hosts = st.sampled_from(["h.example", "taotoken.net", "127.0.0.1:8080", "api.x-y
 paths_ = st.from_regex(r"(/[a-z0-9._~-]{1,8}){0,3}", fullmatch=True)
 urls = st.builds(lambda s, h, p: f"{s}://{h}{p}", st.sampled_from(["http", "https"]), hosts, paths_)
 env_names = st.from_regex(ENV_NAME_RE, fullmatch=True).filter(
-    lambda n: len(n) <= 20 and not SECRET_NAME_RE.match(n.upper()) and not SECRET_VAR_RE.fullmatch(n))
+    lambda n: len(n) <= 20 and not secret_name(n))
 env_tables = st.dictionaries(env_names, words.filter(lambda w: "\x00" not in w), max_size=4)  # a NUL is refused
 key_refs = st.one_of(
     st.from_regex(KEY_ID_RE, fullmatch=True).filter(

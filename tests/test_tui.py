@@ -20,10 +20,12 @@ from test_tui_support import (
 )
 from textual.widgets import Button, Input, Select, TextArea
 
-from ccswitch_tui import tools
-from ccswitch_tui.keys.keyring import SERVICE, KeyStore, mask
+from ccswitch_tui import policy
+from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 from ccswitch_tui.launch.environment import diff_env
+from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy import mask
 from ccswitch_tui.runs.manifests import write_manifest
 from ccswitch_tui.tui.actions import ACTIONS
 from ccswitch_tui.tui.app import CcsApp
@@ -104,10 +106,10 @@ async def test_environment_is_the_plan_of_ccs_env_with_sources(home: Paths):
             app.action_set_tool(tool)
             await settle(pilot)
             profile = app.service.store.load("alpha")
-            plan = tools.plan_for(profile, tool, KEY_VALUE, env, app.service.cwd, paths=home,
+            plan = plan_for(profile, tool, KEY_VALUE, env, app.service.cwd, paths=home,
                                   launch_id=PREVIEW_LAUNCH_ID)
             text = plain(app, "#env-body")
-            for name, value in plan.masked_env().items():
+            for name, value in policy.masked_env(plan).items():
                 line = next(x for x in text.splitlines() if x.startswith(name + " ") or x.startswith(name + "  "))
                 assert plan.sources[name] in line and value in line, line
             assert KEY_VALUE not in text
@@ -314,9 +316,9 @@ async def test_edit_form_saves_through_the_store_keeping_comments(home: Paths):
     comments = [line for line in before.splitlines() if line.startswith("#")]
     assert comments and all(c in after for c in comments)
     profile = app.service.store.load("alpha")
-    assert profile.claude.model == "claude-sonnet-4-5"
+    assert profile.side("claude").model == "claude-sonnet-4-5"
     assert dict(profile.env) == {"API_TIMEOUT_MS": "600000"}
-    assert profile.codex.model == "gpt-4.1"
+    assert profile.side("codex").model == "gpt-4.1"
 
 
 async def test_edit_validates_inline_and_keeps_the_file(home: Paths):

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.launch.plan import LaunchPlan
+from ccswitch_tui.model import LaunchPlan
 
 _PROXY = {"https": ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
           "http": ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}

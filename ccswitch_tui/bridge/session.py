@@ -12,7 +12,7 @@ from typing import Any
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.reroute import reroute, route_specs
-from ccswitch_tui.launch.plan import LaunchPlan
+from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths
 
 

@@ -11,8 +11,9 @@ import click
 
 from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
-from ccswitch_tui.diagnose.findings import Finding, counts, counts_text, has_errors, sort_findings
+from ccswitch_tui.diagnose.findings import counts, counts_text, has_errors, sort_findings
 from ccswitch_tui.errors import FindingsError, UsageError
+from ccswitch_tui.model import Finding
 
 
 def _local(ts: float | None) -> str:

@@ -89,7 +89,7 @@ def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: 
     """Import the provider that Claude Code's settings.json `env` points at."""
     from ccswitch_tui.importers.live import claude_settings_path, home_dir, plan_claude
     from ccswitch_tui.importers.live import scrub as do_scrub
-    from ccswitch_tui.profiles.schema import check_name
+    from ccswitch_tui.tools.checker import check_name
 
     if name:
         check_name(name)
@@ -118,7 +118,7 @@ def import_codex(ctx: Context, home: Path | None, name: str | None, scrub: bool,
     """Import the provider that Codex's config.toml selects (model_provider), with its key."""
     from ccswitch_tui.importers.live import codex_home, home_dir, plan_codex
     from ccswitch_tui.importers.live import scrub as do_scrub
-    from ccswitch_tui.profiles.schema import check_name
+    from ccswitch_tui.tools.checker import check_name
 
     if name:
         check_name(name)

@@ -16,8 +16,9 @@ from ccswitch_tui.commands.common import (
     table,
 )
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.keys.keyring import has_control_chars, mask
-from ccswitch_tui.profiles.schema import check_key_id
+from ccswitch_tui.keys.keyring import has_control_chars
+from ccswitch_tui.policy import mask
+from ccswitch_tui.tools.checker import check_key_id
 
 
 @click.group("key")

@@ -10,7 +10,9 @@ from typing import Any
 
 import click
 
+from ccswitch_tui import policy
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
+from ccswitch_tui.launch.plan import plan_for
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
 
@@ -137,10 +139,10 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
 def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
     """What sh/dotenv print: safe to eval or source. Never a mask in place of a key (an SDK would send
     it), never the launch markers (a made-up launch id makes every later launch look nested)."""
-    from ccswitch_tui.launch.environment import MARKERS
+    from ccswitch_tui.policy import MARKERS
 
     markers = [k for k in MARKERS if k in plan.env]
-    secrets = [] if reveal else sorted(k for k in plan.env if plan.is_secret(k))
+    secrets = [] if reveal else sorted(k for k in plan.env if policy.plan_is_secret(plan, k))
     env = {k: v for k, v in plan.env.items() if k not in markers and k not in secrets}
     notes = []
     if secrets:
@@ -176,9 +178,9 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
 
     sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
-    from ccswitch_tui import tools
     from ccswitch_tui.keys.extra import resolve
-    from ccswitch_tui.launch.environment import diff_env, matters
+    from ccswitch_tui.launch.environment import diff_env
+    from ccswitch_tui.policy import matters
     from ccswitch_tui.policy.redact import echo_revealed
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
@@ -186,13 +188,13 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
 
     p = ctx.store.load(profile)
     key = ctx.keys.resolve(p)
-    plan = tools.plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths, secrets=resolve(p, ctx.keys))
-    env = dict(plan.env) if reveal else plan.masked_env()
+    plan = plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths, secrets=resolve(p, ctx.keys))
+    env = dict(plan.env) if reveal else policy.masked_env(plan)
     if as_diff:
         d = diff_env(ctx.environ, plan.env)
 
         def show(name: str, value: str) -> str:
-            return value if reveal else plan.shown(name, value)
+            return value if reveal else policy.plan_shown(plan, name, value)
 
         if fmt == "json":
             out(json.dumps({

@@ -10,7 +10,8 @@ import click
 from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
 from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.profiles.schema import Profile, check_name
+from ccswitch_tui.model import Profile
+from ccswitch_tui.tools.checker import check_name
 
 
 def profile_dict(p: Profile) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         value = ctx.keys.lookup(p.key_id)
         key["present"] = value is not None
         if value:
-            from ccswitch_tui.keys.keyring import mask
+            from ccswitch_tui.policy import mask
 
             key["mask"], key["fingerprint"] = mask(value), ctx.keys.fingerprint(value)
     except CcsError as exc:

@@ -22,11 +22,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ccswitch_tui.diagnose.findings import ERROR, INFO, Finding, redact_url
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.keys.keyring import mask
+from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.model import ERROR, INFO, Finding, Profile
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.policy import mask, redact_url
 from ccswitch_tui.safe_read import loads_json
 from ccswitch_tui.tools.spec import ProbeSpec
 
@@ -133,7 +133,7 @@ def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
 
 def sides(profile: Profile) -> list[str]:
     """The tool sides a profile serves that can be probed (`ccs run` only when it exports something)."""
-    return [t for t in profile.tools if t != "run" or profile.run.export]
+    return [t for t in profile.tools if t != "run" or profile.side("run").export]
 
 
 def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], *,
@@ -151,7 +151,7 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
             continue
         spec = tools.get(side)
         try:
-            plan = tools.plan_for(profile, side, PROBE_KEY, environ, cwd, paths=paths)
+            plan = plan_for(profile, side, PROBE_KEY, environ, cwd, paths=paths)
         except CcsError as exc:  # e.g. a broken config file in the profile's state: the launch would fail too
             out.append(Probe(profile.name, side, "-", "-", "", None, "bearer", plan_error=str(exc)))
             continue

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.diagnose.findings import ERROR, INFO, WARN, Finding, counts, counts_text, shown, sort_findings
+from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.launch.environment import MARKERS, family_effect, looks_secret, routing_family
 from ccswitch_tui.launch.isolation import profile_findings
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
 
 
 @dataclass
@@ -96,7 +97,7 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
             continue
         value = environ[name]
         show = shown(name, value)
-        if fingerprint and looks_secret(name) and value:
+        if fingerprint and secret_name(name) and value:
             show = f"{show} ({fingerprint(value)})"
         affects = family_effect(fam)
         rows.append({"name": name, "family": fam, "value": show, "affects": affects})
@@ -113,7 +114,7 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
                                f"{name}={show} in this shell {verb} Claude Code, Codex and SDK programs started "
                                f"from here{note}; {tail}",
                                path="shell", variable=name, family=fam))
-        elif name.startswith("CLAUDE_CODE_USE_"):
+        elif cloud_switch(name):
             out.append(Finding("cloud-switch", sev,
                                f"{name}={show} in this shell: Claude Code started from here sends everything to a "
                                f"cloud provider; {tail}", path="shell", variable=name, family=fam))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.diagnose.findings import ERROR, INFO, WARN, Finding, counts, has_errors, shown, sort_findings
+from ccswitch_tui.diagnose.findings import counts, has_errors, sort_findings
 from ccswitch_tui.diagnose.processes import (
     STATUS_DENIED,
     STATUS_GONE,
@@ -29,20 +29,21 @@ from ccswitch_tui.diagnose.processes import (
     tool_internal,
 )
 from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.launch.environment import (
+from ccswitch_tui.launch.environment import EnvDiff, diff_env
+from ccswitch_tui.launch.isolation import inspect_findings
+from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy import (
     MARKERS,
-    EnvDiff,
     client_families,
-    diff_env,
+    cloud_switch,
     family_effect,
     inherited_env,
-    looks_secret,
     routing_family,
+    secret_name,
+    shown,
 )
-from ccswitch_tui.launch.isolation import inspect_findings
-from ccswitch_tui.launch.plan import LaunchPlan
-from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Profile
 from ccswitch_tui.safe_read import no_surrogates
 from ccswitch_tui.tools import label as tools_label
 from ccswitch_tui.tools.codex.daemons import orphan_findings
@@ -279,7 +280,7 @@ class Inspector:
             else:
                 plan_tool = tool if tool in tools.names() else "run"
                 try:
-                    plan = tools.plan_for(
+                    plan = plan_for(
                         prof, plan_tool, _KEY_PLACEHOLDER, actual, Path(cwd or "/"), paths=self.paths,
                         launch_id=actual.get("CCS_LAUNCH_ID"),
                         secrets=dict.fromkeys(getattr(prof, "secrets", {}), _KEY_PLACEHOLDER))
@@ -320,12 +321,13 @@ class Inspector:
             findings += self._against_plan(pid, actual, expected, plan, tool, extras)
             findings += inspect_findings(pid, actual, plan)  # doors the profile opened, with their source
         else:
-            expected = inherited_env(actual)
+            kept, trusted = inherited_env(actual)
+            expected = {**kept, **trusted}
             for m in MARKERS:
                 if m in actual:
                     expected[m] = actual[m]
             findings += self._against_clean(pid, actual, tool)
-        fps = {k: self.fingerprint(v) for k, v in actual.items() if looks_secret(k) and routing_family(k) and v}
+        fps = {k: self.fingerprint(v) for k, v in actual.items() if secret_name(k) and routing_family(k) and v}
         extras["fingerprints"] = fps
         return expected, diff_env(expected, actual), sort_findings(findings), extras
 
@@ -382,7 +384,7 @@ class Inspector:
                 add("proxy", sev, name,
                     f"{name}={show} {what}; requests may go through it (set it in the profile's [env] or "
                     f"policy.inherit if it is wanted, else {relaunch})", fam)
-            elif name.startswith("CLAUDE_CODE_USE_"):
+            elif cloud_switch(name):
                 add("cloud-switch", ERROR, name,
                     f"{name}={show} sends Claude Code's requests to a cloud provider instead of profile "
                     f"{prof!r}'s endpoint; {relaunch} from a shell without it", fam)
@@ -396,7 +398,7 @@ class Inspector:
             elif is_model:
                 want = f"the profile's {expected[name]}" if in_plan else "a model the profile does not set"
                 add("model-drift", ERROR, name, f"{name}={value} differs from {want}; {relaunch}", fam)
-            elif looks_secret(name):
+            elif secret_name(name):
                 add("unmanaged-routing", ERROR if (own is None or fam in own) else WARN, name,
                     f"{name}={show} ({self._key_note(value, extras)}) is not set by profile {prof!r}; "
                     f"{tools_label(tool)} may send it; {relaunch}", fam)
@@ -437,7 +439,7 @@ class Inspector:
             if fam is None or name in tool_internal():
                 continue
             show = shown(name, value)
-            if looks_secret(name) and value:
+            if secret_name(name) and value:
                 show = f"{show} ({self.fingerprint(value)})"
             if _is_url_var(name, fam) and value.strip():
                 urls.setdefault(_norm_url(value), []).append(name)
@@ -445,7 +447,7 @@ class Inspector:
             if fam == "proxy":
                 add = Finding("proxy", INFO if name.lower() == "no_proxy" else WARN,
                               f"{name}={show} ({fam}): read by {effect}; {way}", pid=pid, variable=name, family=fam)
-            elif name.startswith("CLAUDE_CODE_USE_"):
+            elif cloud_switch(name):
                 add = Finding("cloud-switch", ERROR if tool in (None, "claude") else WARN,
                               f"{name}={show} ({fam} family): sends Claude Code's requests to a cloud provider; {way}",
                               pid=pid, variable=name, family=fam)

@@ -14,15 +14,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ccswitch_tui.launch.environment import routing_family
+from ccswitch_tui import tools
+from ccswitch_tui.policy import routing_family, routing_prefilter
 
 
 @cache
 def tool_internal() -> frozenset[str]:
     """Variables the clients' own launchers and sandboxes put into their processes: not contamination."""
-    from ccswitch_tui.tools import specs
-
-    return frozenset().union(*(s.internal_vars for s in specs()))
+    return frozenset().union(*(s.internal_vars for s in tools.specs()))
 
 STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
 
@@ -78,10 +77,8 @@ def read_file(path: str) -> bytes:
         os.close(fd)
 
 
-_ROUTING_HINT = re.compile(
-    rb"(?:^|\0)(?:ANTHROPIC_|OPENAI_|AZURE_OPENAI_|CODEX_|CCS_CODEX_API_KEY|CLAUDE_|HTTPS?_PROXY|ALL_PROXY|NO_PROXY|"
-    rb"https?_proxy|all_proxy|no_proxy|AWS_|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION)"
-)
+# a cheap first pass over a raw environ, built by the policy from every family (no client missed)
+_ROUTING_HINT = routing_prefilter()
 
 
 def has_routing(env: Mapping[str, str]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 import tomlkit
 
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store
 
 FORMATS = ("toml", "json")
@@ -98,8 +98,8 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
         if p.description:
             extra["notes"] = p.description
         shared_env = _clean_env(p.env, "[env]", warnings)
-        if p.claude:
-            c = p.claude
+        if p.side("claude"):
+            c = p.side("claude")
             key_field = "ANTHROPIC_AUTH_TOKEN" if c.auth == "token" else "ANTHROPIC_API_KEY"
             env: dict[str, str] = {"ANTHROPIC_BASE_URL": c.base_url, key_field: ""}
             env.update(c.model_vars())
@@ -111,8 +111,8 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             out["claude"]["providers"][p.name] = {
                 **common, "settingsConfig": {"env": env}, **extra, "meta": {"apiKeyField": key_field},
             }
-        if p.codex:
-            x = p.codex
+        if p.side("codex"):
+            x = p.side("codex")
             doc = tomlkit.document()
             doc.add("model_provider", x.provider_id)
             doc.add("model", x.model)
@@ -126,13 +126,13 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             entry.add("requires_openai_auth", True)
             providers.add(x.provider_id, entry)
             doc.add("model_providers", providers)
-            if x.env or (p.env and not p.claude):
+            if x.env or (p.env and not p.side("claude")):
                 warnings.append(f"{p.name}: [codex.env] / [env] have no place in a CC Switch Codex provider; "
                                 "not exported")
             out["codex"]["providers"][p.name] = {
                 **common, "settingsConfig": {"auth": {"OPENAI_API_KEY": ""}, "config": tomlkit.dumps(doc)}, **extra,
             }
-        if not p.claude and not p.codex:
+        if not p.side("claude") and not p.side("codex"):
             warnings.append(f"{p.name}: serves neither Claude Code nor Codex; nothing to export in this format")
         for other in (t for t in p.tools if t not in ("claude", "codex", "run")):
             warnings.append(f"{p.name}: [{other}] has no place in a CC Switch provider; not exported "

@@ -9,11 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.importers.model import CodexFields, fail, skip
-from ccswitch_tui.profiles.schema import (
-    ENV_NAME_RE,
-    SECRET_NAME_RE,
-)
-from ccswitch_tui.profiles.secret_rules import value_problem
+from ccswitch_tui.policy import secret_name
+from ccswitch_tui.profiles.schema import value_problem
+from ccswitch_tui.tools.checker import ENV_NAME_RE
 from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import BUILTIN_PROVIDERS as BUILTIN_CODEX_PROVIDERS
@@ -153,7 +151,7 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
             continue
         if not ENV_NAME_RE.fullmatch(name):
             warnings.append(f"env.{name!s} is not a valid variable name; not imported")
-        elif SECRET_NAME_RE.match(name.upper()) or value_problem(("env", name), value):
+        elif secret_name(name) or value_problem(("env", name), value):
             warnings.append(f"env.{name} holds a credential; not imported (profiles hold no secrets): store it "
                             f"with `ccs key set ID` and add {name} = \"ID\" under [secrets]")
         elif name in CCS_OWNED or name.startswith("CCS_"):

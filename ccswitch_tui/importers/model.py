@@ -14,7 +14,7 @@ from typing import Any
 
 from ccswitch_tui.importers.naming import host_of
 from ccswitch_tui.importers.report import Item
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.model import Profile
 from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
 from ccswitch_tui.tools.claude import ClaudeSide
 from ccswitch_tui.tools.codex import CodexSide
@@ -122,7 +122,7 @@ class Slot:
     def of_profile(cls, p: Profile) -> Slot:
         return cls(
             name=p.name, provider_name=p.provider.name, provider_base_url=p.provider.base_url,
-            key_ref=p.key_id, claude=p.claude, codex=p.codex,
+            key_ref=p.key_id, claude=p.side("claude"), codex=p.side("codex"),
             existing=True, website=p.provider.website, description=p.description,
         )
 

@@ -27,8 +27,8 @@ from ccswitch_tui.importers.naming import host_label, slugify, with_suffix
 from ccswitch_tui.importers.report import Item
 from ccswitch_tui.importers.writer import MIN_KEY_CHECK, check_alone, render_added, render_new
 from ccswitch_tui.keys.keyring import KeyStore, has_control_chars
-from ccswitch_tui.profiles.schema import KEY_ID_RE
 from ccswitch_tui.profiles.store import ProfileChanged, Store, validate_text
+from ccswitch_tui.tools.checker import KEY_ID_RE
 
 
 def same_text(a: str | None, b: str | None) -> bool:

@@ -16,10 +16,11 @@ from typing import Any
 
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable
+from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir
-from ccswitch_tui.profiles.schema import Profile, check_key_id
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.tools.checker import check_key_id
 
 SERVICE = "ccswitch-tui"
 
@@ -28,12 +29,7 @@ def has_control_chars(value: str) -> bool:
     return any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
 
 
-# --- masks and fingerprints -------------------------------------------------------------------
-
-def mask(value: str) -> str:
-    """``sk-…9f3a`` for keys of 16+ characters, ``****`` for shorter ones."""
-    return f"{value[:3]}…{value[-4:]}" if len(value) >= 16 else "****"
-
+# --- fingerprints -------------------------------------------------------------------
 
 def _read_salt(paths: Paths) -> bytes | None:
     try:

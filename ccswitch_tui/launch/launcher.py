@@ -20,7 +20,8 @@ from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import LaunchRefused, UsageError
 from ccswitch_tui.keys import extra as secondary
 from ccswitch_tui.keys.keyring import KeyStore
-from ccswitch_tui.launch.plan import LaunchPlan
+from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.runs.inplace import reserve, rewrite
@@ -80,7 +81,7 @@ def build(
     adapter = tools.require(profile, tool)  # before the key: a wrong tool is reported as such
     key = keys.resolve(profile)
     extra = secondary.resolve(profile, keys)  # [secrets]: the child's environment only
-    plan = tools.plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra)
+    plan = plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra)
     plan = replace(plan, force=force, nested=nested)
     if argv_override is not None:
         plan = replace(plan, argv=tuple(argv_override))

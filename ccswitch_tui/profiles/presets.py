@@ -10,8 +10,9 @@ from pathlib import Path
 import tomlkit
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.profiles.schema import Profile, check_key_id, check_name
+from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store, validate_text
+from ccswitch_tui.tools.checker import check_key_id, check_name
 
 
 def presets_dir() -> Path:

@@ -1,226 +1,153 @@
-"""Profiles (schema 1): the dataclasses and the validation that turns a TOML table into one.
+"""Profiles (schema 1): the validation that turns a parsed TOML document into a ``model.Profile``.
 
 Validation names the place of every problem (``name.toml: [codex].provider_id ...``) and refuses
-unknown fields, with a did-you-mean where one is close.
+unknown fields, with a did-you-mean where one is close. Before the fields, the whole document is
+checked for what a profile file may never hold — keys by their shape anywhere (a key id, a model, an
+``[env]`` value, a description), credentials inside URLs, values of secret-named variables in any
+env table, ``policy.inherit`` globs reaching routing, loader or trust variables — so the line a user
+sees for a pasted key says where keys belong. Each client's table is validated by its spec.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ccswitch_tui.errors import ProfileError, UsageError
+from ccswitch_tui import policy, tools
+from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.model import Profile, Provider
+from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, holds_credential, looks_like_key, url_secrets
+from ccswitch_tui.tools.checker import (
+    ENV_NAME_RE,
+    INHERIT_RE,
+    KEY_ID_RE,
+    Checker,
+    check_name,
+    key_looks_pasted,
+    looks_like_a_key,
+)
 
 SCHEMA = 1
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-KEY_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
-ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-INHERIT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
-SECRET_NAME_RE = re.compile(r".*(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$")
+_LONG_TOKEN = LazyPattern(r"[A-Za-z0-9+/_.~-]{20}")
 
 
-@dataclass(frozen=True)
-class Provider:
-    name: str
-    base_url: str
-    key: str  # a key id in the keyring, or "env:VAR"
-    website: str | None = None
-
-    @property
-    def key_env_var(self) -> str | None:
-        """The variable named by ``key = "env:VAR"``, or None for a keyring key."""
-        return env_var_of(self.key)
+def env_table_paths() -> tuple[str, ...]:
+    """Where a document holds variables: ``env`` and each registered client's ``<client>.env``."""
+    return ("env", *(f"{s.name}.env" for s in tools.specs()))
 
 
-def env_var_of(key_ref: str) -> str | None:
-    """``env:VAR`` → ``VAR``; None for a keyring key id."""
-    return key_ref[4:] if key_ref.startswith("env:") else None
+def _leaves(data: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    if isinstance(data, Mapping):
+        for k, v in data.items():
+            yield from _leaves(v, (*path, str(k)))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from _leaves(v, (*path, str(i)))
+    elif isinstance(data, str):
+        yield path, data
 
 
-@dataclass(frozen=True)
-class Profile:
-    """One profile. ``sides`` maps each client the profile serves to its side (the dataclass its
-    ``tools/<name>.py`` spec builds from the table of that name); ``run`` is always there.
-    ``profile.<client>`` reads ``sides`` (None when the profile does not serve that client)."""
-
-    name: str
-    provider: Provider
-    description: str = ""
-    sides: Mapping[str, Any] = field(default_factory=dict)
-    env: Mapping[str, str] = field(default_factory=dict)
-    inherit: tuple[str, ...] = ()
-    record: bool = False  # [policy].record: launches go through the recording bridge by default
-    secrets: Mapping[str, str] = field(default_factory=dict)  # [secrets]: VARIABLE → key id (secondary.py)
-    quiet: bool | None = None  # [policy].quiet; None: on for every provider but the official ones
-    share: tuple[str, ...] | None = None  # [policy].share; None: the default pieces (see share.py)
-
-    def __getattr__(self, name: str) -> Any:
-        # only reached for names that are not fields: a registered client's side, or None
-        if not name.startswith("_") and name != "sides":
-            from ccswitch_tui.tools import get, names
-
-            if name in names():
-                side = self.sides.get(name)
-                return side if side is not None else get(name).default_side(self.provider)
-        raise AttributeError(name)
-
-    def side(self, tool: str) -> Any | None:
-        return self.sides.get(tool)
-
-    @property
-    def tools(self) -> tuple[str, ...]:
-        """The tools this profile serves, in the registry's order. ``run`` is always served."""
-        from ccswitch_tui.tools import names
-
-        return tuple(t for t in names() if t in self.sides)
-
-    @property
-    def key_id(self) -> str:
-        return self.provider.key
-
-    def base_urls(self) -> dict[str, str]:
-        from ccswitch_tui.tools import get
-
-        urls = {"provider": self.provider.base_url}
-        for tool, side in self.sides.items():
-            url = get(tool).base_url(side)
-            if url:
-                urls[tool] = url
-        return urls
+def label(path: tuple[str, ...]) -> str:
+    """``[provider].base_url``, ``[claude.env].X``, ``description``, ``[policy].inherit[0]``."""
+    if len(path) == 1:
+        return path[0]
+    if path[-1].isdigit():
+        return f"{label(path[:-1])}[{path[-1]}]"
+    return f"[{'.'.join(path[:-1])}].{path[-1]}"
 
 
-def check_name(name: str) -> str:
-    """Refuse any profile name that is not ``[a-z0-9][a-z0-9._-]{0,63}`` (before any path is built)."""
-    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
-        raise UsageError(
-            f"invalid profile name {name!r}: use 1-64 characters of a-z, 0-9, '.', '_', '-', "
-            "starting with a letter or digit"
-        )
-    return name
+def value_problem(path: tuple[str, ...], value: str) -> str | None:
+    """Why this value may not be in a profile file, or None."""
+    stripped = value.strip()
+    if stripped.startswith("env:") and (path == ("provider", "key") or path[:1] == ("secrets",)):
+        return None  # names a variable of ccs's own environment: a name, not a value
+    is_url = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://\S*$", stripped) is not None
+    if is_url:
+        found = url_secrets(stripped)
+        if found:
+            return f"{label(path)} holds a credential in its URL ({', '.join(found)}); {URL_CREDENTIALS_HINT}"
+    elif _LONG_TOKEN.search(value) and looks_like_key(value):
+        if path == ("provider", "key"):
+            return ("[provider].key looks like a key itself; a key id is a name (e.g. taotoken) and the key "
+                    "goes into the keyring with `ccs key set ID`")
+        return (f"{label(path)} holds a value shaped like a key; keys belong in the keyring: `ccs key set ID`, "
+                f"then name the id in the profile ([provider].key, or a [secrets] entry VARIABLE = \"ID\")")
+    in_env_table = len(path) >= 2 and ".".join(path[:-1]) in env_table_paths()
+    if in_env_table and not is_url and holds_credential(value):
+        return (f"{label(path)} holds a credential (a header, or a URL with a password); keys belong in the "
+                "keyring: `ccs key set ID`, then a [secrets] entry naming the variable and that id")
+    if in_env_table and policy.secret_name(path[-1]) and not policy.flag_like(stripped):
+        return (f"{label(path)} looks like a secret; keys belong in the keyring: `ccs key set ID`, "
+                f"then a [secrets] entry {path[-1]} = \"ID\"")
+    return None
 
 
-def looks_like_a_key(text: str) -> bool:
-    """A key id that is probably a key pasted in the wrong place (it would end up in a file)."""
-    from ccswitch_tui.policy.shapes import looks_like_key
+def check_document(data: Any, where: str) -> None:
+    """Raise ProfileError (``where: what; where keys belong``) for the first secret or open door."""
+    if not isinstance(data, Mapping):
+        return
+    for path, value in _leaves(data):
+        problem = value_problem(path, value)
+        if problem:
+            raise ProfileError(f"{where}: {problem}", field=label(path))
+    table = data.get("policy")
+    inherit = table.get("inherit") if isinstance(table, Mapping) else None
+    if isinstance(inherit, list):
+        for pattern in inherit:
+            problem = policy.inherit_problem(pattern) if isinstance(pattern, str) else None
+            if problem:
+                raise ProfileError(f"{where}: {problem}", field="[policy].inherit")
 
-    return looks_like_key(text)
 
-
-def key_looks_pasted(key_id: str) -> str:
-    return (f"key id '{key_id[:3]}…{key_id[-4:]}' looks like a key itself; a key id is a name "
-            "(e.g. taotoken) and the key goes into the keyring with `ccs key set ID`")
-
-
-def check_key_id(key_id: str) -> str:
-    if isinstance(key_id, str) and looks_like_a_key(key_id):  # first: the key itself is never echoed
-        raise UsageError(key_looks_pasted(key_id))
-    if not isinstance(key_id, str) or not KEY_ID_RE.fullmatch(key_id):
-        raise UsageError(
-            f"invalid key id {key_id!r}: use 1-128 characters of A-Z, a-z, 0-9, '.', '_', '@', '-'"
-        )
-    if looks_like_a_key(key_id):
-        raise UsageError(key_looks_pasted(key_id))
-    return key_id
+def read_secrets_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
+    """The validated ``[secrets]`` table of a profile document: variable name → key id or ``env:VAR``."""
+    data = doc.get("secrets")
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ProfileError(f'{where}: [secrets] must be a table of VARIABLE = "key-id"', field="[secrets]")
+    out: dict[str, str] = {}
+    for name, ref in data.items():
+        name = str(name)
+        if not ENV_NAME_RE.fullmatch(name):
+            raise ProfileError(f"{where}: [secrets].{name} is not a valid environment variable name",
+                               field=f"[secrets].{name}")
+        if name.startswith("CCS_"):
+            raise ProfileError(f"{where}: [secrets].{name}: CCS_* variables are set by ccs itself",
+                               field=f"[secrets].{name}")
+        ok = isinstance(ref, str) and (
+            ENV_NAME_RE.fullmatch(ref[4:]) if ref.startswith("env:") else KEY_ID_RE.fullmatch(ref))
+        if not ok:
+            raise ProfileError(
+                f"{where}: [secrets].{name} must name a key id (letters, digits, '.', '_', '@', '-') or env:VAR, "
+                f"e.g. {name} = \"{name.lower().replace('_', '-')}\", and the key goes in with `ccs key set ID`")
+        for table in ("env", *tools.names()):
+            t = doc.get(table)
+            env = (t if table == "env" else t.get("env")) if isinstance(t, Mapping) else None
+            if isinstance(env, Mapping) and name in env:
+                label = "[env]" if table == "env" else f"[{table}.env]"
+                raise ProfileError(f"{where}: {name} is both in [secrets] and in {label}; keep it in [secrets] only",
+                                   field=f"{label}.{name}")
+        out[name] = ref
+    return out
 
 
 # --- validation -----------------------------------------------------------------------------
 
 _TOP = ("schema", "description", "provider", "env", "policy", "secrets")  # and one table per client
 _PROVIDER = ("name", "base_url", "key", "website")
-_POLICY = ("inherit", "record", "quiet", "share")
-
-
-class Checker:
-    """Field checks that name the place of every problem; a client spec validates its table with it."""
-
-    def __init__(self, where: str):
-        self.where = where
-
-    def fail(self, msg: str, field: str | None = None) -> ProfileError:
-        """``field``: the place as ``[table].name`` (``[codex.env].X``), for the editor to point at."""
-        return ProfileError(f"{self.where}: {msg}", field=field)
-
-    def table(self, data: Any, path: str, allowed: tuple[str, ...]) -> Mapping[str, Any]:
-        if not isinstance(data, Mapping):
-            raise self.fail(f"{path} must be a table", path)
-        for k in data:
-            if k not in allowed:
-                hint = difflib.get_close_matches(str(k), allowed, n=1)
-                label = f"{path}.{k}" if path != "top level" else str(k)
-                extra = f"; did you mean {hint[0]!r}?" if hint else f"; allowed: {', '.join(allowed)}"
-                raise self.fail(f"unknown field {label}{extra}", label)
-        return data
-
-    def string(self, data: Mapping[str, Any], key: str, path: str, required: bool = False) -> str | None:
-        value = data.get(key)
-        if value is None:
-            if required:
-                raise self.fail(f"{path}.{key} is required", f"{path}.{key}")
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(f"{path}.{key} must be a non-empty string", f"{path}.{key}")
-        return str(value)
-
-    def url(self, data: Mapping[str, Any], key: str, path: str, required: bool = False) -> str | None:
-        value = self.string(data, key, path, required)
-        if value is None:
-            return None
-        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
-            raise self.fail(f"{path}.{key} {value!r} is not an http(s) URL like https://host/path", f"{path}.{key}")
-        return value
-
-    def choice(self, data: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...]) -> str | None:
-        value = self.string(data, key, path)
-        if value is not None and value not in choices:
-            raise self.fail(f"{path}.{key} {value!r} must be one of: {', '.join(choices)}", f"{path}.{key}")
-        return value
-
-    def boolean(self, data: Mapping[str, Any], key: str, path: str) -> bool | None:
-        value = data.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise self.fail(f"{path}.{key} must be true or false, not {value!r}", f"{path}.{key}")
-        return value
-
-    def env_table(self, data: Any, path: str) -> dict[str, str]:
-        if data is None:
-            return {}
-        if not isinstance(data, Mapping):
-            raise self.fail(f"{path} must be a table of NAME = \"value\"", path)
-        out: dict[str, str] = {}
-        for k, v in data.items():
-            if not ENV_NAME_RE.fullmatch(str(k)):
-                raise self.fail(f"{path}.{k} is not a valid environment variable name", f"{path}.{k}")
-            if not isinstance(v, str):
-                raise self.fail(f"{path}.{k} must be a string (quote it: {k} = \"{v}\")", f"{path}.{k}")
-            if SECRET_NAME_RE.match(str(k).upper()):
-                raise self.fail(
-                    f"{path}.{k} looks like a secret; keys belong in the keyring "
-                    f"(provider.key + `ccs key set`), not in a profile file", f"{path}.{k}"
-                )
-            out[str(k)] = str(v)
-        return out
-
-    def string_list(self, data: Mapping[str, Any], key: str, path: str) -> list[str]:
-        value = data.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            raise self.fail(f"{path}.{key} must be a list of strings", f"{path}.{key}")
-        return [str(x) for x in value]
+_POLICY = ("inherit", "record", "quiet", "share", "trust")
 
 
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``)."""
-    from ccswitch_tui.keys.extra import read_table as read_secrets
-    from ccswitch_tui.profiles.secret_rules import check_document
-    from ccswitch_tui.tools import specs
-
     check_name(name)
     check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
     c = Checker(where or f"{name}.toml")
-    clients = specs()
+    clients = tools.specs()
     c.table(data, "top level", (*_TOP[:3], *(s.name for s in clients), *_TOP[3:]))
     schema = data.get("schema", SCHEMA)
     if type(schema) is not int or schema != SCHEMA:  # 1.0 and true equal 1 in Python, not in TOML
@@ -264,6 +191,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     record = False
     quiet: bool | None = None
     share: tuple[str, ...] | None = None
+    trust = True
     if "policy" in data:
         t = c.table(data["policy"], "[policy]", _POLICY)
         inherit = c.string_list(t, "inherit", "[policy]")
@@ -275,6 +203,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         quiet = c.boolean(t, "quiet", "[policy]")
         if "share" in t:
             share = _share_value(c, t["share"])
+        trust = c.boolean(t, "trust", "[policy]") is not False
 
     return Profile(
         name=name,
@@ -284,9 +213,10 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         env=c.env_table(data.get("env"), "[env]"),
         inherit=tuple(inherit),
         record=record,
-        secrets=read_secrets(data, c.where),
+        secrets=read_secrets_table(data, c.where),
         quiet=quiet,
         share=share,
+        trust=trust,
     )
 
 

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import ProfileError, UsageError
+from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
-from ccswitch_tui.profiles.schema import NAME_RE, Profile, check_name, profile_from_data
+from ccswitch_tui.profiles.schema import profile_from_data
 from ccswitch_tui.safe_read import decode_error_line, read_text, too_deep_toml
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.tools.checker import NAME_RE, check_name
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument

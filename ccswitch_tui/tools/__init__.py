@@ -8,14 +8,11 @@ export, the CLI and the TUI all iterate over the registry. Client modules never 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
 from functools import cache
-from pathlib import Path
 
+from ccswitch_tui import policy
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.launch.plan import LaunchPlan
-from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.model import Profile
 from ccswitch_tui.tools.spec import ToolSpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
@@ -39,8 +36,20 @@ def get(name: str) -> ToolSpec:
 
 @cache
 def specs() -> tuple[ToolSpec, ...]:
-    """Every registered spec, in registry order."""
-    return tuple(get(n) for n in _MODULES)
+    """Every registered spec, in registry order; the policy learns their routing families."""
+    loaded = tuple(get(n) for n in _MODULES)
+    policy.register_client_families(
+        [(fam, rx) for s in loaded for fam, rx in s.families.items()],
+        {fam: text for s in loaded for fam, text in s.family_effects.items()},
+        [rx for s in loaded for rx in s.cloud_switches],
+    )
+    return loaded
+
+
+def multiline_vars() -> frozenset[str]:
+    """Variables a client reads as several lines (a header list): the only ones whose value may
+    hold a line break."""
+    return frozenset(v for s in specs() for v in s.multiline_vars)
 
 
 def clients() -> tuple[ToolSpec, ...]:
@@ -72,25 +81,4 @@ def require(profile: Profile, tool: str) -> ToolSpec:
     return spec
 
 
-def plan_for(
-    profile: Profile,
-    tool: str,
-    key: str,
-    parent_env: Mapping[str, str],
-    cwd: Path,
-    *,
-    paths: Paths,
-    args: Sequence[str] = (),
-    launch_id: str | None = None,
-    isolate: bool = False,
-    secrets: Mapping[str, str] | None = None,
-) -> LaunchPlan:
-    """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input.
-    ``secrets`` holds the values of the profile's ``[secrets]`` variables (secondary.resolve)."""
-    from ccswitch_tui.keys.extra import with_secondary
-    from ccswitch_tui.launch.isolation import with_door_warnings
-
-    spec = require(profile, tool)
-    plan = spec.plan(profile, key, parent_env, cwd, paths=paths, args=args, launch_id=launch_id, isolate=isolate)
-    plan = with_secondary(plan, secrets or {})
-    return with_door_warnings(plan)  # routing/loader variables the profile lets in are never silent
+specs()  # the policy answers routing questions from the moment the registry is imported

@@ -17,26 +17,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui.launch.environment import PROXY_VARS
-from ccswitch_tui.launch.plan import (
+from ccswitch_tui.model import (
     SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
-    EnvBuilder,
     FileToWrite,
     LaunchPlan,
+    Profile,
+    Provider,
     Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Checker, Profile, Provider
+from ccswitch_tui.policy import PROXY_VARS
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 from ccswitch_tui.tools import share
+from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, quiet_for
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
 
 if TYPE_CHECKING:
-    from ccswitch_tui.diagnose.findings import Finding
+    from ccswitch_tui.model import Finding
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -187,6 +189,8 @@ class ClaudeSpec(ToolSpec):
     fields = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
     families = {"claude": r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR"}
     family_effects = {"claude": "Claude Code and Anthropic SDK programs"}
+    cloud_switches = (r"CLAUDE_CODE_USE_.*",)  # Bedrock, Vertex, Foundry: every request goes to that cloud
+    multiline_vars = frozenset({"ANTHROPIC_CUSTOM_HEADERS"})  # one header per line
     reads = ("claude",)
     exe_names = ("claude", "claude.exe")
     scripts = ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
@@ -304,7 +308,7 @@ def anthropic_probe(base: str, model: str, auth: str) -> ProbeSpec:
 # --- doctor: the settings layers at rest -----------------------------------------------------------
 
 def _setting_shown(key: str, value: Any) -> str:
-    from ccswitch_tui.diagnose.findings import shown
+    from ccswitch_tui.policy import shown
 
     name = key[4:] if key.startswith("env.") else key
     text = value if isinstance(value, str) else json.dumps(value)
@@ -324,7 +328,7 @@ def layer_paths(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]
 
 
 def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Finding]]:
-    from ccswitch_tui.diagnose.findings import ERROR, WARN, Finding
+    from ccswitch_tui.model import ERROR, WARN, Finding
 
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
@@ -377,7 +381,7 @@ def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str
 def profile_layer_findings(profiles: Sequence[Profile], paths: Paths) -> list[Finding]:
     """Routing keys someone added to a profile's own Claude Code user layer (ccs's --settings beats
     only the keys the profile sets; apiKeyHelper and the rest would still apply)."""
-    from ccswitch_tui.diagnose.findings import ERROR, Finding
+    from ccswitch_tui.model import ERROR, Finding
 
     out: list[Finding] = []
     for p in profiles:

@@ -29,18 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.launch.plan import (
+from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
-    EnvBuilder,
     FileToWrite,
     LaunchPlan,
+    Profile,
+    Provider,
     Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
 
@@ -221,7 +223,7 @@ class GeminiSpec(ToolSpec):
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
         """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
-        from ccswitch_tui.diagnose.findings import ERROR, WARN, Finding
+        from ccswitch_tui.model import ERROR, WARN, Finding
 
         home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
         layers = [("system", system_settings_path(ctx.environ)), ("user", home / ".gemini" / "settings.json"),

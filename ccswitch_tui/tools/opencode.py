@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.launch.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
+from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, FileToWrite, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, chat_probe
 

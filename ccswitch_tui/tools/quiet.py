@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.model import Profile
 
 OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.launch.plan import SOURCE_ROUTING, EnvBuilder, LaunchPlan, new_launch_id
+from ccswitch_tui.model import SOURCE_ROUTING, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Checker, Profile, Provider
+from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, responses_probe
 
 EXPORTS = ("openai", "anthropic")
@@ -101,7 +102,7 @@ class RunSpec(ToolSpec):
         b = EnvBuilder(profile, parent_env)
         urls, models = sdk_exports(profile, key, b)
         b.add_markers(profile, self.name, launch_id)
-        warnings = () if profile.run.export else (
+        warnings = () if profile.side("run").export else (
             f"profile {profile.name!r} exports nothing for `ccs run` ([run].export is empty): "
             "the command gets no base URL and no key",
         )

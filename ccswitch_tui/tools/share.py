@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.launch.environment import routing_family
+from ccswitch_tui.policy import routing_family
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ccswitch_tui.diagnose.findings import Finding
-    from ccswitch_tui.launch.plan import LaunchPlan
+    from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
     from ccswitch_tui.paths import Paths
-    from ccswitch_tui.profiles.schema import Checker, Profile, Provider
+    from ccswitch_tui.tools.checker import Checker
 
 
 @dataclass(frozen=True)
@@ -84,6 +83,8 @@ class ToolSpec:
     fields: tuple[str, ...] = ()  # what the table may hold (unknown fields get a did-you-mean)
     families: Mapping[str, str] = {}  # family → regex (fullmatch) of the variables it names
     family_effects: Mapping[str, str] = {}  # family → who reads it, for messages
+    cloud_switches: tuple[str, ...] = ()  # regexes of variables that turn the client to a cloud platform
+    multiline_vars: frozenset[str] = frozenset()  # variables it reads as several lines (a header list)
     reads: tuple[str, ...] | None = None  # the families the client itself reads; None: any (not judged)
     exe_names: tuple[str, ...] = ()  # executable names of its processes (lower case)
     scripts: tuple[str, ...] = ()  # path suffixes of the scripts an interpreter runs for it
@@ -162,9 +163,3 @@ def chat_probe(base: str, model: str | None) -> ProbeSpec:
     """The cheapest Chat Completions request (one output token)."""
     body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 1, "stream": False}
     return ProbeSpec("openai-chat", base.rstrip("/") + "/chat/completions", model, "bearer", body=body)
-
-
-def compile_families(specs: Sequence[ToolSpec]) -> list[tuple[str, Any]]:
-    import re
-
-    return [(fam, re.compile(rx)) for s in specs for fam, rx in s.families.items()]

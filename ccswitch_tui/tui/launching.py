@@ -80,8 +80,8 @@ class LaunchMixin:
         p = entry.profile
         from ccswitch_tui.tui.screens.modals import CommandScreen
 
-        exports = f"exports: {', '.join(p.run.export) or 'nothing'}" + (f"; CCS_MODEL={p.run.model}"
-                                                                          if p.run.model else "")
+        run = p.side("run")
+        exports = f"exports: {', '.join(run.export) or 'nothing'}" + (f"; CCS_MODEL={run.model}" if run.model else "")
 
         def chosen(command: str | None) -> None:
             if command:

@@ -11,9 +11,9 @@ from typing import Any
 from textual.content import Content
 
 from ccswitch_tui import tools
-from ccswitch_tui.launch.environment import EnvDiff, matters, routing_family
-from ccswitch_tui.launch.plan import SOURCE_INHERITED, SOURCE_MARKER
-from ccswitch_tui.profiles.schema import env_var_of
+from ccswitch_tui.launch.environment import EnvDiff
+from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, env_var_of
+from ccswitch_tui.policy import matters, routing_family
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.tui.service import Detail, KeyState, Problem, RunRow, ToolView
 

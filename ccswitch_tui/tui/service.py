@@ -14,13 +14,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui import tools
+from ccswitch_tui import policy
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.keys.keyring import KeyStore, mask
-from ccswitch_tui.launch.environment import EnvDiff, diff_env, looks_secret
-from ccswitch_tui.launch.plan import LaunchPlan
+from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch.environment import EnvDiff, diff_env
+from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.policy import mask, secret_name
 from ccswitch_tui.profiles.store import Entry, Store
 
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
@@ -62,10 +63,10 @@ class ToolView:
     def shown_value(self, name: str, value: str) -> str:
         """A value as the TUI may show it: the plan's one rule (``LaunchPlan.shown``), a missing key said so."""
         if self.plan is None:
-            return mask(value) if looks_secret(name) else value
+            return mask(value) if secret_name(name) else value
         if name in self.plan.secret_names and not value:
             return MISSING_KEY
-        return self.plan.shown(name, value)
+        return policy.plan_shown(self.plan, name, value)
 
     def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
         return None if self.plan is None else diff_env(parent_env, self.plan.env)
@@ -169,7 +170,7 @@ class Service:
         out = {}
         for tool in profile.tools:
             try:
-                plan = tools.plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
+                plan = plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
                                       launch_id=PREVIEW_LAUNCH_ID)
                 out[tool] = ToolView(tool, plan)
             except CcsError as exc:

@@ -16,7 +16,7 @@ from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
-from ccswitch_tui.launch.plan import LaunchPlan
+from ccswitch_tui.model import LaunchPlan
 
 RESPONSES_PATH = "/responses"
 

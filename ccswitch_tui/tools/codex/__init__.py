@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui.launch.plan import SOURCE_ROUTING, SOURCE_TOOL, EnvBuilder, FileToWrite, LaunchPlan, new_launch_id
+from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, FileToWrite, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.profiles.schema import Checker, Profile, Provider
 from ccswitch_tui.safe_read import read_text
 from ccswitch_tui.tools import share
+from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
 from ccswitch_tui.tools.codex.config import KEY_VAR, toml_string
+from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import (
     DoctorContext,
@@ -37,7 +38,7 @@ from ccswitch_tui.tools.spec import (
 __all__ = ["KEY_VAR", "TOOL", "toml_string"]
 
 if TYPE_CHECKING:
-    from ccswitch_tui.diagnose.findings import Finding
+    from ccswitch_tui.model import Finding
 
 # Ids Codex reserves: a [model_providers.<id>] entry with one of them stops Codex at start-up
 # ("reserved built-in provider IDs"); amazon-bedrock accepts only a few fields. oss and azure are free ids.
@@ -176,8 +177,8 @@ def _line_of(text: str, pattern: str) -> int | None:
 def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
                         main: bool = True) -> list[Finding]:
     """Check one Codex config file against what Codex 0.171 accepts."""
-    from ccswitch_tui.diagnose.findings import ERROR, WARN, Finding
     from ccswitch_tui.errors import ProfileError
+    from ccswitch_tui.model import ERROR, WARN, Finding
     from ccswitch_tui.profiles.store import parse_toml
 
     codex = f"Codex {version}" if version else "Codex"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.profiles.schema import Profile
+from ccswitch_tui.model import Profile
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
 
 KEY_VAR = "CCS_CODEX_API_KEY"
@@ -55,8 +55,8 @@ class Wanted:
 
 
 def wanted(profile: Profile, quiet: bool, mcp: Mapping[str, Any] | None = None) -> Wanted:
-    assert profile.codex is not None
-    x = profile.codex
+    assert profile.side("codex") is not None
+    x = profile.side("codex")
     return Wanted(
         top={"model": x.model, "model_provider": x.provider_id, "model_reasoning_effort": x.reasoning_effort},
         provider_id=x.provider_id,

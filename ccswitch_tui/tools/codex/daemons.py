@@ -27,9 +27,9 @@ from typing import Any
 
 from ccswitch_tui.diagnose.processes import parse_environ, read_file
 from ccswitch_tui.launch import liveness
-from ccswitch_tui.launch.environment import MARKERS
-from ccswitch_tui.launch.plan import SOURCE_INHERITED
+from ccswitch_tui.model import SOURCE_INHERITED
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.tools.codex.config import KEY_VAR
 
 
@@ -161,7 +161,7 @@ def after_launch(plan: Any, paths: Paths) -> list[int]:
 def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None, paths: Paths) -> list[Any]:
     """For `ccs ps`/`inspect`: a Codex daemon whose launch is over still holds that launch's
     environment and key, and would serve the next Codex of its CODEX_HOME."""
-    from ccswitch_tui.diagnose.findings import WARN, Finding
+    from ccswitch_tui.model import WARN, Finding
     from ccswitch_tui.runs.manifests import manifest_path
 
     if not env or not is_app_server(argv) or not env.get("CCS_LAUNCH_ID"):

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.profiles.schema import check_key_id, check_name
+from ccswitch_tui.tools.checker import check_key_id, check_name
 
 T = TypeVar("T")
 
