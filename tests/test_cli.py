@@ -202,7 +202,8 @@ def test_new_from_preset_keeps_the_preset_text(ccs, ccs_home: Paths):
     p = Store(ccs_home).load("tt")
     assert p.provider.base_url == "https://taotoken.net/api"
     assert p.key_id == "taotoken"
-    assert p.side("codex") is not None and p.side("codex").model == "gpt-4.1" and p.side("codex").provider_id == "taotoken"
+    codex = p.side("codex")
+    assert codex is not None and codex.model == "gpt-4.1" and codex.provider_id == "taotoken"
     assert p.side("run").model == "gpt-4.1" and p.side("run").export == ("openai",)
 
     before = path.read_bytes()

@@ -147,10 +147,12 @@ def test_exported_json_imports_back_as_the_same_profiles(profiles, ccs, tmp_path
             ("config.json:claude/ds", "created", "missing"), ("config.json:codex/ds", "merged", "missing")]
         again = Store(store.paths.__class__(profiles=other / "profiles", state=other / "state")).load("deepseek")
         original = store.load("ds")
-        assert again.side("claude").base_url == original.side("claude").base_url and again.side("claude").model == original.side("claude").model
-        assert again.side("claude").haiku == original.side("claude").haiku and again.side("claude").auth == original.side("claude").auth
-        assert again.side("codex").base_url == original.side("codex").base_url and again.side("codex").model == original.side("codex").model
-        assert again.side("codex").provider_id == "deepseek" and again.side("codex").reasoning_effort == "high"
+        a_claude, o_claude = again.side("claude"), original.side("claude")
+        a_codex, o_codex = again.side("codex"), original.side("codex")
+        assert (a_claude.base_url, a_claude.model) == (o_claude.base_url, o_claude.model)
+        assert (a_claude.haiku, a_claude.auth) == (o_claude.haiku, o_claude.auth)
+        assert (a_codex.base_url, a_codex.model) == (o_codex.base_url, o_codex.model)
+        assert a_codex.provider_id == "deepseek" and a_codex.reasoning_effort == "high"
         assert again.provider.website == original.provider.website
         assert key not in exported.stdout and key not in r.stdout
         # nothing was stored: the export carried no key

@@ -103,7 +103,8 @@ def test_claude_import_and_scrub(live, ccs):
 
     p = Store(live.paths).load(name)
     assert p.provider.name == name and p.provider.base_url == "https://api.deepseek.com/anthropic"
-    assert p.side("claude").auth == "token" and p.side("claude").model == "deepseek-v4-pro" and p.side("claude").haiku == "deepseek-v4-flash"
+    claude = p.side("claude")
+    assert claude.auth == "token" and claude.model == "deepseek-v4-pro" and claude.haiku == "deepseek-v4-flash"
     assert dict(p.side("claude").env) == {"DISABLE_TELEMETRY": "1"}
     assert p.side("codex") is None
 
