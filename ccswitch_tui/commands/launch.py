@@ -6,13 +6,16 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccswitch_tui import policy
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
 from ccswitch_tui.launch.plan import plan_for
+
+if TYPE_CHECKING:
+    from ccswitch_tui.launch.launcher import Recording
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
 
@@ -44,19 +47,19 @@ def record_options(f: Any) -> Any:
                              "(default: the profile's [policy].record).")(f)
 
 
-def _recording(record: bool | None, bodies: bool, strict: bool) -> Any:
-    """False, None (the profile decides) or the options for the bridge."""
+def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
+    """Off (--no-record), as the profile says, or on with the options for the bridge."""
+    from ccswitch_tui.launch.launcher import PROFILE_RECORDING, Recording
+
     if record is False:
         if bodies or strict:
             from ccswitch_tui.errors import UsageError
 
             raise UsageError("--record-bodies and --strict-model need recording; drop --no-record")
-        return False
+        return Recording("off")
     if record or bodies or strict:
-        from ccswitch_tui.bridge.session import RecordOptions
-
-        return RecordOptions(bodies=bodies, strict_model=strict)
-    return None
+        return Recording("on", bodies=bodies, strict_model=strict)
+    return PROFILE_RECORDING
 
 
 def _warn(plan: Any) -> None:
@@ -133,7 +136,7 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     if hint := tools.get(tool).shell_hint(prep.plan):
         click.echo(f"ccs: {hint}", err=True)
     click.echo(f"ccs: shell for {profile} ({tool}); exit to leave", err=True)
-    return launch.execute(prep, ctx.paths, recording=False)
+    return launch.execute(prep, ctx.paths, recording=launch.NO_RECORDING)
 
 
 def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:

@@ -13,11 +13,12 @@ fingerprint, and compared by fingerprint only.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.diagnose.findings import counts, has_errors, sort_findings
 from ccswitch_tui.diagnose.processes import (
     STATUS_DENIED,
@@ -46,7 +47,6 @@ from ccswitch_tui.policy import (
 )
 from ccswitch_tui.safe_read import no_surrogates
 from ccswitch_tui.tools import label as tools_label
-from ccswitch_tui.tools.codex.daemons import orphan_findings
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
@@ -331,6 +331,13 @@ class Inspector:
         extras["fingerprints"] = fps
         return expected, diff_env(expected, actual), sort_findings(findings), extras
 
+    def _process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None) -> list[Finding]:
+        """What each client's spec finds wrong with one of its own processes (an orphaned daemon)."""
+        from ccswitch_tui.launch.launches import Launches
+
+        runs = Launches(self.paths)
+        return [f for spec in tools.specs() for f in spec.process_findings(pid, argv, env, runs)]
+
     def _key_note(self, value: str, extras: Mapping[str, Any]) -> str:
         fp = self.fingerprint(value)
         mine = extras.get("key_fingerprint")
@@ -484,7 +491,7 @@ class Inspector:
             if env is not None and status == STATUS_OK:
                 try:
                     _, _, found, _ = self.judge(seen.pid, env, tool, det.cwd, profile, "marker")
-                    cnt = counts(found + orphan_findings(seen.pid, seen.argv, env, self.paths))
+                    cnt = counts(found + self._process_findings(seen.pid, seen.argv, env))
                 except CcsError as exc:  # pragma: no cover — judge turns profile errors into findings
                     error = str(exc)
             elif status == STATUS_DENIED:
@@ -528,7 +535,7 @@ class Inspector:
         if profile and tool is None:
             tool = "run"
         expected, diff, found, extras = self.judge(pid, actual, tool, det.cwd, profile, source)
-        found = sort_findings(found + orphan_findings(pid, argv, actual, self.paths))
+        found = sort_findings(found + self._process_findings(pid, argv, actual))
         return Inspection(
             pid=pid, name=det.name, tool=tool, profile=extras.get("profile"),
             profile_source=source if extras.get("profile") else None,

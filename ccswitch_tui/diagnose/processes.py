@@ -16,6 +16,7 @@ from functools import cache
 
 from ccswitch_tui import tools
 from ccswitch_tui.policy import routing_family, routing_prefilter
+from ccswitch_tui.procfs import parse_environ, read_file
 
 
 @cache
@@ -38,8 +39,6 @@ def base_name(arg: str) -> str:
 def recognise(argv: Sequence[str]) -> str | None:
     """The client a command line starts (each spec names its binaries and npm launchers), directly
     or through an interpreter. None otherwise."""
-    from ccswitch_tui import tools
-
     if not argv or not argv[0]:
         return None
     tool = tools.recognise(base_name(argv[0]), None)
@@ -54,28 +53,6 @@ def recognise(argv: Sequence[str]) -> str | None:
 
 
 # --- reading processes ---------------------------------------------------------------------------
-
-def parse_environ(raw: bytes) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for item in raw.split(b"\0"):
-        name, sep, value = item.partition(b"=")
-        if sep and name:
-            env[name.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    return env
-
-
-def read_file(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while True:
-            data = os.read(fd, 131072)
-            if not data:
-                return b"".join(chunks)
-            chunks.append(data)
-    finally:
-        os.close(fd)
-
 
 # a cheap first pass over a raw environ, built by the policy from every family (no client missed)
 _ROUTING_HINT = routing_prefilter()

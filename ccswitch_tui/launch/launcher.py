@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ccswitch_tui import __version__, tools
 from ccswitch_tui.atomic import atomic_write, locked
@@ -26,6 +26,7 @@ from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
+from ccswitch_tui.tools.spec import HookContext, LaunchHook
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -171,7 +172,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "env_hash": env_hash(plan.non_secret_env()),
         "env_digests": env_digests(plan.non_secret_env()),
         "files": dict(files),
-        "tool_version": tool_version(prep.executable) if plan.tool != "run" else None,
+        "tool_version": tool_version(prep.executable) if tools.get(plan.tool).program else None,
         "ccs_version": __version__,
         "forced": bool(plan.force and plan.refusals),
         "overridden": [r.message for r in plan.refusals] if plan.force else [],
@@ -287,49 +288,97 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
             time.sleep(0.02)
 
 
-def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str | None = None) -> int:
-    """Write the plan's files and a manifest, run the child supervised, complete the manifest.
+@dataclass(frozen=True)
+class Recording:
+    """Whether a launch goes through the recording bridge: as the profile's ``[policy] record``
+    says (``PROFILE``), on with these options, or off. A launch whose client needs a translation
+    goes through the bridge whatever this says (``ccs shell`` is always off)."""
 
-    With ``recording`` (a ``bridge.session.RecordOptions``; the profile's ``[policy] record`` asks
-    for the default one) the child talks to a loopback bridge instead of the provider: see
-    ``bridge/``. The manifest keeps the real base URLs; it gains where the records are and, at
-    the end, their summary. A Codex launch whose provider speaks Chat Completions
-    (``[codex] wire_api = "chat"``) always goes through the bridge, which translates for it."""
-    from ccswitch_tui.launch import liveness, resume
-    from ccswitch_tui.tools import share
-    from ccswitch_tui.tools.codex import daemons
+    mode: Literal["profile", "on", "off"] = "profile"
+    bodies: bool = False  # --record-bodies
+    strict_model: bool = False  # --strict-model
 
-    plan = prep.plan
-    session = None
-    if recording is None and prep.record:
-        from ccswitch_tui.bridge.session import RecordOptions
+    def wanted(self, profile_record: bool) -> bool:
+        return self.mode == "on" or (self.mode == "profile" and profile_record)
 
-        recording = RecordOptions()
-    handlers: dict[str, Any] = {}
-    if plan.tool == "codex" and plan.extra.get("wire_api") == "chat":
-        from ccswitch_tui.bridge.session import RecordOptions
+
+PROFILE_RECORDING = Recording()
+NO_RECORDING = Recording("off")
+
+
+class RecordingHook(LaunchHook):
+    """The child talks to a loopback bridge that alone holds the key (``bridge/``): the plan is
+    rerouted before its files are written, the manifest keeps the real base URLs and gains where the
+    records are and, at the end, their summary. Imports aiohttp only here."""
+
+    def __init__(self, key: str, recording: Recording, translations: Mapping[str, str]):
+        self.key = key
+        self.recording = recording
+        self.translations = translations
+        self.session: Any = None
+
+    def prepare(self, ctx: HookContext) -> None:
+        from ccswitch_tui.bridge.session import RecordingSession, RecordOptions
         from ccswitch_tui.bridge.translate.handler import translation_handlers
 
-        recording = recording or RecordOptions()
-        handlers = translation_handlers(plan)
-    if recording:
-        from ccswitch_tui.bridge.session import RecordingSession
+        handlers = translation_handlers(ctx.plan, self.translations) if self.translations else {}
+        options = RecordOptions(bodies=self.recording.bodies, strict_model=self.recording.strict_model)
+        self.session = RecordingSession.start(ctx.plan, self.key, ctx.key_fingerprint, ctx.paths, options, handlers)
+        ctx.plan = self.session.plan
+        ctx.manifest.update(self.session.manifest_fields())
 
-        session = RecordingSession.start(plan, prep.key, prep.key_fingerprint, paths, recording, handlers)
-        plan = session.plan
-    manifest: dict[str, Any] | None = None
-    try:
-        files = write_plan_files(plan)
-        for problem in share.apply_links(plan.extra.get("shared", ())):
+    def close(self, ctx: HookContext) -> None:
+        if self.session is not None and (summary := self.session.stop()) is not None:
+            ctx.manifest["requests"] = summary
+
+
+class SharedPiecesHook(LaunchHook):
+    """The user's own setup linked into the profile's config dirs (``[policy] share``)."""
+
+    def before(self, ctx: HookContext) -> None:
+        from ccswitch_tui.tools import share
+
+        for problem in share.apply_links(ctx.plan.extra.get("shared", ())):
             print(f"ccs: warning: {problem}", file=sys.stderr)
-        manifest = manifest_for(prep, files) | liveness.owner()
+
+
+def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
+    """The steps around this launch: the bridge when recording or translating, the shared pieces,
+    then the client's own (its spec's)."""
+    spec = tools.get(prep.plan.tool)
+    translations = spec.translations(prep.plan)
+    out: list[LaunchHook] = []
+    if translations or recording.wanted(prep.record):
+        out.append(RecordingHook(prep.key, recording, translations))
+    out.append(SharedPiecesHook())
+    out.extend(spec.hooks(prep.plan))
+    return out
+
+
+def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None) -> int:
+    """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
+    hooks (``hooks_for``) run around each step."""
+    from ccswitch_tui.launch import liveness
+    from ccswitch_tui.launch.launches import Launches
+
+    ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
+    hooks = hooks_for(prep, recording)
+    manifest: dict[str, Any] | None = None
+    prepared: list[LaunchHook] = []
+    try:
+        for hook in hooks:
+            prepared.append(hook)
+            hook.prepare(ctx)
+        plan = ctx.plan
+        ctx.files = write_plan_files(plan)
+        manifest = manifest_for(prep, ctx.files) | liveness.owner()
         manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
             manifest["label"] = label
-        if session is not None:
-            manifest.update(session.manifest_fields())
-        if ended := daemons.before_launch(plan, prep.key_fingerprint, files, paths):
-            manifest["daemons_ended"] = ended
+        manifest.update(ctx.manifest)
+        ctx.manifest = manifest
+        for hook in hooks:
+            hook.before(ctx)
         started = time.time()
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
@@ -340,17 +389,28 @@ def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str |
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-            daemons.after_launch(plan, paths)
+            for hook in hooks:
+                hook.after(ctx)
+        ctx.status = status
         manifest.update(ended=utc_now(), exit_status=status)
     finally:
-        summary = session.stop() if session is not None else None
+        for hook in reversed(prepared):
+            hook.close(ctx)
         if manifest is not None:
-            if summary is not None:
-                manifest["requests"] = summary
             close_manifest(paths, manifest)
-    if plan.tool in ("claude", "codex") and _terminal_fd() is not None and (text := resume.hint(plan, started)):
-        print(text, file=sys.stderr)
+    if _terminal_fd() is not None and (args := tools.get(plan.tool).resume_command(plan, started)):
+        print(f"ccs: to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}",
+              file=sys.stderr)
     return status
+
+
+def resume_line(plan: LaunchPlan, recording: Recording, args: str) -> str:
+    """The `ccs launch` that resumes a session with the same profile and the launch's own flags."""
+    flags = [f for f, on in (("--isolate", plan.extra.get("isolate")), ("--force", plan.force),
+                             ("--nested", plan.nested), ("--record", recording.mode == "on"),
+                             ("--no-record", recording.mode == "off"), ("--record-bodies", recording.bodies),
+                             ("--strict-model", recording.strict_model)) if on]
+    return " ".join(["ccs launch", plan.profile, plan.tool, *flags, "--", args])
 
 
 def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:

@@ -11,42 +11,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ccswitch_tui.procfs import process_start
+
 RUNNING, LOST, ENDED = "running", "lost", "ended"
-
-
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
-
-
-def process_start(pid: int) -> str | None:
-    """An identity of process ``pid``'s start: ``BOOTID:TICKS`` on Linux, the psutil create time
-    elsewhere; None when there is no such process (a zombie counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return _psutil_start(pid)
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return f"{_boot_id()}:{int(fields[19])}"
-
-
-def _psutil_start(pid: int) -> str | None:
-    import psutil
-
-    try:
-        p = psutil.Process(pid)
-        if p.status() == psutil.STATUS_ZOMBIE:
-            return None
-        return f"ct:{p.create_time():.2f}"
-    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-        return None
 
 
 def owner() -> dict[str, Any]:

@@ -66,13 +66,14 @@ def running_launches(paths: Paths, profile: str) -> list[str]:
 
 
 def remove(paths: Paths, state: ToolState) -> None:
-    """End the profile's Codex daemons and delete its tool state; refused while a launch runs."""
-    from ccswitch_tui.tools.codex import daemons
+    """End what still uses the profile's tool state (each client's ``before_remove``) and delete it;
+    refused while a launch runs."""
+    from ccswitch_tui import tools
 
     live = running_launches(paths, state.profile)
     if live:
         raise UsageError(f"profile {state.profile!r} has a running launch ({', '.join(live)}); end it first, "
                          f"then remove {state.path}")
-    codex_home = state.path / "codex"
-    daemons.end(daemons.find(codex_home), codex_home)
+    for spec in tools.specs():
+        spec.before_remove(state.path)
     shutil.rmtree(state.path)

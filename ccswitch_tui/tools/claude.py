@@ -15,13 +15,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ccswitch_tui.model import (
     SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
     FileToWrite,
+    Finding,
     LaunchPlan,
     Profile,
     Provider,
@@ -35,10 +36,7 @@ from ccswitch_tui.tools import share
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
-
-if TYPE_CHECKING:
-    from ccswitch_tui.model import Finding
+from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, newest_session_id
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -228,6 +226,13 @@ class ClaudeSpec(ToolSpec):
     def shell_hint(self, plan: LaunchPlan) -> str | None:
         settings = f"{plan.extra.get('config_dir', '')}/{SETTINGS_FILE}"
         return f"in this shell start Claude Code as: claude --settings {settings}"
+
+    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
+        config_dir = plan.extra.get("config_dir")
+        if not config_dir:
+            return None
+        sid = newest_session_id((Path(config_dir) / "projects").glob("*/*.jsonl"), since)
+        return None if sid is None else f"--resume {sid}"
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         side: ClaudeSide = profile.sides["claude"]

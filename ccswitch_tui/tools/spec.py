@@ -13,15 +13,15 @@ nothing heavier than the profile's dataclasses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
-    from ccswitch_tui.paths import Paths
-    from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.tools.checker import Checker
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,58 @@ class DoctorPart:
     info: Any = None
     findings: list[Finding] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # the section in the text report
+
+
+class LaunchRecords(Protocol):
+    """What a client's hooks may ask about ccs's own launches (the launch layer answers)."""
+
+    def manifest(self, launch_id: str) -> Mapping[str, Any] | None:
+        """The run manifest of a launch, or None when it is missing or unreadable."""
+
+    def manifests(self, profile: str) -> list[Mapping[str, Any]]:
+        """Every run manifest of a profile."""
+
+    def running(self, manifest: Mapping[str, Any]) -> bool:
+        """Whether that launch is still going (its ccs is alive and it has not ended)."""
+
+    def state(self, manifest: Mapping[str, Any]) -> str:
+        """running | lost | ended."""
+
+    def fingerprint(self, value: str) -> str:
+        """A key's fingerprint with this install's salt."""
+
+
+@dataclass
+class HookContext:
+    """What a launch hook sees: the plan being launched (a hook that reroutes it replaces it), the
+    files the launch wrote (path → digest), the key's fingerprint, ccs's launches, and the manifest
+    fields hooks add. ``status`` is the child's exit status once it has ended."""
+
+    plan: LaunchPlan
+    paths: Paths
+    key_fingerprint: str
+    runs: LaunchRecords
+    files: Mapping[str, str] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+    status: int | None = None
+
+
+class LaunchHook:
+    """A step around a launch: ``prepare`` before the plan's files are written (it may replace the
+    plan), ``before`` once they are written and before the child starts, ``after`` when the child
+    has ended (also when it could not start), ``close`` last, always. Each may add manifest fields."""
+
+    def prepare(self, ctx: HookContext) -> None:
+        return None
+
+    def before(self, ctx: HookContext) -> None:
+        return None
+
+    def after(self, ctx: HookContext) -> None:
+        return None
+
+    def close(self, ctx: HookContext) -> None:
+        return None
 
 
 class ToolSpec:
@@ -139,6 +191,30 @@ class ToolSpec:
         """What `ccs shell --tool NAME` tells the user about starting the client inside it."""
         return None
 
+    def hooks(self, plan: LaunchPlan) -> Sequence[LaunchHook]:
+        """The client's own steps around a launch (e.g. ending daemons that hold another key)."""
+        return ()
+
+    def translations(self, plan: LaunchPlan) -> Mapping[str, str]:
+        """Base-URL locations of the plan whose requests the bridge must translate, with the
+        translation's name (``responses-to-chat``): a launch that needs one always goes through it."""
+        return {}
+
+    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
+        """After an interactive session: the client arguments that resume the session the launch
+        wrote since ``since`` (epoch seconds), e.g. ``--resume ID``; None when there is none."""
+        return None
+
+    def process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None,
+                         runs: LaunchRecords) -> list[Finding]:
+        """For `ccs ps`/`inspect`: what is wrong with one of the client's own processes (a daemon
+        whose launch is over), beyond what the environment rules find."""
+        return []
+
+    def before_remove(self, state_dir: Path) -> None:
+        """`ccs rm`: end what still uses the client's state folder before it is deleted."""
+        return None
+
     # --- diagnosis ------------------------------------------------------------------------------
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
@@ -163,3 +239,22 @@ def chat_probe(base: str, model: str | None) -> ProbeSpec:
     """The cheapest Chat Completions request (one output token)."""
     body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 1, "stream": False}
     return ProbeSpec("openai-chat", base.rstrip("/") + "/chat/completions", model, "bearer", body=body)
+
+
+_SESSION_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def newest_session_id(files: Iterable[Path], since: float) -> str | None:
+    """The session id (a UUID in the file name) of the newest of ``files`` written since ``since``."""
+    best: tuple[float, Path] | None = None
+    for f in files:
+        try:
+            m = f.stat().st_mtime
+        except OSError:
+            continue
+        if m >= since and (best is None or m > best[0]):
+            best = (m, f)
+    if best is None:
+        return None
+    ids = _SESSION_UUID.findall(best[1].stem)
+    return ids[-1] if ids else None

@@ -9,6 +9,7 @@ it, per tool call, for the rest of the launch.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,18 +30,19 @@ def translated_path(path: str) -> str | None:
     return bare.rstrip("/")[: -len(RESPONSES_PATH)] + "/" + CHAT_PATH + sep + query
 
 
-def needs_translation(plan: LaunchPlan) -> bool:
-    """A Codex launch whose provider speaks Chat Completions (``[codex] wire_api = "chat"``)."""
-    return plan.tool == "codex" and plan.extra.get("wire_api") == "chat"
+TRANSLATIONS = ("responses-to-chat",)  # what a client spec may ask for (``ToolSpec.translations``)
 
 
-def translation_handlers(plan: LaunchPlan) -> dict[str, Handler]:
-    """The bridge handlers a launch needs, by base-URL location in the plan: a translating one for
-    the provider of a ``wire_api = "chat"`` Codex launch; none otherwise."""
-    if not needs_translation(plan):
-        return {}
+def translation_handlers(plan: LaunchPlan, wanted: Mapping[str, str]) -> dict[str, Handler]:
+    """The bridge handlers a launch needs, by base-URL location in the plan: ``wanted`` maps each
+    location the client's spec names to a translation; the others pass through."""
     provider = str(plan.extra.get("provider_name") or plan.profile)
-    return {loc: TranslatingHandler(provider=provider) for loc in plan.base_urls if loc.startswith("model_providers.")}
+    out: dict[str, Handler] = {}
+    for loc, name in wanted.items():
+        if name not in TRANSLATIONS:
+            raise ValueError(f"unknown translation {name!r}")
+        out[loc] = TranslatingHandler(provider=provider)
+    return out
 
 
 @dataclass

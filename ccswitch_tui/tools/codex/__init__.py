@@ -14,9 +14,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, FileToWrite, LaunchPlan, Profile, Provider, new_launch_id
+from ccswitch_tui.model import (
+    SOURCE_ROUTING,
+    SOURCE_TOOL,
+    FileToWrite,
+    Finding,
+    LaunchPlan,
+    Profile,
+    Provider,
+    new_launch_id,
+)
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.safe_read import read_text
 from ccswitch_tui.tools import share
@@ -29,16 +38,16 @@ from ccswitch_tui.tools.spec import (
     DoctorContext,
     DoctorPart,
     EditorField,
+    LaunchHook,
+    LaunchRecords,
     ProbeSpec,
     ToolSpec,
     chat_probe,
+    newest_session_id,
     responses_probe,
 )
 
 __all__ = ["KEY_VAR", "TOOL", "toml_string"]
-
-if TYPE_CHECKING:
-    from ccswitch_tui.model import Finding
 
 # Ids Codex reserves: a [model_providers.<id>] entry with one of them stops Codex at start-up
 # ("reserved built-in provider IDs"); amazon-bedrock accepts only a few fields. oss and azure are free ids.
@@ -119,6 +128,36 @@ class CodexSpec(ToolSpec):
         effort = f"  effort={side.reasoning_effort}" if side.reasoning_effort else ""
         effort += "  wire_api=chat (translated by ccs's bridge)" if side.wire_api == "chat" else ""
         return f"{side.base_url}  model={side.model}  provider_id={side.provider_id}{effort}"
+
+    def hooks(self, plan: LaunchPlan) -> Sequence[LaunchHook]:
+        from ccswitch_tui.tools.codex.daemons import DaemonHook
+
+        return (DaemonHook(),) if plan.extra.get("codex_home") else ()
+
+    def translations(self, plan: LaunchPlan) -> Mapping[str, str]:
+        """A provider that speaks Chat Completions: Codex's Responses requests are translated."""
+        if plan.extra.get("wire_api") != "chat":
+            return {}
+        return {loc: "responses-to-chat" for loc in plan.base_urls if loc.startswith("model_providers.")}
+
+    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
+        home = plan.extra.get("codex_home")
+        if not home:
+            return None
+        sid = newest_session_id((Path(home) / "sessions").rglob("rollout-*.jsonl"), since)
+        return None if sid is None else f"resume {sid}"
+
+    def process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None,
+                         runs: LaunchRecords) -> list[Finding]:
+        from ccswitch_tui.tools.codex.daemons import orphan_findings
+
+        return orphan_findings(pid, argv, env, runs)
+
+    def before_remove(self, state_dir: Path) -> None:
+        from ccswitch_tui.tools.codex import daemons
+
+        home = state_dir / "codex"
+        daemons.end(daemons.find(home), home)
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         side: CodexSide = profile.sides["codex"]

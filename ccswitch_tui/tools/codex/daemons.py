@@ -20,17 +20,16 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.diagnose.processes import parse_environ, read_file
-from ccswitch_tui.launch import liveness
-from ccswitch_tui.model import SOURCE_INHERITED
-from ccswitch_tui.paths import Paths
+from ccswitch_tui.model import SOURCE_INHERITED, WARN, Finding, LaunchPlan
 from ccswitch_tui.policy import MARKERS
+from ccswitch_tui.procfs import parse_environ, process_start, read_file
 from ccswitch_tui.tools.codex.config import KEY_VAR
+from ccswitch_tui.tools.spec import HookContext, LaunchHook, LaunchRecords
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def find(codex_home: Path | str) -> list[Daemon]:
             continue
         if want not in raw.split(b"\0"):
             continue
-        out.append(Daemon(int(entry), liveness.process_start(int(entry)), tuple(argv), parse_environ(raw)))
+        out.append(Daemon(int(entry), process_start(int(entry)), tuple(argv), parse_environ(raw)))
     return out
 
 
@@ -81,7 +80,7 @@ def end(daemons: Iterable[Daemon], codex_home: Path | str, grace: float = 3.0) -
     for d in daemons:
         if d.env.get("CODEX_HOME") != home or d.start is None:
             continue
-        if liveness.process_start(d.pid) != d.start:
+        if process_start(d.pid) != d.start:
             continue
         try:
             os.kill(d.pid, signal.SIGTERM)
@@ -90,12 +89,12 @@ def end(daemons: Iterable[Daemon], codex_home: Path | str, grace: float = 3.0) -
             pass
     deadline = time.monotonic() + grace
     while targets and time.monotonic() < deadline:
-        targets_left = [d for d in targets if liveness.process_start(d.pid) == d.start]
+        targets_left = [d for d in targets if process_start(d.pid) == d.start]
         if not targets_left:
             break
         time.sleep(0.05)
     for d in targets:
-        if liveness.process_start(d.pid) == d.start:
+        if process_start(d.pid) == d.start:
             try:
                 os.kill(d.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -103,23 +102,21 @@ def end(daemons: Iterable[Daemon], codex_home: Path | str, grace: float = 3.0) -
     return [d.pid for d in targets]
 
 
-def _runs_by_id(paths: Paths, profile: str) -> dict[str, Mapping[str, Any]]:
-    from ccswitch_tui.runs.manifests import load_manifests
-
-    return {m.get("launch_id"): m for m in load_manifests(paths, profile) if m.get("tool") == "codex"}
+def _runs_by_id(runs: LaunchRecords, profile: str) -> dict[str, Mapping[str, Any]]:
+    return {m.get("launch_id"): m for m in runs.manifests(profile) if m.get("tool") == "codex"}
 
 
-def stale(d: Daemon, plan: Any, key_fp: str, fingerprint: Callable[[str], str], config_digest: str | None,
-          runs: Mapping[str, Mapping[str, Any]]) -> str | None:
+def stale(d: Daemon, plan: LaunchPlan, key_fp: str, runs: LaunchRecords, config_digest: str | None,
+          by_id: Mapping[str, Mapping[str, Any]]) -> str | None:
     """Why daemon ``d`` must not serve the launch of ``plan``, or None when it may."""
     value = d.env.get(KEY_VAR)
-    if not value or fingerprint(value) != key_fp:
+    if not value or runs.fingerprint(value) != key_fp:
         return "holds another key"
     for k, v in plan.non_secret_env().items():
         if k not in MARKERS and plan.sources.get(k) != SOURCE_INHERITED and d.env.get(k) != v:
             return f"has another {k}"
-    run = runs.get(d.launch_id or "")
-    if run is None or liveness.state(run) != liveness.RUNNING:
+    run = by_id.get(d.launch_id or "")
+    if run is None or not runs.running(run):
         return "its launch is over"
     config = str(Path(plan.extra["codex_home"]) / "config.toml")
     if config_digest and (run.get("files") or {}).get(config) != config_digest:
@@ -127,54 +124,45 @@ def stale(d: Daemon, plan: Any, key_fp: str, fingerprint: Callable[[str], str], 
     return None
 
 
-def before_launch(plan: Any, key_fp: str, digests: Mapping[str, str], paths: Paths) -> list[dict[str, Any]]:
-    """End the daemons of the plan's CODEX_HOME that must not serve it; what was ended and why."""
-    home = (plan.extra or {}).get("codex_home")
-    if plan.tool != "codex" or not home:
-        return []
-    found = find(home)
-    if not found:
-        return []
-    from ccswitch_tui.keys.keyring import fingerprint, load_salt
+class DaemonHook(LaunchHook):
+    """Before a Codex launch, end the daemons of its CODEX_HOME that must not serve it (recorded in
+    the manifest as ``daemons_ended``); after it, end them unless another live launch uses it."""
 
-    salt = load_salt(paths)
-    runs = _runs_by_id(paths, plan.profile)
-    digest = digests.get(str(Path(home) / "config.toml"))
-    reasons = {d.pid: r for d in found if (r := stale(d, plan, key_fp, lambda v: fingerprint(v, salt), digest, runs))}
-    ended = set(end([d for d in found if d.pid in reasons], home))
-    return [{"pid": pid, "reason": reasons[pid]} for pid in sorted(ended)]
+    def before(self, ctx: HookContext) -> None:
+        plan = ctx.plan
+        home = plan.extra.get("codex_home")
+        found = find(home) if home else []
+        if not found:
+            return
+        by_id = _runs_by_id(ctx.runs, plan.profile)
+        digest = ctx.files.get(str(Path(home) / "config.toml"))
+        reasons = {d.pid: r for d in found if (r := stale(d, plan, ctx.key_fingerprint, ctx.runs, digest, by_id))}
+        ended = set(end([d for d in found if d.pid in reasons], home))
+        if ended:
+            ctx.manifest["daemons_ended"] = [{"pid": pid, "reason": reasons[pid]} for pid in sorted(ended)]
 
-
-def after_launch(plan: Any, paths: Paths) -> list[int]:
-    """The launch has ended: end the daemons of its CODEX_HOME unless another live launch uses it."""
-    home = (plan.extra or {}).get("codex_home")
-    if plan.tool != "codex" or not home:
-        return []
-    found = find(home)
-    if not found:
-        return []
-    others = [m for lid, m in _runs_by_id(paths, plan.profile).items()
-              if lid != plan.launch_id and m.get("codex_home") == home and liveness.state(m) == liveness.RUNNING]
-    return [] if others else end(found, home)
+    def after(self, ctx: HookContext) -> None:
+        plan = ctx.plan
+        home = plan.extra.get("codex_home")
+        found = find(home) if home else []
+        if not found:
+            return
+        others = [m for lid, m in _runs_by_id(ctx.runs, plan.profile).items()
+                  if lid != plan.launch_id and m.get("codex_home") == home and ctx.runs.running(m)]
+        if not others:
+            end(found, home)
 
 
-def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None, paths: Paths) -> list[Any]:
+def orphan_findings(pid: int, argv: Iterable[str], env: Mapping[str, str] | None, runs: LaunchRecords
+                    ) -> list[Finding]:
     """For `ccs ps`/`inspect`: a Codex daemon whose launch is over still holds that launch's
     environment and key, and would serve the next Codex of its CODEX_HOME."""
-    from ccswitch_tui.model import WARN, Finding
-    from ccswitch_tui.runs.manifests import manifest_path
-
     if not env or not is_app_server(argv) or not env.get("CCS_LAUNCH_ID"):
         return []
     launch_id = env["CCS_LAUNCH_ID"]
-    try:
-        from ccswitch_tui.safe_read import loads_json, read_text
-
-        run = loads_json(read_text(manifest_path(paths, launch_id)))
-    except (OSError, ValueError):  # missing, a FIFO, not UTF-8, not JSON, nested too deeply
-        run = None
-    state = liveness.state(run) if isinstance(run, dict) else "unknown"
-    if state == liveness.RUNNING:
+    run = runs.manifest(launch_id)
+    state = runs.state(run) if run is not None else "unknown"
+    if state == "running":
         return []
     profile = env.get("CCS_PROFILE", "PROFILE")
     return [Finding(
