@@ -11,7 +11,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ccswitch_tui.errors import ProfileError
+
+if TYPE_CHECKING:
+    from tomlkit.toml_document import TOMLDocument
 
 MAX_BYTES = 8 * 1024 * 1024  # far above any profile, settings file or manifest a person writes
 
@@ -117,3 +122,25 @@ def too_deep_toml(text: str) -> str:
     """``line L, column C: nested too deeply``, for a TOML text that made its parser recurse too far."""
     line, col = line_col(text, _depth_position(text, 200))
     return f"{line}:{col}: nested too deeply for ccs to read (flatten the arrays or tables)"
+
+
+def parse_toml(text: str, where: str) -> TOMLDocument:
+    """Parse TOML text; a syntax error becomes ``where:line:col: message``."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
+    if text.startswith("\ufeff"):
+        raise ProfileError(f"{where}:1:1: the file starts with a byte-order mark (BOM); save it as UTF-8 without BOM",
+                           line=1, column=1)
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ProfileError(f"{where}:{line}: holds a NUL character; remove it (a profile is plain text)", line=line)
+    try:
+        return tomlkit.parse(text)
+    except RecursionError:
+        raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
+    except ParseError as exc:
+        msg = str(exc).split(" at line ")[0].replace("Unexpected character: '\\x00'", "unexpected end of file")
+        raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}", line=exc.line, column=exc.col) from None
+    except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
+        raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None

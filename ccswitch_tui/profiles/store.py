@@ -17,7 +17,7 @@ from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
 from ccswitch_tui.profiles.schema import profile_from_data
-from ccswitch_tui.safe_read import decode_error_line, read_text, too_deep_toml
+from ccswitch_tui.safe_read import decode_error_line, parse_toml, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.checker import NAME_RE, check_name
 
@@ -37,28 +37,6 @@ class Entry:
     path: Path
     profile: Profile | None = None
     error: str | None = None
-
-
-def parse_toml(text: str, where: str) -> TOMLDocument:
-    """Parse TOML text; a syntax error becomes ``where:line:col: message``."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError, TOMLKitError
-
-    if text.startswith("\ufeff"):
-        raise ProfileError(f"{where}:1:1: the file starts with a byte-order mark (BOM); save it as UTF-8 without BOM",
-                           line=1, column=1)
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise ProfileError(f"{where}:{line}: holds a NUL character; remove it (a profile is plain text)", line=line)
-    try:
-        return tomlkit.parse(text)
-    except RecursionError:
-        raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
-    except ParseError as exc:
-        msg = str(exc).split(" at line ")[0].replace("Unexpected character: '\\x00'", "unexpected end of file")
-        raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}", line=exc.line, column=exc.col) from None
-    except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
-        raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None
 
 
 def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLDocument, Profile]:

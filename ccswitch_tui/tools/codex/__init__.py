@@ -218,7 +218,7 @@ def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | N
     """Check one Codex config file against what Codex 0.171 accepts."""
     from ccswitch_tui.errors import ProfileError
     from ccswitch_tui.model import ERROR, WARN, Finding
-    from ccswitch_tui.profiles.store import parse_toml
+    from ccswitch_tui.safe_read import parse_toml
 
     codex = f"Codex {version}" if version else "Codex"
     try:
