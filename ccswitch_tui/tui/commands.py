@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -12,8 +13,17 @@ from textual.markup import escape
 
 from ccswitch_tui.tui.actions import PALETTE
 
-if TYPE_CHECKING:
-    from ccswitch_tui.tui.app import CcsApp
+
+class PaletteHost(Protocol):
+    """What the palette needs from the app (the app satisfies it; no import of the app here)."""
+
+    def action_enabled(self, name: str) -> bool | None: ...
+
+    async def run_action(self, action: str) -> Any: ...
+
+    def profile_entries(self) -> Iterable[Any]: ...
+
+    def select_profile(self, name: str) -> None: ...
 
 
 def highlight(matcher: Matcher, text: str) -> Content:
@@ -28,8 +38,8 @@ def highlight(matcher: Matcher, text: str) -> Content:
 
 class CcsCommands(Provider):
     @property
-    def ccs(self) -> CcsApp:
-        return cast("CcsApp", self.app)
+    def ccs(self) -> PaletteHost:
+        return cast(PaletteHost, self.app)
 
     def _enabled(self) -> list[tuple[str, str, str]]:
         out = []
