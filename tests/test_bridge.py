@@ -353,7 +353,8 @@ def test_the_observer_reads_a_stream_however_it_is_cut():
 
 def test_masking_and_safe_urls():
     m = rec.Masker([KEY])
-    assert m(f"key {KEY} and Bearer abcdefghijklmnopqrstuvwxyz") == "key sk-…cdef and Bea…wxyz"
+    assert m(f"key {KEY} and Bearer abcdefghijklmnopqrstuvwxyz") == "key sk-…cdef and Bearer abc…wxyz"
+    assert m("Incorrect API key provided: Bearer hunter2-short") == "Incorrect API key provided: Bearer ***"
     assert rec.safe_url("https://user:pw@host/v1/x?api_key=sk-123&beta=true") == \
         "https://host/v1/x?api_key=****&beta=true"
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ccswitch_tui.policy import mask, secret_param
+from ccswitch_tui.policy.redact import redact_text
 
 RECORDS_SUFFIX = ".requests.jsonl"
 
@@ -34,14 +36,6 @@ BRIDGE_ERROR = "bridge-error"  # the bridge itself failed (answered 502)
 _KEEP_HEADERS = ("x-request-id", "request-id", "x-oneapi-request-id", "openai-processing-ms",
                  "openai-model", "openai-version", "retry-after", "cf-ray")
 _KEEP_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "ratelimit-")
-_SECRET_PARAM = re.compile(r"key|token|secret|password|signature|sig|auth", re.I)
-# Shapes of credentials that can turn up in provider errors or bodies.
-_SECRET_SHAPES = re.compile(
-    r"(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}|(?:ghp|gho|github_pat|glpat|xox[abp])[_-][A-Za-z0-9_\-]{12,}"
-    r"|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{12,}"
-)
-
-
 def records_path(runs_dir: Path, launch_id: str) -> Path:
     return runs_dir / f"{launch_id}{RECORDS_SUFFIX}"
 
@@ -58,11 +52,11 @@ class Masker:
         for s in self._secrets:
             if s in text:
                 text = text.replace(s, mask_value(s))
-        return _SECRET_SHAPES.sub(lambda m: mask_value(m.group(0)), text)
+        return redact_text(text)  # the policy's rule: key-shaped tokens, URL credentials, credential headers
 
 
 def mask_value(value: str) -> str:
-    return f"{value[:3]}…{value[-4:]}" if len(value) >= 16 else "****"
+    return mask(value)
 
 
 def safe_url(url: str) -> str:
@@ -72,7 +66,7 @@ def safe_url(url: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "****" if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="*:/")
+        query = urlencode([(k, "****" if secret_param(k) else v) for k, v in pairs], safe="*:/")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

@@ -8,20 +8,17 @@ Profile files never hold keys; on top of that, an env value that looks like it c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import tomlkit
 
+from ccswitch_tui import policy
 from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store
 
 FORMATS = ("toml", "json")
-_CREDENTIAL_HINT = re.compile(r"auth|bearer|api[-_]?key|token|secret|password|cookie", re.IGNORECASE)
-
-
 @dataclass
 class Exported:
     name: str
@@ -29,19 +26,10 @@ class Exported:
     warnings: list[str] = field(default_factory=list)
 
 
-_SECRET_WORD = re.compile(r"(?i)key|token|secret|passw|passwd|pwd|auth|cookie|cred|session|bearer|_pat$|^pat_")
-
-
 def _risky(name: str, value: str) -> bool:
-    """A value that may carry a credential: by its shape (a key, a URL with a password, a header),
-    or by a name that speaks of one (an exported file is shared: when in doubt, leave it out)."""
-    from ccswitch_tui.policy.shapes import holds_credential
-
-    if not value.strip():
-        return False
-    if holds_credential(value) or _SECRET_WORD.search(name):
-        return True
-    return name.upper().endswith("HEADERS") and bool(_CREDENTIAL_HINT.search(value))
+    """A value that carries a credential, as the policy says (the same verdict as validation,
+    ``ccs env`` and the records)."""
+    return policy.is_secret(name, value)
 
 
 def _clean_env(env: Mapping[str, str], where: str, warnings: list[str]) -> dict[str, str]:

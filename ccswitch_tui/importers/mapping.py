@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.importers.model import CodexFields, fail, skip
-from ccswitch_tui.policy import secret_name
 from ccswitch_tui.profiles.schema import value_problem
 from ccswitch_tui.tools.checker import ENV_NAME_RE
 from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
@@ -151,7 +150,7 @@ def parse_claude_settings(settings: Any, api_key_field: str | None = None) -> Cl
             continue
         if not ENV_NAME_RE.fullmatch(name):
             warnings.append(f"env.{name!s} is not a valid variable name; not imported")
-        elif secret_name(name) or value_problem(("env", name), value):
+        elif value_problem(("env", name), value):
             warnings.append(f"env.{name} holds a credential; not imported (profiles hold no secrets): store it "
                             f"with `ccs key set ID` and add {name} = \"ID\" under [secrets]")
         elif name in CCS_OWNED or name.startswith("CCS_"):

@@ -50,9 +50,6 @@ _HARMLESS = LazyPattern(
 _NON_SECRET = LazyPattern(r"(?i).*(_BASE_URL|_URL|_MODEL|_PROXY|_REGION)$|^CCS_MODEL$|^NO_PROXY$")
 # Values that are flags, not credentials: `X_AUTH = "bearer"` names a scheme, holds no key.
 _FLAG_LIKE = LazyPattern(r"(?i)|[0-9]{1,6}|true|false|yes|no|on|off|none|bearer|basic|header")
-_FLAG_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
-# Absolute paths (or a PATH-like list of them) and small numbers: never a key.
-_PLAIN = LazyPattern(r"/[^\s:]*(?::/[^\s:]*)*|\d{1,9}")
 _USERINFO = LazyPattern(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*@")
 
 
@@ -82,14 +79,20 @@ def credential_value(value: str) -> bool:
     return bool(value) and holds_credential(value)
 
 
+_HEADER_WORDS = LazyPattern(r"(?i)auth|bearer|api[-_]?key|token|secret|password|cookie")
+
+
 def is_secret(name: str, value: str) -> bool:
-    """A variable never shown in clear: named like a secret and set to more than a flag, or holding
-    a credential-shaped value under any name but a known address."""
-    if not value:
+    """The one verdict on a variable: does it carry a credential? Named like a secret and set to
+    more than a flag (``bearer``, ``1``); or a credential-shaped value under any name (a key, a URL
+    with a password, a credential header); or a header list (``*_HEADERS``) that speaks of one."""
+    if not value or not value.strip():
         return False
-    if secret_name(name):
+    if secret_name(name) and not flag_like(value):
         return True
-    return credential_value(value) and not known_non_secret(name)
+    if credential_value(value):
+        return True
+    return name.upper().endswith("HEADERS") and bool(_HEADER_WORDS.search(value))
 
 
 # --- display -------------------------------------------------------------------------------------
@@ -106,38 +109,33 @@ def redact_url(value: str) -> str:
 
 
 def shown(name: str, value: str) -> str:
-    """Any variable's value as ccs may print it (a process's environment, a settings file): in clear
-    only when the name is known not to hold a secret (URLs, model ids, proxies, ccs's markers,
-    terminal variables) or, for a name that does not look secret, the value is a flag, a small
-    number or an absolute path; a credential inside a URL masked; anything else masked."""
-    if value and credential_value(value) and not known_non_secret(name):
-        return mask(value)
-    if name in MARKERS or known_non_secret(name) or _HARMLESS.fullmatch(name):
-        return redact_url(value)
-    if not secret_name(name) and (value.strip().lower() in _FLAG_VALUES or _PLAIN.fullmatch(value)):
+    """A variable's value as ccs prints it anywhere (``ccs env``, its diff, the TUI, findings):
+    in clear unless ``is_secret``; a secret-named variable masked whole; in any other value only
+    the credential masked (``http://***@proxy:3128``), the rest kept readable."""
+    if not is_secret(name, value):
         return value
-    return mask(value)
+    if secret_name(name):
+        return mask(value)
+    redacted = redact_text(value)
+    return redacted if redacted != value else mask(value)
 
 
 def plan_is_secret(plan: LaunchPlan, name: str, value: str | None = None) -> bool:
-    """A variable of a launch plan never shown in clear: the plan's key variables, and any other
-    variable ``is_secret`` says so of (an inherited GITHUB_TOKEN, a key put under another name)."""
+    """A variable of a launch plan never shown in clear: the plan's key variables, and whatever
+    ``is_secret`` says of any other (an inherited GITHUB_TOKEN, a key put under another name)."""
     value = plan.env.get(name, "") if value is None else value
     if not value:
         return False
-    return name in plan.secret_names or secret_name(name) or credential_value(value)
+    return name in plan.secret_names or is_secret(name, value)
 
 
 def plan_shown(plan: LaunchPlan, name: str, value: str | None = None) -> str:
-    """A plan's variable (or ``value``, e.g. the parent's side of a diff) as ccs prints it: a key
-    variable or a secret-named one masked whole; in any other value the credential masked
-    (``http://***@proxy:3128``) and the rest kept."""
+    """A plan's variable (or ``value``, e.g. the parent's side of a diff) as ccs prints it: the
+    plan's key variables masked whole, the rest as ``shown`` says."""
     value = plan.env.get(name, "") if value is None else value
-    if not plan_is_secret(plan, name, value):
-        return value
-    if name in plan.secret_names or secret_name(name):
+    if name in plan.secret_names and value:
         return mask(value)
-    return redact_text(value)
+    return shown(name, value)
 
 
 def masked_env(plan: LaunchPlan) -> dict[str, str]:

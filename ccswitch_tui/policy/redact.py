@@ -17,9 +17,11 @@ from ccswitch_tui.policy.shapes import CREDENTIAL_HEADER_RE as _HEADER
 from ccswitch_tui.policy.shapes import SECRET_PARAM_RE, LazyPattern, key_spans
 
 # a quick test that lets most lines through untouched: no long token, no URL credential, no '='
-_MAYBE = LazyPattern(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:)")
+_MAYBE = LazyPattern(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:|bearer)")
 _USERINFO = LazyPattern(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@\"']+)@")
 _QUERY_PARAM = LazyPattern(r"(?P<lead>[?&;])(?P<name>[^=\s&#?\"']+)=(?P<value>[^&#\s\"'<>]*)")
+# a token has a digit in it: "bearer authentication" in a sentence is prose, not a credential
+_BEARER = LazyPattern(r"(?i)\b(?P<scheme>bearer\s+)(?P<token>(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})")
 HIDDEN = "***"
 
 
@@ -42,6 +44,8 @@ def redact_text(text: str) -> str:
     text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{HIDDEN}@", text)
     text = _QUERY_PARAM.sub(_param, text)
     text = _HEADER.sub(lambda m: f"{m.group('name')}{m.group('sep')}{m.group('scheme') or ''}{HIDDEN}", text)
+    text = _BEARER.sub(lambda m: m.group("token") if m.group("token") == HIDDEN else f"{m.group('scheme')}{HIDDEN}",
+                       text)  # a bearer token quoted without its header (a provider's error text)
     spans = list(key_spans(text))
     if not spans:
         return text

@@ -18,7 +18,7 @@ from typing import Any
 from ccswitch_tui import policy, tools
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import Profile, Provider
-from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, holds_credential, looks_like_key, url_secrets
+from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, looks_like_key, url_secrets
 from ccswitch_tui.tools.checker import (
     ENV_NAME_RE,
     INHERIT_RE,
@@ -75,13 +75,13 @@ def value_problem(path: tuple[str, ...], value: str) -> str | None:
         return (f"{label(path)} holds a value shaped like a key; keys belong in the keyring: `ccs key set ID`, "
                 f"then name the id in the profile ([provider].key, or a [secrets] entry VARIABLE = \"ID\")")
     in_env_table = len(path) >= 2 and ".".join(path[:-1]) in env_table_paths()
-    if in_env_table and not is_url and holds_credential(value):
-        return (f"{label(path)} holds a credential (a header, or a URL with a password); keys belong in the "
-                "keyring: `ccs key set ID`, then a [secrets] entry naming the variable and that id")
-    if in_env_table and policy.secret_name(path[-1]) and not policy.flag_like(stripped):
+    if not in_env_table or is_url or not policy.is_secret(path[-1], value):
+        return None
+    if policy.secret_name(path[-1]):
         return (f"{label(path)} looks like a secret; keys belong in the keyring: `ccs key set ID`, "
                 f"then a [secrets] entry {path[-1]} = \"ID\"")
-    return None
+    return (f"{label(path)} holds a credential (a header, or a URL with a password); keys belong in the "
+            "keyring: `ccs key set ID`, then a [secrets] entry naming the variable and that id")
 
 
 def check_document(data: Any, where: str) -> None:

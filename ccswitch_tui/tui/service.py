@@ -21,7 +21,7 @@ from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy import mask, secret_name
+from ccswitch_tui.policy import mask
 from ccswitch_tui.profiles.store import Entry, Store
 
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
@@ -61,9 +61,9 @@ class ToolView:
     error: str | None = None
 
     def shown_value(self, name: str, value: str) -> str:
-        """A value as the TUI may show it: the plan's one rule (``LaunchPlan.shown``), a missing key said so."""
+        """A value as the TUI may show it: the policy's one rule (``policy.plan_shown``), a missing key said so."""
         if self.plan is None:
-            return mask(value) if secret_name(name) else value
+            return policy.shown(name, value)
         if name in self.plan.secret_names and not value:
             return MISSING_KEY
         return policy.plan_shown(self.plan, name, value)
