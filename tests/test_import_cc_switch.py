@@ -187,17 +187,18 @@ def test_import_maps_every_field_and_keeps_keys_in_the_keyring_only(world, ccs):
     assert ds.provider.name == f"DeepSeek {t}"
     assert ds.provider.key == ds_name
     assert ds.provider.website == "https://platform.deepseek.com"
-    assert ds.claude.base_url == "https://api.deepseek.com/anthropic"
-    assert ds.claude.auth == "token"
-    assert (ds.claude.model, ds.claude.opus, ds.claude.sonnet, ds.claude.haiku, ds.claude.subagent) == (
+    assert ds.side("claude").base_url == "https://api.deepseek.com/anthropic"
+    assert ds.side("claude").auth == "token"
+    c = ds.side("claude")
+    assert (c.model, c.opus, c.sonnet, c.haiku, c.subagent) == (
         "deepseek-v4-pro", "deepseek-v4-pro", "deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v4-flash")
-    assert dict(ds.claude.env) == {"API_TIMEOUT_MS": "600000", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    assert ds.codex.base_url == "https://api.deepseek.com/v1"
-    assert ds.codex.model == "deepseek-v4-pro"
-    assert ds.codex.provider_id == "deepseek"
-    assert ds.codex.reasoning_effort == "high"
-    assert ds.codex.wire_api == "chat"
-    assert ds.run.export == ("openai",)
+    assert dict(ds.side("claude").env) == {"API_TIMEOUT_MS": "600000", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    assert ds.side("codex").base_url == "https://api.deepseek.com/v1"
+    assert ds.side("codex").model == "deepseek-v4-pro"
+    assert ds.side("codex").provider_id == "deepseek"
+    assert ds.side("codex").reasoning_effort == "high"
+    assert ds.side("codex").wire_api == "chat"
+    assert ds.side("run").export == ("openai",)
     text = store.read_text(ds_name)
     assert text.startswith("# Imported by ccs")
     assert str(world.db) in text and "(id ds)" in text and "(id ds-codex)" in text
@@ -205,16 +206,16 @@ def test_import_maps_every_field_and_keeps_keys_in_the_keyring_only(world, ccs):
     kimi = store.load(kimi_name)
     assert kimi.provider.name == f"Kimi 月之暗面 {t}"
     assert kimi.description == "Kimi K2 for Claude Code"
-    assert kimi.claude.auth == "api-key"
-    assert kimi.claude.base_url == "https://api.moonshot.cn/anthropic"
-    assert kimi.claude.model == "kimi-k2"
-    assert kimi.codex is None and kimi.run.export == ("anthropic",)
+    assert kimi.side("claude").auth == "api-key"
+    assert kimi.side("claude").base_url == "https://api.moonshot.cn/anthropic"
+    assert kimi.side("claude").model == "kimi-k2"
+    assert kimi.side("codex") is None and kimi.side("run").export == ("anthropic",)
 
     relay = store.load(relay_name)
-    assert relay.claude is None
-    assert relay.codex.base_url == "https://relay.example.com/v1"
-    assert relay.codex.model == "gpt-4.1"
-    assert relay.codex.provider_id == relay_name  # never the built-in "openai"
+    assert relay.side("claude") is None
+    assert relay.side("codex").base_url == "https://relay.example.com/v1"
+    assert relay.side("codex").model == "gpt-4.1"
+    assert relay.side("codex").provider_id == relay_name  # never the built-in "openai"
 
     mirror = store.load(mirror_name)
     assert mirror.key_id == kimi_name
@@ -335,9 +336,9 @@ def test_legacy_config_json_is_read_and_the_database_wins(world, ccs):
     assert "config.json:claude/ds" not in items  # superseded by the database row
     assert items["config.json:claude/glm"]["action"] == "created"
     glm = Store(world.paths).load(f"glm-{t}")
-    assert glm.claude.base_url == "https://open.bigmodel.cn/api/anthropic"
+    assert glm.side("claude").base_url == "https://open.bigmodel.cn/api/anthropic"
     assert glm.provider.website == "https://open.bigmodel.cn"
-    assert Store(world.paths).load(f"deepseek-{t}").claude.model == "deepseek-v4-pro"
+    assert Store(world.paths).load(f"deepseek-{t}").side("claude").model == "deepseek-v4-pro"
 
 
 def test_missing_database_is_one_line_exit_2(world, ccs):

@@ -326,15 +326,18 @@ def test_doctor_reads_geminis_layers_and_env_files(ccs, base_env, stubs, tmp_pat
     assert {"gemini", "opencode"} <= set(data["clients"])
 
 
-def test_export_clears_their_tables_secrets(ccs, base_env, tmp_path):
+def test_their_env_tables_refuse_a_credential_as_claudes_does(ccs, base_env, tmp_path):
+    """A credential header in [gemini.env] is refused like one in [claude.env] (it was accepted, and
+    only an export emptied it): the file cannot hold it, whichever client's table it is in."""
     path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url="https://gw.example", key_id="gw") +
-                    '[gemini.env]\nGEMINI_CLI_CUSTOM_HEADERS = "Authorization: Bearer abc"\n')
-    r = ccs("export", "p", env=base_env)
-    assert r.returncode == 0, r.stderr
-    assert "Bearer abc" not in r.stdout and 'GEMINI_CLI_CUSTOM_HEADERS = ""' in r.stdout
-    assert "[gemini.env].GEMINI_CLI_CUSTOM_HEADERS looks like it carries a credential" in r.stderr
+    for table in ("gemini", "opencode", "claude"):
+        path.write_text(PROFILE.format(url="https://gw.example", key_id="gw") +
+                        f'[{table}.env]\nMY_CUSTOM_HEADERS = "Authorization: Bearer abc"\n')
+        for args in (("export", "p"), ("show", "p")):
+            r = ccs(*args, env=base_env)
+            assert r.returncode == 2 and "Bearer abc" not in r.stdout + r.stderr, r.stderr
+            assert f"[{table}.env].MY_CUSTOM_HEADERS holds a credential" in r.stderr
 
 
 def test_cli_and_tui_offer_them_from_the_registry(ccs, base_env):

@@ -366,7 +366,7 @@ async def test_edit_switching_a_tool_off_removes_its_table(home: Paths):
         assert not screen.query_one("#fields-codex").display
         await pilot.click("#save")
         await settle(pilot)
-        assert app.service.store.load("alpha").codex is None
+        assert app.service.store.load("alpha").side("codex") is None
         assert app.check_action("launch_codex", ()) is False  # not served: out of the footer (its key says why)
 
 

@@ -153,11 +153,10 @@ TRUST_VARS = frozenset({
     "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
     "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "AWS_CA_BUNDLE", "PIP_CERT", "NODE_USE_SYSTEM_CA",
 })
-# What changes the code a child loads. Measured with the pinned clients (a preload that writes a
-# file): Claude Code 2.1.332 is a Bun executable and runs a BUN_OPTIONS=--preload script; Codex
-# 0.171.0's launcher and Gemini CLI 0.61.0 run on Node and run a NODE_OPTIONS=--require script;
-# OpenCode 1.18.33 ran neither; all four are dynamically linked (LD_PRELOAD). The rest are the
-# interpreters' documented hooks, for the commands the clients run.
+# What changes the code a child loads: the clients built with Bun run a BUN_OPTIONS=--preload script,
+# those launched by Node a NODE_OPTIONS=--require one, every dynamically linked one honours LD_PRELOAD
+# (measured with the pinned clients; the README's Clients section says which is which). The rest are
+# the interpreters' documented hooks, for the commands the clients run.
 LOADER_PREFIXES = ("LD_", "DYLD_", "BUN_")
 LOADER_NAMES = frozenset({
     "NODE_OPTIONS", "NODE_PATH", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_REPL_EXTERNAL_MODULE", "PYTHONSTARTUP",
