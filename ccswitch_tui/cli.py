@@ -10,6 +10,7 @@ import click
 from ccswitch_tui import __version__
 from ccswitch_tui.commands.common import Context
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.policy.redact import install
 
 # Command name → "module:attribute" under ccswitch_tui.commands. Modules are imported only when
 # their command runs (or for --help), so `ccs launch` never pays for `ccs check`'s imports.
@@ -107,7 +108,6 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    from ccswitch_tui.policy.redact import install
 
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter
     sys.exit(run())

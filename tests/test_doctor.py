@@ -131,7 +131,7 @@ def test_claude_settings_layers(world):
     assert r.has_errors
     layers = {layer["kind"]: layer for layer in r.sections["claude_layers"]}
     assert layers["project"]["routing"]["env.ANTHROPIC_AUTH_TOKEN"] == "sk-…cdef"
-    assert layers["local"]["routing"]["apiKeyHelper"] == "ech…cdef"
+    assert layers["local"]["routing"]["apiKeyHelper"] == "echo sk-…cdef"  # the key masked, the command readable
     text = r.text() + json.dumps(r.to_dict())
     assert KEY not in text
 

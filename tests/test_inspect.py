@@ -570,7 +570,8 @@ def test_finding_shape():
     ("CLAUDE_CODE_USE_BEDROCK", "1", "1"),
     ("PATH", "/usr/bin:/bin", "/usr/bin:/bin"),
     ("API_TIMEOUT_MS", "600000", "600000"),
-    ("MY_SETTING", "some opaque value here", "som…here"),
+    ("MY_SETTING", "some opaque value here", "some opaque value here"),  # one rule: not secret, as `ccs env` shows it
+    ("MY_SECRET_SETTING", "some opaque value here", "som…here"),
 ])
 def test_values_are_masked_unless_known_non_secret(name, value, out):
     from ccswitch_tui.policy import shown

@@ -37,6 +37,7 @@ CASES = [
     ("DEPLOY_KEY", "deploy-value", True, False),
     ("NPM_AUTH_TOKEN", "abc123", True, False),
     ("MY_CRED", "cred-value-7", True, False),
+    ("EXTRA_SECRET_THING", "very-private-value", True, False),
     # secret by value, under ordinary names
     ("MY_SETTING", GLM_KEY, True, True),
     ("GATEWAY_HEADER_LINE", "Authorization: Bearer abcdefghij0123456789", True, True),
@@ -65,6 +66,7 @@ CASES = [
     ("USE_TOKEN", "1", False, False),
     ("SHORT_RANDOM", "k3J9x", False, False),
     ("COMMIT_MSG", "fix the token refresh", False, False),
+    ("GITHUB_TOKEN_FILE", "/run/secrets/gh", False, False),
     ("LANG", "C.UTF-8", False, False),
 ]
 IDS = [c[0] for c in CASES]

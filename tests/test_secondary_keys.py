@@ -186,17 +186,19 @@ MY_GATEWAY_AUTH = "gw-auth"
 """
 
 
-def test_export_empties_values_that_may_carry_credentials(ccs, ccs_home, tmp_path):
+def test_export_keeps_what_the_policy_calls_harmless_and_empties_the_secondary_ids(ccs, ccs_home, tmp_path):
+    """Names about a credential (a header's name, a label, a hint) hold none: the one policy lets
+    the profile keep them, so the export does too; the [secrets] key ids are emptied in JSON."""
     write_profile(ccs_home.profiles, "p", EXPORT_PROFILE)
     r = ccs("export", "p")
     assert r.returncode == 0, r.stderr
-    for name in ("MY_AUTH_HEADER_NAME", "TEAM_SESSION_LABEL", "BENCH_PASSWORD_HINT"):
-        assert f'{name} = ""' in r.stdout
-        assert name in r.stderr
+    for name, value in (("MY_AUTH_HEADER_NAME", "x-team"), ("TEAM_SESSION_LABEL", "blue"),
+                        ("BENCH_PASSWORD_HINT", "the usual")):
+        assert f'{name} = "{value}"' in r.stdout
     assert 'API_TIMEOUT_MS = "600000"' in r.stdout and 'MY_GATEWAY_AUTH = "gw-auth"' in r.stdout
     r = ccs("export", "p", "--format", "json")
     env = json.loads(r.stdout)["claude"]["providers"]["p"]["settingsConfig"]["env"]
-    assert env["MY_GATEWAY_AUTH"] == "" and env["MY_AUTH_HEADER_NAME"] == "" and env["API_TIMEOUT_MS"] == "600000"
+    assert env["MY_GATEWAY_AUTH"] == "" and env["MY_AUTH_HEADER_NAME"] == "x-team" and env["API_TIMEOUT_MS"] == "600000"
     assert "gw-auth" in r.stderr
 
 

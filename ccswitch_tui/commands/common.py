@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.profiles.store import Store
@@ -70,7 +71,6 @@ def stdin_is_tty() -> bool:
 
 def confirm_or_refuse(question: str, yes: bool, flag_hint: str = "--yes") -> None:
     """Ask on a terminal; refuse without asking when there is none and ``--yes`` was not given."""
-    from ccswitch_tui.errors import UsageError
 
     if yes:
         return

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import click
 
+from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.tools.checker import check_name
 
 dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would happen; write nothing.")
 
@@ -89,7 +91,6 @@ def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: 
     """Import the provider that Claude Code's settings.json `env` points at."""
     from ccswitch_tui.importers.live import claude_settings_path, home_dir, plan_claude
     from ccswitch_tui.importers.live import scrub as do_scrub
-    from ccswitch_tui.tools.checker import check_name
 
     if name:
         check_name(name)
@@ -118,7 +119,6 @@ def import_codex(ctx: Context, home: Path | None, name: str | None, scrub: bool,
     """Import the provider that Codex's config.toml selects (model_provider), with its key."""
     from ccswitch_tui.importers.live import codex_home, home_dir, plan_codex
     from ccswitch_tui.importers.live import scrub as do_scrub
-    from ccswitch_tui.tools.checker import check_name
 
     if name:
         check_name(name)
@@ -162,7 +162,6 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
     """
     import json
 
-    from ccswitch_tui.atomic import atomic_write
     from ccswitch_tui.importers.export import cc_switch_providers, export_toml
 
     names = list(dict.fromkeys(profiles))

@@ -12,7 +12,10 @@ import click
 
 from ccswitch_tui import policy
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.policy import MARKERS, matters
+from ccswitch_tui.policy.redact import echo_revealed
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
@@ -142,7 +145,6 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
 def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
     """What sh/dotenv print: safe to eval or source. Never a mask in place of a key (an SDK would send
     it), never the launch markers (a made-up launch id makes every later launch look nested)."""
-    from ccswitch_tui.policy import MARKERS
 
     markers = [k for k in MARKERS if k in plan.env]
     secrets = [] if reveal else sorted(k for k in plan.env if policy.plan_is_secret(plan, k))
@@ -183,8 +185,6 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
     from ccswitch_tui.keys.extra import resolve
     from ccswitch_tui.launch.environment import diff_env
-    from ccswitch_tui.policy import matters
-    from ccswitch_tui.policy.redact import echo_revealed
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
         (echo_revealed if reveal else click.echo)(text)
@@ -271,7 +271,6 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
     """Compare runs with the first one: base URLs, key fingerprint, models, environment (by variable)
     and tool version, and for recorded runs the models requested and served, the endpoints and the
     request counts. Exit 3 when any run drifted."""
-    from ccswitch_tui.errors import UsageError
     from ccswitch_tui.runs.manifests import DRIFT_EXIT, diff_runs, find_manifest
 
     if len(launch_ids) < 2:
@@ -308,7 +307,6 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, fm
                 as_csv: bool) -> None:
     """A table across reruns: base URL, key, models requested and served, tool version, requests,
     tokens, errors, duration; columns that drifted from the first run are marked with '*'."""
-    from ccswitch_tui.errors import UsageError
     from ccswitch_tui.runs.manifests import find_manifest, load_manifests
     from ccswitch_tui.runs.report import report, table_rows, to_csv
 

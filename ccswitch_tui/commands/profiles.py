@@ -155,7 +155,6 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
 def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, key_id: str | None,
             claude_model: str | None, codex_model: str | None, models: tuple[str, ...]) -> None:
     """Create a profile, from a preset or from a base URL."""
-    from ccswitch_tui.errors import UsageError
     from ccswitch_tui.profiles.presets import new_profile_text
 
     check_name(name)

@@ -25,7 +25,7 @@ import httpx
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, Finding, Profile
-from ccswitch_tui.paths import Paths
+from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.policy import mask, redact_url
 from ccswitch_tui.safe_read import loads_json
 from ccswitch_tui.tools.spec import ProbeSpec
@@ -141,7 +141,6 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
     """The probes for ``profile`` (one tool side, or every side it serves): each side's spec reads
     them from the plan its launch would use, so what is probed is what is launched."""
     from ccswitch_tui import tools
-    from ccswitch_tui.paths import resolve_paths
 
     paths = paths or resolve_paths(environ)
     cwd = cwd or Path.cwd()

@@ -22,6 +22,7 @@ from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
+from ccswitch_tui.tools.spec import DoctorContext
 
 
 @dataclass
@@ -164,7 +165,6 @@ def run_doctor(store: Any, keys: Any, environ: Mapping[str, str], cwd: Path, *,
     f += found
     entries = store.entries()
     from ccswitch_tui.tools import clients
-    from ccswitch_tui.tools.spec import DoctorContext
 
     loaded = [e.profile for e in entries if e.profile is not None]
     for spec in clients():

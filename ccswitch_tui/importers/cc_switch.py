@@ -21,6 +21,7 @@ from ccswitch_tui.importers.mapping import nonblank, parse_claude_settings, pars
 from ccswitch_tui.importers.model import Candidate, RowProblem, fail, skip
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Report
+from ccswitch_tui.policy.shapes import holds_credential
 from ccswitch_tui.safe_read import loads_json, read_text
 
 SUPPORTED_APPS = ("claude", "codex")
@@ -195,7 +196,6 @@ def candidate_from_row(row: Row) -> Candidate:
 def drop_credentials(name: str, description: str, website: str | None, warnings: list[str]
                      ) -> tuple[str, str | None]:
     """Notes and a website URL that hold a credential stay behind, each with a report line."""
-    from ccswitch_tui.policy.shapes import holds_credential
 
     if holds_credential(description):
         warnings.append("the notes hold a credential; not imported (the description is the provider's name)")

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.atomic import locked
 from ccswitch_tui.importers.report import Report
+from ccswitch_tui.paths import ensure_private_dir
 
 KINDS = ("cc-switch", "claude", "codex")
 IMPORT_LOCK = ".import.lock"  # in the profiles folder, beside the store's own .lock
@@ -34,8 +36,6 @@ def one_import_at_a_time(store: Any, dry_run: bool, on_wait: Callable[[str], Non
     if dry_run:
         yield
         return
-    from ccswitch_tui.atomic import locked
-    from ccswitch_tui.paths import ensure_private_dir
 
     ensure_private_dir(store.root)
     with locked(import_lock(store), on_wait=(lambda: on_wait(waiting_line(store))) if on_wait else None):

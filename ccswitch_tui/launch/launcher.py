@@ -26,6 +26,7 @@ from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
+from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.spec import HookContext, LaunchHook
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
@@ -112,8 +113,6 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     files are swept (a launch killed between its temp file and the rename leaves one; under the lock
     no live launch can be writing it). Temp names of any other file are left alone."""
     import hashlib
-
-    from ccswitch_tui.tempfiles import sweep_temp_files
 
     for d in plan.dirs:
         ensure_private_dir(d)

@@ -35,11 +35,16 @@ MARKERS = ("CCS_PROFILE", "CCS_TOOL", "CCS_LAUNCH_ID")
 
 # --- secret names and values ---------------------------------------------------------------------
 
-# A variable whose value is a credential whatever it looks like.
-_SECRET_NAME = LazyPattern(
-    r"(?i).*(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PASS|_PAT|_CRED|_CREDS|_CREDENTIAL|_CREDENTIALS|"
-    r"_AUTH|_COOKIE|_SESSION)$|^(API_KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PAT|CREDENTIALS|AUTH)$"
-)
+# A variable whose value is a credential whatever it looks like: a word of its name (split at "_")
+# says so — anywhere in it (EXTRA_SECRET_THING, GH_PAT_2), unless the last word says the value is
+# about the credential rather than the credential itself (GITHUB_TOKEN_FILE, SESSION_NAME, KEY_ID).
+_SECRET_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "PAT",
+                           "CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "AUTH", "COOKIE", "COOKIES", "SESSION"})
+_ABOUT_WORDS = frozenset({"NAME", "ID", "IDS", "PATH", "FILE", "DIR", "HINT", "TYPE", "METHOD", "MODE", "URL",
+                          "URI", "HOST", "PORT", "LENGTH", "LEN", "TIMEOUT", "TTL", "EXPIRY", "EXPIRES", "ENABLED",
+                          "DISABLED", "REQUIRED", "COUNT", "SIZE", "FORMAT", "KIND", "SCHEME", "PROVIDER", "HELPER",
+                          "COMMAND", "CMD", "VAR", "ENV", "LOGIN", "LOGOUT", "STORE", "BACKEND", "THROUGH", "LABEL",
+                          "TITLE", "PREFIX", "SUFFIX", "HEADER"})
 # Terminal, session and locale variables every shell has: never a key, and useful to see in clear.
 _HARMLESS = LazyPattern(
     r"TMUX|TMUX_PANE|TERM|TERM_PROGRAM(_VERSION)?|COLORTERM|VTE_VERSION|WINDOWID|SHLVL|COLUMNS|"
@@ -55,8 +60,12 @@ _USERINFO = LazyPattern(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*
 
 def secret_name(name: str) -> bool:
     """A variable whose value is a credential whatever it looks like (``GH_PAT``, ``DB_PASSWD``,
-    ``MY_GATEWAY_AUTH``, ``OPENAI_API_KEY``); terminal and session variables are not."""
-    return bool(_SECRET_NAME.fullmatch(name)) and not _HARMLESS.fullmatch(name)
+    ``MY_GATEWAY_AUTH``, ``OPENAI_API_KEY``, ``EXTRA_SECRET_THING``); terminal and session variables
+    (``WT_SESSION``) and names about a credential (``GITHUB_TOKEN_FILE``, ``SESSION_NAME``) are not."""
+    words = [w for w in name.upper().split("_") if w]
+    if not words or _HARMLESS.fullmatch(name) or not _SECRET_WORDS.intersection(words):
+        return False
+    return words[-1] in _SECRET_WORDS or words[-1] not in _ABOUT_WORDS
 
 
 def flag_like(value: str) -> bool:
@@ -116,6 +125,8 @@ def shown(name: str, value: str) -> str:
         return value
     if secret_name(name):
         return mask(value)
+    if _USERINFO.search(value) and not credential_value(re.sub(r"://[^/@\s]*@", "://", value)):
+        return redact_url(value)  # http://user:****@proxy:3128: the account stays readable
     redacted = redact_text(value)
     return redacted if redacted != value else mask(value)
 

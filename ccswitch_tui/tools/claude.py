@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.model import (
+    ERROR,
     SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    WARN,
     FileToWrite,
     Finding,
     LaunchPlan,
@@ -30,7 +32,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy import PROXY_VARS
+from ccswitch_tui.policy import PROXY_VARS, shown
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 from ccswitch_tui.tools import share
 from ccswitch_tui.tools.checker import Checker
@@ -313,7 +315,6 @@ def anthropic_probe(base: str, model: str, auth: str) -> ProbeSpec:
 # --- doctor: the settings layers at rest -----------------------------------------------------------
 
 def _setting_shown(key: str, value: Any) -> str:
-    from ccswitch_tui.policy import shown
 
     name = key[4:] if key.startswith("env.") else key
     text = value if isinstance(value, str) else json.dumps(value)
@@ -333,7 +334,6 @@ def layer_paths(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]
 
 
 def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Finding]]:
-    from ccswitch_tui.model import ERROR, WARN, Finding
 
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
@@ -386,7 +386,6 @@ def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str
 def profile_layer_findings(profiles: Sequence[Profile], paths: Paths) -> list[Finding]:
     """Routing keys someone added to a profile's own Claude Code user layer (ccs's --settings beats
     only the keys the profile sets; apiKeyHelper and the rest would still apply)."""
-    from ccswitch_tui.model import ERROR, Finding
 
     out: list[Finding] = []
     for p in profiles:

@@ -30,9 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.model import (
+    ERROR,
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    WARN,
     FileToWrite,
+    Finding,
     LaunchPlan,
     Profile,
     Provider,
@@ -223,7 +226,6 @@ class GeminiSpec(ToolSpec):
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
         """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
-        from ccswitch_tui.model import ERROR, WARN, Finding
 
         home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
         layers = [("system", system_settings_path(ctx.environ)), ("user", home / ".gemini" / "settings.json"),

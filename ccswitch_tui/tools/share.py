@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.paths import ensure_private_dir
 from ccswitch_tui.policy import routing_family
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 
@@ -190,7 +191,6 @@ def apply_links(shared: Iterable[Mapping[str, str]]) -> list[str]:
     """Make the plan's links (at launch); the ones that could not be made, as warnings. A profile's
     own file is never replaced: only a missing target, or a link pointing elsewhere, becomes a link
     to the user's piece."""
-    from ccswitch_tui.paths import ensure_private_dir
 
     problems = []
     for item in shared:

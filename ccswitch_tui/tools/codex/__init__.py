@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import (
+    ERROR,
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    WARN,
     FileToWrite,
     Finding,
     LaunchPlan,
@@ -27,7 +30,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.safe_read import read_text
+from ccswitch_tui.safe_read import parse_toml, read_text
 from ccswitch_tui.tools import share
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
@@ -216,9 +219,6 @@ def _line_of(text: str, pattern: str) -> int | None:
 def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
                         main: bool = True) -> list[Finding]:
     """Check one Codex config file against what Codex 0.171 accepts."""
-    from ccswitch_tui.errors import ProfileError
-    from ccswitch_tui.model import ERROR, WARN, Finding
-    from ccswitch_tui.safe_read import parse_toml
 
     codex = f"Codex {version}" if version else "Codex"
     try:
