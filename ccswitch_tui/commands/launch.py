@@ -19,6 +19,7 @@ from ccswitch_tui.policy.redact import echo_revealed
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
+    from ccswitch_tui.model import LaunchPlan
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
 
@@ -65,7 +66,7 @@ def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
     return PROFILE_RECORDING
 
 
-def _warn(plan: Any) -> None:
+def _warn(plan: LaunchPlan) -> None:
     for w in plan.warnings:
         click.echo(f"ccs: warning: {w}", err=True)
 
@@ -142,7 +143,7 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     return launch.execute(prep, ctx.paths, recording=launch.NO_RECORDING)
 
 
-def _evaluable_env(plan: Any, reveal: bool) -> tuple[dict[str, str], list[str]]:
+def _evaluable_env(plan: LaunchPlan, reveal: bool) -> tuple[dict[str, str], list[str]]:
     """What sh/dotenv print: safe to eval or source. Never a mask in place of a key (an SDK would send
     it), never the launch markers (a made-up launch id makes every later launch look nested)."""
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -29,6 +29,10 @@ from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.policy import mask, redact_url
 from ccswitch_tui.safe_read import loads_json
 from ccswitch_tui.tools.spec import ProbeSpec
+
+if TYPE_CHECKING:
+    from ccswitch_tui.keys.keyring import KeyStore
+
 
 ANTHROPIC_VERSION = "2023-06-01"
 OK = "ok"
@@ -395,7 +399,7 @@ def _key_failure(probe: Probe, message: str) -> ProbeResult:
 
 
 def check_profiles(
-    profiles: Sequence[Profile], keys: Any, *, tool: str | None = None, timeout: float = 10.0,
+    profiles: Sequence[Profile], keys: KeyStore, *, tool: str | None = None, timeout: float = 10.0,
     environ: Mapping[str, str] | None = None, progress: Callable[[int, int, ProbeResult], None] | None = None,
     max_workers: int = 16,
 ) -> list[ProbeResult]:
@@ -462,6 +466,6 @@ def check_profiles(
     return [results[i] for i in sorted(results)]
 
 
-def check_profile(profile: Profile, keys: Any, *, tool: str | None = None, timeout: float = 10.0,
+def check_profile(profile: Profile, keys: KeyStore, *, tool: str | None = None, timeout: float = 10.0,
                   environ: Mapping[str, str] | None = None) -> list[ProbeResult]:
     return check_profiles([profile], keys, tool=tool, timeout=timeout, environ=environ)

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.processes import tool_internal
@@ -23,6 +23,11 @@ from ccswitch_tui.model import ERROR, INFO, WARN, Finding
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
 from ccswitch_tui.tools.spec import DoctorContext
+
+if TYPE_CHECKING:
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Store
+
 
 
 @dataclass
@@ -151,7 +156,7 @@ def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     return {"path": exe, "version": version}
 
 
-def run_doctor(store: Any, keys: Any, environ: Mapping[str, str], cwd: Path, *,
+def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Path, *,
                paths: Paths | None = None) -> DoctorReport:
     """Every contamination source at rest, as a report whose ``findings`` carry the ways out."""
     paths = paths or store.paths

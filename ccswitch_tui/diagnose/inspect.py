@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import tools
 from ccswitch_tui.diagnose.findings import counts, has_errors, sort_findings
@@ -47,6 +47,11 @@ from ccswitch_tui.policy import (
 )
 from ccswitch_tui.safe_read import no_surrogates
 from ccswitch_tui.tools import label as tools_label
+
+if TYPE_CHECKING:
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Store
+
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
             "environment afterwards are invisible")
@@ -215,7 +220,7 @@ class Inspector:
     """Judges processes; caches profiles and key fingerprints for its lifetime (one `ccs ps`, one
     TUI refresh). Keys are read lazily, once per key id, and only their fingerprints are kept."""
 
-    def __init__(self, store: Any, keys: Any, paths: Paths | None = None):
+    def __init__(self, store: Store, keys: KeyStore, paths: Paths | None = None):
         self.store = store
         self.keys = keys
         self.paths: Paths = paths or store.paths
@@ -555,12 +560,12 @@ def _owner(pid: int) -> str | None:
         return None
 
 
-def list_processes(store: Any, keys: Any, all_: bool = False) -> list[ProcessInfo]:
+def list_processes(store: Store, keys: KeyStore, all_: bool = False) -> list[ProcessInfo]:
     """Every running Claude Code / Codex process and every ccs child (with ``all_``: every process
     whose environment holds routing variables), with finding counts."""
     return Inspector(store, keys).list_processes(all_)
 
 
-def inspect_pid(pid: int, store: Any, keys: Any, profile: str | None = None) -> Inspection:
+def inspect_pid(pid: int, store: Store, keys: KeyStore, profile: str | None = None) -> Inspection:
     """One process against its profile's plan (from its marker, or ``profile``), or against clean."""
     return Inspector(store, keys).inspect_pid(pid, profile)

@@ -7,26 +7,31 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccswitch_tui.atomic import locked
 from ccswitch_tui.importers.report import Report
 from ccswitch_tui.paths import ensure_private_dir
 
+if TYPE_CHECKING:
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Store
+
+
 KINDS = ("cc-switch", "claude", "codex")
 IMPORT_LOCK = ".import.lock"  # in the profiles folder, beside the store's own .lock
 
 
-def import_lock(store: Any) -> Path:
+def import_lock(store: Store) -> Path:
     return store.root / IMPORT_LOCK
 
 
-def waiting_line(store: Any) -> str:
+def waiting_line(store: Store) -> str:
     return f"waiting for another import to finish (it holds {import_lock(store)})"
 
 
 @contextlib.contextmanager
-def one_import_at_a_time(store: Any, dry_run: bool, on_wait: Callable[[str], None] | None = None
+def one_import_at_a_time(store: Store, dry_run: bool, on_wait: Callable[[str], None] | None = None
                          ) -> Iterator[None]:
     """Imports that write run one after another, from planning to the last write, whether started by
     `ccs import` or the TUI: a second one then plans against what the first stored and finds it
@@ -66,7 +71,7 @@ def default_sources(environ: Mapping[str, str]) -> list[Source]:
     ]
 
 
-def run_import(source: Source, store: Any, keys: Any, environ: Mapping[str, str], *, dry_run: bool = False,
+def run_import(source: Source, store: Store, keys: KeyStore, environ: Mapping[str, str], *, dry_run: bool = False,
                on_wait: Callable[[str], None] | None = None) -> Report:
     """Import from ``source`` as the CLI does (keys into the keyring, profiles through the store),
     one import at a time."""
@@ -74,7 +79,7 @@ def run_import(source: Source, store: Any, keys: Any, environ: Mapping[str, str]
         return _import(source, store, keys, environ, dry_run)
 
 
-def _import(source: Source, store: Any, keys: Any, environ: Mapping[str, str], dry_run: bool) -> Report:
+def _import(source: Source, store: Store, keys: KeyStore, environ: Mapping[str, str], dry_run: bool) -> Report:
     from ccswitch_tui.importers.planner import Planner
 
     planner = Planner(store, keys, dry_run=dry_run)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ccswitch_tui import __version__, tools
 from ccswitch_tui.atomic import atomic_write, locked
@@ -28,6 +28,10 @@ from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.spec import HookContext, LaunchHook
+
+if TYPE_CHECKING:
+    from ccswitch_tui.profiles.store import Store
+
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -66,7 +70,7 @@ def build(
     profile_name: str,
     tool: str,
     *,
-    store: Any,
+    store: Store,
     keys: KeyStore,
     paths: Paths,
     environ: Mapping[str, str],
