@@ -353,20 +353,69 @@ def test_cli_and_tui_offer_them_from_the_registry(ccs, base_env):
     assert {"f-gemini-model", "f-opencode-model", "f-opencode-provider_id"} <= set(FIELDS)
 
 
-def test_a_client_is_one_module_and_one_registry_line():
-    """Nothing outside its own module and the registry line names a client added this way."""
-    for name in ("gemini", "opencode"):
-        pattern = re.compile(rf"\b{name}\b", re.IGNORECASE)
-        offenders = []
+# Modules that still name Claude Code or Codex in code or messages (CC Switch's two apps and the live
+# Claude/Codex configs in the importers, the presets' tables, a few messages and help texts). Each
+# entry is debt: moving that knowledge into the client's spec takes the module off this list. No
+# module may join it, and Gemini CLI and OpenCode (added as one module each) have no entry at all.
+NAMES_CLAUDE_OR_CODEX = {
+    "commands/diagnose.py", "commands/imports.py", "commands/launch.py", "commands/profiles.py",
+    "diagnose/check.py", "diagnose/doctor.py", "diagnose/inspect.py", "importers/cc_switch.py",
+    "importers/export.py", "importers/live.py", "importers/mapping.py", "importers/model.py",
+    "importers/planner.py", "importers/sources.py", "importers/writer.py", "profiles/presets.py",
+    "runs/manifests.py", "tui/actions.py", "tui/app.py", "tui/screens/help.py", "tui/widgets/detail.py",
+    "tui/widgets/running.py",
+}
+
+
+def named_in_code(path: Path, pattern: re.Pattern[str]) -> bool:
+    """Whether the module names the client in its code: identifiers and strings, docstrings and
+    comments aside (those explain; they steer nothing)."""
+    import ast
+    import io
+    import tokenize
+
+    src = path.read_text()
+    docs: set[int] = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+                    and isinstance(first.value.value, str):
+                docs.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.STRING and tok.start[0] in docs:
+            continue
+        if tok.type in (tokenize.NAME, tokenize.STRING) and pattern.search(tok.string):
+            return True
+    return False
+
+
+def test_a_client_is_named_only_in_its_own_module_and_the_registry():
+    """Every registered client, names taken from the registry: nothing outside tools/ names it in
+    code (the registry line aside), except the listed modules for the two oldest clients."""
+    from ccswitch_tui import tools
+
+    for spec in tools.clients():
+        pattern = re.compile(rf"\b{spec.name}\b", re.IGNORECASE)
+        offenders = set()
         for f in (ROOT / "ccswitch_tui").rglob("*.py"):
             rel = f.relative_to(ROOT / "ccswitch_tui").as_posix()
-            if rel in (f"tools/{name}.py", "tools/__init__.py"):
+            if rel.startswith("tools/"):
                 continue
-            if pattern.search(f.read_text()):
-                offenders.append(rel)
-        assert offenders == [], f"{name} is named outside its module: {offenders}"
+            if named_in_code(f, pattern):
+                offenders.add(rel)
+        allowed = NAMES_CLAUDE_OR_CODEX if spec.name in ("claude", "codex") else set()
+        assert offenders <= allowed, f"{spec.name} is named outside tools/: {sorted(offenders - allowed)}"
         registry = (ROOT / "ccswitch_tui" / "tools" / "__init__.py").read_text()
-        assert len([line for line in registry.splitlines() if pattern.search(line)]) == 1
+        assert len([line for line in registry.splitlines() if re.search(rf'"{spec.name}":', line)]) == 1
+
+
+def test_the_name_guard_sees_code_not_comments(tmp_path):
+    sample = tmp_path / "m.py"
+    sample.write_text('"""Works with Gemini CLI."""\n# gemini\nx = 1\n')
+    assert not named_in_code(sample, re.compile(r"\bgemini\b", re.I))
+    sample.write_text('"""Doc."""\nif tool == "gemini":\n    pass\n')
+    assert named_in_code(sample, re.compile(r"\bgemini\b", re.I))
 
 
 @pytest.mark.usefixtures("secret_service")
