@@ -25,6 +25,7 @@ from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
+from ccswitch_tui.terminal_text import visible
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -320,7 +321,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str |
     try:
         files = write_plan_files(plan)
         for problem in share.apply_links(plan.extra.get("shared", ())):
-            print(f"ccs: warning: {problem}", file=sys.stderr)
+            print(visible(f"ccs: warning: {problem}"), file=sys.stderr)
         manifest = manifest_for(prep, files) | liveness.owner()
         manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
@@ -348,7 +349,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Any = None, label: str |
                 manifest["requests"] = summary
             close_manifest(paths, manifest)
     if plan.tool in ("claude", "codex") and _terminal_fd() is not None and (text := resume.hint(plan, started)):
-        print(text, file=sys.stderr)
+        print(visible(text), file=sys.stderr)  # a session id read from the client's own files
     return status
 
 
