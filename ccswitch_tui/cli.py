@@ -11,6 +11,7 @@ from ccswitch_tui import __version__
 from ccswitch_tui.commands.common import Context
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.policy.redact import install
+from ccswitch_tui.terminal_text import visible
 
 # Command name → "module:attribute" under ccswitch_tui.commands. Modules are imported only when
 # their command runs (or for --help), so `ccs launch` never pays for `ccs check`'s imports.
@@ -69,7 +70,7 @@ def cli(click_ctx: click.Context, debug: bool) -> None:
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo(f"ccs: {message}", err=True)
+    click.echo(f"ccs: {visible(message)}", err=True)  # messages quote paths, names and values from elsewhere
     return code
 
 
@@ -110,7 +111,14 @@ def run(argv: list[str] | None = None) -> int:
 def main() -> None:
 
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter
-    sys.exit(run())
+    try:
+        code = run()
+    except Exception:  # --debug: the traceback, whose messages quote text from elsewhere, shown visible
+        import traceback
+
+        sys.stderr.write(visible(traceback.format_exc()))
+        code = 1
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ def claude_resume(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
 
 
 def _alive(pid: int) -> bool:
-    from ccswitch_tui.launch.liveness import process_start
+    from ccswitch_tui.procfs import process_start
 
     return process_start(pid) is not None
 

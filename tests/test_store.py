@@ -327,8 +327,10 @@ def toml_string(draw, value: str) -> str:
     return _basic(value)
 
 
-words = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=24).filter(
-    lambda s: not looks_like_key(s))  # a key-shaped value, or a NUL, is refused in any field
+# a key-shaped value, or a control character but newline and tab, is refused in any field
+REFUSED_CONTROLS = "".join(chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)))
+words = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=REFUSED_CONTROLS),
+                max_size=24).filter(lambda s: not looks_like_key(s))
 nonblank = words.filter(lambda s: s.strip() != "")
 comment_text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30,

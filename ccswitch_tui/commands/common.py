@@ -15,6 +15,7 @@ from ccswitch_tui.errors import UsageError
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.profiles.store import Store
+from ccswitch_tui.terminal_text import visible, visible_json
 
 
 @dataclass
@@ -51,12 +52,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False))
+    click.echo(visible_json(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False)))
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    """A plain aligned table; the last column is never padded."""
-    all_rows = [list(headers), *[list(r) for r in rows]]
+    """A plain aligned table; the last column is never padded. Cells are shown ``visible``: a
+    table's cells are names, paths and values from elsewhere."""
+    all_rows = [list(headers), *[[visible(c) for c in r] for r in rows]]
     widths = [max(len(r[i]) for r in all_rows) for i in range(len(headers))]
     lines = []
     for r in all_rows:

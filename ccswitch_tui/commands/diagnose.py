@@ -14,6 +14,7 @@ from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_c
 from ccswitch_tui.diagnose.findings import counts, counts_text, has_errors, sort_findings
 from ccswitch_tui.errors import FindingsError, UsageError
 from ccswitch_tui.model import Finding
+from ccswitch_tui.terminal_text import visible
 
 
 def _local(ts: float | None) -> str:
@@ -78,7 +79,7 @@ def inspect_cmd(ctx: Context, pid: int, profile: str | None, as_json: bool) -> N
     if as_json:
         emit_json(ins.to_dict())
     else:
-        click.echo(_inspection_text(ins))
+        click.echo(visible(_inspection_text(ins)))  # the process's cwd, name and environment are its own
     _raise_if_errors(list(ins.findings), f"pid {pid}")
 
 
@@ -137,7 +138,7 @@ def doctor_cmd(ctx: Context, cwd: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_dict())
     else:
-        click.echo(report.text())
+        click.echo(visible(report.text()))  # layers and values come from the repository's files
     _raise_if_errors(list(report.findings), "doctor")
 
 
@@ -188,9 +189,9 @@ def check_cmd(ctx: Context, profile: str | None, all_: bool, tool: str | None, t
                    "broken_profiles": [{"name": e.name, "error": e.error} for e in broken],
                    "failed": len(failed) + len(broken)})
     else:
-        click.echo(_results_text(results))
+        click.echo(visible(_results_text(results)))  # details quote the endpoint's answers
         for e in broken:
-            click.echo(f"{e.name}: cannot be loaded: {e.error}")
+            click.echo(visible(f"{e.name}: cannot be loaded: {e.error}"))
     if failed or broken:
         raise FindingsError(f"{len(failed) + len(broken)} of {len(results) + len(broken)} probe(s) failed")
 

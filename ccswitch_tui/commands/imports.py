@@ -3,6 +3,7 @@ keyring, never into a file) and hand profiles out without any secret."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -10,6 +11,7 @@ import click
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.checker import check_name
 
 dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would happen; write nothing.")
@@ -25,7 +27,7 @@ def _one_import_at_a_time(ctx: Context, dry_run: bool):  # noqa: ANN202 — the 
     """The importers' lock (shared with the TUI); waiting for another import is said on stderr."""
     from ccswitch_tui.importers.sources import one_import_at_a_time
 
-    return one_import_at_a_time(ctx.store, dry_run, lambda line: click.echo(f"ccs: {line}", err=True))
+    return one_import_at_a_time(ctx.store, dry_run, lambda line: click.echo(visible(f"ccs: {line}"), err=True))
 
 
 @click.group("import")
@@ -137,7 +139,7 @@ def _report(report, as_json: bool) -> None:  # noqa: ANN001
     if as_json:
         emit_json(report.to_json())
     else:
-        click.echo(report.render())
+        click.echo(visible(report.render()))  # names, notes and paths from the source being imported
 
 
 @click.command("export")
@@ -169,12 +171,13 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
         exported = [export_toml(ctx.store, n) for n in names]
         for e in exported:
             for w in e.warnings:
-                click.echo(f"ccs: warning: {e.name}: {w}", err=True)
+                click.echo(visible(f"ccs: warning: {e.name}: {w}"), err=True)
         if output is None:
             if len(exported) > 1:
                 raise UsageError("several profiles as TOML need --output DIR (one NAME.toml each), "
                                  "or use --format json")
-            click.echo(exported[0].text, nl=False)
+            text = exported[0].text  # the file as it is; on a terminal, a comment's C1 or bidi character shown escaped
+            click.echo(visible(text) if sys.stdout.isatty() else text, nl=False)
             return
         output = output.expanduser()
         if len(exported) == 1 and output.suffix == ".toml" and not output.is_dir():
@@ -193,8 +196,8 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
     loaded = [ctx.store.load(n) for n in names]
     data, warnings = cc_switch_providers(loaded)
     for w in warnings:
-        click.echo(f"ccs: warning: {w}", err=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        click.echo(visible(f"ccs: warning: {w}"), err=True)
+    text = visible_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"  # the same data, nothing to obey
     if output is None:
         click.echo(text, nl=False)
         return

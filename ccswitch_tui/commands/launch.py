@@ -20,6 +20,7 @@ from ccswitch_tui.policy.redact import echo_revealed
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
     from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.terminal_text import visible, visible_json
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
 
@@ -68,7 +69,7 @@ def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
 
 def _warn(plan: LaunchPlan) -> None:
     for w in plan.warnings:
-        click.echo(f"ccs: warning: {w}", err=True)
+        click.echo(visible(f"ccs: warning: {w}"), err=True)
 
 
 @click.command("launch", context_settings={"ignore_unknown_options": True})
@@ -188,7 +189,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     from ccswitch_tui.launch.environment import diff_env
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
-        (echo_revealed if reveal else click.echo)(text)
+        (echo_revealed if reveal else click.echo)(visible_json(text) if fmt == "json" else visible(text))
 
     p = ctx.store.load(profile)
     key = ctx.keys.resolve(p)
@@ -228,11 +229,11 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         }, indent=2, ensure_ascii=False))
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
-        click.echo(f"ccs: warning: {w}", err=True)
+        click.echo(visible(f"ccs: warning: {w}"), err=True)
     from ccswitch_tui.tools.share import describe
 
     for line in describe(plan.extra.get("shared", ())):
-        click.echo(f"ccs: shared: {line}", err=True)
+        click.echo(visible(f"ccs: shared: {line}"), err=True)
     out(_format_env(*_evaluable_env(plan, reveal), fmt))
 
 
@@ -282,18 +283,18 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
     else:
         for r in results:
             if not r["drifted"]:
-                click.echo(f"{r['launch_id']} vs {r['against']}: comparable (no drift)")
+                click.echo(visible(f"{r['launch_id']} vs {r['against']}: comparable (no drift)"))
             else:
-                click.echo(f"{r['launch_id']} vs {r['against']}: drifted: {', '.join(r['drifted'])}")
+                click.echo(visible(f"{r['launch_id']} vs {r['against']}: drifted: {', '.join(r['drifted'])}"))
             for f, v in r["values"].items():
                 if f == "env" and r["env_changes"] is not None:
                     ch = r["env_changes"]
                     parts = [f"+{n}" for n in ch["added"]] + [f"-{n}" for n in ch["removed"]]
-                    click.echo(f"  env: {' '.join(parts + [f'~{n}' for n in ch['changed']])}")
+                    click.echo(visible(f"  env: {' '.join(parts + [f'~{n}' for n in ch['changed']])}"))
                     continue
-                click.echo(f"  {f}: {json.dumps(v['base'])} -> {json.dumps(v['run'])}")
+                click.echo(visible(f"  {f}: {json.dumps(v['base'])} -> {json.dumps(v['run'])}"))
             for note in r["notes"]:
-                click.echo(f"  note: {note}")
+                click.echo(visible(f"  note: {note}"))
     return DRIFT_EXIT if any(r["drifted"] for r in results) else 0
 
 
@@ -324,9 +325,9 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, fm
     if fmt == "json":
         emit_json(data)
     elif fmt == "csv":
-        click.echo(to_csv(data), nl=False)
+        click.echo(visible(to_csv(data)), nl=False)  # a cell's control characters shown, as in the table
     else:
         headers, cells = table_rows(data)
         click.echo(table(cells, headers))
         if data["drifted_columns"]:
-            click.echo(f"drifted from {manifests[0].get('launch_id')}: {', '.join(data['drifted_columns'])}")
+            click.echo(visible(f"drifted from {manifests[0].get('launch_id')}: {', '.join(data['drifted_columns'])}"))

@@ -11,6 +11,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.model import Profile
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_name
 
 
@@ -84,7 +85,7 @@ def list_cmd(ctx: Context, as_json: bool) -> None:
     ]
     click.echo(table(body, ["NAME", "PROVIDER", "BASE URL", "TOOLS", "KEY"]))
     if keyring_error:
-        click.echo(f"note: key presence unknown: {keyring_error}", err=True)
+        click.echo(visible(f"note: key presence unknown: {keyring_error}"), err=True)
 
 
 @click.command("show")
@@ -139,7 +140,7 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         share = "default" if p.share is None else (" ".join(p.share) or "nothing")
         quiet = "default" if p.quiet is None else str(p.quiet).lower()
         lines.append(f"policy     quiet={quiet}  share={share}")
-    click.echo("\n".join(lines))
+    click.echo(visible("\n".join(lines)))
 
 
 @click.command("new")
@@ -252,7 +253,7 @@ def gc_cmd(ctx: Context, yes: bool, dry_run: bool) -> None:
         click.echo("no state of removed profiles")
         return
     for s in found:
-        click.echo(f"{s.path}  {s.size_text}  (profile {s.profile!r} does not exist)")
+        click.echo(visible(f"{s.path}  {s.size_text}  (profile {s.profile!r} does not exist)"))
     if dry_run:
         return
     confirm_or_refuse(f"remove the state of {len(found)} removed profile(s)?", yes)

@@ -23,6 +23,7 @@ from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Report
 from ccswitch_tui.policy.shapes import holds_credential
 from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.terminal_text import visible
 
 SUPPORTED_APPS = ("claude", "codex")
 REQUIRED_COLUMNS = ("id", "app_type", "name", "settings_config")
@@ -166,10 +167,11 @@ def candidate_from_row(row: Row) -> Candidate:
         raise skip(f"signs in through a managed account ({kind or 'authBinding'}), which ccs does not import")
 
     app_label = "Claude Code" if row.app == "claude" else "Codex"
-    origin = f"CC Switch {row.where}, {app_label} provider {row.name!r} (id {row.id})"
-    description = first_line(row.notes) or f"{row.name} (imported from CC Switch)"
+    name = visible(row.name)  # a control character in the name or notes is kept as its escape: a profile is plain text
+    origin = f"CC Switch {row.where}, {app_label} provider {name!r} (id {row.id})"
+    description = visible(first_line(row.notes)) or f"{name} (imported from CC Switch)"
     website = row.website if row.website and row.website.startswith(("http://", "https://")) else None
-    description, website = drop_credentials(row.name, description, website, warnings)
+    description, website = drop_credentials(name, description, website, warnings)
 
     if row.app == "claude":
         fmt = meta.get("apiFormat")
@@ -178,7 +180,7 @@ def candidate_from_row(row: Row) -> Candidate:
                        "proxy; Claude Code cannot use it directly")
         field_name = meta.get("apiKeyField") if isinstance(meta.get("apiKeyField"), str) else None
         parsed = parse_claude_settings(settings, field_name)
-        return Candidate(source=row.source, origin=origin, provider_name=row.name, claude=parsed.fields,
+        return Candidate(source=row.source, origin=origin, provider_name=name, claude=parsed.fields,
                          key=parsed.key, website=website, description=description,
                          warnings=warnings + parsed.warnings)
 
@@ -188,7 +190,7 @@ def candidate_from_row(row: Row) -> Candidate:
     if not isinstance(config_text, str):
         raise fail("settings_config.config is not a TOML text")
     cparsed = parse_codex_config(parse_toml_text(config_text), settings.get("auth"), environ={})
-    return Candidate(source=row.source, origin=origin, provider_name=row.name, codex=cparsed.fields,
+    return Candidate(source=row.source, origin=origin, provider_name=name, codex=cparsed.fields,
                      key=cparsed.key, website=website, description=description,
                      warnings=warnings + cparsed.warnings)
 

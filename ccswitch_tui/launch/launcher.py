@@ -32,6 +32,7 @@ from ccswitch_tui.tools.spec import HookContext, LaunchHook
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.store import Store
 
+from ccswitch_tui.terminal_text import visible
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -342,7 +343,7 @@ class SharedPiecesHook(LaunchHook):
         from ccswitch_tui.tools import share
 
         for problem in share.apply_links(ctx.plan.extra.get("shared", ())):
-            print(f"ccs: warning: {problem}", file=sys.stderr)
+            print(visible(f"ccs: warning: {problem}"), file=sys.stderr)
 
 
 def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
@@ -402,8 +403,8 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         if manifest is not None:
             close_manifest(paths, manifest)
     if _terminal_fd() is not None and (args := tools.get(plan.tool).resume_command(plan, started)):
-        print(f"ccs: to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}",
-              file=sys.stderr)
+        line = f"ccs: to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}"
+        print(visible(line), file=sys.stderr)  # a session id read from the client's own files
     return status
 
 

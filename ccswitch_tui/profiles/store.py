@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,10 @@ from ccswitch_tui.tools.checker import NAME_RE, check_name
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
+
+
+# every C0 control but tab and newline, DEL and C1 (NUL has its own message)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class ProfileChanged(ProfileError):
@@ -65,14 +70,20 @@ def profile_from_text(name: str, text: str, where: str | None = None) -> Profile
 
 def refuse_nul(data: Any, where: str, path: str = "") -> None:
     """A NUL (``"\\u0000"``) in any value: no environment variable, argument or file name can carry
-    it, so every launch would fail; one line naming the field instead."""
+    it, so every launch would fail; one line naming the field instead. Any other control character
+    but newline and tab (an escape, a carriage return, a C1 control) is refused the same way: a
+    profile is plain text, and such a character in a value would reach a terminal or a child."""
     if isinstance(data, str):
         if "\x00" in data:
             raise ProfileError(f"{where}: {path or 'a value'} holds a NUL character (\\u0000), which no "
                                "environment variable or argument can carry; remove it")
+        bad = _CONTROL.search(data)
+        if bad:
+            raise ProfileError(f"{where}: {path or 'a value'} holds a control character (\\u{ord(bad.group()):04x}); "
+                               "remove it (a profile value is plain text: only newline and tab are allowed)")
     elif isinstance(data, dict):
         for k, v in data.items():
-            refuse_nul(k, where, f"{path}{k!r}" if "\x00" in str(k) else path)
+            refuse_nul(k, where, f"{path}{k!r}" if _CONTROL.search(str(k)) else path)
             refuse_nul(v, where, f"{path}{k}." if isinstance(v, (dict, list)) else f"{path}{k}")
     elif isinstance(data, list):
         for i, v in enumerate(data):

@@ -28,6 +28,7 @@ from ccswitch_tui.errors import CcsError
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.profiles.store import Entry, Store
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.actions import ACTIONS, BY_NAME, bindings
 from ccswitch_tui.tui.commands import CcsCommands
@@ -92,6 +93,12 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         self._detail_running = False
         self._generation = 0
         self._shown: str | None = None
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every notification (the screens' too) is plain text shown ``visible``: they quote errors,
+        names and paths from elsewhere, so neither markup nor a control character in them is obeyed."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
     # --- layout -------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from textual.app import SuspendNotSupported
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, LaunchRefused
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class LaunchMixin:
         """Run the child; nothing may escape from here (the app must come back)."""
         if announce:
             for w in prep.plan.warnings:
-                print(f"ccs: warning: {w}", file=sys.stderr)
+                print(visible(f"ccs: warning: {w}"), file=sys.stderr)
             print(f"ccs: {request.label} for {request.profile} — leave it to come back to ccs", file=sys.stderr)
         try:
             return self.service.execute(prep), None

@@ -8,13 +8,14 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from textual.content import Content
+from textual.content import Content, Span
 
 from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import EnvDiff
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, env_var_of
 from ccswitch_tui.policy import matters, routing_family
 from ccswitch_tui.runs.manifests import user_argv
+from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tui.service import Detail, KeyState, Problem, RunRow, ToolView
 
 LABEL = "bold $text-accent"
@@ -34,7 +35,25 @@ SOURCE_STYLES = {
 
 
 def lines(parts: Iterable[Content]) -> Content:
-    return Content("\n").join(parts)
+    """The parts one per line, each ``shown``: every pane's text is built from records of other
+    programs (settings files, processes, providers), so this is where the display rule applies."""
+    return Content("\n").join(shown(p) for p in parts)
+
+
+def shown(content: Content | str) -> Content:
+    """``content`` with ``visible``'s escapes in place of control and bidi characters, its styles kept
+    on the same characters (a span grows with the escapes inside it)."""
+    if isinstance(content, str):
+        return Content(visible(content))
+    text = content.plain
+    if not CONTROL_RE.search(text):
+        return content
+    at = [0]  # at[i]: where character i of the text starts in the shown text
+    for ch in text:
+        at.append(at[-1] + len(visible(ch)))
+    end = len(text)  # a span may reach past the text (Content drops a BEL or CR after placing spans)
+    return Content(visible(text), [Span(at[min(sp.start, end)], at[min(sp.end, end)], sp.style)
+                                   for sp in content.spans])
 
 
 def row(label: str, *values: Content | str | tuple[str, str], width: int = 12) -> Content:

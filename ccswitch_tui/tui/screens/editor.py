@@ -21,7 +21,8 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Swit
 from tomlkit.toml_document import TOMLDocument
 
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.profiles.store import parse_toml, validate_text
+from ccswitch_tui.profiles.store import validate_text
+from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tui.screens.modals import Dialog
 
 

@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, Select, Static
 
 from ccswitch_tui.importers.sources import Source
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui.screens.modals import Dialog
 
 
@@ -49,7 +50,7 @@ class ImportScreen(Dialog[ImportChoice]):
     def _describe(self) -> None:
         s = self.sources[str(self.query_one("#source", Select).value)]
         self.query_one("#source-path", Static).update(
-            f"reads {s.path}" + ("" if s.exists else " — not found here"))
+            visible(f"reads {s.path}") + ("" if s.exists else " — not found here"))
 
     @on(Button.Pressed, "#preview")
     @on(Button.Pressed, "#import")
@@ -72,7 +73,7 @@ class ReportScreen(Dialog[bool]):
         with Vertical(classes="dialog wide report"):
             yield Label(self.title_text, classes="dialog-title")
             with VerticalScroll(id="report-scroll"):
-                yield Static(self.report_text, id="report-text", markup=False)
+                yield Static(visible(self.report_text), id="report-text", markup=False)
             with Horizontal(classes="buttons"):
                 if self.dry_run:
                     yield Button("Import", id="import", variant="primary")

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_key_id, check_name
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ class ConfirmScreen(Dialog[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
-            yield Static(self.message, classes="dialog-body", markup=False)
+            yield Static(visible(self.message), classes="dialog-body", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button(self.yes, id="yes", variant="error" if self.danger else "primary")
                 yield Button("Cancel", id="no")
@@ -223,9 +224,9 @@ class RefusalScreen(Dialog[str]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog refusal"):
             yield Label("Launch refused", classes="dialog-title danger")
-            yield Static(self.message, classes="dialog-body", markup=False)
+            yield Static(visible(self.message), classes="dialog-body", markup=False)
             if self.ways_out:
-                yield Static("Ways out:\n" + "\n".join(f"  • {w}" for w in self.ways_out), classes="note",
+                yield Static(visible("Ways out:\n" + "\n".join(f"  • {w}" for w in self.ways_out)), classes="note",
                              markup=False)
             with Horizontal(classes="buttons"):
                 for flag in self.flags:

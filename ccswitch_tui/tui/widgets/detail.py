@@ -14,6 +14,7 @@ from textual.lazy import Lazy
 from textual.message import Message
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.service import Detail, RunRow, ToolView
 from ccswitch_tui.tui.widgets.requests import RequestsTable
@@ -78,9 +79,9 @@ class DetailPane(Vertical):
         self.detail = None
         self.tool = None
         self.runs = ()
-        self.query_one("#detail-title", Static).update(Content.styled(message, "$text-muted"))
+        self.query_one("#detail-title", Static).update(Content.styled(visible(message), "$text-muted"))
         for wid in ("#overview-body", "#env-body", "#diff-body"):
-            self.query_one(wid, Static).update(Content(body))  # wraps: readable at 80 columns
+            self.query_one(wid, Static).update(Content(visible(body)))  # wraps: readable at 80 columns
         self.refresh_runs()
 
     def set_tool(self, tool: str) -> None:
@@ -173,14 +174,14 @@ class RunsView(Vertical):
             if r.against is None:
                 drift = Text("first run", style=muted)
             elif r.drifted:
-                drift = Text(", ".join(r.drifted), style=f"bold {warn}")
+                drift = Text(visible(", ".join(r.drifted)), style=f"bold {warn}")
             else:
                 drift = Text("comparable", style=ok)
             status = render.status_text(m)
             started = str(m.get("started") or "-").replace("T", " ").removesuffix("Z")
-            table.add_row(Text(started), Text(str(m.get("tool", "?"))),
-                          Text(status, style=ok if status == "0" else warn),
-                          Text(str(m.get("key_fingerprint") or "-")), drift, key=str(m.get("launch_id")))
+            table.add_row(Text(visible(started)), Text(visible(str(m.get("tool", "?")))),  # a manifest is a file
+                          Text(visible(status), style=ok if status == "0" else warn),
+                          Text(visible(str(m.get("key_fingerprint") or "-"))), drift, key=str(m.get("launch_id")))
         if runs:
             table.move_cursor(row=min(max(keep, 0), len(runs) - 1))
             self._show_run(table.cursor_row)

@@ -14,6 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ccswitch_tui.profiles.store import Entry
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui.service import Presence, Problem
 
 
@@ -42,7 +43,7 @@ def prompt(entry: Entry, key_present: bool | None, problems: Sequence[Problem]) 
     else:
         key = ("key missing", "bold $text-error")
     # The key first: on a narrow list the end of the line is cut, and the key is what blocks a launch.
-    second = Content.assemble("  ", key, " · ", (p.provider.name, "$text-muted"), " · ", tools)
+    second = Content.assemble("  ", key, " · ", (visible(p.provider.name), "$text-muted"), " · ", tools)
     return Content("\n").join([first, second])
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
+from ccswitch_tui.terminal_text import visible
+
 COLUMNS = ("#", "started", "request", "model", "status", "outcome", "ttfb ms", "ms", "in", "out")
 
 
@@ -44,11 +46,12 @@ class RequestsTable(DataTable):
         for r in records[self.count:]:
             outcome = str(r.get("outcome") or "-")
             style = styles["ok"] if outcome == "ok" else styles["warn"]
-            path = str(r.get("path") or "")
+            path = visible(str(r.get("path") or ""))  # records hold what the client and the provider sent
             self.add_row(
-                Text(_num(r.get("id"))), Text(str(r.get("started") or "")[11:23]),
-                Text(f"{r.get('method', '')} {path}" + (" ⇶" if r.get("stream") else "")),
-                Text(_model(r)), Text(_num(r.get("status")), style=style), Text(outcome, style=style),
+                Text(visible(_num(r.get("id")))), Text(visible(str(r.get("started") or "")[11:23])),
+                Text(visible(f"{r.get('method', '')} {path}") + (" ⇶" if r.get("stream") else "")),
+                Text(visible(_model(r))), Text(visible(_num(r.get("status"))), style=style),
+                Text(visible(outcome), style=style),
                 Text(_num(r.get("ttfb_ms"))), Text(_num(r.get("duration_ms"))),
                 Text(_num(r.get("input_tokens"))), Text(_num(r.get("output_tokens"))),
                 key=f"{launch_id}:{r.get('id')}",

@@ -14,12 +14,13 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 
 
 def counts_cell(counts: Mapping[str, int] | None, error: str | None, colors: Mapping[str, str]) -> Text:
     if counts is None:
-        return Text(error or "unreadable", style=colors.get("text-muted", ""))
+        return Text(visible(error or "unreadable"), style=colors.get("text-muted", ""))
     if counts.get("error"):
         return Text(f"{counts['error']} error" + (f", {counts['warn']} warn" if counts.get("warn") else ""),
                     style=f"bold {colors.get('text-error', 'red')}")
@@ -66,8 +67,8 @@ class RunningView(Vertical):
         keep = self.selected_pid
         table.clear()
         for p in self.processes:
-            table.add_row(Text(str(p.pid)), Text(p.tool or "?"), Text(p.profile or "(unmanaged)"),
-                          counts_cell(p.counts, p.error, colors), Text(p.cwd or "-", overflow="ellipsis"),
+            table.add_row(Text(str(p.pid)), Text(p.tool or "?"), Text(visible(p.profile or "(unmanaged)")),
+                          counts_cell(p.counts, p.error, colors), Text(visible(p.cwd or "-"), overflow="ellipsis"),
                           key=str(p.pid))
         self.query_one("#running-status", Static).update(Content.styled(status, "$text-muted"))
         pids = [p.pid for p in self.processes]
@@ -112,4 +113,4 @@ class RunningView(Vertical):
         body.update(render.lines(parts))
 
     def show_error(self, message: str) -> None:
-        self.query_one("#inspect-body", Static).update(Content.styled(message, render.WARN))
+        self.query_one("#inspect-body", Static).update(Content.styled(visible(message), render.WARN))
