@@ -312,10 +312,13 @@ def test_inspect_judges_a_recorded_child_by_what_it_was_given(ccs, base_env, pro
     parent = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "run", "--record", "p", "--", "sleep", "30"],
                               env=full, stdin=subprocess.DEVNULL)
     try:
+        def launched() -> list[psutil.Process]:  # not the guard a recorded launch starts beside it
+            return [c for c in psutil.Process(parent.pid).children() if c.cmdline()[:1] == ["sleep"]]
+
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not psutil.Process(parent.pid).children():
+        while time.monotonic() < deadline and not launched():
             time.sleep(0.05)
-        (child,) = psutil.Process(parent.pid).children()
+        (child,) = launched()
         r = ccs("inspect", str(child.pid), "--json", env=base_env)
         data = json.loads(r.stdout)
         assert r.returncode == 0, data["findings"]

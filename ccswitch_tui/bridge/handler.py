@@ -17,6 +17,12 @@ calls, in this order:
 4. ``exchange.response_end()`` once after the upstream's body ended normally; its bytes are the
    last the child gets.
 
+A handler never sees the key in an answer, and cannot hand it back: the server filters the
+upstream's bytes before ``response_head``/``response_chunk`` get them, and filters again what they
+return (a translator that joins two halves of a secret writes it whole) before the child gets it.
+A handler's own failure sent to the child (``response.failed``, say) is what the record's outcome
+says, with what the upstream had sent.
+
 The records always describe the wire on both sides: the child's path and requested model, the
 upstream URL that was really called, and the served model and usage read from the upstream's own
 answer (before any rewriting). A translator (Responses to Chat Completions, say) is therefore a

@@ -16,6 +16,12 @@ from typing import Any
 # Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
 MAX_JSON_BODY = 16 * 1024 * 1024
 _EVENT_SPLIT = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+# What ends a stream in the dialects the bridge sees: Responses (completed, incomplete, failed),
+# Chat Completions ([DONE]), Anthropic Messages (message_stop, an error event), generateContent
+# (the chunk with the finish reason).
+# Quoted as JSON strings, so that a model's text quoting them (escaped quotes) does not count.
+TERMINAL_MARKERS = (b'"response.completed"', b'"response.incomplete"', b'"response.failed"', b"data: [DONE]",
+                    b"data:[DONE]", b'"message_stop"', b"event: error", b'"finishReason"')
 
 
 @dataclass(frozen=True)
@@ -114,10 +120,15 @@ class ResponseObserver:
     system_fingerprint: str | None = None
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
+    saw_data: bool = False  # a stream with at least one ``data:`` line
+    terminal: bool = False  # the stream's own end was seen (completed, failed, [DONE], message_stop, ...)
     _buffer: bytearray = field(default_factory=bytearray)
     _overflow: bool = False
+    _carry: bytes = b""
 
     def feed(self, chunk: bytes) -> None:
+        if self.stream:
+            self._look_for_end(chunk)
         if not self.stream:
             if len(self._buffer) + len(chunk) > MAX_JSON_BODY:
                 self._overflow = True
@@ -140,6 +151,18 @@ class ResponseObserver:
             for event in _EVENT_SPLIT.split(complete):
                 if event and self._wanted(event):
                     self._event(event)
+
+    def _look_for_end(self, chunk: bytes) -> None:
+        if self.terminal:
+            return
+        window = self._carry + chunk if self._carry else chunk
+        if not self.saw_data and b"data:" in window:
+            self.saw_data = True
+        for marker in TERMINAL_MARKERS:
+            if marker in window:
+                self.terminal = True
+                return
+        self._carry = window[-24:]
 
     def _wanted(self, data: bytes) -> bool:
         if b'"usage"' in data or b'"error"' in data or b'"usageMetadata"' in data:
@@ -198,26 +221,31 @@ class ResponseObserver:
             self.error = error_text(err)
 
 
+# Texts are kept whole up to this many characters: the server masks them and only then cuts them to
+# their recorded length, so that a secret across the cut is masked whole.
+MAX_TEXT = 8192
+
+
 def error_text(err: Any) -> str:
-    """One line from a provider's error object or string."""
+    """One line from a provider's error object or string (not yet masked, so not yet cut short)."""
     if isinstance(err, dict):
         parts = [str(err[k]) for k in ("type", "code", "message") if err.get(k)]
-        text = ": ".join(parts) if parts else json.dumps(err)[:300]
+        text = ": ".join(parts) if parts else json.dumps(err)[:MAX_TEXT]
     else:
         text = str(err)
-    return " ".join(text.split())[:500]
+    return " ".join(text[:MAX_TEXT].split())
 
 
 def error_from_body(body: bytes) -> str | None:
-    """The provider's message from an error response body (JSON or text), one line."""
+    """The provider's message from an error response body (JSON or text), one line, not yet masked."""
     if not body:
         return None
     try:
         data = json.loads(body)
     except ValueError:
-        return " ".join(body[:500].decode("utf-8", "replace").split()) or None
+        return " ".join(body[:MAX_TEXT].decode("utf-8", "replace").split()) or None
     if isinstance(data, dict) and data.get("error"):
         return error_text(data["error"])
     if isinstance(data, dict) and data.get("message"):
         return error_text(data["message"])
-    return " ".join(json.dumps(data)[:500].split())
+    return " ".join(json.dumps(data)[:MAX_TEXT].split())

@@ -23,11 +23,11 @@ from ccswitch_tui.policy.redact import redact_text
 RECORDS_SUFFIX = ".requests.jsonl"
 
 # Outcomes, each a word a person can filter on.
-OK = "ok"  # the upstream answered 2xx/3xx and the whole answer reached the child
-UPSTREAM_ERROR = "upstream-error"  # the upstream answered 4xx/5xx (forwarded as is)
+OK = "ok"  # the upstream answered 2xx/3xx and the answer's end reached the child
+UPSTREAM_ERROR = "upstream-error"  # the upstream answered 4xx/5xx, or the answer the child got says it failed
 UPSTREAM_ABORTED = "upstream-aborted"  # the upstream broke off mid-answer
 UNREACHABLE = "unreachable"  # no connection to the upstream (answered 502 by the bridge)
-CLIENT_GONE = "client-disconnected"  # the child went away before the answer was delivered
+CLIENT_GONE = "client-disconnected"  # the child went away before the answer's end reached it
 REFUSED = "refused"  # answered by the bridge itself: bad token, --strict-model
 STOPPED = "bridge-stopped"  # still in flight when the launch ended
 BRIDGE_ERROR = "bridge-error"  # the bridge itself failed (answered 502)
@@ -49,10 +49,21 @@ class Masker:
     def __call__(self, text: str | None) -> str | None:
         if not text:
             return text
+        return redact_text(self.exact(text))  # the policy's rule: key-shaped tokens, URL credentials, headers
+
+    def exact(self, text: str | None) -> str | None:
+        """Only the given secrets masked: for names (a model) that the credential shapes would mangle."""
+        if not text:
+            return text
         for s in self._secrets:
             if s in text:
                 text = text.replace(s, mask_value(s))
-        return redact_text(text)  # the policy's rule: key-shaped tokens, URL credentials, credential headers
+        return text
+
+    def clip(self, text: str | None, limit: int = 500) -> str | None:
+        """Masked first, cut after: a secret across the cut is masked whole, never left half in clear."""
+        masked = self(text)
+        return masked[:limit] if masked else masked
 
 
 def mask_value(value: str) -> str:
@@ -129,6 +140,12 @@ def _add(total: dict[str, int], key: str, value: Any) -> None:
         total[key] = total.get(key, 0) + value
 
 
+def carries_usage(record: Mapping[str, Any]) -> bool:
+    """Whether a request's answer should report token usage: one that named a model (a generation,
+    an embedding). A models list, a health check or a file download carries none."""
+    return bool(record.get("model_requested")) and str(record.get("method", "")).upper() == "POST"
+
+
 def summarize(records: Sequence[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
     requested and served, errors, the highest concurrency, and findings (a model that was not the
@@ -159,7 +176,7 @@ def summarize(records: Sequence[Mapping[str, Any]], expected_models: Iterable[st
             swaps[(r["model_requested"], r["model_served"])] += 1
         for k in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
             _add(tokens, k, r.get(k))
-        if r.get("usage_source") == "missing" and r.get("outcome") == OK:
+        if r.get("usage_source") == "missing" and r.get("outcome") == OK and carries_usage(r):
             missing_usage += 1
         in_flight = r.get("in_flight")
         if isinstance(in_flight, int):

@@ -7,6 +7,12 @@ A route is a path prefix: the child's base URL ``{bridge.url}/{route.name}`` sta
 ``Authorization``, ``x-api-key``, any header, or the query); the bridge swaps the real key in for
 it, forwards the request, and streams the answer back chunk by chunk as the upstream sends it.
 Each request, whatever its end, becomes one record (see ``records``).
+
+Both directions are filtered: the child's token becomes the key on the way out, and on the way
+back every byte (headers, ``Location``, bodies, what a route's handler writes) passes a
+``SecretFilter`` (``bridge.outbound``) that turns the key back into the token and every other known
+secret into its mask, before the child or a record sees it. A record's outcome is what the child
+got: ``ok`` once the answer's end reached it, whatever happens to the last bytes of the chunking.
 """
 
 from __future__ import annotations
@@ -15,13 +21,15 @@ import asyncio
 import itertools
 import logging
 import secrets
+import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -30,12 +38,19 @@ from yarl import URL
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Handler, Outgoing
 from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
+from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
 from ccswitch_tui.errors import CcsError
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
 RETRY_MEMORY = 10_000  # request digests kept to recognise a retry
 MAX_RECORDED_BODY = 1024 * 1024  # per body, with --record-bodies
+MAX_ERROR_BODY = 8192  # of an error answer, read for its message
+_BODY_MARGIN = 4096  # read past a cut, so that a secret across it is masked whole before cutting
+# The bridge reads (decodes) every answer before the child gets it, to keep secrets out: it asks for
+# what aiohttp decodes, and answers 502 for any other Content-Encoding.
+ACCEPT_ENCODING = "gzip, deflate"
+_READABLE_ENCODINGS = frozenset({"", "identity", "gzip", "deflate"})
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                          "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
                          "accept-encoding", "content-encoding"})
@@ -63,7 +78,7 @@ class BridgeConfig:
     key_fingerprint: str | None = None
     record_bodies: bool = False
     strict_model: bool = False
-    extra_secrets: tuple[str, ...] = ()  # more values no record may hold
+    extra_secrets: tuple[str, ...] = ()  # more values no record may hold and the child never gets back
     connect_timeout: float = 30.0
 
 
@@ -88,7 +103,11 @@ class Bridge:
         self.config = config
         self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
         self._routes = {r.name: r for r in config.routes}
-        self._mask = rec.Masker((config.key, self.token, *config.extra_secrets))
+        extra = tuple(s for s in config.extra_secrets if len(s) >= MIN_SECRET and s != config.key)
+        self._mask = rec.Masker((config.key, self.token, *extra))
+        # What goes back to the child: the key becomes the token it sent, any other secret its mask.
+        self._filter = SecretFilter([(config.key, self.token), *((s, rec.mask_value(s)) for s in extra)])
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._stats = _Stats()
         self._writer: rec.RecordWriter | None = None
         self._thread: threading.Thread | None = None
@@ -97,6 +116,7 @@ class Bridge:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.port: int | None = None
+        self._sock: socket.socket | None = None
 
     # --- the interface ----------------------------------------------------------------------
 
@@ -110,6 +130,11 @@ class Bridge:
         return f"{self.url}/{name}"
 
     @property
+    def listen_fd(self) -> int:
+        """The listening socket's descriptor (for ``bridge.guard``)."""
+        return self._sock.fileno()
+
+    @property
     def records_path(self) -> Path:
         return self.config.records_path
 
@@ -121,11 +146,22 @@ class Bridge:
         for name in ("aiohttp", "asyncio"):
             logging.getLogger(name).addHandler(logging.NullHandler())
             logging.getLogger(name).propagate = False
+        try:
+            # Made here, not by aiohttp, so that a guard can share it (``bridge.guard``).
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(2048)
+            sock.setblocking(False)
+        except OSError as exc:
+            raise BridgeError(f"cannot start the recording bridge on 127.0.0.1 ({exc}); launch without --record") \
+                from None
+        self._sock = sock
         self._writer = rec.RecordWriter(self.config.records_path)
         self._thread = threading.Thread(target=self._run, name="ccs-bridge", daemon=True)
         self._thread.start()
         if not self._ready.wait(timeout) or self._error is not None:
             self._writer.close()
+            sock.close()
             why = f"{type(self._error).__name__}: {self._error}" if self._error else "it did not answer in time"
             raise BridgeError(f"cannot start the recording bridge on 127.0.0.1 ({why}); launch without --record")
         return self
@@ -133,10 +169,13 @@ class Bridge:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop serving; requests still in flight are ended and recorded as ``bridge-stopped``."""
         if self._loop is not None and self._stopping is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._stopping.set)
+            if self._thread.is_alive():
+                self._loop.call_soon_threadsafe(self._stopping.set)
             self._thread.join(timeout)
         if self._writer is not None:
             self._writer.close()
+        if self._sock is not None:
+            self._sock.close()
 
     def __enter__(self) -> Bridge:
         return self.start()
@@ -167,14 +206,23 @@ class Bridge:
         )
         app = web.Application(client_max_size=MAX_REQUEST_BODY, handler_args={"access_log": None})
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
+        # handler_cancellation: a child that hangs up ends its request at once (recorded), even while the
+        # upstream has not answered yet.
+        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5,
+                               handler_cancellation=True)
         try:
             await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0, backlog=2048)
+            site = web.SockSite(runner, self._sock)
             await site.start()
-            self.port = runner.addresses[0][1]
+            self.port = self._sock.getsockname()[1]
             self._ready.set()
             await self._stopping.wait()
+            # Requests still in flight end now, each recorded as bridge-stopped, before the file closes.
+            tasks = list(self._tasks)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=2.0)
         finally:
             await runner.cleanup()
             await self._session.close()
@@ -201,31 +249,49 @@ class Bridge:
             "usage_source": "missing", "request_bytes": 0, "response_bytes": 0,
             "provider_headers": {}, "system_fingerprint": None, "error": None,
         }
+        answer = _Answer()
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         stats.in_flight += 1
         try:
-            return await self._forward(request, route, rest, record, t0)
+            return await self._forward(request, route, rest, record, t0, answer)
         except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:  # the child left early
-            record.update(outcome=rec.CLIENT_GONE, error=f"the client went away ({type(exc).__name__})")
+            self._ended_early(record, answer, rec.CLIENT_GONE, f"the client went away ({type(exc).__name__})")
             raise
         except web.HTTPException as exc:  # e.g. a body over MAX_REQUEST_BODY
             record.update(status=exc.status, outcome=rec.REFUSED, error=exc.reason)
             raise
         except Exception as exc:  # noqa: BLE001 — a failure of the bridge itself: answered and recorded
-            record.update(status=502, outcome=rec.BRIDGE_ERROR, error=self._mask(f"{type(exc).__name__}: {exc}"))
-            return web.json_response({"error": {"message": f"ccs bridge: {record['error']}", "type": "bridge_error",
-                                                "code": "bridge_error"}}, status=502)
+            record.update(status=502, outcome=rec.BRIDGE_ERROR, error=self._mask.clip(f"{type(exc).__name__}: {exc}"))
+            if answer.prepared:  # the head went out already: the child must see a cut answer
+                if request.transport is not None:
+                    request.transport.abort()
+                raise
+            return self._bridge_answer(502, record["error"], "bridge_error")
         except asyncio.CancelledError:
-            record["outcome"] = record["outcome"] or rec.STOPPED
-            record["error"] = record["error"] or "the launch ended while this request was in flight"
+            # The launch ended (stop) or the child hung up (aiohttp cancels the handler then).
+            if self._stopping is not None and self._stopping.is_set():
+                self._ended_early(record, answer, rec.STOPPED, "the launch ended while this request was in flight")
+            else:
+                self._ended_early(record, answer, rec.CLIENT_GONE, "the client went away before the answer ended")
             raise
         finally:
             stats.in_flight -= 1
+            if task is not None:
+                self._tasks.discard(task)
             record["duration_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             if self._writer is not None:
                 self._writer.write(record)
 
+    def _bridge_answer(self, status: int, message: str | None, code: str) -> web.Response:
+        """An answer made by the bridge itself (its text already masked, and filtered like any other)."""
+        text = self._filter.text(f"ccs bridge: {message}")
+        return web.json_response({"error": {"message": text, "type": "bridge_error", "code": code}}, status=status)
+
     def _refuse(self, record: dict[str, Any], status: int, message: str, route: Route | None) -> web.Response:
-        record.update(status=status, outcome=rec.REFUSED, error=message)
+        record.update(status=status, outcome=rec.REFUSED, error=self._mask.clip(message, 2000))
+        message = self._filter.text(message)
         anthropic = route is not None and "anthropic" in route.name
         body = ({"type": "error", "error": {"type": "invalid_request_error", "message": message}} if anthropic
                 else {"error": {"message": message, "type": "invalid_request_error", "code": "ccs_bridge_refused"}})
@@ -239,7 +305,7 @@ class Bridge:
         return token in request.query_string
 
     async def _forward(self, request: web.Request, route: Route | None, rest: str, record: dict[str, Any],
-                       t0: float) -> web.StreamResponse:
+                       t0: float, answer: _Answer) -> web.StreamResponse:
         if route is None:
             return self._refuse(record, 404, f"ccs bridge: no route {record['path']!r}; "
                                 f"use one of {', '.join('/' + n for n in self._routes)}", None)
@@ -248,7 +314,8 @@ class Bridge:
         body = await request.read()
         record["request_bytes"] = len(body)
         facts = request_facts(body, request.headers.get("Content-Type", ""), rest)
-        record["model_requested"] = facts.model
+        # A model name is the child's text: the token sent as a model must not land in a record.
+        record["model_requested"] = self._mask.exact(facts.model)
         record["stream"] = facts.stream
         if body:
             import hashlib
@@ -276,7 +343,7 @@ class Bridge:
             elif low in _AUTH_HEADERS:
                 continue  # a credential that is not the launch's: it never leaves ccs
             headers[k] = v
-        headers["Accept-Encoding"] = "gzip, deflate"
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
         exchange = route.handler.exchange(request.method, rest)
         out = exchange.request(Outgoing(request.method, rest.replace(token, key), headers, body))
         added = getattr(exchange, "record_fields", None)  # optional in the Exchange protocol
@@ -292,104 +359,200 @@ class Bridge:
             upstream = await upstream_cm.__aenter__()
         except (aiohttp.ClientConnectorError, asyncio.TimeoutError, aiohttp.InvalidURL) as exc:
             record.update(status=502, outcome=rec.UNREACHABLE,
-                          error=self._mask(f"upstream unreachable: {type(exc).__name__}: {exc}"))
-            return web.json_response({"error": {"message": f"ccs bridge: {record['error']}", "type": "bridge_error",
-                                                "code": "upstream_unreachable"}}, status=502)
+                          error=self._mask.clip(f"upstream unreachable: {type(exc).__name__}: {exc}"))
+            return self._bridge_answer(502, record["error"], "upstream_unreachable")
         except aiohttp.ClientError as exc:
             record.update(status=502, outcome=rec.UPSTREAM_ABORTED,
-                          error=self._mask(f"upstream failed before answering: {type(exc).__name__}: {exc}"))
-            return web.json_response({"error": {"message": f"ccs bridge: {record['error']}", "type": "bridge_error",
-                                                "code": "upstream_failed"}}, status=502)
+                          error=self._mask.clip(f"upstream failed before answering: {type(exc).__name__}: {exc}"))
+            return self._bridge_answer(502, record["error"], "upstream_failed")
         try:
-            return await self._relay(request, upstream, exchange, record, t0)
+            return await self._relay(request, route, upstream, exchange, record, t0, answer)
         finally:
             await upstream_cm.__aexit__(None, None, None)
 
-    async def _relay(self, request: web.Request, upstream: aiohttp.ClientResponse, exchange: Any,
-                     record: dict[str, Any], t0: float) -> web.StreamResponse:
+    def _child_head(self, route: Route, headers: Mapping[str, str]) -> dict[str, str]:
+        """The upstream's headers as the child may see them: no hop-by-hop header, no secret in a
+        name or a value, and a ``Location`` into the upstream pointed at the bridge's route."""
+        f = self._filter
+        head = {f.text(k): f.text(v) for k, v in headers.items() if k.lower() not in _HOP_BY_HOP}
+        for name in [k for k in head if k.lower() in ("location", "content-location")]:
+            head[name] = self._into_route(route, head[name])
+        return head
+
+    def _into_route(self, route: Route, location: str) -> str:
+        """A redirect into the upstream (absolute, or a path under its base) goes to the bridge route
+        that stands for it, so that the child follows it through the bridge with its token."""
+        base = route.upstream.rstrip("/")
+        base_path = urlsplit(base).path.rstrip("/")
+        if location.startswith(base + "/") or location == base:
+            return self.route_url(route.name) + location[len(base):]
+        if base_path and location.startswith(base_path + "/"):
+            return f"/{route.name}" + location[len(base_path):]
+        if not base_path and location.startswith("/") and not location.startswith("//"):
+            return f"/{route.name}" + location
+        return location
+
+    async def _relay(self, request: web.Request, route: Route, upstream: aiohttp.ClientResponse, exchange: Any,
+                     record: dict[str, Any], t0: float, answer: _Answer) -> web.StreamResponse:
         status = upstream.status
         record["upstream_status"] = status
-        record["provider_headers"] = rec.provider_headers(upstream.headers)
-        is_sse = upstream.headers.get("Content-Type", "").startswith("text/event-stream")
+        upstream_head = {k: self._filter.text(v) for k, v in upstream.headers.items()}
+        record["provider_headers"] = {k: self._mask.exact(v) or "" for k, v in
+                                      rec.provider_headers(upstream_head).items()}
+        ctype = upstream.headers.get("Content-Type", "")
+        is_sse = ctype.startswith("text/event-stream")
         record["stream"] = record["stream"] or is_sse
-        head = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
-        status, head = exchange.response_head(status, head)
+        encoding = upstream.headers.get("Content-Encoding", "").strip().lower()
+        if encoding not in _READABLE_ENCODINGS:
+            # Bytes the bridge cannot read are bytes it cannot keep secrets out of.
+            record.update(status=502, outcome=rec.UPSTREAM_ERROR,
+                          error=self._mask.clip(f"the upstream answered HTTP {status} in Content-Encoding "
+                                                f"{encoding!r}, which the bridge cannot read; answered 502"))
+            return self._bridge_answer(502, record["error"], "upstream_encoding")
+        status, head = exchange.response_head(status, self._child_head(route, upstream.headers))
+        head = {self._filter.text(k): self._filter.text(v) for k, v in head.items()}  # what the handler added
         record["status"] = status
         response = web.StreamResponse(status=status, headers=head)
-        plain = not exchange.rewrites_body and "Content-Encoding" not in upstream.headers
+        plain = not exchange.rewrites_body and not encoding and not self._filter
         if plain and upstream.content_length is not None:
             response.content_length = upstream.content_length
         observer = ResponseObserver(stream=is_sse)
-        failing = status >= 400
+        answer.observer = observer
+        answer.failing = status >= 400
+        answer.upstream_type = ctype
+        if exchange.rewrites_body:  # what the child gets is not what the upstream sent: watch it too
+            child_sse = any(k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in head.items())
+            answer.child = ResponseObserver(stream=child_sse)
         error_body = bytearray()
         kept = bytearray() if self.config.record_bodies else None
+        answer.kept = kept
+        upstream_filter = self._filter.stream()
+        child_filter = self._filter.stream() if exchange.rewrites_body else None
         received = 0
         try:
             await response.prepare(request)
         except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
-            self._client_gone(record, observer, exc, request)
+            gone = f"the client went away mid-answer ({type(exc).__name__})"
+            self._ended_early(record, answer, rec.CLIENT_GONE, gone)
+            self._abort(request)
             return response
+        answer.prepared = True
+
+        async def send(data: bytes, last: bool = False) -> None:
+            if child_filter is not None:
+                data = child_filter.feed(data) + (child_filter.flush() if last else b"")
+            if answer.child is not None:
+                answer.child.feed(data)
+            if data:
+                await response.write(data)
+            seen = answer.child or observer
+            if seen.terminal and seen.stream:
+                answer.delivered = True
+
+        def take(raw: bytes) -> bytes:
+            clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
+            observer.feed(clean)
+            if answer.failing and len(error_body) < MAX_ERROR_BODY:
+                error_body.extend(clean[:MAX_ERROR_BODY - len(error_body)])
+            if len(answer.sample) < 200:
+                answer.sample.extend(clean[:200 - len(answer.sample)])
+            if kept is not None and len(kept) < MAX_RECORDED_BODY + _BODY_MARGIN:
+                kept.extend(clean[:MAX_RECORDED_BODY + _BODY_MARGIN - len(kept)])
+            return exchange.response_chunk(clean) if clean else b""
+
         try:
-            async for chunk in upstream.content.iter_any():
-                if record["ttfb_ms"] is None:
-                    record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-                received += len(chunk)
-                observer.feed(chunk)
-                if failing and len(error_body) < 8192:
-                    error_body += chunk[:8192]
-                if kept is not None and len(kept) < MAX_RECORDED_BODY:
-                    kept += chunk[:MAX_RECORDED_BODY - len(kept)]
-                data = exchange.response_chunk(chunk)
-                if data:
-                    try:
-                        await response.write(data)
-                    except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
-                        record["response_bytes"] = received
-                        self._client_gone(record, observer, exc, request)
-                        return response
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-            record["response_bytes"] = received
-            self._finish(record, observer, kept)
-            record.update(outcome=rec.UPSTREAM_ABORTED,
-                          error=self._mask(f"upstream broke off after {received} bytes: {type(exc).__name__}: {exc}"))
-            if request.transport is not None:
-                request.transport.abort()  # the child must see a cut answer, not a clean end
-            return response
-        record["response_bytes"] = received
-        if record["ttfb_ms"] is None:
-            record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-        self._finish(record, observer, kept)
-        if failing:
-            record["outcome"] = rec.UPSTREAM_ERROR
-            record["error"] = self._mask(observer.error or error_from_body(bytes(error_body))) or f"HTTP {status}"
-        elif observer.error:
-            record["outcome"] = rec.UPSTREAM_ERROR
-            record["error"] = self._mask(observer.error)
-        else:
-            record["outcome"] = rec.OK
-        try:
-            tail = exchange.response_end()
-            if tail:
-                await response.write(tail)
+            try:
+                async for chunk in upstream.content.iter_any():
+                    if record["ttfb_ms"] is None:
+                        record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+                    received += len(chunk)
+                    record["response_bytes"] = received
+                    await send(take(chunk))
+            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                self._finish(record, answer)
+                record.update(outcome=rec.UPSTREAM_ABORTED, error=self._mask.clip(
+                    f"upstream broke off after {received} bytes: {type(exc).__name__}: {exc}"))
+                self._abort(request)  # the child must see a cut answer, not a clean end
+                return response
+            if record["ttfb_ms"] is None:
+                record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            await send(take(b""))
+            await send(exchange.response_end(), last=True)
+            answer.delivered = True  # every byte of the answer is out; only the end of the chunking remains
+            self._finish(record, answer)
+            self._conclude(record, answer, error_body)
             await response.write_eof()
         except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
-            self._client_gone(record, observer, exc, request)
+            gone = f"the client went away mid-answer ({type(exc).__name__})"
+            self._ended_early(record, answer, rec.CLIENT_GONE, gone, error_body)
+            self._abort(request)
         return response
 
-    def _finish(self, record: dict[str, Any], observer: ResponseObserver, kept: bytearray | None) -> None:
-        observer.finish()
-        record["model_served"] = observer.model
-        record["system_fingerprint"] = observer.system_fingerprint
-        record.update(observer.usage.as_fields())
-        if kept is not None:
-            record["response_body"] = self._body_text(bytes(kept))
-
-    def _client_gone(self, record: dict[str, Any], observer: ResponseObserver, exc: BaseException,
-                     request: web.Request) -> None:
-        self._finish(record, observer, None)
-        record.update(outcome=rec.CLIENT_GONE, error=f"the client went away mid-answer ({type(exc).__name__})")
+    @staticmethod
+    def _abort(request: web.Request) -> None:
         if request.transport is not None:
             request.transport.abort()
+
+    def _finish(self, record: dict[str, Any], answer: _Answer) -> None:
+        if answer.finished or answer.observer is None:
+            return
+        answer.finished = True
+        observer = answer.observer
+        observer.finish()
+        if answer.child is not None:
+            answer.child.finish()
+        record["model_served"] = self._mask.exact(observer.model)
+        record["system_fingerprint"] = self._mask.exact(observer.system_fingerprint)
+        record.update(observer.usage.as_fields())
+        if answer.kept is not None:
+            record["response_body"] = self._body_text(bytes(answer.kept))
+
+    def _conclude(self, record: dict[str, Any], answer: _Answer, error_body: bytearray | None = None) -> None:
+        """The outcome of an answer whose end reached the child: what the child was told."""
+        observer = answer.observer
+        assert observer is not None
+        status = record["status"]
+        child_error = answer.child.error if answer.child is not None else None
+        if answer.failing:
+            text = observer.error or error_from_body(bytes(error_body or b"")) or child_error
+            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text) or f"HTTP {status}")
+        elif observer.error:
+            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(observer.error))
+        elif child_error:  # the translation failed: say so, and what the upstream sent that it could not use
+            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(
+                f"{child_error} (the upstream sent {self._describe(record, answer)})", 1000))
+        else:
+            record.update(outcome=rec.OK, error=None)
+
+    def _describe(self, record: dict[str, Any], answer: _Answer) -> str:
+        """What the upstream answered, in a few words: status, type, size, and how it begins."""
+        observer = answer.observer
+        size = record["response_bytes"]
+        what = f"HTTP {record['upstream_status']} {answer.upstream_type or 'without a Content-Type'}"
+        if not size:
+            return f"{what} with an empty body"
+        if observer is not None and observer.stream and not observer.saw_data:
+            what += f", {size} bytes without one SSE data line"
+        elif observer is not None and observer.stream and not observer.terminal:
+            what += f", {size} bytes that never ended the stream"
+        else:
+            what += f", {size} bytes"
+        begins = " ".join(bytes(answer.sample).decode("utf-8", "replace").split())[:120]
+        begins = "".join(c for c in begins if c.isprintable())
+        return f"{what} beginning {begins!r}"
+
+    def _ended_early(self, record: dict[str, Any], answer: _Answer, outcome: str, why: str,
+                     error_body: bytearray | None = None) -> None:
+        """The child hung up or the launch ended before the relay finished. An answer whose end had
+        reached the child keeps the outcome of what it was told; any other is ``outcome``."""
+        if record["outcome"] is not None and answer.delivered:
+            return  # concluded already; only the end of the chunking was lost
+        self._finish(record, answer)
+        if answer.delivered and answer.observer is not None:
+            self._conclude(record, answer, error_body)
+            return
+        if record["outcome"] is None:
+            record.update(outcome=outcome, error=why)
 
     def _masked(self, value: Any) -> Any:
         """A handler's record field with its text masked like every text from outside."""
@@ -402,10 +565,28 @@ class Bridge:
         return value
 
     def _body_text(self, body: bytes) -> str:
-        text = body[:MAX_RECORDED_BODY].decode("utf-8", "replace")
+        """A body for the record: masked first (with a margin past the cut, so that a secret across it
+        is masked whole), cut after."""
+        text = self._mask(body[:MAX_RECORDED_BODY + _BODY_MARGIN].decode("utf-8", "replace")) or ""
         if len(body) > MAX_RECORDED_BODY:
-            text += f"… [{len(body) - MAX_RECORDED_BODY} more bytes not recorded]"
-        return self._mask(text) or ""
+            head = len(text.encode()[:MAX_RECORDED_BODY].decode("utf-8", "ignore"))
+            text = text[:head] + "… [more bytes not recorded]"
+        return text
+
+
+@dataclass
+class _Answer:
+    """How far one answer got: what the server needs to record a request that ended early."""
+
+    observer: ResponseObserver | None = None  # the upstream's answer
+    child: ResponseObserver | None = None  # what the child got, when a handler rewrote it
+    kept: bytearray | None = None
+    sample: bytearray = field(default_factory=bytearray)  # the first bytes of the upstream's answer
+    upstream_type: str = ""
+    failing: bool = False
+    prepared: bool = False
+    finished: bool = False
+    delivered: bool = False  # the answer's end (its terminal event, or its last byte) reached the child
 
 
 def routes_json(routes: Sequence[Route]) -> dict[str, str]:

@@ -23,9 +23,10 @@ class RecordOptions:
 
 
 class RecordingSession:
-    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions):
+    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions, guard: Any = None):
         self.real_plan = plan
         self.bridge = bridge
+        self.guard = guard
         self.specs = specs
         self.options = options
         self.plan = reroute(plan, bridge.config.key, bridge.token, bridge.route_url, specs)
@@ -52,13 +53,25 @@ class RecordingSession:
             key=key, key_fingerprint=key_fingerprint,
             records_path=rec.records_path(paths.runs, plan.launch_id),
             record_bodies=options.bodies, strict_model=options.strict_model,
+            extra_secrets=known_secrets(plan, key, specs),
         )
+        from ccswitch_tui.bridge.guard import Guard
+
         bridge = Bridge(config).start()
+        guard = None
         try:
-            return cls(plan, bridge, specs, options)
+            guard = Guard.start(bridge.listen_fd)
+            return cls(plan, bridge, specs, options, guard)
         except BaseException:
+            if guard is not None:
+                guard.release()
             bridge.stop()
             raise
+
+    def child_started(self, pid: int) -> None:
+        """The child runs: if ccs dies now, the guard ends the child's process group."""
+        if self.guard is not None:
+            self.guard.watch(pid)
 
     def manifest_fields(self) -> dict[str, Any]:
         return {"recording": {
@@ -72,4 +85,28 @@ class RecordingSession:
     def stop(self) -> dict[str, Any]:
         """Stop the bridge; the summary of every record it wrote."""
         self.bridge.stop()
+        if self.guard is not None:
+            self.guard.release()
         return rec.summarize(self.bridge.records(), self.real_plan.models.values())
+
+
+def known_secrets(plan: LaunchPlan, key: str, specs: list) -> tuple[str, ...]:
+    """Every secret of the launch besides the key: the values of its secret variables (the profile's
+    ``[secrets]``) and the credentials of the proxies its routes go through. No record holds them and
+    the bridge never hands them back to the child."""
+    from urllib.parse import unquote, urlsplit
+
+    found = [plan.env[n] for n in sorted(plan.secret_names) if plan.env.get(n) and plan.env[n] != key]
+    for value in list(found):  # headers in one variable (ANTHROPIC_CUSTOM_HEADERS): each value on its own
+        for line in value.splitlines():
+            name, sep, rest = line.partition(":")
+            if sep and name.strip() and all(c.isalnum() or c in "-_" for c in name.strip()) and rest.strip():
+                found.append(rest.strip())
+    for spec in specs:
+        if spec.proxy:
+            parts = urlsplit(spec.proxy)
+            if parts.password:
+                found += [parts.password, unquote(parts.password)]
+            if "@" in parts.netloc:
+                found.append(parts.netloc.rsplit("@", 1)[0])  # user:password as written
+    return tuple(dict.fromkeys(s for s in found if s))

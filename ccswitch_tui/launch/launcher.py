@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -201,10 +201,12 @@ def _terminal_fd() -> int | None:
         return None
 
 
-def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path) -> int:
+def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path,
+              started: Callable[[int], None] | None = None) -> int:
     """Run the child in its own process group; on a terminal, make that group the foreground one
     (so Ctrl-C and Ctrl-Z reach the tool, not ccs). Forward SIGTERM/SIGHUP/SIGINT/SIGQUIT to the
-    group. Return the child's status (128+N for signal N)."""
+    group. Return the child's status (128+N for signal N). ``started`` gets the child's pid (its
+    process group) as soon as it runs (a recorded launch's guard watches that group)."""
     tty = _terminal_fd()
 
     def in_child() -> None:
@@ -227,6 +229,8 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
         raise
     pgid = proc.pid
+    if started is not None:
+        started(pgid)
 
     def forward(signum: int, _frame: Any) -> None:
         received.append(signum)
@@ -387,7 +391,8 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
             reserve(write_manifest(paths, manifest))
-            status = supervise(plan.argv, prep.executable, plan.env, plan.cwd)
+            status = supervise(plan.argv, prep.executable, plan.env, plan.cwd,
+                               started=session.child_started if session is not None else None)
         except OSError as exc:
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
