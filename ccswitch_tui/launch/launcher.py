@@ -335,6 +335,9 @@ class RecordingHook(LaunchHook):
         ctx.plan = self.session.plan
         ctx.manifest.update(self.session.manifest_fields())
 
+    def child_started(self, ctx: HookContext, pgid: int) -> None:
+        self.session.child_started(pgid)  # the guard that ends the child if ccs dies
+
     def close(self, ctx: HookContext) -> None:
         if self.session is not None and (summary := self.session.stop()) is not None:
             ctx.manifest["requests"] = summary
@@ -392,7 +395,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         try:
             reserve(write_manifest(paths, manifest))
             status = supervise(plan.argv, prep.executable, plan.env, plan.cwd,
-                               started=session.child_started if session is not None else None)
+                               started=lambda pgid: [hook.child_started(ctx, pgid) for hook in hooks])
         except OSError as exc:
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None

@@ -105,13 +105,18 @@ class HookContext:
 
 class LaunchHook:
     """A step around a launch: ``prepare`` before the plan's files are written (it may replace the
-    plan), ``before`` once they are written and before the child starts, ``after`` when the child
-    has ended (also when it could not start), ``close`` last, always. Each may add manifest fields."""
+    plan), ``before`` once they are written and before the child starts, ``child_started`` as soon
+    as it runs, ``after`` when the child has ended (also when it could not start), ``close`` last,
+    always. Each may add manifest fields."""
 
     def prepare(self, ctx: HookContext) -> None:
         return None
 
     def before(self, ctx: HookContext) -> None:
+        return None
+
+    def child_started(self, ctx: HookContext, pgid: int) -> None:
+        """The child runs, in its own process group ``pgid``."""
         return None
 
     def after(self, ctx: HookContext) -> None:
