@@ -457,7 +457,7 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
                 (name,) = names
                 assert app.service.store.load(name).tools[:2] == ("claude", "codex")
             if kind == "codex":
-                assert app.service.store.load(names[0]).codex.wire_api == "chat"
+                assert app.service.store.load(names[0]).side("codex").wire_api == "chat"
             again = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout
             assert " 0 created, 0 merged" in again and all(line.startswith(("unchanged", " ", "dry run"))
                                                             for line in again.splitlines() if line), again

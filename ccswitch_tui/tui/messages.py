@@ -96,6 +96,7 @@ class LaunchRequest:
     force: bool = False
     nested: bool = False
     hold: bool = False  # keep the command's output on screen until a key is pressed
+    key_id: str | None = None  # the profile's key, the one k stores: a failure storing it is said as k
 
 
 class LaunchReady(Message):
