@@ -166,8 +166,8 @@ class KeyStore:
 
             if secret_service.usable(self.environ):
                 value = secret_service.lookup(SERVICE, key_id)
-                if value is not secret_service.UNAVAILABLE:
-                    return value or None  # type: ignore[return-value]
+                if value is None or isinstance(value, str):  # else UNAVAILABLE: ask keyring
+                    return value or None
         try:
             return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
         except _ItemGone:
@@ -332,8 +332,8 @@ class KeyStore:
 
             if secret_service.usable(self.environ):
                 found = secret_service.present(SERVICE, ids)
-                if found is not secret_service.UNAVAILABLE:
-                    return out | found  # type: ignore[operator]
+                if isinstance(found, dict):  # else UNAVAILABLE: ask keyring
+                    return out | found
         stored = self._stored_ids()
         for r in ids:
             out[r] = (r in stored) if stored is not None else self.get(r) is not None

@@ -576,7 +576,7 @@ class CcsApp(App[None]):
     @on(m.CheckDone)
     def _checked(self, event: m.CheckDone) -> None:
         self.detail_pane.set_check(event.profile, event.results)
-        self.notify(event.summary, title=f"Check {event.profile}", severity=event.severity)  # type: ignore[arg-type]
+        self.notify(event.summary, title=f"Check {event.profile}", severity=event.severity)
 
 
 def run_app() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from textual.message import Message
 
 from ccswitch_tui.profiles.store import Entry
-from ccswitch_tui.tui.service import Detail, Presence
+from ccswitch_tui.tui.service import Detail, Presence, Severity
 
 
 class ProfilesLoaded(Message):
@@ -57,7 +57,7 @@ class InspectionReady(Message):
 
 
 class CheckDone(Message):
-    def __init__(self, profile: str, results: Sequence[Any], summary: str, severity: str):
+    def __init__(self, profile: str, results: Sequence[Any], summary: str, severity: Severity):
         super().__init__()
         self.profile = profile
         self.results = list(results)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ccswitch_tui import policy
 from ccswitch_tui.errors import CcsError, KeyError_
@@ -26,6 +26,7 @@ from ccswitch_tui.profiles.store import Entry, Store
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
 MISSING_KEY = "(missing)"
+Severity = Literal["information", "warning", "error"]  # a notification's, as the app shows it
 
 
 def in_tui(error: CcsError, key_id: str | None) -> str:
@@ -315,7 +316,7 @@ class Service:
 
     # --- endpoint checks (`ccs check`) -------------------------------------------------------
 
-    def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, str]:
+    def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, Severity]:
         """Probe the profile's endpoints; (findings, one-line summary, notification severity)."""
         from ccswitch_tui.diagnose.check import check_profile
 
