@@ -17,7 +17,7 @@ class Action:
     needs_profile: bool = True  # disabled when no loadable profile is selected
     key_display: str | None = None
     method: str = ""  # the app's action_<method>, when it is not the name: one method for several bindings
-    args: tuple[str, ...] = ()  # its parameters: launch('claude')
+    args: tuple[str, ...] = ()  # its parameters: launch('<client>')
 
     @property
     def call(self) -> tuple[str, tuple[str, ...]]:
@@ -26,7 +26,7 @@ class Action:
 
     @property
     def action(self) -> str:
-        """The action string of the binding and the palette: ``launch('claude')``, ``key``."""
+        """The action string of the binding and the palette: ``launch('<client>')``, ``key``."""
         method, args = self.call
         return f"{method}({', '.join(map(repr, args))})" if args else method
 
@@ -63,7 +63,7 @@ ACTIONS: tuple[Action, ...] = (
 )
 
 BY_NAME = {a.name: a for a in ACTIONS}
-BY_CALL = {a.call: a for a in ACTIONS}  # what check_action is asked about: ("launch", ("claude",))
+BY_CALL = {a.call: a for a in ACTIONS}  # what check_action is asked about: ("launch", ("<client>",))
 
 TABS = (("overview", "Overview"), ("environment", "Environment"), ("diff", "Diff"), ("running", "Running"),
         ("runs", "Runs"))
