@@ -23,15 +23,17 @@ class Importer(Controller):
             return
         source = next(s for s in sources if s.kind == choice.kind)
 
+        def again(import_now: bool | None) -> None:  # after a preview: its Import button
+            if import_now:
+                self._import(sources, replace_choice(choice))
+
         def shown(report: Any) -> None:
             from ccswitch_tui.tui.screens.importing import ReportScreen
 
             what = "Preview (dry run)" if choice.dry_run else "Imported"
             if not choice.dry_run:
                 self.host.reload(self.host.selected)
-            self.host.open_screen(
-                ReportScreen(f"{what}: {source.label}", report.render(), choice.dry_run),
-                lambda again: again and self._import(sources, replace_choice(choice)))
+            self.host.open_screen(ReportScreen(f"{what}: {source.label}", report.render(), choice.dry_run), again)
 
         def waiting(line: str) -> None:  # from the worker: another import holds the lock
             self.host.call_from_thread(self.host.notify, line, title="Import")

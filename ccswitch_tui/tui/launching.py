@@ -5,7 +5,6 @@ included); back in the app, show the exit status. A refusal is shown with its wa
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import Any
 
 from textual.app import SuspendNotSupported
@@ -76,7 +75,8 @@ class Launcher(Controller):
         from ccswitch_tui.tui.screens.modals import CommandScreen
 
         run = p.side("run")
-        exports = f"exports: {', '.join(run.export) or 'nothing'}" + (f"; CCS_MODEL={run.model}" if run.model else "")
+        exported = ", ".join(run.export) if run else ""
+        exports = f"exports: {exported or 'nothing'}" + (f"; CCS_MODEL={run.model}" if run and run.model else "")
 
         def chosen(command: str | None) -> None:
             if command:
@@ -116,7 +116,7 @@ class Launcher(Controller):
             if way is None:
                 self.host.post_message(m.Launched(request, None, event.message))
                 return
-            self.start(replace(request, **{way: True}))
+            self.start(request.allowing(way))
 
         self.host.open_screen(RefusalScreen(event.message, event.ways_out, event.flags), chosen)
 

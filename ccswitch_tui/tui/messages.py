@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textual.message import Message
@@ -97,6 +97,13 @@ class LaunchRequest:
     nested: bool = False
     hold: bool = False  # keep the command's output on screen until a key is pressed
     key_id: str | None = None  # the profile's key, the one k stores: a failure storing it is said as k
+
+    def allowing(self, flag: str) -> LaunchRequest:
+        """The same request with one of the options a refusal offers (LaunchRefused.flags) set."""
+        if flag not in ("isolate", "force", "nested"):
+            raise ValueError(f"not a launch option: {flag!r}")
+        return replace(self, isolate=self.isolate or flag == "isolate", force=self.force or flag == "force",
+                       nested=self.nested or flag == "nested")
 
 
 class LaunchReady(Message):
