@@ -335,6 +335,8 @@ class CcsApp(App[None]):
 
     @on(m.DetailReady)
     def _detail_ready(self, event: m.DetailReady) -> None:
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
+            return
         d = event.detail
         if d.entry.name != self.selected:
             return
