@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class CcsError(Exception):
     """A failure the user can act on; ``str(err)`` is one line saying what, where and how to fix."""
@@ -26,8 +28,27 @@ class ProfileError(CcsError):
         self.line, self.column = line, column
 
 
+@dataclass(frozen=True)
+class StoreKey:
+    """A way out, as data: store a key under this keyring id (``again``: replace the one there). The
+    CLI says it as the command; the TUI as its own key for it, from these fields."""
+
+    key_id: str
+    again: bool = False
+
+    def command(self) -> str:
+        return f"store it{' again' if self.again else ''} with `ccs key set {self.key_id}`"
+
+
 class KeyError_(CcsError):
-    """A key that is missing or cannot be read."""
+    """A key that is missing or cannot be read. When the way out is storing a key, ``remedy`` says
+    which (a StoreKey) and ``problem`` is the message before it; ``str(err)`` joins the two with the
+    CLI command, so each front end words the way out itself and none rewrites the other's text."""
+
+    def __init__(self, problem: str, remedy: StoreKey | None = None):
+        super().__init__(f"{problem}; {remedy.command()}" if remedy else problem)
+        self.problem = problem
+        self.remedy = remedy
 
 
 class KeyringUnavailable(CcsError):

@@ -454,10 +454,18 @@ def test_a_blank_keyring_key_is_refused(home: Paths, key_id):
     (home.profiles / "kr.toml").write_text(GOOD.replace("env:CCS_T_KEY", key_id))
     line = one_line(run("run", "kr", "--", "true"))
     assert "blank" in line and key_id in line
-    assert f"store it again with `ccs key set {key_id}`" in line  # the id, and the words the TUI turns into "press k"
+    assert f"store it again with `ccs key set {key_id}`" in line  # the id, and the CLI's words for the way out
+    from ccswitch_tui.errors import KeyError_, StoreKey
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Store
     from ccswitch_tui.tui.service import in_tui
 
-    assert in_tui(line).endswith("press k to store it") and "ccs key set" not in in_tui(line)
+    with pytest.raises(KeyError_) as caught:
+        KeyStore(home, dict(os.environ)).resolve(Store(home).load("kr"))
+    assert str(caught.value) in line and caught.value.remedy == StoreKey(key_id, again=True)  # the way out as data
+    said = in_tui(caught.value, key_id)  # the TUI words it from the data: its k key
+    assert said.endswith("; press k to store it") and "blank" in said and "ccs key set" not in said
+    assert in_tui(caught.value, "another-id") == str(caught.value)  # k stores another key: the core's words
 
 
 def test_a_run_without_a_command_names_the_profile_in_its_example(home: Paths, tmp_path):

@@ -31,7 +31,6 @@ haiku = "deepseek-v4-flash"
 
 [claude.env]
 API_TIMEOUT_MS = "600000"
-ANTHROPIC_CUSTOM_HEADERS = "X-Gateway-Auth: {secret}"
 
 [codex]
 base_url = "https://api.deepseek.com/v1"
@@ -41,6 +40,9 @@ reasoning_effort = "high"
 
 [run]
 export = ["openai"]
+
+[secrets]
+ANTHROPIC_CUSTOM_HEADERS = "{secret}"
 """
 
 CLAUDE_ONLY = """\
@@ -57,7 +59,7 @@ auth = "api-key"
 @pytest.fixture
 def profiles(ccs_home):
     tag = uuid.uuid4().hex[:6]
-    secret = f"team-{uuid.uuid4().hex[:8]}"  # short and unremarkable: a key-shaped one is refused in a profile
+    secret = f"team-{uuid.uuid4().hex[:8]}"  # the key id of the gateway's header line (its value is in the keyring)
     store = Store(ccs_home)
     store.save_text("ds", BOTH.format(key=f"ds-{tag}", secret=secret), create=True)
     store.save_text("anthropic", CLAUDE_ONLY, create=True)
@@ -68,22 +70,31 @@ def test_export_toml_keeps_the_file_and_drops_credentials(profiles, ccs):
     store, tag, secret = profiles
     r = ccs("export", "ds")
     assert r.returncode == 0, r.stderr
-    assert secret not in r.stdout and secret not in r.stderr
     assert r.stdout.startswith("# Exported by ccs from profile 'ds'; no key inside")
     assert f"ccs key set ds-{tag}" in r.stdout.splitlines()[0]
     assert "# DeepSeek for both tools — my notes" in r.stdout
-    assert "ANTHROPIC_CUSTOM_HEADERS looks like it carries a credential" in r.stderr
     _, p = validate_text("ds", r.stdout)
-    assert p.side("claude").env == {"API_TIMEOUT_MS": "600000", "ANTHROPIC_CUSTOM_HEADERS": ""}
+    assert p.side("claude").env == {"API_TIMEOUT_MS": "600000"}
+    assert p.secrets == {"ANTHROPIC_CUSTOM_HEADERS": secret}  # a key id travels; its value stays in the keyring
     assert p.side("codex").reasoning_effort == "high" and p.provider.key == f"ds-{tag}"
     # the exported text, minus the header and the emptied header value, is the file itself
     body = r.stdout.split("\n", 1)[1]
-    assert body == store.read_text("ds").replace(f"X-Gateway-Auth: {secret}", "")
+    assert body == store.read_text("ds")
+
+
+def test_a_credential_header_in_an_env_table_is_refused_not_exported(profiles, ccs, ccs_home):
+    """The header line belongs in [secrets]: a profile holding it in [claude.env] is refused in one
+    line (the same verdict validation, env and export give), and nothing is printed."""
+    path = ccs_home.profiles / "hdr.toml"
+    path.write_text(CLAUDE_ONLY + '[claude.env]\nANTHROPIC_CUSTOM_HEADERS = "X-Gateway-Auth: team-1234"\n')
+    r = ccs("export", "hdr")
+    assert r.returncode == 2 and r.stdout == "" and "team-1234" not in r.stderr
+    assert "[claude.env].ANTHROPIC_CUSTOM_HEADERS holds a credential" in r.stderr and "[secrets]" in r.stderr
 
 
 def test_export_several_toml_needs_a_directory(profiles, ccs, tmp_path):
     r = ccs("export", "ds", "anthropic")
-    assert r.returncode == 2 and "--output DIR" in r.stderr and len(r.stderr.strip().splitlines()) == 2
+    assert r.returncode == 2 and "--output DIR" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     out = tmp_path / "shared"
     r = ccs("export", "ds", "anthropic", "--output", str(out))
     assert r.returncode == 0, r.stderr

@@ -43,7 +43,7 @@ def test_every_binding_has_an_id_and_a_tooltip():
     ids = [b.id for b in CcsApp.BINDINGS]  # type: ignore[union-attr]
     assert len(ids) == len(set(ids))
     for a in ACTIONS:
-        assert hasattr(CcsApp, f"action_{a.name}"), a.name
+        assert hasattr(CcsApp, f"action_{a.call[0]}"), a.name
 
 
 async def test_list_shows_key_state_and_problem_marks(home: Paths, key_id: str):
@@ -367,7 +367,7 @@ async def test_edit_switching_a_tool_off_removes_its_table(home: Paths):
         await pilot.click("#save")
         await settle(pilot)
         assert app.service.store.load("alpha").side("codex") is None
-        assert app.check_action("launch_codex", ()) is False  # not served: out of the footer (its key says why)
+        assert app.check_action("launch", ("codex",)) is False  # not served: out of the footer (its key says why)
 
 
 async def test_broken_file_opens_the_toml_editor_and_saves_when_valid(home: Paths):
@@ -376,7 +376,7 @@ async def test_broken_file_opens_the_toml_editor_and_saves_when_valid(home: Path
         await settle(pilot)
         await select(pilot, "broken")
         assert "cannot be loaded" in plain(app, "#overview-body")
-        assert app.check_action("launch_claude", ()) is False
+        assert app.check_action("launch", ("claude",)) is False
         await pilot.press("e")
         screen = await wait_until(pilot, lambda: isinstance(app.screen, RawEditorScreen) and app.screen)
         assert "broken.toml:2:" in plain(screen, "#raw-error")
@@ -578,6 +578,6 @@ async def test_empty_home_invites_to_create(ccs_home: Paths, secret_service: str
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert "none yet: n new, i import" in plain(app, "#list-status")
-        assert app.check_action("launch_claude", ()) is False
+        assert app.check_action("launch", ("claude",)) is False
         assert app.check_action("new", ()) is True
 

@@ -73,6 +73,8 @@ class ProbeResult:
     hint: str = ""
     proxy: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # a key-missing result: the key's error itself, for a front end to word its way out (``remedy``)
+    key_error: CcsError | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -393,9 +395,9 @@ def _sibling_models(probe: Probe, headers: Mapping[str, str], timeout: float) ->
 
 # --- profiles ------------------------------------------------------------------------------------
 
-def _key_failure(probe: Probe, message: str) -> ProbeResult:
+def _key_failure(probe: Probe, error: CcsError | None) -> ProbeResult:
     return ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, probe.model, "key-missing",
-                       detail=message, hint="nothing was sent")
+                       detail=str(error) if error else "no key", hint="nothing was sent", key_error=error)
 
 
 def check_profiles(
@@ -407,14 +409,14 @@ def check_profiles(
     import os
 
     environ = os.environ if environ is None else environ
-    jobs: list[tuple[int, Probe, str | None, str | None]] = []  # (order, probe, key, key error)
-    key_cache: dict[str, tuple[str | None, str | None]] = {}
+    jobs: list[tuple[int, Probe, str | None, CcsError | None]] = []  # (order, probe, key, key error)
+    key_cache: dict[str, tuple[str | None, CcsError | None]] = {}
     for p in profiles:
         if p.key_id not in key_cache:
             try:
                 key_cache[p.key_id] = (keys.resolve(p), None)
             except CcsError as exc:
-                key_cache[p.key_id] = (None, str(exc))
+                key_cache[p.key_id] = (None, exc)
         key, err = key_cache[p.key_id]
         for probe in plan_probes(p, tool, environ, paths=getattr(keys, "paths", None)):
             fallback = probe.fallback and replace(probe.fallback, key_id=p.key_id)
@@ -431,7 +433,7 @@ def check_profiles(
                                          "profile-invalid", detail=probe.plan_error, hint="nothing was sent")
             continue
         if key is None:
-            results[order] = _key_failure(probe, err or "no key")
+            results[order] = _key_failure(probe, err)
             continue
         sig = (probe.profile, *probe.signature())
         if sig in seen:

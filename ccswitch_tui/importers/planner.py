@@ -32,7 +32,7 @@ from ccswitch_tui.tools.checker import KEY_ID_RE
 
 
 def same_text(a: str | None, b: str | None) -> bool:
-    return bool(a) and bool(b) and a.strip().casefold() == b.strip().casefold()  # type: ignore[union-attr]
+    return bool(a and b and a.strip().casefold() == b.strip().casefold())
 
 
 def _same_key(a: str, b: str) -> bool:

@@ -129,7 +129,7 @@ def scrub_toml_text(text: str, key: str) -> tuple[str, list[str]]:
     try:
         import tomllib
     except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef]  # the same module under its 3.10 name
 
     lines = text.splitlines(keepends=True)
     table: list[str] | None = []  # None inside an array of tables: left alone

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ccswitch_tui import tools
-from ccswitch_tui.errors import KeyError_
+from ccswitch_tui.errors import KeyError_, StoreKey
 from ccswitch_tui.keys.keyring import has_control_chars
 from ccswitch_tui.model import Profile
 
@@ -32,9 +32,10 @@ def resolve(profile: Profile, keys: Lookup) -> dict[str, str]:
     for name, ref in profile.secrets.items():
         value = keys.lookup(ref)
         if not value or not value.strip():
-            fix = (f"export {ref[4:]}=… before running ccs" if ref.startswith("env:")
-                   else f"store it with `ccs key set {ref}`")
-            raise KeyError_(f"profile {profile.name!r}: [secrets].{name} names {ref!r}, which holds no value; {fix}")
+            problem = f"profile {profile.name!r}: [secrets].{name} names {ref!r}, which holds no value"
+            if ref.startswith("env:"):
+                raise KeyError_(f"{problem}; export {ref[4:]}=… before running ccs")
+            raise KeyError_(problem, StoreKey(ref))
         if has_control_chars(value) and name not in multiline:
             raise KeyError_(f"profile {profile.name!r}: the value for [secrets].{name} ({ref!r}) holds control "
                             "characters an environment variable cannot carry; store it again")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ccswitch_tui.atomic import atomic_write, locked
-from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable
+from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable, StoreKey
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.safe_read import loads_json, read_text
@@ -139,7 +139,7 @@ class KeyStore:
         except UnicodeDecodeError:  # another program stored bytes that are not text under this id
             key_id = str(args[1]) if len(args) > 1 else "ID"  # every per-key call passes (SERVICE, key_id, …)
             raise KeyError_(f"the keyring entry for {key_id!r} is not UTF-8 text (another program "
-                            f"stored it?); store it again with `ccs key set {key_id}`") from None
+                            f"stored it?)", StoreKey(key_id, again=True)) from None
         except KeyringError as exc:
             if isinstance(exc, NoKeyringError):
                 detail = "no keyring backend found; no Secret Service answered on the session D-Bus"
@@ -166,8 +166,8 @@ class KeyStore:
 
             if secret_service.usable(self.environ):
                 value = secret_service.lookup(SERVICE, key_id)
-                if value is not secret_service.UNAVAILABLE:
-                    return value or None  # type: ignore[return-value]
+                if value is None or isinstance(value, str):  # else UNAVAILABLE: ask keyring
+                    return value or None
         try:
             return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
         except _ItemGone:
@@ -289,25 +289,25 @@ class KeyStore:
         ref = profile.key_id
         value = self.lookup(ref)
         if value and not value.strip():
-            where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"
-            fix = (f"set it with export {ref[4:]}=… with the key" if ref.startswith("env:")
-                   else f"store it again with `ccs key set {ref}`")  # the TUI turns this into "press k"
-            raise KeyError_(f"profile {profile.name!r}: the key in {where} is blank (only spaces); {fix}")
+            if ref.startswith("env:"):
+                raise KeyError_(f"profile {profile.name!r}: the key in {ref[4:]} is blank (only spaces); "
+                                f"set it with export {ref[4:]}=… with the key")
+            raise KeyError_(f"profile {profile.name!r}: the key in the keyring entry {ref!r} is blank (only spaces)",
+                            StoreKey(ref, again=True))
         if value:
             if has_control_chars(value):  # an environment variable cannot carry it (a NUL ends execve)
-                where = ref[4:] if ref.startswith("env:") else f"the keyring entry {ref!r}"
-                fix = (f"export {ref[4:]} again" if ref.startswith("env:")
-                       else f"store it again with `ccs key set {ref}`")
-                raise KeyError_(f"profile {profile.name!r}: the key in {where} holds control characters; {fix}")
+                if ref.startswith("env:"):
+                    raise KeyError_(f"profile {profile.name!r}: the key in {ref[4:]} holds control characters; "
+                                    f"export {ref[4:]} again")
+                raise KeyError_(f"profile {profile.name!r}: the key in the keyring entry {ref!r} holds control "
+                                "characters", StoreKey(ref, again=True))
             return value
         if ref.startswith("env:"):
             raise KeyError_(
                 f"profile {profile.name!r}: key = {ref!r} but {ref[4:]} is not set in ccs's environment; "
                 f"export {ref[4:]}=… before running ccs"
             )
-        raise KeyError_(
-            f"profile {profile.name!r}: no key stored for id {ref!r}; store it with `ccs key set {ref}`"
-        )
+        raise KeyError_(f"profile {profile.name!r}: no key stored for id {ref!r}", StoreKey(ref))
 
     def presence(self, refs: list[str]) -> tuple[dict[str, bool], str | None]:
         """Key presence for the refs, or (what ``env:`` refs tell, the reason) when the keyring
@@ -332,8 +332,8 @@ class KeyStore:
 
             if secret_service.usable(self.environ):
                 found = secret_service.present(SERVICE, ids)
-                if found is not secret_service.UNAVAILABLE:
-                    return out | found  # type: ignore[operator]
+                if isinstance(found, dict):  # else UNAVAILABLE: ask keyring
+                    return out | found
         stored = self._stored_ids()
         for r in ids:
             out[r] = (r in stored) if stored is not None else self.get(r) is not None

@@ -9,21 +9,36 @@ from textual.binding import Binding
 
 @dataclass(frozen=True)
 class Action:
-    name: str  # the action (action_<name>) and the binding id
+    name: str  # the binding id (and the action, action_<name>, unless ``method`` says another)
     key: str
     label: str  # short, for the footer
     help: str  # tooltip and palette help
     show: bool = True
     needs_profile: bool = True  # disabled when no loadable profile is selected
     key_display: str | None = None
+    method: str = ""  # the app's action_<method>, when it is not the name: one method for several bindings
+    args: tuple[str, ...] = ()  # its parameters: launch('<client>')
+
+    @property
+    def call(self) -> tuple[str, tuple[str, ...]]:
+        """(action, parameters), as Textual hands them to check_action."""
+        return self.method or self.name, self.args
+
+    @property
+    def action(self) -> str:
+        """The action string of the binding and the palette: ``launch('<client>')``, ``key``."""
+        method, args = self.call
+        return f"{method}({', '.join(map(repr, args))})" if args else method
 
 
 def _launch_actions() -> tuple[Action, ...]:
-    """One launch action per client the registry holds (``launch_<name>``, the spec's key)."""
+    """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
+    the one parameterised action ``launch('<name>')``."""
     from ccswitch_tui.tools import clients
 
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
-                        f"Launch {s.label} with this profile (clean env, manifest written)")
+                        f"Launch {s.label} with this profile (clean env, manifest written)",
+                        method="launch", args=(s.name,))
                  for s in clients() if s.tui_key)
 
 
@@ -48,6 +63,7 @@ ACTIONS: tuple[Action, ...] = (
 )
 
 BY_NAME = {a.name: a for a in ACTIONS}
+BY_CALL = {a.call: a for a in ACTIONS}  # what check_action is asked about: ("launch", ("<client>",))
 
 TABS = (("overview", "Overview"), ("environment", "Environment"), ("diff", "Diff"), ("running", "Running"),
         ("runs", "Runs"))
@@ -58,7 +74,7 @@ PALETTE = tuple(a for a in ACTIONS if a.name not in ("filter",))
 
 def bindings() -> list[Binding]:
     out = [
-        Binding(a.key, a.name, a.label, show=a.show, id=a.name, tooltip=a.help, key_display=a.key_display)
+        Binding(a.key, a.action, a.label, show=a.show, id=a.name, tooltip=a.help, key_display=a.key_display)
         for a in ACTIONS
     ]
     for n, (tab, label) in enumerate(TABS, 1):

@@ -2,15 +2,16 @@
 
 The app is built from domain objects (paths, store, keys, the parent environment), so tests build it
 with small real ones. Everything that blocks runs in thread workers that report with messages.
-Launching lives in launching.py, changes to profiles and keys in profile_actions.py (both mixins);
-the screens are imported when first opened, so start-up stays short.
+Launching lives in launching.py, changes to profiles and keys in profile_actions.py, importing in
+importing.py: controllers holding the service, that reach the app only through ``Host`` (host.py) and
+answer with messages; the screens are imported when first opened, so start-up stays short.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, TabbedContent
+from textual.widgets import Footer, Header, Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
@@ -30,11 +31,11 @@ from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.profiles.store import Entry, Store
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
-from ccswitch_tui.tui.actions import ACTIONS, BY_NAME, bindings
+from ccswitch_tui.tui.actions import ACTIONS, BY_CALL, BY_NAME, bindings
 from ccswitch_tui.tui.commands import CcsCommands
-from ccswitch_tui.tui.importing import ImportMixin
-from ccswitch_tui.tui.launching import LaunchMixin
-from ccswitch_tui.tui.profile_actions import ProfileActionsMixin
+from ccswitch_tui.tui.importing import Importer
+from ccswitch_tui.tui.launching import Launcher
+from ccswitch_tui.tui.profile_actions import ProfileActions
 from ccswitch_tui.tui.service import Service
 from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
@@ -51,7 +52,7 @@ NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
 PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
 
 
-class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
+class CcsApp(App[None]):
     TITLE = "ccs"
     CSS_PATH = Path(__file__).with_name("ccs.tcss")
     # Tab-level keys live on the app, so they work whatever has focus; check_action limits them to their tab.
@@ -93,6 +94,9 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         self._detail_running = False
         self._generation = 0
         self._shown: str | None = None
+        self.launcher = Launcher(self, self.service)
+        self.profile_actions = ProfileActions(self, self.service)
+        self.importer = Importer(self, self.service)
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
                markup: bool = True) -> None:
@@ -126,7 +130,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         self.sub_title = str(self.service.paths.profiles)
         self._restore_theme()
         if not self.cursor_blink:
-            self.query_one("#filter").cursor_blink = False  # type: ignore[attr-defined]
+            self.query_one("#filter", Input).cursor_blink = False
         self.query_one("#profiles").focus()
         self.load_profiles(first=True)
         self.set_interval(self.running_interval, self._tick_running)
@@ -187,14 +191,14 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         if a is None or not a.needs_profile:
             return True
         entry = self.current_entry()
-        launch = action.startswith("launch_")
+        launch = a.method == "launch"
         if entry is None:
             return False if launch else None
         p = entry.profile
         if p is None:
             return True if action in ("edit", "delete") else (False if launch else None)
         if launch:
-            return action.removeprefix("launch_") in p.tools
+            return a.args[0] in p.tools
         return True
 
     def on_key(self, event: events.Key) -> None:
@@ -209,7 +213,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         elif entry.profile is None:
             self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
         else:
-            tool = a.name.removeprefix("launch_")
+            tool = a.args[0]
             self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
                         title=a.label, severity="warning", markup=False)
 
@@ -223,11 +227,12 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (action in BY_NAME or action in ("quit", "show_tab", *self.TAB_ACTIONS)) and self.screen.is_modal:
+        a = BY_CALL.get((action, tuple(map(str, parameters))))
+        if (a is not None or action in ("quit", "show_tab", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         if action in self.TAB_ACTIONS:
             return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
-        return self.action_enabled(action)
+        return self.action_enabled(a.name) if a is not None else True
 
     # --- loading ------------------------------------------------------------------------------
 
@@ -300,7 +305,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
         if name not in [e.name for e in pl.entries]:
             return
         if pl.filter_text:
-            pl.query_one("#filter").value = ""  # type: ignore[attr-defined]
+            pl.query_one("#filter", Input).value = ""
         pl.refill(name)
         pl.options.focus()
 
@@ -337,6 +342,8 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
 
     @on(m.DetailReady)
     def _detail_ready(self, event: m.DetailReady) -> None:
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
+            return
         d = event.detail
         if d.entry.name != self.selected:
             return
@@ -476,23 +483,57 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
             text = str(err) if isinstance(err, CcsError) else f"{type(err).__name__}: {err}"
             self.notify(text, title="Error", severity="error", timeout=12)
 
-    def _run(self, what: str, fn: Any, *args: Any, done: Any = None) -> None:
-        """Run ``fn(*args)`` in a worker; a CcsError becomes a notification, a result goes to ``done``."""
+    # --- what the controllers may ask (Host, host.py) -------------------------------------------
 
-        def job() -> None:
-            try:
-                result = fn(*args)
-            except CcsError as exc:
-                self.post_message(m.Failed(what, str(exc)))
-                return
-            if done is not None:
-                msg = done(result)
-                if msg is not None:
-                    self.post_message(msg)
+    def shown_tool(self) -> str | None:
+        return self.detail_pane.tool
 
-        self.run_worker(job, thread=True, group=what, exit_on_error=False)
+    def reload(self, keep: str | None) -> None:
+        self.load_profiles(keep)
+
+    def set_status(self, text: str) -> None:
+        self.sub_title = text
+
+    def open_screen(self, screen: Screen[Any], then: Callable[[Any], None]) -> None:
+        self.push_screen(screen, then)
+
+    @on(m.LaunchReady)
+    def _launch_ready(self, event: m.LaunchReady) -> None:
+        self.launcher.ready(event)
+
+    @on(m.LaunchRefused)
+    def _launch_refused(self, event: m.LaunchRefused) -> None:
+        self.launcher.refused(event)
 
     # --- actions ------------------------------------------------------------------------------
+
+    def action_launch(self, tool: str) -> None:
+        """Launch the client ``tool`` (a name of the registry: its binding is ``launch('<name>')``)."""
+        self.launcher.launch(tool)
+
+    def action_shell(self) -> None:
+        self.launcher.shell()
+
+    def action_run_command(self) -> None:
+        self.launcher.run_command()
+
+    def action_key(self) -> None:
+        self.profile_actions.key()
+
+    def action_new(self) -> None:
+        self.profile_actions.new()
+
+    def action_edit(self) -> None:
+        self.profile_actions.edit()
+
+    def action_duplicate(self) -> None:
+        self.profile_actions.duplicate()
+
+    def action_delete(self) -> None:
+        self.profile_actions.delete()
+
+    def action_import_profiles(self) -> None:
+        self.importer.import_profiles()
 
     def action_filter(self) -> None:
         self.profile_list.focus_filter()
@@ -544,7 +585,7 @@ class CcsApp(LaunchMixin, ProfileActionsMixin, ImportMixin, App[None]):
     @on(m.CheckDone)
     def _checked(self, event: m.CheckDone) -> None:
         self.detail_pane.set_check(event.profile, event.results)
-        self.notify(event.summary, title=f"Check {event.profile}", severity=event.severity)  # type: ignore[arg-type]
+        self.notify(event.summary, title=f"Check {event.profile}", severity=event.severity)
 
 
 def run_app() -> None:

@@ -46,19 +46,19 @@ class CcsCommands(Provider):
         for a in PALETTE:
             if self.ccs.action_enabled(a.name) is not True:
                 continue
-            out.append((a.name, f"{a.label}: {a.help}", escape(a.help)))  # help is read as markup
+            out.append((a.action, f"{a.label}: {a.help}", escape(a.help)))  # help is read as markup
         return out
 
     async def discover(self) -> Hits:
-        for name, text, help_text in self._enabled():
-            yield DiscoveryHit(Content(text), partial(self.ccs.run_action, name), help=help_text)
+        for action, text, help_text in self._enabled():
+            yield DiscoveryHit(Content(text), partial(self.ccs.run_action, action), help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, text, help_text in self._enabled():
+        for action, text, help_text in self._enabled():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, highlight(matcher, text), partial(self.ccs.run_action, name), help=help_text)
+                yield Hit(score, highlight(matcher, text), partial(self.ccs.run_action, action), help=help_text)
         for entry in self.ccs.profile_entries():
             text = f"Profile: {entry.name}"
             score = matcher.match(text)

@@ -5,20 +5,15 @@ included); back in the app, show the exit status. A refusal is shown with its wa
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from textual import work
 from textual.app import SuspendNotSupported
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, LaunchRefused
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
-
-if TYPE_CHECKING:
-    from ccswitch_tui.tui.service import Service
-
+from ccswitch_tui.tui.host import Controller
 
 
 def wait_for_key(what: str) -> None:
@@ -52,92 +47,92 @@ def wait_for_key(what: str) -> None:
         os.close(fd)
 
 
-class LaunchMixin:
-    """Mixed into CcsApp; relies on its ``service``, ``current_entry`` and ``notify``. Message handlers
-    here go by name (``on_launch_ready``): ``@on`` is collected only from the app class itself."""
+class Launcher(Controller):
+    """Launch, shell and run: prepare in a worker, hand the terminal over on ``ready`` (the app passes
+    its LaunchReady and LaunchRefused messages here)."""
 
-    service: Service
-
-    def _launch_tool(self, tool: str) -> None:
-        entry = self.current_entry()  # type: ignore[attr-defined]
+    def launch(self, tool: str) -> None:
+        """The client ``tool`` (a name of the registry) with the selected profile."""
+        entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        self.start_launch(m.LaunchRequest(entry.name, tool, tools.get(tool).label))
+        self.start(m.LaunchRequest(entry.name, tool, tools.get(tool).label, key_id=entry.profile.key_id))
 
-    def action_shell(self) -> None:
-        entry = self.current_entry()  # type: ignore[attr-defined]
+    def shell(self) -> None:
+        entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        tool = self.detail_pane.tool or "run"  # type: ignore[attr-defined]
+        tool = self.host.shown_tool() or "run"
         shell = self.service.environ.get("SHELL") or "/bin/sh"
         # As `ccs shell`: the tool's clean environment around $SHELL, settings layers not in the way.
-        self.start_launch(m.LaunchRequest(entry.name, tool, f"a shell ({tool} environment)",
-                                          argv_override=(shell,), force=True))
+        self.start(m.LaunchRequest(entry.name, tool, f"a shell ({tool} environment)",
+                                   argv_override=(shell,), force=True, key_id=entry.profile.key_id))
 
-    def action_run_command(self) -> None:
-        entry = self.current_entry()
+    def run_command(self) -> None:
+        entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
         p = entry.profile
         from ccswitch_tui.tui.screens.modals import CommandScreen
 
         run = p.side("run")
-        exports = f"exports: {', '.join(run.export) or 'nothing'}" + (f"; CCS_MODEL={run.model}" if run.model else "")
+        exported = ", ".join(run.export) if run else ""
+        exports = f"exports: {exported or 'nothing'}" + (f"; CCS_MODEL={run.model}" if run and run.model else "")
 
         def chosen(command: str | None) -> None:
             if command:
                 import shlex
 
                 args = tuple(shlex.split(command))
-                self.start_launch(m.LaunchRequest(p.name, "run", args[0], args=args, hold=True))
+                self.start(m.LaunchRequest(p.name, "run", args[0], args=args, hold=True, key_id=p.key_id))
 
-        self.push_screen(CommandScreen(p.name, exports), chosen)
+        self.host.open_screen(CommandScreen(p.name, exports), chosen)
 
-    def start_launch(self, request: m.LaunchRequest) -> None:
-        self._prepare(request)
+    def start(self, request: m.LaunchRequest) -> None:
+        self.host.run_worker(lambda: self._prepare(request), thread=True, exclusive=True, group="launch",
+                             exit_on_error=False)
 
-    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
     def _prepare(self, request: m.LaunchRequest) -> None:
         try:
             prep = self.service.prepare(request.profile, request.tool, args=request.args,
                                         argv_override=request.argv_override, isolate=request.isolate,
                                         force=request.force, nested=request.nested)
         except LaunchRefused as exc:
-            self.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))  # type: ignore[attr-defined]
+            self.host.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))
             return
         except CcsError as exc:
             from ccswitch_tui.tui.service import in_tui
 
-            self.post_message(m.Failed(f"Cannot launch {request.label}", in_tui(str(exc))))  # type: ignore[attr-defined]
-            self.post_message(m.Launched(request, None, str(exc)))  # type: ignore[attr-defined]
+            self.host.post_message(m.Failed(f"Cannot launch {request.label}", in_tui(exc, request.key_id)))
+            self.host.post_message(m.Launched(request, None, str(exc)))
             return
-        self.post_message(m.LaunchReady(request, prep))  # type: ignore[attr-defined]
+        self.host.post_message(m.LaunchReady(request, prep))
 
-    def on_launch_refused(self, event: m.LaunchRefused) -> None:
+    def refused(self, event: m.LaunchRefused) -> None:
         from ccswitch_tui.tui.screens.modals import RefusalScreen
 
         request = event.request
 
         def chosen(way: str | None) -> None:
             if way is None:
-                self.post_message(m.Launched(request, None, event.message))  # type: ignore[attr-defined]
+                self.host.post_message(m.Launched(request, None, event.message))
                 return
-            self.start_launch(replace(request, **{way: True}))
+            self.start(request.allowing(way))
 
-        self.push_screen(RefusalScreen(event.message, event.ways_out, event.flags), chosen)  # type: ignore[attr-defined]
+        self.host.open_screen(RefusalScreen(event.message, event.ways_out, event.flags), chosen)
 
-    def on_launch_ready(self, event: m.LaunchReady) -> None:
+    def ready(self, event: m.LaunchReady) -> None:
         request, prep = event.request, event.prepared
         status: int | None = None
         error: str | None = None
         try:
-            with self.suspend():  # type: ignore[attr-defined]
+            with self.host.suspend():
                 status, error = self._execute(request, prep, announce=True)
                 if request.hold:
                     wait_for_key(f"ccs: {request.label} exited with status {status}" if error is None
                                  else f"ccs: {error}")
         except SuspendNotSupported:
-            if not self.is_headless:  # type: ignore[attr-defined]
+            if not self.host.is_headless:
                 error = "this terminal cannot be handed over to a tool; use `ccs launch` from a shell"
             else:  # tests: there is no terminal to hand over, the child runs all the same
                 status, error = self._execute(request, prep, announce=False)
@@ -158,24 +153,11 @@ class LaunchMixin:
 
     def _finished(self, request: m.LaunchRequest, prep: Any, status: int | None, error: str | None) -> None:
         if error is not None:
-            self.notify(error, title=f"Cannot launch {request.label}", severity="error",  # type: ignore[attr-defined]
-                        timeout=12)
+            self.host.notify(error, title=f"Cannot launch {request.label}", severity="error", timeout=12)
         else:
             text = f"{request.label} ({request.profile}) exited with status {status}"
-            self.sub_title = text  # type: ignore[attr-defined]
-            self.notify(f"launch {prep.plan.launch_id}", title=text,  # type: ignore[attr-defined]
-                        severity="information" if status == 0 else "warning", timeout=12)
-        self.post_message(m.Launched(request, status, error))  # type: ignore[attr-defined]
-        self.refresh_detail()  # type: ignore[attr-defined]
-
-
-def _launch_action(tool: str) -> Any:
-    def action(self: LaunchMixin) -> None:
-        self._launch_tool(tool)
-
-    action.__doc__ = f"Launch {tools.get(tool).label}."
-    return action
-
-
-for _spec in tools.clients():  # action_launch_<name> for every registered client
-    setattr(LaunchMixin, f"action_launch_{_spec.name}", _launch_action(_spec.name))
+            self.host.set_status(text)
+            self.host.notify(f"launch {prep.plan.launch_id}", title=text,
+                             severity="information" if status == 0 else "warning", timeout=12)
+        self.host.post_message(m.Launched(request, status, error))
+        self.host.refresh_detail()

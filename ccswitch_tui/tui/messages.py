@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textual.message import Message
 
 from ccswitch_tui.profiles.store import Entry
-from ccswitch_tui.tui.service import Detail, Presence
+from ccswitch_tui.tui.service import Detail, Presence, Severity
 
 
 class ProfilesLoaded(Message):
@@ -57,7 +57,7 @@ class InspectionReady(Message):
 
 
 class CheckDone(Message):
-    def __init__(self, profile: str, results: Sequence[Any], summary: str, severity: str):
+    def __init__(self, profile: str, results: Sequence[Any], summary: str, severity: Severity):
         super().__init__()
         self.profile = profile
         self.results = list(results)
@@ -96,6 +96,14 @@ class LaunchRequest:
     force: bool = False
     nested: bool = False
     hold: bool = False  # keep the command's output on screen until a key is pressed
+    key_id: str | None = None  # the profile's key, the one k stores: a failure storing it is said as k
+
+    def allowing(self, flag: str) -> LaunchRequest:
+        """The same request with one of the options a refusal offers (LaunchRefused.flags) set."""
+        if flag not in ("isolate", "force", "nested"):
+            raise ValueError(f"not a launch option: {flag!r}")
+        return replace(self, isolate=self.isolate or flag == "isolate", force=self.force or flag == "force",
+                       nested=self.nested or flag == "nested")
 
 
 class LaunchReady(Message):

@@ -8,28 +8,23 @@ from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.tui import messages as m
+from ccswitch_tui.tui.host import Controller
 
 if TYPE_CHECKING:
     from ccswitch_tui.tui.screens.editor import EditResult
     from ccswitch_tui.tui.screens.modals import KeyChange, NewProfile
-    from ccswitch_tui.tui.service import Service
 
 
-class ProfileActionsMixin:
-    """Mixed into CcsApp; relies on its ``service``, ``selected``, ``current_entry``,
-    ``profile_entries``, ``push_screen``, ``notify`` and ``_run``."""
-
-    service: Service
-
-    def action_key(self) -> None:
-        entry = self.current_entry()
+class ProfileActions(Controller):
+    def key(self) -> None:
+        entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
         p = entry.profile
         if p.key_id.startswith("env:"):
-            self.notify(f"{p.name} reads its key from ${p.key_id[4:]} in the shell ccs started from; set it there "
-                        f"(or change [provider].key to a key id with e to keep it in the keyring)",
-                        title="Key from the environment", severity="warning")
+            self.host.notify(f"{p.name} reads its key from ${p.key_id[4:]} in the shell ccs started from; set it there "
+                             f"(or change [provider].key to a key id with e to keep it in the keyring)",
+                             title="Key from the environment", severity="warning")
             return
 
         def ask(info: tuple[Any, list[str]]) -> None:
@@ -42,35 +37,35 @@ class ProfileActionsMixin:
                 text = f"cannot read the keyring: {state.error}"
             else:
                 text = "not stored yet"
-            self.push_screen(KeyScreen(p.key_id, text, users, bool(state.present)),
-                             lambda change: self._key_change(p.key_id, change))
+            self.host.open_screen(KeyScreen(p.key_id, text, users, bool(state.present)),
+                                  lambda change: self._key_change(p.key_id, change))
 
         def read() -> tuple[Any, list[str]]:
             return self.service.key_state(p)[0], self.service.key_users(p.key_id)
 
-        self._run("Key", read, done=lambda info: self.call_from_thread(ask, info))
+        self.run("Key", read, done=self.then(ask))
 
     def _key_change(self, key_id: str, change: KeyChange | None) -> None:
         if change is None:
             return
         if change.action == "set":
             assert change.value is not None
-            self._run("Key", self.service.set_key, key_id, change.value,
-                      done=lambda st: m.Done(f"stored {key_id}  {st.mask}  {st.fingerprint}"))
+            self.run("Key", self.service.set_key, key_id, change.value,
+                     done=lambda st: m.Done(f"stored {key_id}  {st.mask}  {st.fingerprint}"))
         else:
-            self._run("Key", self.service.remove_key, key_id,
-                      done=lambda found: m.Done(f"removed {key_id} from the keyring" if found
-                                                else f"no key was stored for {key_id}"))
+            self.run("Key", self.service.remove_key, key_id,
+                     done=lambda found: m.Done(f"removed {key_id} from the keyring" if found
+                                               else f"no key was stored for {key_id}"))
 
-    def action_new(self) -> None:
-        taken = [e.name for e in self.profile_entries()]
+    def new(self) -> None:
+        taken = [e.name for e in self.host.profile_entries()]
 
         def ask(presets: list[Any]) -> None:
             from ccswitch_tui.tui.screens.modals import NewProfileScreen
 
-            self.push_screen(NewProfileScreen(presets, taken), self._create)
+            self.host.open_screen(NewProfileScreen(presets, taken), self._create)
 
-        self._run("New profile", self.service.presets, done=lambda ps: self.call_from_thread(ask, ps))
+        self.run("New profile", self.service.presets, done=self.then(ask))
 
     def _create(self, new: NewProfile | None) -> None:
         if new is None:
@@ -80,10 +75,10 @@ class ProfileActionsMixin:
             nxt = "" if p.key_id.startswith("env:") else f"; press k to store key {p.key_id}"
             return m.Done(f"created {self.service.store.path_for(p.name)}{nxt}", select=p.name)
 
-        self._run("New profile", self.service.create, new.name, new.preset, new.base_url, new.key, done=created)
+        self.run("New profile", self.service.create, new.name, new.preset, new.base_url, new.key, done=created)
 
-    def action_edit(self) -> None:
-        name = self.selected
+    def edit(self) -> None:
+        name = self.host.selected
         if name is None:
             return
 
@@ -94,9 +89,9 @@ class ProfileActionsMixin:
                 screen: Any = EditorScreen(name, text)
             except CcsError:
                 screen = RawEditorScreen(name, text)
-            self.push_screen(screen, lambda r: self._edited(name, text, r))
+            self.host.open_screen(screen, lambda r: self._edited(name, text, r))
 
-        self._run("Edit", self.service.read_text, name, done=lambda t: self.call_from_thread(opened, t))
+        self.run("Edit", self.service.read_text, name, done=self.then(opened))
 
     def _edited(self, name: str, original: str, result: EditResult | None) -> None:
         if result is None:
@@ -104,20 +99,21 @@ class ProfileActionsMixin:
         if result.raw:
             from ccswitch_tui.tui.screens.editor import RawEditorScreen
 
-            self.push_screen(RawEditorScreen(name, result.text, original), lambda r: self._edited(name, original, r))
+            self.host.open_screen(RawEditorScreen(name, result.text, original),
+                                  lambda r: self._edited(name, original, r))
             return
         if result.text == original:
-            self.notify(f"no changes to {name}")
+            self.host.notify(f"no changes to {name}")
             return
-        self._run("Save", self.service.save_text, name, result.text, original,
-                  done=lambda _p: m.Done(f"saved {self.service.store.path_for(name)}", select=name,
-                                         changed=(name,)))
+        self.run("Save", self.service.save_text, name, result.text, original,
+                 done=lambda _p: m.Done(f"saved {self.service.store.path_for(name)}", select=name,
+                                        changed=(name,)))
 
-    def action_duplicate(self) -> None:
-        name = self.selected
+    def duplicate(self) -> None:
+        name = self.host.selected
         if name is None:
             return
-        taken = [e.name for e in self.profile_entries()]
+        taken = [e.name for e in self.host.profile_entries()]
         initial = next(f"{name}-{i}" if i > 1 else f"{name}-copy" for i in range(1, 1000)
                        if (f"{name}-{i}" if i > 1 else f"{name}-copy") not in taken)
 
@@ -125,14 +121,14 @@ class ProfileActionsMixin:
 
         def chosen(new: str | None) -> None:
             if new:
-                self._run("Duplicate", self.service.duplicate, name, new,
-                          done=lambda p: m.Done(f"copied {name} to {self.service.store.path_for(p.name)}",
-                                                select=p.name))
+                self.run("Duplicate", self.service.duplicate, name, new,
+                         done=lambda p: m.Done(f"copied {name} to {self.service.store.path_for(p.name)}",
+                                               select=p.name))
 
-        self.push_screen(NameScreen(f"Duplicate {name}", initial, taken, "Duplicate"), chosen)
+        self.host.open_screen(NameScreen(f"Duplicate {name}", initial, taken, "Duplicate"), chosen)
 
-    def action_delete(self) -> None:
-        entry = self.current_entry()
+    def delete(self) -> None:
+        entry = self.host.current_entry()
         if entry is None:
             return
         from ccswitch_tui.tui.screens.modals import ConfirmScreen
@@ -141,9 +137,9 @@ class ProfileActionsMixin:
 
         def confirmed(ok: bool | None) -> None:
             if ok:
-                self._run("Delete", self.service.delete, entry.name,
-                          done=lambda path: m.Done(f"deleted {path}", changed=(entry.name,)))
+                self.run("Delete", self.service.delete, entry.name,
+                         done=lambda path: m.Done(f"deleted {path}", changed=(entry.name,)))
 
-        self.push_screen(ConfirmScreen(f"Delete {entry.name}", f"Delete the profile file {entry.path}?{key}",
-                                       "Delete"), confirmed)
+        self.host.open_screen(ConfirmScreen(f"Delete {entry.name}", f"Delete the profile file {entry.path}?{key}",
+                                            "Delete"), confirmed)
 

@@ -8,14 +8,13 @@ into small frozen records for the widgets.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ccswitch_tui import policy
-from ccswitch_tui.errors import CcsError
+from ccswitch_tui.errors import CcsError, KeyError_
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.plan import plan_for
@@ -27,14 +26,15 @@ from ccswitch_tui.profiles.store import Entry, Store
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
 MISSING_KEY = "(missing)"
+Severity = Literal["information", "warning", "error"]  # a notification's, as the app shows it
 
 
-_KEY_SET = re.compile(r"store it(?: again)? with `ccs key set [^`]+`")
-
-
-def in_tui(message: str) -> str:
-    """A core message as the TUI says it: its keys instead of the CLI commands they stand for."""
-    return _KEY_SET.sub("press k to store it", message)
+def in_tui(error: CcsError, key_id: str | None) -> str:
+    """A core error as the TUI says it: a way out that stores ``key_id`` (the profile's key, the one
+    k stores) is said as that key, from the error's ``remedy``; any other error as the core says it."""
+    if isinstance(error, KeyError_) and error.remedy is not None and error.remedy.key_id == key_id:
+        return f"{error.problem}; press k to store it"
+    return str(error)
 
 
 @dataclass(frozen=True)
@@ -316,13 +316,14 @@ class Service:
 
     # --- endpoint checks (`ccs check`) -------------------------------------------------------
 
-    def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, str]:
+    def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, Severity]:
         """Probe the profile's endpoints; (findings, one-line summary, notification severity)."""
         from ccswitch_tui.diagnose.check import check_profile
 
         profile = self.store.load(name)
         results = check_profile(profile, self.keys, timeout=timeout, environ=self.environ)
-        findings = [replace(f, message=in_tui(f.message)) for f in (r.finding() for r in results)]
+        findings = [(replace(r, detail=in_tui(r.key_error, profile.key_id)) if r.key_error else r).finding()
+                    for r in results]
         failed = [r for r in results if not r.ok]
         if not results:
             return findings, f"{name}: nothing to probe (no client table, nothing exported)", "warning"

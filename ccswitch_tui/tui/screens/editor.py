@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Switch, TextArea
 from tomlkit.toml_document import TOMLDocument
 
-from ccswitch_tui.errors import CcsError
+from ccswitch_tui.errors import CcsError, ProfileError
 from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tui.screens.modals import Dialog
@@ -396,8 +396,8 @@ class RawEditorScreen(Dialog[EditResult]):
             message = None
         except CcsError as exc:
             message = str(exc)
-            if getattr(exc, "line", None):
-                self.error_at = (exc.line, getattr(exc, "column", None) or 1)  # type: ignore[attr-defined]
+            if isinstance(exc, ProfileError) and exc.line:
+                self.error_at = (exc.line, exc.column or 1)
         error = self.query_one("#raw-error", Static)
         error.update(message or "valid")
         error.set_class(message is None, "ok")

@@ -61,8 +61,8 @@ class ProfileList(Vertical):
             super().__init__()
             self.profile = name
 
-    def __init__(self, **kwargs: object):
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, id: str | None = None, classes: str | None = None):
+        super().__init__(id=id, classes=classes)
         self.entries: list[Entry] = []
         self.presence = Presence({}, {})
         self.loaded = False
