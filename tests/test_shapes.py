@@ -83,3 +83,17 @@ def test_stream_redacts_lines_written_in_pieces():
     assert inner.getvalue().endswith("next")
     with pytest.raises(AttributeError):
         stream.buffer  # noqa: B018 — nothing may go around the filter
+
+
+@pytest.mark.timeout(60)
+def test_a_long_run_of_token_characters_is_scanned_in_linear_time():
+    """A 1 MiB base64 blob (an image in a request body, a hostile provider's answer) once took
+    minutes: a URL-scheme pattern rescanned the run from every position. It must be one pass."""
+    import random
+    import string
+
+    from ccswitch_tui.policy.redact import redact_text
+
+    rng = random.Random(7)
+    blob = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(1 << 20))
+    assert redact_text(blob + " https://user:pw@host/x").endswith("https://***@host/x")

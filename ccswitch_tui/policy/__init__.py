@@ -55,7 +55,7 @@ _HARMLESS = LazyPattern(
 _NON_SECRET = LazyPattern(r"(?i).*(_BASE_URL|_URL|_MODEL|_PROXY|_REGION)$|^CCS_MODEL$|^NO_PROXY$")
 # Values that are flags, not credentials: `X_AUTH = "bearer"` names a scheme, holds no key.
 _FLAG_LIKE = LazyPattern(r"(?i)|[0-9]{1,6}|true|false|yes|no|on|off|none|bearer|basic|header")
-_USERINFO = LazyPattern(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@/\s]*@")
+_USERINFO = LazyPattern(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]{0,31}://[^:/@\s]*):[^@/\s]*@")
 
 
 def secret_name(name: str) -> bool:

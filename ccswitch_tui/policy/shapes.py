@@ -191,7 +191,7 @@ def url_secrets(url: str) -> list[str]:
 
 # a credential header written out (``x-api-key: …``, ``Authorization: Bearer …``), as in *_CUSTOM_HEADERS
 CREDENTIAL_HEADER_RE = LazyPattern(
-    r"(?i)\b(?P<name>(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|[a-z-]*token|cookie)"
+    r"(?i)\b(?P<name>(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|[a-z-]{0,40}token|cookie)"
     r"(?P<sep>\s*:\s*)(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s,;\"'\\]+)")
 
 
@@ -199,7 +199,7 @@ def holds_credential(value: str) -> bool:
     """A key-shaped token, a URL with a credential, or a credential header anywhere in ``value``."""
     if looks_like_key(value) or CREDENTIAL_HEADER_RE.search(value):
         return True
-    return any(url_secrets(m.group()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9+.-]*://\S+", value))
+    return any(url_secrets(m.group()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://\S+", value))
 
 
 URL_CREDENTIALS_HINT = ("keys belong in the keyring (provider.key + `ccs key set ID`; for a second "

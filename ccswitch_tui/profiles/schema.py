@@ -63,7 +63,7 @@ def value_problem(path: tuple[str, ...], value: str) -> str | None:
     stripped = value.strip()
     if stripped.startswith("env:") and (path == ("provider", "key") or path[:1] == ("secrets",)):
         return None  # names a variable of ccs's own environment: a name, not a value
-    is_url = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://\S*$", stripped) is not None
+    is_url = re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://\S*$", stripped) is not None
     if is_url:
         found = url_secrets(stripped)
         if found:
