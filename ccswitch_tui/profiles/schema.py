@@ -56,6 +56,7 @@ class Profile:
     secrets: Mapping[str, str] = field(default_factory=dict)  # [secrets]: VARIABLE → key id (secondary.py)
     quiet: bool | None = None  # [policy].quiet; None: on for every provider but the official ones
     share: tuple[str, ...] | None = None  # [policy].share; None: the default pieces (see share.py)
+    pricing: Mapping[str, Any] = field(default_factory=dict)  # [pricing]: model → pricing.Price
 
     def __getattr__(self, name: str) -> Any:
         # only reached for names that are not fields: a registered client's side, or None
@@ -128,7 +129,7 @@ def check_key_id(key_id: str) -> str:
 
 # --- validation -----------------------------------------------------------------------------
 
-_TOP = ("schema", "description", "provider", "env", "policy", "secrets")  # and one table per client
+_TOP = ("schema", "description", "provider", "env", "policy", "secrets", "pricing")  # and one table per client
 _PROVIDER = ("name", "base_url", "key", "website")
 _POLICY = ("inherit", "record", "quiet", "share")
 
@@ -214,6 +215,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``)."""
     from ccswitch_tui.keys.extra import read_table as read_secrets
+    from ccswitch_tui.pricing import read_table as read_pricing
     from ccswitch_tui.profiles.secret_rules import check_document
     from ccswitch_tui.tools import specs
 
@@ -287,6 +289,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         secrets=read_secrets(data, c.where),
         quiet=quiet,
         share=share,
+        pricing=read_pricing(data, c.where),
     )
 
 
