@@ -36,6 +36,9 @@ COMMANDS = {
     "inspect": "diagnose:inspect_cmd",
     "doctor": "diagnose:doctor_cmd",
     "check": "diagnose:check_cmd",
+    "use": "use:use_cmd",
+    "status": "use:status_cmd",
+    "usage": "usage:usage_cmd",
 }
 
 
@@ -74,12 +77,13 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def run(argv: list[str] | None = None) -> int:
-    """Run the CLI and return the exit code; errors become one line on stderr."""
+def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
+    """Run the CLI and return the exit code; errors become one line on stderr. ``obj``: the context
+    to use instead of one built from the environment (a shim passes the folders it was written for)."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or bool(os.environ.get("CCS_DEBUG"))
     try:
-        rv = cli.main(args=args, prog_name="ccs", standalone_mode=False)
+        rv = cli.main(args=args, prog_name="ccs", standalone_mode=False, obj=obj)
         return rv if isinstance(rv, int) else 0
     except CcsError as exc:
         if debug:

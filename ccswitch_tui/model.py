@@ -54,6 +54,7 @@ class Profile:
     quiet: bool | None = None  # [policy].quiet; None: on for every provider but the official ones
     share: tuple[str, ...] | None = None  # [policy].share; None: the default pieces (tools/share.py)
     trust: bool = True  # [policy].trust: carry the shell's TLS trust variables (SSL_CERT_FILE …)
+    pricing: Mapping[str, Any] = field(default_factory=dict)  # [pricing]: model → profiles.pricing.Price
 
     def side(self, tool: str) -> Any | None:
         """The side of ``tool``, or None when the profile does not serve it."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,3 +145,40 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
         raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}", line=exc.line, column=exc.col) from None
     except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
         raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None
+
+
+# --- streaming ----------------------------------------------------------------------------------
+
+def iter_lines(path: Path | str, limit: int, line_limit: int = 1 << 20) -> Iterator[bytes | None]:
+    """The complete lines (``\\n``-terminated, without it) of a regular file of at most ``limit``
+    bytes, read in chunks so memory stays bounded by ``line_limit``; a longer line is yielded as
+    None (the caller counts it as damaged). A last line without its newline is still being written
+    and is left out. Raises FileNotFoundError, or NotRegularFile before the first line."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except IsADirectoryError:
+        raise NotRegularFile("is a directory, not a file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"is {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise NotRegularFile(f"is {st.st_size} bytes, more than the {limit}-byte limit for this file")
+        pending, skipping, total = b"", False, 0
+        while total <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return
+            total += len(chunk)
+            parts = (pending + chunk).split(b"\n")
+            pending = parts.pop()
+            for part in parts:
+                if skipping:
+                    skipping = False
+                    yield None
+                else:
+                    yield part if len(part) <= line_limit else None
+            if len(pending) > line_limit:
+                pending, skipping = b"", True
+    finally:
+        os.close(fd)

@@ -286,6 +286,54 @@ def oss_provider_id(env: dict[str, str], key_id: str, key: str) -> dict[str, Any
         stub.close()
 
 
+def codex_by_name_under_shim(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
+    """Interactive Codex started by name (`codex`) with the shim folder first on PATH: Codex starts
+    its own app-server daemons inside the launch the shim made, and the session works."""
+    stub = StubServer("provider")
+    home = Path(env["CCS_HOME"]) / "state" / "tools" / "p" / "codex"
+    out: dict[str, Any] = {}
+    try:
+        ok(ccs(env, "new", "p", "--base-url", stub.url, "--key", key_id, "--codex-model", "p-codex"))
+        ok(ccs(env, "key", "set", key_id, input=key))
+        ok(ccs(env, "use", "p"))
+        shimmed = {**env, "PATH": f"{Path(env['CCS_HOME']) / 'state' / 'shims'}:{env['PATH']}",
+                   "TERM": "xterm-256color"}
+        s = PtySession(["codex"], shimmed, cwd=env["HOME"])
+        try:
+            s.expect("Ask Codex", 120)
+            s.type_line("say hi")
+            s.expect("stub ?reply", 90)
+            found = daemons.find(home)
+            out["daemons"] = [{"argv": _cmdline(d.pid), "profile": _environ(d.pid).get("CCS_PROFILE"),
+                               "launch": _environ(d.pid).get("CCS_LAUNCH_ID")} for d in found]
+            out["rc"] = quit_codex(s)
+        finally:
+            s.close()
+        out["daemons_after"] = [d.pid for d in daemons.find(home) if _alive(d.pid)]
+        out["runs"] = [{"profile": r["profile"], "tool": r["tool"], "launch_id": r["launch_id"]}
+                       for r in json.loads(ok(ccs(env, "runs", "--json")).stdout)["runs"]]
+        out["auth"] = sorted({r.headers.get("authorization") or "" for r in stub.posts()})
+        return out
+    finally:
+        daemons.end(daemons.find(home), home)
+        stub.close()
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return {}
+    return dict(x.split("=", 1) for x in raw.split("\0") if "=" in x)
+
+
 if __name__ == "__main__":
     result = globals()[sys.argv[1]](**json.loads(sys.argv[2]))
     print(json.dumps(result))

@@ -45,6 +45,10 @@ def test_readme_install_command_works_on_an_externally_managed_python(tmp_path: 
                        timeout=540)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1].startswith("ccs, version "), r.stdout
-    ccs = home / ".local" / "bin" / "ccs"
-    presets = subprocess.run([str(ccs), "presets"], env=env, capture_output=True, text=True, timeout=60)
-    assert presets.returncode == 0 and "deepseek" in presets.stdout, presets.stderr
+    # both names run the same command (`ccswitch` for machines where another package's `ccs` comes first)
+    for name in ("ccs", "ccswitch"):
+        exe = home / ".local" / "bin" / name
+        presets = subprocess.run([str(exe), "presets"], env=env, capture_output=True, text=True, timeout=60)
+        assert presets.returncode == 0 and "deepseek" in presets.stdout, (name, presets.stderr)
+        version = subprocess.run([str(exe), "--version"], env=env, capture_output=True, text=True, timeout=60)
+        assert version.returncode == 0 and version.stdout.startswith("ccs, version "), (name, version.stdout)

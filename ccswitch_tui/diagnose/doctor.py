@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -134,7 +133,9 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
 # --- clients, keyring, profiles ------------------------------------------------------------------
 
 def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
-    exe = shutil.which(name, path=environ.get("PATH", os.defpath))
+    from ccswitch_tui.launch.shims import which_real
+
+    exe = which_real(name, environ.get("PATH", os.defpath))  # the real client, not a ccs shim
     if exe is None:
         return {"path": None, "version": None}
     from ccswitch_tui.launch.launcher import tool_version
@@ -186,6 +187,11 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
             report.sections[part.section] = part.info
             report.section_lines += part.lines
             f += part.findings
+
+    from ccswitch_tui.launch.use_status import doctor_findings, shim_report
+
+    report.sections["shims"] = shim_report(paths, environ, cwd, store)
+    f += doctor_findings(report.sections["shims"])
 
     refs = [e.profile.key_id for e in entries if e.profile]
     keyring_refs = [r for r in refs if not r.startswith("env:")]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -95,7 +94,9 @@ def build(
     check_refusals(plan, force)
     if not plan.argv:
         raise UsageError(f"no command given; put it after --, e.g. `ccs run {profile.name} -- python run.py`")
-    executable = shutil.which(plan.argv[0], path=plan.env.get("PATH", os.defpath))
+    from ccswitch_tui.launch.shims import which_real
+
+    executable = which_real(plan.argv[0], plan.env.get("PATH", os.defpath))  # never a ccs shim
     if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
         raise UsageError(f"{plan.argv[0]!r} is not executable; chmod +x it or run it through its interpreter")
     if executable is None:

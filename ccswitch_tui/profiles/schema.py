@@ -19,6 +19,7 @@ from ccswitch_tui import policy, tools
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import Profile, Provider
 from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, looks_like_key, url_secrets
+from ccswitch_tui.profiles.pricing import read_table as read_pricing
 from ccswitch_tui.tools.checker import (
     ENV_NAME_RE,
     INHERIT_RE,
@@ -136,7 +137,7 @@ def read_secrets_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
 
 # --- validation -----------------------------------------------------------------------------
 
-_TOP = ("schema", "description", "provider", "env", "policy", "secrets")  # and one table per client
+_TOP = ("schema", "description", "provider", "env", "policy", "secrets", "pricing")  # and one table per client
 _PROVIDER = ("name", "base_url", "key", "website")
 _POLICY = ("inherit", "record", "quiet", "share", "trust")
 
@@ -144,6 +145,8 @@ _POLICY = ("inherit", "record", "quiet", "share", "trust")
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``)."""
+    from ccswitch_tui.profiles.schema import check_document
+
     check_name(name)
     check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
     c = Checker(where or f"{name}.toml")
@@ -217,6 +220,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         quiet=quiet,
         share=share,
         trust=trust,
+        pricing=read_pricing(data, c.where),
     )
 
 

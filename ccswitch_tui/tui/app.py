@@ -128,6 +128,8 @@ class CcsApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.service.paths.profiles)
+        if shims := self.service.shim_header():  # which profile a tool started by name here gets
+            self.sub_title += f"  ·  {shims}"
         self._restore_theme()
         if not self.cursor_blink:
             self.query_one("#filter", Input).cursor_blink = False

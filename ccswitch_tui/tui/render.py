@@ -137,6 +137,9 @@ def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
                                         (f"  {src}", SOURCE_STYLES.get(src, MUTED))))
     if p.inherit:
         out.append(row("  inherit", " ".join(p.inherit)))
+    if detail.usage is not None and (detail.usage.rows or detail.usage.not_recorded):
+        out += [Content(""), heading("Usage, last 7 days")]
+        out += usage_lines(detail.usage)
     if detail.problems:
         out += [Content(""), heading("Problems")]
         out += [problem_line(x) for x in detail.problems]
@@ -144,6 +147,21 @@ def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
         out += [Content(""), heading("Endpoint check")]
         out += check_lines(check)
     return lines(out)
+
+
+def usage_lines(usage: Any) -> list[Content]:
+    """The profile's totals (``ccs usage --profile NAME --since 7d``) and what they leave out."""
+    from ccswitch_tui.runs.usage import summary_lines
+
+    t = usage.totals
+    out = [row("  requests", str(t["requests"]), (f"{t['runs']} recorded run(s)", MUTED)),
+           row("  tokens", f"input {t['input_tokens']}  output {t['output_tokens']}  cached {t['cached_tokens']}  "
+                           f"reasoning {t['reasoning_tokens']}"),
+           row("  errors", (str(t["errors"]), ERROR if t["errors"] else ""))]
+    if t["cost"] is not None and t["requests"]:
+        out.append(row("  cost", f"{t['cost']:.4f}", ("from the profile's [pricing]", MUTED)))
+    out += [Content.styled(f"  {line}", MUTED) for line in summary_lines(usage)]
+    return out
 
 
 def check_lines(findings: Sequence[Any]) -> list[Content]:

@@ -92,6 +92,7 @@ class Detail:
     views: Mapping[str, ToolView] = field(default_factory=dict)
     runs: tuple[RunRow, ...] = ()
     problems: tuple[Problem, ...] = ()
+    usage: Any = None  # usage.Usage of the profile's recorded requests in the last 7 days
 
     @property
     def profile(self) -> Profile | None:
@@ -216,7 +217,22 @@ class Service:
         assert p is not None
         key, value = self.key_state(p)
         views = self.views(p, value or "")
-        return Detail(entry, key, views, self.runs(name), self.problems(entry, key.present, views))
+        runs = self.runs(name)
+        return Detail(entry, key, views, runs, self.problems(entry, key.present, views),
+                      usage=self.usage(p, [r.manifest for r in runs]))
+
+    def usage(self, profile: Profile, manifests: Sequence[Mapping[str, Any]] | None = None, days: int = 7) -> Any:
+        """The profile's usage totals over the last ``days`` days (today included), priced by its ``[pricing]``."""
+        from ccswitch_tui.runs.usage import parse_since, totals
+
+        return totals(self.paths, profile=profile.name, since=parse_since(f"{days}d"),
+                      prices=lambda _name: profile.pricing, manifests=manifests)
+
+    def shim_header(self) -> str:
+        """Which profile a tool started by name here would get, and why (empty when shims are unused)."""
+        from ccswitch_tui.launch.use_status import header
+
+        return header(self.paths, self.environ, self.cwd)
 
     # --- changes ------------------------------------------------------------------------------
 

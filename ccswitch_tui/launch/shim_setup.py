@@ -1,0 +1,132 @@
+"""Setting the shims up, on ccs's side: `ccs use` writes the choice, ``.ccs-profile`` and the shim
+scripts, and tells where the shim folder is on PATH. What a shim does when it starts is ``shims.py``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ccswitch_tui.launch.shims import (
+    ALL,
+    MARKER,
+    OFF,
+    PROJECT_FILE,
+    find_real,
+    is_shim,
+    read_project_file,
+    read_small,
+    selection_path,
+)
+
+
+def write_selection(state: str | Path, tools: Mapping[str, str | None]) -> Path:
+    from ccswitch_tui.atomic import atomic_write
+    from ccswitch_tui.paths import ensure_private_dir
+
+    ensure_private_dir(Path(state))
+    path = Path(selection_path(state))
+    lines = ["# written by `ccs use`: TOOL=PROFILE, a bare PROFILE for every tool, - for straight through"]
+    lines += [(f"{v or OFF}" if k == ALL else f"{k}={v or OFF}") for k, v in tools.items()]
+    atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
+    return path
+
+
+def write_project_file(folder: Path, profile: str, tool: str | None) -> Path:
+    """Set ``.ccs-profile`` in ``folder``: the default line, or ``tool``'s line; other lines are kept."""
+    from ccswitch_tui.atomic import atomic_write
+
+    path = Path(folder) / PROJECT_FILE
+    lines: list[str] = []
+    if os.path.lexists(path):
+        read_project_file(path)  # a damaged, odd or huge file is reported, never rewritten
+        lines = read_small(path).splitlines()
+    key = tool or ALL
+    out, done = [], False
+    for raw in lines:
+        body = raw.split("#", 1)[0].strip()
+        t = body.partition("=")[0].strip() if "=" in body else (ALL if body else None)
+        if t == key:
+            if not done:
+                out.append(f"{tool}={profile}" if tool else profile)
+                done = True
+            continue
+        out.append(raw)
+    if not done and tool:
+        out.append(f"{tool}={profile}")
+    elif not done:
+        out.insert(0, profile)  # the line for every tool comes first
+    atomic_write(path, "\n".join(out) + "\n", mode=0o644)
+    return path
+
+
+def script(tool: str, program: str, python: str, profiles: Path, state: Path) -> str:
+    import shlex
+
+    import ccswitch_tui
+
+    # -I: the shell's PYTHONPATH and the working directory (a repository's json.py, say) never load in
+    # place of ccs's modules; the folder holding ccs comes last, for an install outside site-packages.
+    home = os.path.dirname(os.path.dirname(os.path.abspath(ccswitch_tui.__file__)))
+    code = f"import sys; sys.path.append({home!r}); import ccswitch_tui.shims as s; s.main()"
+    args = " ".join(shlex.quote(a) for a in (python, "-I", "-c", code, str(profiles), str(state), tool, program))
+    return (f"#!/bin/sh\n{MARKER.decode()}1 {program} (written by `ccs use`; `ccs use --none` makes it pass "
+            f"straight through)\nexec {args} \"$@\"\n")
+
+
+def install(folder: Path, programs: Mapping[str, str], profiles: Path, state: Path,
+            python: str | None = None) -> list[Path]:
+    """Write (or refresh) one shim per ``tool → program`` in ``folder``. A file there that is not a
+    ccs shim is never replaced; a folder that cannot be written is one line."""
+    from ccswitch_tui.atomic import atomic_write
+    from ccswitch_tui.errors import UsageError
+
+    folder = Path(folder)
+    try:
+        if not os.path.lexists(folder):
+            folder.mkdir(parents=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the shim folder {folder} ({exc.strerror or exc}); "
+                         "set CCS_SHIM_DIR to a folder you can write") from None
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"the shim folder {folder} is not a writable folder; fix its permissions or set "
+                         "CCS_SHIM_DIR to a folder you can write")
+    written = []
+    for tool, program in programs.items():
+        path = folder / program
+        if os.path.lexists(path) and not is_shim(path):
+            raise UsageError(f"{path} exists and is not a ccs shim; ccs never replaces it: move it or set "
+                             "CCS_SHIM_DIR to another folder")
+        text = script(tool, program, python or sys.executable, profiles, state)
+        try:
+            if not (path.is_file() and path.read_text() == text):
+                atomic_write(path, text, mode=0o755, durable=False)
+        except OSError as exc:
+            raise UsageError(f"cannot write the shim {path} ({exc.strerror or exc}); fix the folder's "
+                             "permissions or set CCS_SHIM_DIR") from None
+        written.append(path)
+    return written
+
+
+def path_position(folder: Path, path_env: str | None) -> int | None:
+    """Where ``folder`` is on ``PATH`` (0: first), or None."""
+    target = os.path.realpath(folder)
+    for i, entry in enumerate((path_env or "").split(os.pathsep)):
+        if entry and os.path.realpath(entry) == target:
+            return i
+    return None
+
+
+def shadowed(folder: Path, programs: Sequence[str], path_env: str | None) -> dict[str, str]:
+    """Programs whose real binary comes before the shim folder on PATH: program → that binary."""
+    pos = path_position(folder, path_env)
+    if pos is None:
+        return {}
+    before = os.pathsep.join((path_env or "").split(os.pathsep)[:pos])
+    out = {}
+    for program in programs:
+        found = find_real(program, before).path if before else None
+        if found:
+            out[program] = found
+    return out

@@ -1,0 +1,250 @@
+"""Launchers for tools started by hand or by an editor: `ccs use`, `.ccs-profile`, and the shims.
+
+A shim is a small POSIX sh script named after a client's program (``tools.clients()``' ``program``),
+kept in ccs's own folder (``<state>/shims``, which the user puts first on ``PATH``). It runs
+``main`` below, which picks the profile for this tool here and then:
+
+- no profile (``ccs use --none``, or nothing selected): runs the real binary untouched;
+- inside a ccs launch of that same profile and tool (``CCS_PROFILE``/``CCS_TOOL``/``CCS_LAUNCH_ID``
+  in the environment): runs the real binary with the launch's environment, so a client that starts
+  itself again (a daemon of its own, found by name on PATH) keeps working;
+- inside a launch of another profile: refused, as any nested launch is (one line);
+- otherwise: ``ccs launch PROFILE TOOL -- ARGS`` in this process (``--nested`` inside a launch of
+  the same profile for another tool).
+
+The real binary is the first one on ``PATH`` that is not a ccs shim, of this install or another:
+a shim never runs itself or another shim. Selection, in order: ``ccs use --none`` (for the tool or
+all), the nearest ``.ccs-profile`` (``PROFILE`` and/or ``tool=PROFILE`` lines), ``ccs use PROFILE``.
+
+Writing the shims and the choice is ``shim_setup.py``. This module runs on every shim start: it
+imports nothing beyond the standard library until it launches, and never the client registry (the
+shim script names its tool).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping, Sequence
+
+TYPE_CHECKING = False  # typing itself is not imported: a shim starts on every run of a client
+if TYPE_CHECKING:  # pathlib, typing's classes and dataclasses cost a shim start more than it does here
+    from pathlib import Path
+
+MARKER = b"# ccs-shim "  # the second line of every shim; how a shim (of any install) is told from a binary
+PROJECT_FILE = ".ccs-profile"
+SELECTION_FILE = "use"  # `ccs use`'s choice, in the syntax of .ccs-profile; OFF for straight through
+ALL = "*"
+OFF = "-"
+_NAME_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_NAME_REST = _NAME_FIRST | frozenset("._-")
+PROBE_BYTES = 256
+
+
+# --- where things are ------------------------------------------------------------------------------
+
+def shim_dir(state: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """``$CCS_SHIM_DIR`` when set, otherwise ``<state>/shims``."""
+    from pathlib import Path
+
+    env = os.environ if environ is None else environ
+    return Path(env["CCS_SHIM_DIR"]).expanduser() if env.get("CCS_SHIM_DIR") else Path(state) / "shims"
+
+
+def selection_path(state: str | Path) -> str:
+    return os.path.join(state, SELECTION_FILE)
+
+
+# --- finding the real binary -----------------------------------------------------------------------
+
+def is_shim(path: str | Path) -> bool:
+    """Whether ``path`` is a ccs shim (of any install): a regular file whose second line is the marker.
+    Read without blocking and only its first bytes (a FIFO or a huge binary on PATH is no shim)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, PROBE_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    first, _, rest = head.partition(b"\n")
+    return first.startswith(b"#!") and rest.startswith(MARKER)
+
+
+class Found:
+    __slots__ = ("path", "shims")
+
+    def __init__(self, path: str | None, shims: tuple[str, ...] = ()):
+        self.path = path  # the real binary, or None
+        self.shims = shims  # the shims passed over on the way (this install's and others')
+
+
+def find_real(program: str, path_env: str | None) -> Found:
+    """The first executable ``program`` on ``path_env`` that is not a ccs shim."""
+    if os.sep in program:
+        ok = os.path.isfile(program) and os.access(program, os.X_OK) and not is_shim(program)
+        return Found(program if ok else None)
+    skipped = []
+    for entry in (path_env if path_env is not None else os.defpath).split(os.pathsep):
+        candidate = os.path.join(entry or ".", program)
+        if not os.path.isfile(candidate) or not os.access(candidate, os.X_OK):
+            continue
+        if is_shim(candidate):
+            skipped.append(candidate)
+            continue
+        return Found(candidate, tuple(skipped))
+    return Found(None, tuple(skipped))
+
+
+def which_real(program: str, path_env: str | None) -> str | None:
+    """``shutil.which`` that passes over ccs shims: what ``ccs launch`` runs."""
+    return find_real(program, path_env).path
+
+
+# --- selection -------------------------------------------------------------------------------------
+
+class SelectionError(ValueError):
+    """A ``.ccs-profile`` or selection file that cannot be used: one line, where and how to fix."""
+
+
+class Choice:
+    """Which profile a shim of ``tool`` uses here, and why."""
+
+    __slots__ = ("tool", "profile", "source", "where")
+
+    def __init__(self, tool: str, profile: str | None, source: str, where: str | None = None):
+        self.tool = tool
+        self.profile = profile  # None: the shim passes straight through
+        self.source = source  # "project" | "use" | "none" | "off"
+        self.where = where  # the project file, or the selection file
+
+    def why(self) -> str:
+        if self.source == "project":
+            return f"project file {self.where}"
+        if self.source == "use":
+            return "`ccs use`"
+        if self.source == "off":
+            return "`ccs use --none`: passes straight through"
+        return "nothing selected: passes straight through"
+
+
+def valid_name(name: str) -> bool:
+    """``profile.NAME_RE`` without ``re`` (a shim start does not pay for it); a test keeps them equal."""
+    return 0 < len(name) <= 64 and name[0] in _NAME_FIRST and all(c in _NAME_REST for c in name)
+
+
+def parse_project_file(text: str, where: str, off: bool = False) -> dict[str, str | None]:
+    """``.ccs-profile``: one profile name for every tool, and/or ``tool=profile`` lines; ``#`` comments.
+    Returns tool (or ``*``) → profile. Tool names are checked by the caller (it knows the registry).
+    ``off``: ``-`` in place of a name means straight through (None), as `ccs use --none` writes it."""
+    out: dict[str, str | None] = {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        tool, eq, name = line.partition("=")
+        tool, name = (tool.strip(), name.strip()) if eq else (ALL, tool.strip())
+        if eq and not tool:
+            raise SelectionError(f"{where}:{n}: {line!r} names no tool; write TOOL=PROFILE or just PROFILE")
+        if off and name == OFF:
+            out[tool] = None
+            continue
+        if not valid_name(name):
+            shown = name.encode("unicode_escape").decode("ascii")[:64]
+            raise SelectionError(f"{where}:{n}: {shown!r} is not a profile name "
+                                 "(lower case letters, digits, '.', '_', '-'); fix the line or remove the file")
+        if tool in out:
+            what = "a second profile line" if tool == ALL else f"a second {tool}= line"
+            raise SelectionError(f"{where}:{n}: {what}; keep one")
+        out[tool] = name
+    return out
+
+
+SMALL_FILE = 64 * 1024
+
+
+def read_small(path: str | Path) -> str:
+    """A small regular file as UTF-8 text, as ``safe_read.read_text`` reads it (no FIFO, no device, at
+    most ``SMALL_FILE`` bytes) without its imports. Raises FileNotFoundError or SelectionError."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise SelectionError(f"{path}: cannot be read ({exc.strerror or exc}); fix or remove it") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > SMALL_FILE:
+            what = "is not a regular file" if not stat.S_ISREG(st.st_mode) else f"is over {SMALL_FILE} bytes"
+            raise SelectionError(f"{path} {what}; remove it")
+        data = os.read(fd, SMALL_FILE + 1)
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from ccswitch_tui.safe_read import decode_error_line
+
+        raise SelectionError(f"{path}: {decode_error_line(exc)}") from None
+
+
+def read_project_file(path: str | Path) -> dict[str, str | None]:
+    try:
+        text = read_small(path)
+    except FileNotFoundError:
+        raise SelectionError(f"{path}: gone while being read; try again") from None
+    return parse_project_file(text, str(path))
+
+
+def find_project_file(cwd: str | Path) -> str | None:
+    """The nearest ``.ccs-profile`` in ``cwd`` or its parents."""
+    d = os.path.abspath(cwd)
+    while True:
+        candidate = os.path.join(d, PROJECT_FILE)
+        if os.path.lexists(candidate):
+            return candidate
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def read_selection(state: str | Path) -> dict[str, str | None]:
+    """What `ccs use` chose: tool (or ``*``) → profile, or None for `--none`. Missing: nothing."""
+    path = selection_path(state)
+    try:
+        return parse_project_file(read_small(path), path, off=True)
+    except FileNotFoundError:
+        return {}
+    except SelectionError as exc:
+        raise SelectionError(f"{exc} (or run `ccs use --clear` to start over)") from None
+
+
+def choose(tool: str, cwd: str | Path, state: str | Path, tool_names: Sequence[str] | None = None) -> Choice:
+    """The profile a shim of ``tool`` uses in ``cwd``. ``tool_names``, when given, checks the project
+    file's ``tool=`` lines against the registry."""
+    selection = read_selection(state)
+    pick = selection.get(tool, selection.get(ALL, "")) if selection else ""
+    if pick is None:
+        return Choice(tool, None, "off", selection_path(state))
+    project = find_project_file(cwd)
+    if project is not None:
+        entries = read_project_file(project)
+        if tool_names is not None:
+            for t in entries:
+                if t != ALL and t not in tool_names:
+                    raise SelectionError(f"{project}: {t!r} is not a tool ccs launches; use one of: "
+                                         f"{', '.join(tool_names)}")
+        if name := entries.get(tool, entries.get(ALL)):
+            return Choice(tool, name, "project", project)
+    if pick:
+        return Choice(tool, pick, "use", selection_path(state))
+    return Choice(tool, None, "none")
+
+
+# --- the shim itself -------------------------------------------------------------------------------

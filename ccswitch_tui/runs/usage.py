@@ -1,0 +1,254 @@
+"""Usage totals across runs, from the request records (``runs/<launch-id>.requests.jsonl``).
+
+Per profile, model, day or label: requests, input/output/cached/reasoning tokens, errors, and the
+cost where the run's profile prices the model (``[pricing]``, see pricing.py). Only recorded runs
+have records: the others are listed, so a total never looks complete when it is not.
+
+Records are read streaming and bounded (``safe_read.iter_lines``): a file that is not a regular
+file, is too large, or has damaged lines costs one line of notes, never the whole report. Fields a
+record does not have, or has with another type, count as missing; unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from ccswitch_tui.paths import Paths
+
+TOKENS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
+GROUPS = ("profile", "model", "day", "label")
+MAX_RECORDS_BYTES = 256 * 1024 * 1024  # far above the records of any run; a larger file is left out
+MAX_LINE_BYTES = 4 * 1024 * 1024
+_DAYS = re.compile(r"(\d{1,4})d")
+
+
+@dataclass
+class Row:
+    key: str
+    runs: set[str] = field(default_factory=set)
+    requests: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
+    errors: int = 0
+    cost: float = 0.0
+    unpriced: set[str] = field(default_factory=set)  # models of this row that have no price
+
+    def add(self, record: Mapping[str, Any], launch_id: str, price: Any, model: str) -> None:
+        self.runs.add(launch_id)
+        self.requests += 1
+        for k in TOKENS:
+            v = record.get(k)
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                self.tokens[k] += v
+        if record.get("outcome") != "ok":
+            self.errors += 1
+        if price is None:
+            self.unpriced.add(model)
+        else:
+            self.cost += price.cost(_int(record.get("input_tokens")), _int(record.get("output_tokens")))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "runs": len(self.runs), "requests": self.requests, **self.tokens,
+                "errors": self.errors, "cost": None if self.unpriced or not self.requests else round(self.cost, 6),
+                "unpriced_models": sorted(self.unpriced)}
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def parse_since(text: str, today: date | None = None) -> str:
+    """``YYYY-MM-DD``, an ISO date-time (UTC), or ``Nd`` (the last N days, today included) → the
+    UTC ``YYYY-MM-DDTHH:MM:SS`` that records' ``started`` are compared with."""
+    from ccswitch_tui.errors import UsageError
+
+    text = text.strip()
+    if m := _DAYS.fullmatch(text):
+        start = (today or datetime.now(timezone.utc).date()) - timedelta(days=int(m.group(1)) - 1)
+        return f"{start.isoformat()}T00:00:00"
+    try:
+        if len(text) == 10:
+            return f"{date.fromisoformat(text).isoformat()}T00:00:00"
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--since {text[:40]!r} is not a date; use YYYY-MM-DD, an ISO date-time or Nd "
+                         "(e.g. 7d)") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def read_records(path: Path, notes: list[str]) -> Iterable[dict[str, Any]]:
+    """The records of one file; what cannot be read becomes one note for the file."""
+    from ccswitch_tui.safe_read import iter_lines
+
+    damaged = 0
+    try:
+        for line in iter_lines(path, MAX_RECORDS_BYTES, MAX_LINE_BYTES):
+            if line is None:
+                damaged += 1
+                continue
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError):
+                damaged += 1
+                continue
+            if isinstance(data, dict):
+                yield data
+            else:
+                damaged += 1
+    except FileNotFoundError:
+        notes.append(f"{path.name}: the records file is missing; its run is left out")
+    except OSError as exc:
+        notes.append(f"{path.name}: {exc}; its run is left out")
+    if damaged:
+        notes.append(f"{path.name}: {damaged} damaged line(s) skipped")
+
+
+@dataclass
+class Usage:
+    by: str
+    since: str | None
+    rows: list[dict[str, Any]]
+    totals: dict[str, Any]
+    not_recorded: list[dict[str, Any]]
+    notes: list[str]
+
+    @property
+    def priced(self) -> bool:
+        """Whether a cost column is shown: some row has a cost (a row without one shows '-')."""
+        return any(r["cost"] is not None for r in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by": self.by, "since": self.since, "rows": self.rows, "totals": self.totals,
+                "not_recorded": self.not_recorded, "notes": self.notes}
+
+
+def _model(record: Mapping[str, Any]) -> str:
+    for k in ("model_served", "model_requested"):
+        if isinstance(record.get(k), str) and record[k]:
+            return record[k]
+    return "?"
+
+
+def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, since: str | None = None,
+           prices: Callable[[str], Mapping[str, Any]] | None = None,
+           manifests: Sequence[Mapping[str, Any]] | None = None) -> Usage:
+    """Sum the records of every recorded run (of ``profile``, started at or after ``since``).
+    ``prices(profile_name)`` gives that profile's ``[pricing]`` (model → Price); None: no costs.
+    ``manifests`` (newest first, as ``runs.load_manifests`` gives them): already loaded ones."""
+    from ccswitch_tui.runs.manifests import load_manifests
+
+    if manifests is None:
+        manifests = load_manifests(paths, profile)
+    if by not in GROUPS:
+        raise ValueError(by)
+    rows: dict[str, Row] = {}
+    total = Row("total")
+    not_recorded: list[dict[str, Any]] = []
+    notes: list[str] = []
+    price_cache: dict[str, Mapping[str, Any]] = {}
+    for m in reversed(manifests):  # oldest first
+        if profile is not None and m.get("profile") != profile:
+            continue
+        launch_id = str(m.get("launch_id"))
+        prof = str(m.get("profile") or "?")
+        recording = m.get("recording")
+        ended = m.get("ended") if isinstance(m.get("ended"), str) else None
+        if since and ended and ended[:19] < since:
+            continue  # over before the period began
+        if not isinstance(recording, dict) or not isinstance(recording.get("records"), str):
+            if not since or str(m.get("started") or "")[:19] >= since:
+                not_recorded.append({"launch_id": launch_id, "profile": prof, "tool": m.get("tool"),
+                                     "started": m.get("started")})
+            continue
+        if prof not in price_cache:
+            price_cache[prof] = prices(prof) if prices else {}
+        table = price_cache[prof]
+        label = m.get("label") if isinstance(m.get("label"), str) else "-"
+        for record in read_records(paths.runs / Path(recording["records"]).name, notes):
+            started = record.get("started") if isinstance(record.get("started"), str) else m.get("started") or ""
+            if since and started[:19] < since:
+                continue
+            model = _model(record)
+            key = {"profile": prof, "model": model, "day": started[:10] or "?", "label": label}[by]
+            price = table.get(model)
+            rows.setdefault(key, Row(key)).add(record, launch_id, price, model)
+            total.add(record, launch_id, price, model)
+    return Usage(by, since, [rows[k].to_dict() for k in sorted(rows)], total.to_dict(), not_recorded, notes)
+
+
+def profile_prices(store: Any) -> Callable[[str], Mapping[str, Any]]:
+    """``[pricing]`` of a profile by name; a profile that is gone or invalid has none."""
+    from ccswitch_tui.errors import CcsError
+
+    def prices(name: str) -> Mapping[str, Any]:
+        try:
+            return store.load(name).pricing
+        except (CcsError, OSError):
+            return {}
+
+    return prices
+
+
+HEADERS = ("RUNS", "REQUESTS", "INPUT", "OUTPUT", "CACHED", "REASONING", "ERRORS")
+
+
+def printable(text: str) -> str:
+    """A key that came from a record (a model id a provider sent) without its control characters."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def cells(row: Mapping[str, Any], priced: bool) -> list[str]:
+    out = [printable(row["key"]), str(row["runs"]), str(row["requests"]), *(str(row[k]) for k in TOKENS),
+           str(row["errors"])]
+    if priced:
+        out.append("-" if row["cost"] is None else f"{row['cost']:.4f}")
+    return out
+
+
+def table_rows(u: Usage) -> tuple[list[str], list[list[str]]]:
+    headers = [u.by.upper(), *HEADERS, *(["COST"] if u.priced else [])]
+    body = [cells(r, u.priced) for r in u.rows]
+    if len(u.rows) > 1:
+        body.append(cells(u.totals, u.priced))
+    return headers, body
+
+
+def to_csv(u: Usage) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([u.by, "runs", "requests", *TOKENS, "errors", *(["cost"] if u.priced else [])])
+    for r in u.rows:
+        line = [r["key"], r["runs"], r["requests"], *(r[k] for k in TOKENS), r["errors"]]
+        if u.priced:
+            line.append("" if r["cost"] is None else r["cost"])
+        w.writerow(line)
+    return buf.getvalue()
+
+
+def summary_lines(u: Usage) -> list[str]:
+    """What the table does not say: unpriced models, runs that were not recorded, unreadable files."""
+    out = []
+    unpriced = sorted({m for r in u.rows for m in r["unpriced_models"]})
+    if u.priced and unpriced:
+        out.append(f"no price for {printable(', '.join(unpriced))}: add them to the profile's [pricing] table")
+    if u.not_recorded:
+        by_profile: dict[str, int] = {}
+        for r in u.not_recorded:
+            by_profile[r["profile"]] = by_profile.get(r["profile"], 0) + 1
+        which = ", ".join(f"{p}: {n}" for p, n in sorted(by_profile.items()))
+        out.append(f"not recorded, so not counted: {len(u.not_recorded)} run(s) ({which}); set [policy] "
+                   "record = true in a profile (or launch with --record) for complete totals")
+    out += [f"note: {n}" for n in u.notes]
+    return out

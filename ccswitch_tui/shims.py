@@ -1,0 +1,73 @@
+"""The shim's entry point: what a launcher installed by `ccs use` runs (``python -I -c "import
+ccswitch_tui.shims as s; s.main()"``). It picks the profile (``launch/shims.py``), then passes
+straight through to the real binary, runs it inside its own launch, or calls `ccs launch`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from ccswitch_tui.launch.shims import PROJECT_FILE, SelectionError, choose, find_real
+
+
+def _say(message: str) -> None:
+    """One line on stderr; a path or name from elsewhere shows its control characters escaped."""
+    from ccswitch_tui.safe_read import no_surrogates
+
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in no_surrogates(message))
+    sys.stderr.write(f"ccs: {text}\n")
+
+
+def _exec_real(real: str, program: str, args: Sequence[str]) -> int:
+    try:
+        os.execv(real, [program, *args])
+    except OSError as exc:
+        _say(f"error: cannot run {real} ({exc.strerror or exc})")
+        return 126
+
+
+def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
+    """``argv``: profiles folder, state folder, tool, program, then the user's arguments."""
+    profiles, state, tool, program, *args = argv
+    found = find_real(program, environ.get("PATH"))
+    if found.path is None:
+        loop = len(found.shims) > 1
+        where = f" beyond the ccs shims ({', '.join(found.shims)})" if found.shims else ""
+        _say(f"error: no real {program!r} on PATH{where}; install it"
+             + (" (two ccs installs put their shims on PATH: keep one folder)" if loop else ""))
+        return 127
+    try:
+        choice = choose(tool, os.getcwd(), state)
+    except SelectionError as exc:
+        _say(f"error: {exc}")
+        return 2
+    except OSError as exc:  # the working directory is gone
+        _say(f"error: cannot look for {PROJECT_FILE} here ({exc.strerror or exc})")
+        return 2
+    if choice.profile is None:
+        return _exec_real(found.path, program, args)
+    inside = environ.get("CCS_LAUNCH_ID")
+    if inside and environ.get("CCS_PROFILE") == choice.profile and environ.get("CCS_TOOL") == tool:
+        return _exec_real(found.path, program, args)  # the launch's own child starting itself again
+    if inside and environ.get("CCS_PROFILE") != choice.profile:  # the nested-launch rule, said for a shim
+        _say(f"error: refusing a nested launch: {program} started inside launch {inside} of profile "
+             f"{environ.get('CCS_PROFILE', '?')}, and here it would use profile {choice.profile} ({choice.why()}); "
+             f"run `ccs launch --nested {choice.profile} {tool} -- ARGS` to launch it anyway")
+        return 2
+    from pathlib import Path
+
+    from ccswitch_tui.cli import run
+    from ccswitch_tui.commands.common import Context
+    from ccswitch_tui.paths import Paths
+    from ccswitch_tui.policy.redact import install
+
+    install()  # what the launch prints passes the key filter, as with `ccs`
+
+    nested = ["--nested"] if inside and environ.get("CCS_PROFILE") == choice.profile else []
+    ctx = Context(environ=dict(environ), _paths=Paths(profiles=Path(profiles), state=Path(state)))
+    return run(["launch", *nested, choice.profile, tool, "--", *args], obj=ctx)
+
+
+def main() -> None:
+    sys.exit(run_shim(sys.argv[1:], os.environ))
