@@ -182,3 +182,39 @@ def iter_lines(path: Path | str, limit: int, line_limit: int = 1 << 20) -> Itera
                 pending, skipping = b"", True
     finally:
         os.close(fd)
+
+
+# --- streaming a file line by line ---------------------------------------------------------------
+
+MAX_LINE = 16 * 1024 * 1024  # one JSONL record; a longer line is damage, not data
+
+
+def iter_numbered_lines(path: Path | str, max_line: int = MAX_LINE) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each complete line of a regular file, read in chunks (memory does not
+    grow with the file). Only the bytes present when the file was opened are read, so a file being
+    appended to (or a link to a device) cannot make it run forever; a last line without its newline
+    (being written) is left out. FileNotFoundError when missing; NotRegularFile for anything that is
+    not a regular file, or for a line longer than ``max_line``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except IsADirectoryError:
+        raise NotRegularFile("is a directory, not a file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"is {_kind(st.st_mode)}, not a regular file")
+        left, pending, number = st.st_size, b"", 0
+        while left > 0:
+            chunk = os.read(fd, min(1 << 20, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                number += 1
+                yield number, line
+            if len(pending) > max_line:
+                raise NotRegularFile(f"line {number + 1} is longer than {max_line} bytes")
+    finally:
+        os.close(fd)

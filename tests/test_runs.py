@@ -8,7 +8,8 @@ import pytest
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs.manifests import diff_runs, find_manifest, write_manifest
+from ccswitch_tui.runs.manifests import find_manifest, write_manifest
+from ccswitch_tui.runs.verdict import diff_runs
 
 
 @pytest.fixture

@@ -246,3 +246,48 @@ def test_context_compaction_goes_through_the_translation(ccs, env, provider, key
     assert any("SUMMARY OF THE WORK SO FAR" in str(m["content"]) for m in after.body["messages"])
     _, records = run_records(ccs, env)
     assert len(records) == 3 and all(r["path"] == "/responses" and r["status"] == 200 for r in records)
+
+
+def test_a_key_rotated_during_a_translated_launch_is_key_drift(ccs, env, provider, key_id, tmp_path):
+    """The bridge holds the key a translated launch started with; the child holds a token. When the key
+    stored under the profile's id changes while the launch goes on, `ccs inspect` and `ccs ps` say
+    key-drift (the provider still gets the old key), as for a launch without the bridge."""
+    import subprocess
+    import sys
+    import time
+
+    stop = tmp_path / "stop"
+    wait = f"echo started > started.txt; while [ ! -f {stop} ]; do sleep 0.1; done; echo stopped"
+    stub = provider(tool_reply("call_w1", "exec_command", {"cmd": wait, "yield_time_ms": 120000}),
+                    text_reply("done"))
+    setup_profile(ccs, env, stub, key_id)
+    argv = [sys.executable, "-m", "ccswitch_tui", "launch", "p", "codex", "--", "exec", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", "-c", "analytics.enabled=false", "wait for it"]
+    launch = subprocess.Popen(argv, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not (tmp_path / "started.txt").exists():
+            assert time.monotonic() < deadline and launch.poll() is None, launch.communicate()
+            time.sleep(0.1)
+        (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+        # Codex itself (its node wrapper and native binary), not the shell and `sleep`s of its command,
+        # which inherit the launch's markers and come and go
+        pids = [p["pid"] for p in json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
+                if p["launch_id"] == manifest["launch_id"] and p["name"] in ("codex", "node")]
+        assert pids
+        before = [json.loads(ccs("inspect", str(pid), "--json", env=env).stdout) for pid in pids]
+        assert all(not [f for f in i["findings"] if f["code"] == "key-drift"] for i in before)
+        assert {i["key_fingerprint"] for i in before} == {manifest["key_fingerprint"]}  # the real key, not the token
+        assert ccs("key", "set", key_id, input="sk-chat-rotated-0123456789abcdef", env=env).returncode == 0
+        for pid in pids:
+            r = ccs("inspect", str(pid), env=env)
+            assert r.returncode == 3, r.stdout  # 3: findings with errors
+            assert "key-drift" in r.stdout and "rotated" in r.stdout and manifest["key_fingerprint"] in r.stdout
+        listed = [p for p in json.loads(ccs("ps", "--json", env=env).stdout)["processes"] if p["pid"] in pids]
+        assert all(p["findings"]["error"] >= 1 for p in listed), listed
+    finally:
+        stop.touch()
+        out, err = launch.communicate(timeout=120)
+    assert launch.returncode == 0, err
+    assert {s.headers["authorization"] for s in stub.chats()} == {f"Bearer {KEY}"}  # the old key, to the end

@@ -511,12 +511,13 @@ async def test_runs_tab_lists_manifests_newest_first_with_drift(home: Paths):
         await settle(pilot)
         rows = [r.manifest["launch_id"] for r in app.detail_pane.runs]
         assert rows == ["r3", "r2", "r1"]
-        assert [r.drifted for r in app.detail_pane.runs] == [("base_urls",), (), ()]
+        # r3 went elsewhere and failed: both count (the outcome is part of the verdict)
+        assert [r.drifted for r in app.detail_pane.runs] == [("base_urls", "exit_status"), (), ()]
         table = app.query_one("#runs-table")
-        assert str(table.get_row_at(0)[4]) == "base_urls"
+        assert str(table.get_row_at(0)[4]) == "base_urls, exit_status"
         assert str(table.get_row_at(1)[4]) == "comparable"
         assert str(table.get_row_at(2)[4]) == "first run"
-        assert "drifted from r2: base_urls" in plain(app, "#run-detail")
+        assert "drifted from r2: base_urls, exit_status" in plain(app, "#run-detail")
 
 
 async def test_bad_files_and_an_unreachable_keyring_do_not_end_the_app(ccs_home: Paths, tmp_path: Path):

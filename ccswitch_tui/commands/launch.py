@@ -16,11 +16,11 @@ from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS, matters
 from ccswitch_tui.policy.redact import echo_revealed
+from ccswitch_tui.terminal_text import visible, visible_json
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
     from ccswitch_tui.model import LaunchPlan
-from ccswitch_tui.terminal_text import visible, visible_json
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
 
@@ -40,8 +40,40 @@ def _cwd(cwd: str | None) -> Path:
     return path
 
 
+def outcome_options(f: Any) -> Any:
+    """Where a run's per-task results are, and their column names (for launch, run and runs attach)."""
+    f = click.option("--success-column", metavar="NAME",
+                     help="The column with the success flag or score (default: success, passed, score, …).")(f)
+    return click.option("--task-column", metavar="NAME",
+                        help="The column with the task id (default: task_id, task, id, name).")(f)
+
+
+def _with_outcomes(ctx: Context, status: int, launch_id: str, path: str | None, task_col: str | None,
+                   success_col: str | None) -> int:
+    """After the child exits: attach its outcomes file to the run. A bad file is one line; the run (and
+    the child's status) is kept either way."""
+    if path is None:
+        return status
+    from ccswitch_tui.errors import CcsError
+    from ccswitch_tui.runs.outcomes import attach, read_outcomes
+
+    try:
+        outcomes = read_outcomes(Path(path), task_col, success_col)
+        attach(ctx.paths, launch_id, outcomes)
+    except CcsError as exc:
+        click.echo(f"ccs: warning: outcomes not attached to run {launch_id}: {exc} "
+                   f"(attach them later with `ccs runs attach {launch_id} FILE`)", err=True)
+        return status
+    click.echo(f"ccs: outcomes of run {launch_id}: {outcomes['passed']}/{outcomes['tasks']} tasks solved", err=True)
+    return status
+
+
 def record_options(f: Any) -> Any:
     """--record and its companions, for launch and run."""
+    f = outcome_options(f)
+    f = click.option("--outcomes", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Read the run's per-task results from FILE when it exits (JSONL, JSON or CSV); "
+                          "see `ccs runs report --rounds`.")(f)
     f = click.option("--label", help="Tag the run, e.g. an experiment's name (see `ccs runs report --label`).")(f)
     f = click.option("--strict-model", is_flag=True,
                      help="Refuse (4xx) requests for a model the profile does not set; implies --record.")(f)
@@ -67,6 +99,11 @@ def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
     return PROFILE_RECORDING
 
 
+def _warn_lines(lines: list[str]) -> None:
+    for line in dict.fromkeys(lines):
+        click.echo(visible(f"ccs: warning: {line}"), err=True)
+
+
 def _warn(plan: LaunchPlan) -> None:
     for w in plan.warnings:
         click.echo(visible(f"ccs: warning: {w}"), err=True)
@@ -76,7 +113,7 @@ def _warn(plan: LaunchPlan) -> None:
 @click.argument("profile")
 @click.argument("tool")
 @click.option("--cwd", type=click.Path(file_okay=False), help="Working directory for the tool.")
-@click.option("--isolate", is_flag=True, help="Load only ccs's own Claude Code settings layers.")
+@click.option("--isolate", is_flag=True, help="Load only ccs's own settings layers (no project settings).")
 @click.option("--force", is_flag=True, help="Launch despite a settings override (recorded in the manifest).")
 @nested_option
 @record_options
@@ -84,6 +121,7 @@ def _warn(plan: LaunchPlan) -> None:
 @pass_ctx
 def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
                nested: bool, record: bool | None, record_bodies: bool, strict_model: bool, label: str | None,
+               outcomes: str | None, task_column: str | None, success_column: str | None,
                tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
     from ccswitch_tui.launch import launcher as launch
@@ -100,7 +138,8 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
-    return launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
 @click.command("run", context_settings={"ignore_unknown_options": True})
@@ -110,7 +149,8 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_ctx
 def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, record_bodies: bool, strict_model: bool,
-            label: str | None, command: tuple[str, ...]) -> int:
+            label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
+            command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
     from ccswitch_tui.launch import launcher as launch
 
@@ -118,7 +158,8 @@ def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, recor
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
-    return launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
 @click.command("shell")
@@ -270,30 +311,32 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
 @json_option
 @pass_ctx
 def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
-    """Compare runs with the first one: base URLs, key fingerprint, models, environment (by variable)
-    and tool version, and for recorded runs the models requested and served, the endpoints and the
-    request counts. Exit 3 when any run drifted."""
-    from ccswitch_tui.runs.manifests import DRIFT_EXIT, diff_runs, find_manifest
+    """Compare runs with the first one, each difference with its kind and cause: routing (base URLs, key
+    fingerprint, proxy, endpoints), models (pinned, requested, served), a forced launch, project layers,
+    the client and its version, the environment (by variable), and the outcome (requests per path,
+    errors, retries, 401/403, 429, exit status). Exit 3 when any run drifted."""
+    from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest
+    from ccswitch_tui.runs.verdict import compare_views, view
 
     if len(launch_ids) < 2:
         raise UsageError("give at least two launch ids to compare (see `ccs runs`)")
-    results = diff_runs([find_manifest(ctx.paths, i) for i in launch_ids], ctx.paths)
+    manifests = [find_manifest(ctx.paths, i) for i in launch_ids]
+    views = [view(m, ctx.paths) for m in manifests]
+    _warn_lines([n for m in manifests if (n := damage_note(m))] + [p for v in views for p in v.problems])
+    verdicts = [compare_views(views[0], v) for v in views[1:]]
+    results = [v.to_dict() for v in verdicts]
     if as_json:
         emit_json({"comparisons": results})
     else:
-        for r in results:
-            if not r["drifted"]:
-                click.echo(visible(f"{r['launch_id']} vs {r['against']}: comparable (no drift)"))
-            else:
-                click.echo(visible(f"{r['launch_id']} vs {r['against']}: drifted: {', '.join(r['drifted'])}"))
-            for f, v in r["values"].items():
-                if f == "env" and r["env_changes"] is not None:
-                    ch = r["env_changes"]
-                    parts = [f"+{n}" for n in ch["added"]] + [f"-{n}" for n in ch["removed"]]
-                    click.echo(visible(f"  env: {' '.join(parts + [f'~{n}' for n in ch['changed']])}"))
+        for v in verdicts:
+            click.echo(visible(v.headline()))
+            for d in v.differences:
+                if d.field == "env" and v.env_changes is not None:
+                    click.echo(visible(f"  env: {d.cause}"))
                     continue
-                click.echo(visible(f"  {f}: {json.dumps(v['base'])} -> {json.dumps(v['run'])}"))
-            for note in r["notes"]:
+                line = f"  {d.field} ({d.kind}): {json.dumps(d.base)} -> {json.dumps(d.run)}"
+                click.echo(visible(line + (f"  [cause: {d.cause}]" if d.cause else "")))
+            for note in v.notes:
                 click.echo(visible(f"  note: {note}"))
     return DRIFT_EXIT if any(r["drifted"] for r in results) else 0
 
@@ -301,33 +344,94 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
 @runs_group.command("report")
 @click.argument("launch_ids", nargs=-1)
 @click.option("--label", help="Every run launched with --label LABEL, oldest first.")
-@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table", show_default=True)
+@click.option("--rounds", is_flag=True,
+              help="The consistency table: the arguments are labels, one round of reruns each (pass@1, pass^k, "
+                   "the gap, how each round was routed and whether its reruns are comparable).")
+@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv", "md")), default="table",
+              show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--csv", "as_csv", is_flag=True, help="Same as --format csv.")
+@click.option("--md", "as_md", is_flag=True, help="Same as --format md: a Markdown table.")
 @pass_ctx
-def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, fmt: str, as_json: bool,
-                as_csv: bool) -> None:
+def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, rounds: bool, fmt: str, as_json: bool,
+                as_csv: bool, as_md: bool) -> None:
     """A table across reruns: base URL, key, models requested and served, tool version, requests,
-    tokens, errors, duration; columns that drifted from the first run are marked with '*'."""
-    from ccswitch_tui.runs.manifests import find_manifest, load_manifests
+    tokens, errors, duration; columns that drifted from the first run are marked with '*'.
+
+    With --rounds LABEL...: a row per round of reruns, scored from the runs' outcomes."""
+    fmt = "json" if as_json else "csv" if as_csv else "md" if as_md else fmt
+    if rounds:
+        _rounds_report(ctx, launch_ids, label, fmt)
+        return
+    from ccswitch_tui.runs.manifests import damage_note, find_manifest, load_manifests
     from ccswitch_tui.runs.report import report, table_rows, to_csv
 
     if bool(label) == bool(launch_ids):
         raise UsageError("give either --label LABEL or launch ids (see `ccs runs`)")
+    problems: list[str] = []
     if label:
-        manifests = [m for m in reversed(load_manifests(ctx.paths)) if m.get("label") == label]
+        manifests = [m for m in reversed(load_manifests(ctx.paths, problems=problems)) if m.get("label") == label]
         if not manifests:
+            _warn_lines(problems)
             raise UsageError(f"no run has the label {label!r}; launch with --label {label}")
     else:
         manifests = [find_manifest(ctx.paths, i) for i in launch_ids]
     data = report(manifests, ctx.paths)
-    fmt = "json" if as_json else "csv" if as_csv else fmt
+    _warn_lines(problems + [n for m in manifests if (n := damage_note(m))] + data["problems"])
     if fmt == "json":
         emit_json(data)
     elif fmt == "csv":
         click.echo(visible(to_csv(data)), nl=False)  # a cell's control characters shown, as in the table
+    elif fmt == "md":
+        from ccswitch_tui.runs.report import markdown
+
+        click.echo(visible(markdown(data)), nl=False)
     else:
         headers, cells = table_rows(data)
         click.echo(table(cells, headers))
         if data["drifted_columns"]:
             click.echo(visible(f"drifted from {manifests[0].get('launch_id')}: {', '.join(data['drifted_columns'])}"))
+
+
+def _rounds_report(ctx: Context, labels: tuple[str, ...], label: str | None, fmt: str) -> None:
+    from ccswitch_tui.runs import rounds
+    from ccswitch_tui.runs.manifests import damage_note, load_manifests
+
+    labels = (*((label,) if label else ()), *labels)
+    if not labels:
+        raise UsageError("give the labels of the rounds to compare: ccs runs report --rounds LABEL... "
+                         "(runs get a label with `ccs run --label LABEL`)")
+    problems: list[str] = []
+    manifests = [m for m in load_manifests(ctx.paths, problems=problems) if m.get("label") in labels]
+    missing = [lb for lb in labels if not any(m.get("label") == lb for m in manifests)]
+    if missing:
+        _warn_lines(problems)
+        raise UsageError(f"no run has the label {missing[0]!r}; launch with --label {missing[0]}")
+    data = rounds.rounds_table(labels, manifests, ctx.paths)
+    _warn_lines(problems + [n for m in manifests if (n := damage_note(m))])
+    if fmt == "json":
+        emit_json(data)
+    elif fmt == "csv":
+        click.echo(visible(rounds.to_csv(data)), nl=False)
+    elif fmt == "md":
+        click.echo(visible(rounds.markdown(data)), nl=False)
+    else:
+        headers, cells, lines = rounds.terminal(data)
+        click.echo(table(cells, headers))
+        for line in lines:
+            click.echo(visible(line))
+
+
+@runs_group.command("attach")
+@click.argument("launch_id")
+@click.argument("file", type=click.Path(dir_okay=False))
+@outcome_options
+@pass_ctx
+def runs_attach(ctx: Context, launch_id: str, file: str, task_column: str | None, success_column: str | None) -> None:
+    """Attach a finished run's per-task results (JSONL, JSON or CSV: a task id and a success flag or a
+    score from 0 to 1 per row) for `ccs runs report --rounds`."""
+    from ccswitch_tui.runs.outcomes import attach, read_outcomes
+
+    outcomes = read_outcomes(Path(file), task_column, success_column)
+    attach(ctx.paths, launch_id, outcomes)
+    click.echo(f"attached {outcomes['tasks']} task results ({outcomes['passed']} solved) to run {launch_id}")

@@ -311,14 +311,15 @@ class Inspector:
             recorded = as_recorded(plan, actual, self.paths.runs)
             if recorded is not None:  # a recorded launch: the child holds the bridge's URLs and token
                 plan, token = recorded
-                extras["key_fingerprint"] = self.fingerprint(token)
+                extras["held_fingerprint"] = self.fingerprint(token)
+                findings += self._since_launch(pid, actual, plan, extras)
+            held = extras.get("held_fingerprint") or extras["key_fingerprint"]
             expected = dict(plan.env)
             if "CCS_LAUNCH_ID" not in actual:  # judged with --profile: markers are not expected
                 for m in MARKERS:
                     expected.pop(m, None)
             for name in plan.secret_names:
-                if name in actual and extras["key_fingerprint"] and \
-                        self.fingerprint(actual[name]) == extras["key_fingerprint"]:
+                if name in actual and held and self.fingerprint(actual[name]) == held:
                     expected[name] = actual[name]
             for name in getattr(self.profile(plan.profile), "secrets", {}):  # [secrets]: expected, never shown
                 if name in actual:
@@ -342,6 +343,26 @@ class Inspector:
 
         runs = Launches(self.paths)
         return [f for spec in tools.specs() for f in spec.process_findings(pid, argv, env, runs)]
+    def _since_launch(self, pid: int, actual: Mapping[str, str], plan: LaunchPlan,
+                      extras: Mapping[str, Any]) -> list[Finding]:
+        """A bridged launch (recorded or translated): the bridge holds the key the run was launched with,
+        the child only a token. The launch's manifest says which key that was; the verdict compares it
+        with the key stored now."""
+        from ccswitch_tui.runs.manifests import find_manifest
+        from ccswitch_tui.runs.verdict import against_launch
+
+        try:
+            manifest = find_manifest(self.paths, actual.get("CCS_LAUNCH_ID", ""))
+        except CcsError:
+            return []
+        name = next((n for n in sorted(plan.secret_names) if n in actual), None)
+        relaunch = f"restart it with `ccs launch {plan.profile} {plan.tool}`" if launchable(plan.tool) \
+            else f"restart it with `ccs run {plan.profile} -- …`"
+        return [Finding("key-drift", ERROR,
+                        f"the bridge of launch {manifest.get('launch_id')} sends key {d.base}, but the key of profile "
+                        f"{plan.profile!r} (id {extras.get('key_id')!r}) is {d.run} now: {d.cause}; {relaunch}",
+                        pid=pid, variable=name, family=routing_family(name) if name else None)
+                for d in against_launch(manifest, extras.get("key_fingerprint"))]
 
     def _key_note(self, value: str, extras: Mapping[str, Any]) -> str:
         fp = self.fingerprint(value)
@@ -377,7 +398,7 @@ class Inspector:
                         add("key-unavailable", WARN, name,
                             f"cannot compare {name} with the key of profile {prof!r} ({extras.get('key_error')}); "
                             f"its fingerprint is {self.fingerprint(value)}", fam)
-                elif self.fingerprint(value) != extras["key_fingerprint"]:
+                elif self.fingerprint(value) != (extras.get("held_fingerprint") or extras["key_fingerprint"]):
                     add("key-drift", ERROR, name,
                         f"{name} carries key {self.fingerprint(value)}, but the key of profile {prof!r} "
                         f"(id {extras.get('key_id')!r}) is {extras['key_fingerprint']} now (rotated since the launch, "

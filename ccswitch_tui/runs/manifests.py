@@ -1,9 +1,8 @@
-"""Run manifests on disk (``state/runs/<launch-id>.json``) and drift between runs.
+"""Run manifests on disk (``state/runs/<launch-id>.json``), read as untrusted input.
 
-Two runs are comparable when their base URLs, key fingerprint, models, environment and tool
-version agree, and, when both were recorded, the models requested and served, the endpoints
-reached and the request counts per path; `ccs runs diff` names the fields (and variables) that
-do not. Terminal and login-session variables (TERM, COLORTERM, DISPLAY, ...) never count.
+Whether two runs are comparable is ``ccswitch_tui.runs.verdict``'s to say; ``compare``, ``drift`` and
+``diff_runs`` here hand over to it. Terminal and login-session variables (TERM, COLORTERM,
+DISPLAY, ...) never count.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +49,14 @@ def manifest_path(paths: Paths, launch_id: str) -> Path:
 def write_manifest(paths: Paths, manifest: Mapping[str, Any]) -> Path:
     ensure_private_dir(paths.runs)
     path = manifest_path(paths, manifest["launch_id"])
+    manifest = {k: v for k, v in manifest.items() if k != DAMAGED}
     atomic_write(path, json.dumps(manifest, indent=2, sort_keys=False) + "\n", mode=0o600, durable=False)
     return path
 
 
-def load_manifests(paths: Paths, profile: str | None = None) -> list[dict[str, Any]]:
-    """Every readable manifest, newest first; unreadable files are left out."""
+def load_manifests(paths: Paths, profile: str | None = None,
+                   problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every readable manifest, newest first; unreadable files are left out (and named in ``problems``)."""
     out = []
     if not paths.runs.is_dir():
         return out
@@ -63,8 +64,12 @@ def load_manifests(paths: Paths, profile: str | None = None) -> list[dict[str, A
     for p in paths.runs.glob("*.json"):
         try:
             data = loads_json(read_text(p))
-        except (OSError, ValueError):  # unreadable, not a regular file, not UTF-8, not JSON, too deep
+        except (OSError, ValueError) as exc:  # unreadable, not a regular file, not UTF-8, not JSON, too deep
+            if problems is not None:
+                problems.append(f"{p}: not a readable run manifest ({exc}); left out")
             continue
+        if not isinstance(data, dict) and problems is not None:
+            problems.append(f"{p}: not a run manifest (no JSON object); left out")
         if isinstance(data, dict):
             data = well_typed(data, p)
             if profile is None or data.get("profile") == profile:
@@ -100,7 +105,11 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 TEXT_FIELDS = ("launch_id", "profile", "tool", "started", "ended", "key_id", "key_fingerprint", "cwd",
-               "executable", "env_hash", "tool_version", "ccs_version")
+               "executable", "env_hash", "tool_version", "ccs_version", "label")
+TEXT_MAPS = ("base_urls", "models")  # {name: text}
+SUMMARY_COUNTS = ("by_path", "by_status", "by_outcome", "endpoints", "models_requested", "models_served", "tokens")
+SUMMARY_INTS = ("requests", "errors", "max_concurrency", "retries")
+DAMAGED = "_damaged"  # the fields of a manifest that were not what ccs writes (never written back)
 STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead
 
 
@@ -118,21 +127,84 @@ def well_typed(data: dict[str, Any], path: Path) -> dict[str, Any]:
     if argv is not None:
         out["argv"] = [a if isinstance(a, str) else json.dumps(a) for a in argv] if isinstance(argv, list) \
             else [json.dumps(argv)]
+    damaged: list[str] = []
+    for f in TEXT_MAPS:
+        v = out.get(f)
+        if v is None:
+            continue
+        if not isinstance(v, dict):
+            out[f] = {"(damaged)": json.dumps(v)}
+            damaged.append(f)
+        elif any(not isinstance(x, str) for x in v.values()):
+            out[f] = {k: x if isinstance(x, str) else json.dumps(x) for k, x in v.items()}
+            damaged.append(f)
+    if "env_digests" in out and counts_or_texts(out["env_digests"], str) is None:
+        out.pop("env_digests")
+        damaged.append("env_digests")
+    if "overridden" in out and (not isinstance(out["overridden"], list)
+                                or any(not isinstance(x, str) for x in out["overridden"])):
+        out["overridden"] = [x if isinstance(x, str) else json.dumps(x) for x in
+                             (out["overridden"] if isinstance(out["overridden"], list) else [out["overridden"]])]
+        damaged.append("overridden")
+    if "forced" in out and not isinstance(out["forced"], bool):
+        out["forced"] = bool(out["forced"])
+        damaged.append("forced")
+    rec = out.get("recording")
+    if rec is not None and not (isinstance(rec, dict) and isinstance(rec.get("records"), str)):
+        out.pop("recording")
+        damaged.append("recording")
+    req = out.get("requests")
+    if req is not None:
+        if not isinstance(req, dict):
+            out.pop("requests")
+            damaged.append("requests")
+        else:
+            req = dict(req)
+            for f in SUMMARY_COUNTS:
+                if f in req and counts_or_texts(req[f], int) is None:
+                    req[f] = {}
+                    damaged.append(f"requests.{f}")
+            for f in SUMMARY_INTS:
+                if f in req and (not isinstance(req[f], int) or isinstance(req[f], bool)):
+                    req[f] = None
+                    damaged.append(f"requests.{f}")
+            out["requests"] = req
+    if damaged:
+        out[DAMAGED] = damaged
     return out
 
 
-def observed(paths: Paths | None, m: Mapping[str, Any]) -> dict[str, Any] | None:
+def counts_or_texts(value: Any, kind: type) -> dict[str, Any] | None:
+    """``value`` when it is a ``{text: kind}`` mapping, else None."""
+    if isinstance(value, dict) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value.values()):
+        return value
+    return None
+
+
+def damage_note(m: Mapping[str, Any]) -> str | None:
+    """One line naming a manifest whose fields were damaged, or None."""
+    if not m.get(DAMAGED):
+        return None
+    return (f"run {m.get('launch_id')}: damaged field(s) in its manifest ({', '.join(m[DAMAGED])}): shown as their "
+            "JSON text or left out; remove the file or fix the fields")
+
+
+def observed(paths: Paths | None, m: Mapping[str, Any], problems: list[str] | None = None) -> dict[str, Any] | None:
     """The request summary of a recorded run: the manifest's own, or (while it runs) one made from
-    its records so far. None for a run that was not recorded."""
+    its records so far, streamed. None for a run that was not recorded. Damaged records are left
+    out, and said so in ``problems``."""
     if isinstance(m.get("requests"), dict):
         return m["requests"]
     rec_info = m.get("recording")
     if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
         return None
-    from ccswitch_tui.bridge.records import read_records, summarize
+    from ccswitch_tui.runs.record_reader import read_summary
 
     name = Path(rec_info["records"]).name
-    return summarize(read_records(paths.runs / name), (m.get("models") or {}).values())
+    reading = read_summary(paths.runs / name, (m.get("models") or {}).values())
+    if problems is not None:
+        problems += reading.problems
+    return reading.summary
 
 
 def observed_values(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -156,44 +228,6 @@ def env_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, list[st
             "changed": sorted(k for k in ka & kb if da[k] != db[k])}
 
 
-def field_values(m: Mapping[str, Any], obs: Mapping[str, Any] | None) -> dict[str, Any]:
-    values = {f: m.get(f) for f in DRIFT_FIELDS if f != "env"}
-    values["env"] = m.get("env_hash")
-    if obs is not None:
-        values.update(observed_values(obs))
-    return values
-
-
-def compare(a: Mapping[str, Any], b: Mapping[str, Any], paths: Paths | None = None) -> dict[str, Any]:
-    """``b`` against ``a``: the drifted fields, both values of each, the variables that changed."""
-    oa, ob = observed(paths, a), observed(paths, b)
-    va, vb = field_values(a, oa), field_values(b, ob)
-    changes = env_changes(a, b)
-    fields = []
-    for f in DRIFT_FIELDS:
-        if f == "env":
-            differs = any(changes.values()) if changes is not None else va["env"] != vb["env"]
-        else:
-            differs = va[f] != vb[f]
-        if differs:
-            fields.append(f)
-    notes = []
-    if oa is not None and ob is not None:
-        fields += [f for f in OBSERVED_FIELDS if va[f] != vb[f]]
-    elif (oa is None) != (ob is None):
-        notes.append(f"only {(a if ob is None else b)['launch_id']} was recorded: what was sent is not compared")
-    values = {f: {"base": va[f], "run": vb[f]} for f in fields if f != "env"}
-    if "env" in fields:
-        values["env"] = {"base": va["env"], "run": vb["env"]}
-    return {"drifted": fields, "values": values, "env_changes": changes if "env" in fields else None,
-            "notes": notes}
-
-
-def drift(a: Mapping[str, Any], b: Mapping[str, Any], paths: Paths | None = None) -> list[str]:
-    """The comparison fields that differ between two manifests."""
-    return compare(a, b, paths)["drifted"]
-
-
 def user_argv(manifest: Mapping[str, Any]) -> list[str]:
     """The run's argv as the user gave it: without the options ccs adds to Claude Code's
     (``--settings <ccs-settings.json>``, ``--setting-sources user``)."""
@@ -205,10 +239,3 @@ def user_argv(manifest: Mapping[str, Any]) -> list[str]:
                               or (rest[0] == "--settings" and rest[1].endswith("ccs-settings.json"))):
         rest = rest[2:]
     return out + rest
-
-
-def diff_runs(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> list[dict[str, Any]]:
-    """Each run after the first against the first: which fields drifted, with both values."""
-    base = manifests[0]
-    return [{"launch_id": m["launch_id"], "against": base["launch_id"], **compare(base, m, paths)}
-            for m in manifests[1:]]

@@ -1,5 +1,6 @@
 """`ccs runs report`: one row per rerun of an experiment, with the columns that drifted from the
-first run marked. Pure functions over manifests (and their records, for runs still going)."""
+first run marked. Pure functions over manifests (and their records, for runs still going); what
+drifted is ``ccswitch_tui.runs.verdict``'s judgement, the same as `ccs runs diff`'s."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from datetime import datetime
 from typing import Any
 
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs.manifests import compare, observed
+from ccswitch_tui.runs.verdict import FIELDS, RunView, compare_views, view
 
 COLUMNS = ("launch_id", "label", "tool", "started", "base_url", "key_fingerprint", "models", "models_requested",
            "models_served", "tool_version", "requests", "input_tokens", "output_tokens", "errors", "duration_s",
            "exit_status")
-# A column is marked when its value differs from the first run's.
-COMPARED = ("tool", "base_url", "key_fingerprint", "models", "models_requested", "models_served", "tool_version")
+# The column that shows each compared field (the others are named in the footer only).
+COLUMN_OF = {"tool": "tool", "base_urls": "base_url", "key_fingerprint": "key_fingerprint", "models": "models",
+             "models_requested": "models_requested", "models_served": "models_served",
+             "tool_version": "tool_version", "request_counts": "requests", "errors": "errors",
+             "exit_status": "exit_status"}
 
 
 def _duration(m: Mapping[str, Any]) -> float | None:
@@ -28,8 +32,8 @@ def _duration(m: Mapping[str, Any]) -> float | None:
     return round((b - a).total_seconds(), 3)
 
 
-def row_for(paths: Paths | None, m: Mapping[str, Any]) -> dict[str, Any]:
-    obs = observed(paths, m)
+def row_for(paths: Paths | None, m: Mapping[str, Any], v: RunView | None = None) -> dict[str, Any]:
+    obs = (v or view(m, paths)).summary
     tokens = (obs or {}).get("tokens") or {}
     return {
         "launch_id": m.get("launch_id"),
@@ -52,20 +56,30 @@ def row_for(paths: Paths | None, m: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _order(field: str) -> tuple[int, int]:
+    """Fields shown in a column first, in the columns' order; the rest after, in the verdict's."""
+    col = COLUMN_OF.get(field)
+    if col is not None:
+        return 0, COLUMNS.index(col)
+    return 1, [f for f, _ in FIELDS].index(field)
+
+
 def report(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> dict[str, Any]:
-    """Rows in the given order; each names the columns (and, through `ccs runs diff`'s comparison,
-    the other fields such as the environment) that drifted from the first run."""
-    rows = [row_for(paths, m) for m in manifests]
-    drifted_columns: set[str] = set()
-    for i, (m, r) in enumerate(zip(manifests, rows, strict=True)):
+    """Rows in the given order; each names the fields that drifted from the first run (the verdict
+    `ccs runs diff` gives), with their kind and cause."""
+    views = [view(m, paths) for m in manifests]
+    rows = [row_for(paths, m, v) for m, v in zip(manifests, views, strict=True)]
+    drifted: set[str] = set()
+    for i, (v, r) in enumerate(zip(views, rows, strict=True)):
         if i == 0:
-            r["drifted"] = []
+            r["drifted"], r["differences"] = [], []
             continue
-        cols = [c for c in COMPARED if r[c] != rows[0][c] and not (c.startswith("models_") and r[c] is None)]
-        other = [f for f in compare(manifests[0], m, paths)["drifted"] if f == "env"]
-        r["drifted"] = cols + other
-        drifted_columns.update(r["drifted"])
-    return {"rows": rows, "drifted_columns": [c for c in (*COMPARED, "env") if c in drifted_columns]}
+        verdict = compare_views(views[0], v)
+        r["drifted"] = sorted(verdict.drifted, key=_order)
+        r["differences"] = [d.to_dict() for d in verdict.differences]
+        drifted.update(r["drifted"])
+    return {"rows": rows, "drifted_columns": sorted(drifted, key=_order),
+            "problems": [p for v in views for p in v.problems]}
 
 
 def _cell(value: Any) -> str:
@@ -84,11 +98,12 @@ TABLE_COLUMNS = ("launch_id", "label", "base_url", "key_fingerprint", "models_re
 
 def table_rows(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Headers and cells for the terminal table; a drifted cell (and its header) ends in '*'."""
-    drifted = set(data["drifted_columns"])
+    drifted = {COLUMN_OF.get(f) for f in data["drifted_columns"]}
     headers = [HEADERS[c] + ("*" if c in drifted else "") for c in TABLE_COLUMNS]
     cells = []
     for r in data["rows"]:
-        cells.append([_cell(r[c]) + ("*" if c in r["drifted"] else "") for c in TABLE_COLUMNS])
+        marked = {COLUMN_OF.get(f) for f in r["drifted"]}
+        cells.append([_cell(r[c]) + ("*" if c in marked else "") for c in TABLE_COLUMNS])
     return headers, cells
 
 
@@ -99,3 +114,11 @@ def to_csv(data: Mapping[str, Any]) -> str:
     for r in data["rows"]:
         w.writerow([("" if r[c] is None else r[c]) for c in COLUMNS] + [" ".join(r["drifted"])])
     return out.getvalue()
+
+
+def markdown(data: Mapping[str, Any]) -> str:
+    """The report as a Markdown table (drifted cells end in '*')."""
+    headers, cells = table_rows(data)
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+    return "\n".join(out) + "\n"

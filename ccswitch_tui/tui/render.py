@@ -279,9 +279,24 @@ def run_summary(r: RunRow) -> Content:
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
         out.append(Content.styled(what, WARN if r.drifted else OK))
+        for d in r.differences:
+            if d.cause:
+                out.append(row(f"  {d.field}", (f"{d.kind}: {d.cause}", WARN), width=17))
+    if r.round is not None:
+        out.append(round_line(r.round))
     if r.observed is not None:
         out += observed_lines(r.observed, r.live)
     return lines(out)
+
+
+def round_line(rd: Mapping[str, Any]) -> Content:
+    """A run's round (its label) in one line: the scores, the key strategy and the verdict."""
+    from ccswitch_tui.runs.rounds import cell
+
+    scores = (f"pass@1 {cell(rd, 'pass_at_1')}, pass^k {cell(rd, 'pass_hat_k')}, gap {cell(rd, 'gap')}"
+              if rd.get("pass_at_1") is not None else "no outcomes attached")
+    text = f"k={rd.get('k')}, {scores}, key {rd.get('key_strategy')}: {rd.get('verdict')}"
+    return row(f"round {rd.get('round')}", (text, OK if rd.get("comparable") else WARN), width=17)
 
 
 def observed_lines(o: Mapping[str, Any], live: bool) -> list[Content]:

@@ -78,6 +78,8 @@ class RunRow:
     against: str | None  # the previous run of the same tool, if any
     drifted: tuple[str, ...] = ()
     observed: Mapping[str, Any] | None = None  # the request summary of a recorded run (live while it runs)
+    differences: tuple[Any, ...] = ()  # ``verdict.Difference``s: each drifted field with its kind and cause
+    round: Mapping[str, Any] | None = None  # for a run with a label: its round's row of the consistency table
 
     @property
     def live(self) -> bool:
@@ -179,28 +181,51 @@ class Service:
         return out
 
     def runs(self, name: str) -> tuple[RunRow, ...]:
-        """The profile's manifests, newest first, each compared with the previous run of its tool."""
-        from ccswitch_tui.runs.manifests import drift, load_manifests, observed
+        """The profile's manifests, newest first. A run with a label is compared with the first run of its
+        round (as `ccs runs report --label` does) and carries its round's summary; any other run with the
+        previous run of its tool."""
+        from ccswitch_tui.runs.manifests import load_manifests
+        from ccswitch_tui.runs.rounds import round_row
+        from ccswitch_tui.runs.verdict import compare_views, view
 
         manifests = load_manifests(self.paths, name)
+        views = [view(m, self.paths) for m in manifests]
+        labels = {m["label"] for m in manifests if isinstance(m.get("label"), str)}
+        rounds: dict[str, tuple[Any, Mapping[str, Any]]] = {}
+        if labels:
+            every = list(reversed(load_manifests(self.paths)))  # oldest first; a round may span profiles
+            for label in labels:
+                mine = [m for m in every if m.get("label") == label]
+                rounds[label] = (view(mine[0], self.paths), round_row(label, mine, self.paths))
         rows = []
-        for i, m in enumerate(manifests):
-            older = next((o for o in manifests[i + 1:] if o.get("tool") == m.get("tool")), None)
-            obs = observed(self.paths, m)
-            if older is None:
-                rows.append(RunRow(m, None, observed=obs))
+        for i, (m, v) in enumerate(zip(manifests, views, strict=True)):
+            first, summary = rounds.get(m.get("label"), (None, None))  # type: ignore[arg-type]
+            if first is not None:
+                older = first if first.launch_id != v.launch_id else None
             else:
-                rows.append(RunRow(m, older.get("launch_id"), tuple(drift(older, m, self.paths)), obs))
+                older = next((o for o in views[i + 1:] if o.manifest.get("tool") == m.get("tool")), None)
+            if older is None:
+                rows.append(RunRow(m, None, observed=v.summary, round=summary))
+            else:
+                verdict = compare_views(older, v)
+                rows.append(RunRow(m, older.launch_id, tuple(verdict.drifted), v.summary, verdict.differences,
+                                   summary))
+        # The runs of one round next to each other, rounds (and unlabeled runs) newest first.
+        first_seen: dict[Any, int] = {}
+        for i, m in enumerate(manifests):
+            first_seen.setdefault(m.get("label") if isinstance(m.get("label"), str) else ("", i), i)
+        rows.sort(key=lambda r: first_seen[r.manifest.get("label") if isinstance(r.manifest.get("label"), str)
+                                          else ("", manifests.index(r.manifest))])
         return tuple(rows)
 
     def requests(self, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A recorded run's request records so far (none for a run that was not recorded)."""
-        from ccswitch_tui.bridge.records import read_records
+        from ccswitch_tui.runs.record_reader import read_list
 
         rec = manifest.get("recording")
         if not isinstance(rec, dict) or not isinstance(rec.get("records"), str):
             return []
-        return read_records(self.paths.runs / Path(rec["records"]).name)
+        return read_list(self.paths.runs / Path(rec["records"]).name)[0]
 
     def detail(self, name: str) -> Detail:
         try:

@@ -27,6 +27,7 @@ from ccswitch_tui.model import (
     LaunchPlan,
     Profile,
     Provider,
+    Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
@@ -169,10 +170,15 @@ class CodexSpec(ToolSpec):
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
         info, found = codex_findings(ctx.environ, ctx.version)
-        part = DoctorPart("codex", info, found)
+        homes = [Path(info["home"])] + [ctx.paths.tool_dir(p.name, self.name) for p in ctx.profiles
+                                        if self.name in p.sides]
+        info["project_configs"], project = project_findings(ctx.cwd, homes)
+        part = DoctorPart("codex", info, found + project)
         part.lines.append(f"codex home {info.get('home')}")
         for f in info.get("files", []):
             part.lines.append(f"  {f['path']}: {'present' if f['exists'] else 'absent'}")
+        for f in info["project_configs"]:
+            part.lines.append(f"  project {f['path']}: {', '.join(f['keys']) or f['error']}")
         return part
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
@@ -193,18 +199,160 @@ class CodexSpec(ToolSpec):
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
         config = codex_config.content(home / "config.toml", profile, quiet, mcp)
+        layers = project_layers(cwd, home / "config.toml")
+        overrides, refusals, recorded = project_overrides(layers, side, cwd, isolate)
+        warnings += [f"Codex project config {x.path}: {x.error}" for x in layers if x.error]
         return LaunchPlan(
-            profile=profile.name, tool=self.name, argv=(self.program, *args), env=b.env,
+            profile=profile.name, tool=self.name, argv=(self.program, *overrides, *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             dirs=paths.tool_dirs(profile.name, self.name), files=(FileToWrite(home / "config.toml", config),),
-            warnings=tuple(warnings),
+            warnings=tuple(warnings), refusals=tuple(refusals),
             base_urls={f"model_providers.{side.provider_id}.base_url": side.base_url},
             models={"model": side.model}, key_id=profile.key_id,
             extra={"codex_home": str(home), "provider_id": side.provider_id, "quiet": quiet,
+                   **recorded, **({"isolate": True} if isolate else {}),
                    "shared": [x.to_dict() for x in shared],
                    **({"wire_api": "chat", "provider_name": profile.provider.name}
                       if side.wire_api == "chat" else {})},
         )
+
+
+# --- a repository's own .codex/config.toml ------------------------------------------------------
+#
+# Measured with Codex 0.171.0: in a project the Codex home trusts ([projects."<root>"] trust_level =
+# "trusted", written there when the user answers Codex's trust prompt), the project's
+# .codex/config.toml (at the working directory or any directory up to the git root) is layered over
+# CODEX_HOME/config.toml and over the file `--profile NAME` selects: its `model` and
+# `model_reasoning_effort` win over both. `-c key=value` (and `-m`) win over the project.
+# `model_provider` and `[model_providers.*]` there are ignored (the provider, base URL, wire API and
+# key variable stay the home's), and so is a top-level `profile`. An untrusted project's file is ignored;
+# `-c 'projects={"<root>"={trust_level="untrusted"}}'` makes it untrusted for one launch.
+
+PROJECT_KEYS = ("model", "model_reasoning_effort", "model_provider", "model_providers", "profile")
+
+
+@dataclass(frozen=True)
+class ProjectLayer:
+    path: Path
+    keys: Mapping[str, Any]  # the routing keys it sets
+    trusted: bool
+    error: str | None = None
+
+
+def _project_dirs(cwd: Path) -> list[Path]:
+    """The directories whose .codex/config.toml Codex reads: the working directory up to its git root."""
+    out = []
+    for d in (cwd, *cwd.parents):
+        out.append(d)
+        if (d / ".git").exists():
+            return out
+    return [cwd]
+
+
+def _trusted(home_config: Path) -> set[str]:
+    from ccswitch_tui.safe_read import parse_toml
+
+    try:
+        data = parse_toml(read_text(home_config), str(home_config))
+    except Exception:  # noqa: BLE001 — an unreadable home config trusts nothing (Codex would not start)
+        return set()
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        return set()
+    return {k for k, v in projects.items() if isinstance(v, dict) and v.get("trust_level") == "trusted"}
+
+
+def project_layers(cwd: Path, home_config: Path) -> list[ProjectLayer]:
+    """The project config files that apply (or would, once trusted) to a Codex started in ``cwd``."""
+    from ccswitch_tui.errors import ProfileError
+    from ccswitch_tui.safe_read import parse_toml
+
+    dirs = _project_dirs(cwd)
+    trusted = _trusted(home_config)
+    is_trusted = any(str(d) in trusted for d in dirs)
+    out = []
+    for d in dirs:
+        path = d / ".codex" / "config.toml"
+        try:
+            data = parse_toml(read_text(path), str(path))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, ProfileError) as exc:
+            out.append(ProjectLayer(path, {}, is_trusted, error=f"cannot read ({exc}); Codex may refuse to start"))
+            continue
+        keys = {k: data[k] for k in PROJECT_KEYS if isinstance(data, dict) and k in data}
+        if keys:
+            out.append(ProjectLayer(path, keys, is_trusted))
+    return out
+
+
+def _untrust(cwd: Path) -> str:
+    """`projects={...}` marking every directory Codex may take as this project's root untrusted."""
+    roots = sorted(str(d) for d in _project_dirs(cwd))
+    return "projects={" + ",".join(f"{toml_string(r)}={{trust_level=\"untrusted\"}}" for r in roots) + "}"
+
+
+def project_overrides(layers: Sequence[ProjectLayer], side: CodexSide, cwd: Path,
+                      isolate: bool) -> tuple[list[str], list[Refusal], dict[str, Any]]:
+    """(-c options for Codex's argv, refusals, manifest fields). A key the profile pins is beaten with
+    `-c` (it wins over the project); an effort the profile does not pin is refused (ways out: --isolate,
+    which makes the project untrusted for the launch, or --force). The manifest's ``project_config``
+    names every file found and what became of its keys; ``project_layers`` the ones whose keys applied
+    (after --force), which the run verdict compares."""
+    if not layers:
+        return [], [], {}
+    if isolate:
+        return ["-c", _untrust(cwd)], [], {"project_config": [f"{x.path}: not loaded (--isolate)" for x in layers]}
+    args: list[str] = []
+    refusals: list[Refusal] = []
+    found, applied = [], []
+    keys = {k for x in layers for k in x.keys}
+    if "model" in keys:
+        args += ["-c", f"model={toml_string(side.model)}"]
+    if "model_reasoning_effort" in keys and side.reasoning_effort:
+        args += ["-c", f"model_reasoning_effort={toml_string(side.reasoning_effort)}"]
+    if keys & {"model_provider", "model_providers"}:
+        args += ["-c", f"model_provider={toml_string(side.provider_id)}"]
+    for x in layers:
+        live = [k for k in x.keys if k == "model_reasoning_effort" and not side.reasoning_effort]
+        beaten = [k for k in x.keys if k not in live]
+        trust = "trusted" if x.trusted else "not trusted yet"
+        found.append(f"{x.path} ({trust}): sets {', '.join(x.keys)}"
+                     + (f"; overridden by ccs: {', '.join(beaten)}" if beaten else ""))
+        if live:
+            applied.append(f"{x.path}: {', '.join(live)}")
+            refusals.append(Refusal(
+                "settings-override",
+                f"{x.path} (Codex project config, {trust}) sets {', '.join(live)}, which the profile does not "
+                "pin and would override",
+                ("--isolate to load only ccs's Codex config (the project is untrusted for this launch)",
+                 "--force to launch anyway (recorded in the manifest)",
+                 f"set [codex] reasoning_effort in the profile, or remove {', '.join(live)} from {x.path}"),
+                flags=("isolate", "force"),
+            ))
+    return args, refusals, {"project_config": found, "project_layers": applied}
+
+
+def project_findings(cwd: Path, homes: Sequence[Path]) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """For doctor: the project config files a Codex started here would read, and what they set."""
+    from ccswitch_tui.model import INFO, WARN, Finding
+
+    info, out = [], []
+    seen: set[Path] = set()
+    for home in homes:
+        for x in project_layers(cwd, home / "config.toml"):
+            if x.path in seen and not x.trusted:
+                continue
+            seen.add(x.path)
+            info.append({"path": str(x.path), "keys": sorted(x.keys), "trusted_by": str(home) if x.trusted else None,
+                         "error": x.error})
+            what = x.error or f"sets {', '.join(x.keys)}"
+            trust = f"trusted by {home}" if x.trusted else "not trusted yet (Codex asks on first launch)"
+            out.append(Finding(
+                "codex-project-config", WARN if x.trusted else INFO,
+                f"{x.path}: Codex project config, {trust}: {what}; `ccs launch` overrides what the profile pins, "
+                "refuses the rest (--isolate, --force)", path=str(x.path)))
+    return info, out
 
 
 # --- doctor: Codex's config files at rest --------------------------------------------------

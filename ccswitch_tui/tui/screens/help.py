@@ -20,7 +20,7 @@ from the OS keyring and an environment built from nothing.
 | Environment | the exact environment the tool would get (`ccs env`), with where each variable comes from |
 | Diff | that environment against the shell ccs started from: this is where contamination shows |
 | Running | Claude Code, Codex and ccs-launched processes with their findings (`ccs ps`), refreshed every 2 s |
-| Runs | this profile's run manifests, newest first, drift from the previous run of the same tool |
+| Runs | this profile's run manifests, newest first, drift from the previous run (a labeled run: its round) |
 
 Launching hands the terminal to the tool; when it exits you are back here with its exit status.
 """

@@ -155,7 +155,7 @@ class RunsView(Vertical):
         table.show(launch_id, records, {"ok": v.get("text-success", "green"), "warn": v.get("text-warning", "yellow")})
 
     def on_mount(self) -> None:
-        self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift")
+        self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift", "round")
         pane = next((a for a in self.ancestors if isinstance(a, DetailPane)), None)
         self.show(pane.runs if pane else ())
 
@@ -181,7 +181,8 @@ class RunsView(Vertical):
             started = str(m.get("started") or "-").replace("T", " ").removesuffix("Z")
             table.add_row(Text(visible(started)), Text(visible(str(m.get("tool", "?")))),  # a manifest is a file
                           Text(visible(status), style=ok if status == "0" else warn),
-                          Text(visible(str(m.get("key_fingerprint") or "-"))), drift, key=str(m.get("launch_id")))
+                          Text(visible(str(m.get("key_fingerprint") or "-"))), drift, self._round_cell(r, warn, ok),
+                          key=str(m.get("launch_id")))
         if runs:
             table.move_cursor(row=min(max(keep, 0), len(runs) - 1))
             self._show_run(table.cursor_row)
@@ -189,6 +190,14 @@ class RunsView(Vertical):
             self.query_one("#run-detail", Static).update(Content.styled(
                 "No runs yet. Launch with c (Claude Code), x (Codex), r (a command) or s (a shell); "
                 "each launch writes a manifest here.", "$text-muted"))
+
+    @staticmethod
+    def _round_cell(r: RunRow, warn: str, ok: str) -> Text:
+        """The run's label, with its round's verdict: the runs of one round read as a group."""
+        if r.round is None:
+            return Text("-")
+        return Text(f"{r.round['round']} ({'clean' if r.round.get('comparable') else 'not comparable'})",
+                    style=ok if r.round.get("comparable") else warn)
 
     def _show_run(self, index: int) -> None:
         if 0 <= index < len(self.runs):

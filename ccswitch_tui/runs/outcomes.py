@@ -1,0 +1,167 @@
+"""A run's per-task results ("outcomes"): read from the file an agent benchmark writes (JSONL, JSON or
+CSV; one task id and a success flag or score per row) and kept in the run's manifest, so that a
+round of reruns can be scored (pass@1, pass^k, the consistency gap) next to how it was routed.
+
+A bad file is one line naming the file and its first bad row; nothing is attached from it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+
+TASK_COLUMNS = ("task_id", "task", "id", "name")
+SUCCESS_COLUMNS = ("success", "passed", "pass", "solved", "correct", "score", "reward")
+_TRUE = frozenset({"true", "yes", "pass", "passed", "success", "succeeded", "ok", "solved"})
+_FALSE = frozenset({"false", "no", "fail", "failed", "failure", "error", "unsolved"})
+HOW = "one row per task with a task id and a success flag (true/false) or a score from 0 to 1"
+
+
+def score_of(value: Any) -> float | None:
+    """A success flag or a score as a number from 0 to 1; None when it is neither."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        return float(value) if 0 <= value <= 1 else None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _TRUE:
+            return 1.0
+        if text in _FALSE:
+            return 0.0
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return number if 0 <= number <= 1 else None
+    return None
+
+
+def _rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """(row number, row) for each row of the file, by its extension (or, failing that, its first character)."""
+    kind = path.suffix.lower().lstrip(".")
+    if kind not in ("jsonl", "ndjson", "json", "csv", "tsv"):
+        first = text.lstrip()[:1]
+        kind = "json" if first in "[{" and not _is_jsonl(text) else "jsonl" if first == "{" else "csv"
+    if kind in ("jsonl", "ndjson"):
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    yield n, loads_json(line)
+                except ValueError as exc:
+                    yield n, _Bad(f"not JSON ({str(exc).split(':')[0]})")
+        return
+    if kind == "json":
+        try:
+            data = loads_json(text)
+        except ValueError as exc:
+            raise UsageError(f"{path}: not JSON ({exc}); the outcomes file must be {HOW}") from None
+        if isinstance(data, dict) and isinstance(data.get("results"), (list, dict)):
+            data = data["results"]
+        if isinstance(data, dict):  # {task id: success}
+            for n, (task, value) in enumerate(data.items(), 1):
+                yield n, {"task_id": task, "success": value}
+            return
+        if not isinstance(data, list):
+            raise UsageError(f"{path}: a JSON {type(data).__name__}, not a list of rows; "
+                             f"the outcomes file must be {HOW}")
+        yield from enumerate(data, 1)
+        return
+    reader = csv.DictReader(io.StringIO(text), delimiter="\t" if kind == "tsv" else ",")
+    for n, row in enumerate(reader, 2):  # row 1 is the header
+        yield n, row
+
+
+def _is_jsonl(text: str) -> bool:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines[:2])
+
+
+class _Bad:
+    def __init__(self, why: str):
+        self.why = why
+
+
+def _pick(row: Mapping[str, Any], given: str | None, defaults: tuple[str, ...]) -> str | None:
+    if given:
+        return given if given in row else None
+    return next((c for c in defaults if c in row), None)
+
+
+def read_outcomes(path: Path, task_column: str | None = None, success_column: str | None = None) -> dict[str, Any]:
+    """The outcomes of a file, ready for a manifest: ``{"source", "task_column", "success_column", "tasks",
+    "passed", "results": {task id: score}}``. UsageError (one line) for a file that cannot be read or a
+    bad row."""
+    try:
+        text = read_text(path)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such outcomes file; give the file the agent wrote its results to") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: {decode_error_line(exc)}") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the outcomes file ({exc})") from None
+    results: dict[str, float] = {}
+    columns: tuple[str | None, str | None] = (None, None)
+    for n, row in _rows(path, text):
+        where = f"{path}: row {n}"
+        if isinstance(row, _Bad):
+            raise UsageError(f"{where}: {row.why}; the outcomes file must be {HOW}")
+        if not isinstance(row, dict):
+            raise UsageError(f"{where}: not an object with named columns; the outcomes file must be {HOW}")
+        task_col = _pick(row, task_column, TASK_COLUMNS)
+        ok_col = _pick(row, success_column, SUCCESS_COLUMNS)
+        if task_col is None or ok_col is None:
+            if task_col is None:
+                missing = task_column or "a task id (" + ", ".join(TASK_COLUMNS) + ")"
+            else:
+                missing = success_column or "a success flag or score (" + ", ".join(SUCCESS_COLUMNS) + ")"
+            raise UsageError(f"{where}: no column for {missing}; name the columns with --task-column and "
+                             "--success-column")
+        task = row[task_col]
+        if not isinstance(task, (str, int)) or isinstance(task, bool) or str(task).strip() == "":
+            raise UsageError(f"{where}: the task id in {task_col!r} is {json.dumps(task)[:40]}, not a name or number")
+        task = str(task).strip()
+        score = score_of(row[ok_col])
+        if score is None:
+            raise UsageError(f"{where}: {ok_col}={json.dumps(row[ok_col])[:40]} is not true/false or a score "
+                             "from 0 to 1")
+        if task in results:
+            raise UsageError(f"{where}: task {task!r} appears twice; keep one result per task and run")
+        results[task] = score
+        columns = (task_col, ok_col)
+    if not results:
+        raise UsageError(f"{path}: no results in the outcomes file; it must be {HOW}")
+    return {"source": str(path), "task_column": columns[0], "success_column": columns[1], "tasks": len(results),
+            "passed": sum(1 for s in results.values() if s >= 1.0), "results": results}
+
+
+def results_of(m: Mapping[str, Any]) -> dict[str, float] | None:
+    """The per-task scores a manifest holds, or None (none attached, or a damaged entry)."""
+    out = m.get("outcomes")
+    res = out.get("results") if isinstance(out, dict) else None
+    if not isinstance(res, dict):
+        return None
+    clean = {str(k): float(v) for k, v in res.items()
+             if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1}
+    return clean if len(clean) == len(res) else None
+
+
+def attach(paths: Any, launch_id: str, outcomes: Mapping[str, Any]) -> Path:
+    """Add outcomes to a finished run's manifest: the file as it is on disk plus the one field."""
+    from ccswitch_tui.runs.manifests import find_manifest, manifest_path, write_manifest
+
+    m = find_manifest(paths, launch_id)
+    if m.get("ended") is None and m.get("exit_status") is None:
+        raise UsageError(f"run {m['launch_id']} is still going; attach its outcomes after it ends "
+                         "(or launch it with --outcomes FILE)")
+    path = manifest_path(paths, m["launch_id"])
+    raw = loads_json(read_text(path))  # find_manifest read it already: what it holds, not its shown form
+    raw["outcomes"] = dict(outcomes)
+    return write_manifest(paths, raw)
