@@ -1,8 +1,7 @@
 """Run manifests on disk (``state/runs/<launch-id>.json``), read as untrusted input.
 
-Whether two runs are comparable is ``ccswitch_tui.runs.verdict``'s to say; ``compare``, ``drift`` and
-``diff_runs`` here hand over to it. Terminal and login-session variables (TERM, COLORTERM,
-DISPLAY, ...) never count.
+Whether two runs are comparable is ``ccswitch_tui.runs.verdict``'s to say. Terminal and
+login-session variables (TERM, COLORTERM, DISPLAY, ...) never count.
 """
 
 from __future__ import annotations
