@@ -17,6 +17,12 @@ calls, in this order:
 4. ``exchange.response_end()`` once after the upstream's body ended normally; its bytes are the
    last the child gets.
 
+An exchange that parses the answer itself (a translation) may say so with ``observes`` (read
+after ``response_head``): the server then does not parse the same bytes a second time, and takes
+the record's facts of the answer from ``exchange.observed()`` (asked at the end, or when the
+answer was cut): ``model_served``, ``system_fingerprint``, the four token counts,
+``usage_source`` and ``error`` (the provider's error in one line, or None).
+
 The records always describe the wire on both sides: the child's path and requested model, the
 upstream URL that was really called, and the served model and usage read from the upstream's own
 answer (before any rewriting). A translator (Responses to Chat Completions, say) is therefore a

@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import logging
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -81,16 +82,20 @@ class _Stats:
 class Bridge:
     """One launch's bridge: ``start()``, ``url``, ``token``, ``route_url(name)``, ``records()``, ``stop()``."""
 
-    def __init__(self, config: BridgeConfig):
+    def __init__(self, config: BridgeConfig, token: str | None = None, sock: socket.socket | None = None):
+        """``token`` and ``sock`` (a listening socket on 127.0.0.1) when they were made before the
+        server loaded (see ``bridge.loading``)."""
         names = [r.name for r in config.routes]
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"bridge routes need distinct names, got {names}")
         self.config = config
-        self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
+        self.token = token or TOKEN_PREFIX + secrets.token_urlsafe(24)
+        self._sock = sock
         self._routes = {r.name: r for r in config.routes}
         self._mask = rec.Masker((config.key, self.token, *config.extra_secrets))
         self._stats = _Stats()
         self._writer: rec.RecordWriter | None = None
+        self._bodies: Any = None  # with --record-bodies: the thread that masks and writes records
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -135,6 +140,8 @@ class Bridge:
         if self._loop is not None and self._stopping is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._stopping.set)
             self._thread.join(timeout)
+        if self._bodies is not None:
+            self._bodies.shutdown(wait=True)  # the records still being masked are written first
         if self._writer is not None:
             self._writer.close()
 
@@ -170,7 +177,8 @@ class Bridge:
         runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
         try:
             await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0, backlog=2048)
+            site = (web.SockSite(runner, self._sock) if self._sock is not None
+                    else web.TCPSite(runner, "127.0.0.1", 0, backlog=2048))
             await site.start()
             self.port = runner.addresses[0][1]
             self._ready.set()
@@ -222,7 +230,10 @@ class Bridge:
             stats.in_flight -= 1
             record["duration_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             if self._writer is not None:
-                self._writer.write(record)
+                if self.config.record_bodies:  # masking a MiB takes long: never on the event loop
+                    self._body_pool().submit(self._write_with_bodies, record)
+                else:
+                    self._writer.write(record)
 
     def _refuse(self, record: dict[str, Any], status: int, message: str, route: Route | None) -> web.Response:
         record.update(status=status, outcome=rec.REFUSED, error=message)
@@ -260,7 +271,7 @@ class Bridge:
             if len(bodies) > RETRY_MEMORY:
                 del bodies[next(iter(bodies))]
         if self.config.record_bodies:
-            record["request_body"] = self._body_text(body)
+            record["request_body"] = body  # raw: masked off the loop, when the record is written
         if self.config.strict_model and facts.model is not None and route.models and facts.model not in route.models:
             return self._refuse(record, 400, f"ccs --strict-model: this launch is pinned to "
                                 f"{', '.join(route.models)}; the request asked for {facts.model!r}", route)
@@ -314,6 +325,7 @@ class Bridge:
         record["stream"] = record["stream"] or is_sse
         head = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
         status, head = exchange.response_head(status, head)
+        observes = getattr(exchange, "observes", False)  # a translation parses the answer for us: once
         record["status"] = status
         response = web.StreamResponse(status=status, headers=head)
         plain = not exchange.rewrites_body and "Content-Encoding" not in upstream.headers
@@ -327,14 +339,15 @@ class Bridge:
         try:
             await response.prepare(request)
         except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
-            self._client_gone(record, observer, exc, request)
+            self._client_gone(record, observer, exc, request, exchange)
             return response
         try:
             async for chunk in upstream.content.iter_any():
                 if record["ttfb_ms"] is None:
                     record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
                 received += len(chunk)
-                observer.feed(chunk)
+                if not observes:
+                    observer.feed(chunk)
                 if failing and len(error_body) < 8192:
                     error_body += chunk[:8192]
                 if kept is not None and len(kept) < MAX_RECORDED_BODY:
@@ -345,11 +358,11 @@ class Bridge:
                         await response.write(data)
                     except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
                         record["response_bytes"] = received
-                        self._client_gone(record, observer, exc, request)
+                        self._client_gone(record, observer, exc, request, exchange)
                         return response
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             record["response_bytes"] = received
-            self._finish(record, observer, kept)
+            self._finish(record, observer, kept, exchange)
             record.update(outcome=rec.UPSTREAM_ABORTED,
                           error=self._mask(f"upstream broke off after {received} bytes: {type(exc).__name__}: {exc}"))
             if request.transport is not None:
@@ -358,35 +371,44 @@ class Bridge:
         record["response_bytes"] = received
         if record["ttfb_ms"] is None:
             record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-        self._finish(record, observer, kept)
+        tail = exchange.response_end()  # before the outcome: a translation's error is known once it ended
+        error = self._finish(record, observer, kept, exchange)
         if failing:
             record["outcome"] = rec.UPSTREAM_ERROR
-            record["error"] = self._mask(observer.error or error_from_body(bytes(error_body))) or f"HTTP {status}"
-        elif observer.error:
+            record["error"] = self._mask(error or (None if observes else error_from_body(bytes(error_body)))) \
+                or f"HTTP {status}"
+        elif error:
             record["outcome"] = rec.UPSTREAM_ERROR
-            record["error"] = self._mask(observer.error)
+            record["error"] = self._mask(error)
         else:
             record["outcome"] = rec.OK
         try:
-            tail = exchange.response_end()
             if tail:
                 await response.write(tail)
             await response.write_eof()
         except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
-            self._client_gone(record, observer, exc, request)
+            self._client_gone(record, observer, exc, request, exchange)
         return response
 
-    def _finish(self, record: dict[str, Any], observer: ResponseObserver, kept: bytearray | None) -> None:
+    def _finish(self, record: dict[str, Any], observer: ResponseObserver, kept: bytearray | None,
+                exchange: Any = None) -> str | None:
+        """The answer's facts into the record; the provider's error, if it sent one."""
+        if kept is not None:
+            record["response_body"] = bytes(kept)  # raw: masked off the loop, when the record is written
+        if getattr(exchange, "observes", False):  # the translation's own reading (see bridge.handler)
+            seen = dict(exchange.observed())
+            error = seen.pop("error", None)
+            record.update({k: self._masked(v) for k, v in seen.items()})
+            return error
         observer.finish()
         record["model_served"] = observer.model
         record["system_fingerprint"] = observer.system_fingerprint
         record.update(observer.usage.as_fields())
-        if kept is not None:
-            record["response_body"] = self._body_text(bytes(kept))
+        return observer.error
 
     def _client_gone(self, record: dict[str, Any], observer: ResponseObserver, exc: BaseException,
-                     request: web.Request) -> None:
-        self._finish(record, observer, None)
+                     request: web.Request, exchange: Any = None) -> None:
+        self._finish(record, observer, None, exchange)
         record.update(outcome=rec.CLIENT_GONE, error=f"the client went away mid-answer ({type(exc).__name__})")
         if request.transport is not None:
             request.transport.abort()
@@ -401,11 +423,59 @@ class Bridge:
             return {k: self._masked(v) for k, v in value.items()}
         return value
 
+    def _body_pool(self) -> Any:
+        if self._bodies is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._bodies = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccs-bridge-bodies")
+        return self._bodies
+
+    def _write_with_bodies(self, record: dict[str, Any]) -> None:
+        """In the bodies thread, one record at a time (so in the order they ended)."""
+        for k in ("request_body", "response_body"):
+            if isinstance(record.get(k), bytes):
+                record[k] = self._body_text(record[k])
+        if self._writer is not None:
+            self._writer.write(record)
+
     def _body_text(self, body: bytes) -> str:
         text = body[:MAX_RECORDED_BODY].decode("utf-8", "replace")
         if len(body) > MAX_RECORDED_BODY:
             text += f"… [{len(body) - MAX_RECORDED_BODY} more bytes not recorded]"
-        return self._mask(text) or ""
+        return mask_in_pieces(self._mask, text, self._cuts())
+
+    def _cuts(self) -> str:
+        """Where a body may be cut for masking: characters no secret of this bridge contains (and
+        no credential shape does)."""
+        secrets_ = (self.config.key, self.token, *self.config.extra_secrets)
+        return "".join(c for c in _CUT_CHARS if not any(c in s for s in secrets_))
+
+
+_CUT_CHARS = '",{}[]:'
+MASK_PIECE = 8192  # characters masked per step; the event loop's thread may run between two steps
+
+
+def mask_in_pieces(mask: Any, text: str, cuts: str, size: int = MASK_PIECE) -> str:
+    """``mask(text)`` a piece at a time, each piece ending at one of ``cuts`` (which nothing to be
+    masked contains), yielding the interpreter between pieces: one regex over a MiB holds it for
+    about 0.2 s, which would stall every stream the bridge serves."""
+    if len(text) <= size or not cuts:
+        return mask(text) or ""
+    out = []
+    start, end = 0, len(text)
+    while start < end:
+        stop = min(end, start + size)
+        if stop < end:
+            cut = max(text.rfind(c, start, stop) for c in cuts)
+            if cut > start:
+                stop = cut + 1
+            else:  # no cut in this window: to the next one (or the end)
+                found = [i for i in (text.find(c, stop) for c in cuts) if i >= 0]
+                stop = min(found) + 1 if found else end
+        out.append(mask(text[start:stop]) or "")
+        start = stop
+        time.sleep(0)  # let the event loop's thread take the interpreter
+    return "".join(out)
 
 
 def routes_json(routes: Sequence[Route]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Recording for one launch: start the bridge for the plan's base URLs, hand back the plan the child
 gets (bridge URLs, the launch token), and at the end stop the bridge and summarize its records.
 
-Only ``RecordingSession.start`` imports the server (and so aiohttp).
+Only the bridge's loading thread imports the server (and so aiohttp), while the child starts
+(see ``bridge.loading``).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ class RecordOptions:
 
 
 class RecordingSession:
-    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions):
+    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions, key: str):
         self.real_plan = plan
         self.bridge = bridge
         self.specs = specs
         self.options = options
-        self.plan = reroute(plan, bridge.config.key, bridge.token, bridge.route_url, specs)
+        self.plan = reroute(plan, key, bridge.token, bridge.route_url, specs)
 
     @classmethod
     def start(cls, plan: LaunchPlan, key: str, key_fingerprint: str | None, paths: Paths,
@@ -43,19 +44,25 @@ class RecordingSession:
 
             raise UsageError(f"--strict-model needs a model to pin, and profile {plan.profile!r} sets none for "
                              f"{plan.tool}; set one with `ccs edit {plan.profile}`")
-        from ccswitch_tui.bridge.handler import PASSTHROUGH
-        from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+        from ccswitch_tui.bridge.loading import LoadingBridge
 
-        config = BridgeConfig(
-            routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
-                               handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
-            key=key, key_fingerprint=key_fingerprint,
-            records_path=rec.records_path(paths.runs, plan.launch_id),
-            record_bodies=options.bodies, strict_model=options.strict_model,
-        )
-        bridge = Bridge(config).start()
+        records_path = rec.records_path(paths.runs, plan.launch_id)
+
+        def config() -> Any:  # in the loading thread: the server module imports aiohttp
+            from ccswitch_tui.bridge.handler import PASSTHROUGH
+            from ccswitch_tui.bridge.server import BridgeConfig, Route
+
+            return BridgeConfig(
+                routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
+                                   handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
+                key=key, key_fingerprint=key_fingerprint, records_path=records_path,
+                record_bodies=options.bodies, strict_model=options.strict_model,
+            )
+
+        # the socket is bound and the token made now; the server loads while the child starts
+        bridge = LoadingBridge(config, records_path)
         try:
-            return cls(plan, bridge, specs, options)
+            return cls(plan, bridge, specs, options, key)
         except BaseException:
             bridge.stop()
             raise
