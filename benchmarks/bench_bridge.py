@@ -1,16 +1,24 @@
-"""The recording bridge against a local upstream, side by side with going direct, in one run
-(reported, not asserted):
+"""The recording bridge against a local upstream, side by side in one run with going direct and with
+a minimal aiohttp pass-through proxy (the floor for a proxy written in Python), reported, not
+asserted:
 
 - added latency of a non-streamed request (median, p99), one keep-alive connection;
 - added time to first byte of a streamed answer;
 - throughput of 200 concurrent streams, paced like a model (an event every 50 or 20 ms) and
-  unpaced (as fast as the upstream can write), in events per second, bridge against direct;
+  unpaced (as fast as the upstream can write), in upstream events per second against direct, and
+  the proxy's CPU time per event: direct, the minimal proxy, the bridge recording (pass-through),
+  the bridge translating (Codex's Responses API to the upstream's Chat Completions);
+- with ``--record-bodies``: the longest gap between two events of 50 paced streams while a 1 MiB
+  request and its 1 MiB answer pass, against the same streams without it;
 - the bridge's memory (RSS of its process: before start, idle, peak under the 200 streams);
-- `ccs run P -- true` without recording, this tree against the tree given in BENCH_BASE (a checkout
-  of the main branch, say), to show the plain launch path did not get slower.
+- start-up: `ccs run P -- true` with and without --record, and the time from starting ccs to the
+  child's first answered request, with and without --record, for a Python child that sends it at
+  once and for `codex exec`; with BENCH_BASE (a checkout of the main branch, say) the same for that
+  tree, interleaved.
 
-The upstream and the load generator are separate processes (aiohttp), the bridge runs in this
-process exactly as in ccs (its own thread and loop). Everything stays on 127.0.0.1.
+The upstream, the minimal proxy and the load generator are separate processes (aiohttp), the
+bridge runs in this process exactly as in ccs (its own thread and loop). Everything stays on
+127.0.0.1.
 
     .venv/bin/python benchmarks/bench_bridge.py            # BENCH_BASE=/path/to/main to compare launches
 """
@@ -31,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 UPSTREAM = r'''
-import asyncio, json, sys
+import asyncio, json, sys, time
 from aiohttp import web
 
 BODY = json.dumps({"id": "c1", "object": "chat.completion", "model": "m", "choices": [
@@ -42,10 +50,16 @@ EVENT = HEAD + b'[{"index":0,"delta":{"content":"tok "}}]}\n\n'
 LAST = HEAD + b'[],"usage":{"prompt_tokens":5,"completion_tokens":100}}\n\ndata: [DONE]\n\n'
 
 async def handle(request):
-    body = await request.json()
-    if not body.get("stream"):
+    raw = await request.read()
+    body = json.loads(raw)
+    if body.get("echo"):  # a big answer: the request back, as the content of one message
+        text = json.dumps(body)
+        return web.json_response({"id": "c2", "object": "chat.completion", "model": "m", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+    q = request.query  # a translated request carries n and pace in the query (its body is rebuilt)
+    if not (body.get("stream") or "n" in q):
         return web.Response(body=BODY, content_type="application/json")
-    n, pace = int(body.get("n", 100)), float(body.get("pace", 0))
+    n, pace = int(q.get("n", body.get("n", 100))), float(q.get("pace", body.get("pace", 0)))
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await resp.prepare(request)
     for _ in range(n):
@@ -56,13 +70,72 @@ async def handle(request):
     await resp.write_eof()
     return resp
 
+LOG = sys.argv[1] if len(sys.argv) > 1 else None  # when each Responses request was answered
+
+def responses_event(kind, **fields):
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n".encode()
+
+ANSWER = b"".join([
+    responses_event("response.created", response={"id": "r1", "status": "in_progress", "output": []}),
+    responses_event("response.output_item.done", output_index=0, item={
+        "type": "message", "id": "m1", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}),
+    responses_event("response.completed", response={"id": "r1", "status": "completed", "output": [], "usage": {
+        "input_tokens": 3, "output_tokens": 1, "total_tokens": 4}}),
+])
+
+async def responses(request):
+    await request.read()
+    resp = web.Response(body=ANSWER, content_type="text/event-stream")
+    await resp.prepare(request)
+    await resp.write_eof()
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(f"{time.time()}\n")
+    return resp
+
 async def main():
-    app = web.Application()
+    app = web.Application(client_max_size=64 * 2**20)
     app.router.add_post("/v1/chat/completions", handle)
+    app.router.add_post("/v1/responses", responses)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, backlog=2048)
     await site.start()
+    print(runner.addresses[0][1], flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+'''
+
+# The floor: the least a Python pass-through proxy on aiohttp does (no token, no record, no rewrite).
+MINIMAL = r'''
+import asyncio, sys
+import aiohttp
+from aiohttp import web
+
+UPSTREAM = sys.argv[1]
+HOP = {"connection", "keep-alive", "transfer-encoding", "host", "content-length", "upgrade"}
+
+async def handle(request):
+    body = await request.read()
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+    async with request.app["session"].request(request.method, UPSTREAM + request.path_qs, headers=headers,
+                                              data=body or None) as up:
+        resp = web.StreamResponse(status=up.status, headers={
+            k: v for k, v in up.headers.items() if k.lower() not in HOP | {"content-encoding"}})
+        await resp.prepare(request)
+        async for chunk in up.content.iter_any():
+            await resp.write(chunk)
+        await resp.write_eof()
+        return resp
+
+async def main():
+    app = web.Application(client_max_size=2**30)
+    app["session"] = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0, backlog=2048).start()
     print(runner.addresses[0][1], flush=True)
     await asyncio.Event().wait()
 
@@ -75,56 +148,119 @@ import aiohttp
 
 direct, via, token, mode = sys.argv[1:5]
 count, conc, n, pace = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8])
+responses = via.endswith("#responses")  # the translating route: Codex's Responses API
+via = via.removesuffix("#responses")
 HEADERS = {direct: {"Content-Type": "application/json"},
            via: {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}}
 
-async def one_latency(session, base, body):
+LOREM = (
+    'def handle(request):\n    body = json.loads(request.body)\n    if body.get("stream"):\n'
+    '        return stream(body, headers={"Content-Type": "text/event-stream"})\n'
+    '    return {"id": body["id"], "items": [1, 2, 3], "note": "a line of prose, with commas: and colons"}\n'
+) * 40
+
+def request(base, stream_n=None, stream_pace=0.0, big=False):
+    """(url, body) for one request; ``stream_n`` events if it streams."""
+    if big:  # 1 MiB of a conversation about code, as an agent sends it
+        code = open(__file__).read() if "__file__" in globals() else LOREM
+        turns, size = [], 0
+        while size < 1024 * 1024:
+            turns.append({"role": "user" if len(turns) % 2 else "assistant", "content": code})
+            size += len(code) + 40
+        return base + "/chat/completions", json.dumps({"model": "m", "echo": True, "messages": turns})
+    if base == via and responses:
+        q = f"?n={stream_n or 20}&pace={stream_pace}"
+        return base + "/responses" + q, json.dumps({"model": "m", "input": "hi", "stream": True})
+    if stream_n is None:
+        return base + "/chat/completions", json.dumps({"model": "m", "messages": []})
+    return base + "/chat/completions", json.dumps({"model": "m", "stream": True, "n": stream_n, "pace": stream_pace})
+
+async def one_latency(session, base):
+    url, body = request(base)
     t = time.perf_counter()
-    async with session.post(base + "/chat/completions", data=body, headers=HEADERS[base]) as r:
+    async with session.post(url, data=body, headers=HEADERS[base]) as r:
         await r.read()
+        assert r.status == 200, (url, r.status)
     return (time.perf_counter() - t) * 1000
 
-async def one_ttfb(session, base, body):
+async def one_ttfb(session, base):
+    url, body = request(base, 20)
     t = time.perf_counter()
-    async with session.post(base + "/chat/completions", data=body, headers=HEADERS[base]) as r:
+    async with session.post(url, data=body, headers=HEADERS[base]) as r:
         await r.content.readany()
         first = (time.perf_counter() - t) * 1000
         await r.read()
     return first
 
-async def paired(one, body):
-    # direct and bridge alternate request by request, each on its own keep-alive connection, so
+async def paired(one):
+    # direct and the proxy alternate request by request, each on its own keep-alive connection, so
     # that the noise of a shared machine falls on both alike
     out = {direct: [], via: []}
     async with aiohttp.ClientSession() as a, aiohttp.ClientSession() as b:
         sessions = {direct: a, via: b}
         for base in (direct, via):
             for _ in range(20):  # warm-up
-                await one(sessions[base], base, body)
+                await one(sessions[base], base)
         for i in range(count):
             for base in ((direct, via) if i % 2 else (via, direct)):
-                out[base].append(await one(sessions[base], base, body))
+                out[base].append(await one(sessions[base], base))
     return [out[direct], out[via]]
 
+async def read_stream(session, base, gaps=None):
+    """The upstream events this stream delivered: n + 1 (the last carries the usage) when it ended
+    well. Through the translation each text event is one response.output_text.delta and the last one
+    the response.completed."""
+    url, body = request(base, n, pace)
+    translated = responses and base == via
+    seen = 0
+    last = None
+    async with session.post(url, data=body, headers=HEADERS[base]) as r:
+        assert r.status == 200, (url, r.status)
+        async for line in r.content:
+            if translated:
+                if not line.startswith((b"event: response.output_text.delta", b"event: response.completed")):
+                    continue
+            elif not line.startswith(b"data:") or line.startswith(b"data: [DONE]"):
+                continue
+            seen += 1
+            if gaps is not None:
+                now = time.perf_counter()
+                if last is not None:
+                    gaps.append((now - last) * 1000)
+                last = now
+    return seen
+
 async def streams(base):
-    body = json.dumps({"model": "m", "stream": True, "n": n, "pace": pace})
-    events = 0
-    async def one(session):
-        nonlocal events
-        async with session.post(base + "/chat/completions", data=body, headers=HEADERS[base]) as r:
-            async for line in r.content:
-                if line.startswith(b"data:"):
-                    events += 1
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
         t = time.perf_counter()
-        await asyncio.gather(*(one(s) for _ in range(conc)))
-        return events / (time.perf_counter() - t)
+        got = await asyncio.gather(*(read_stream(s, base) for _ in range(conc)))
+        return sum(got) / (time.perf_counter() - t)
+
+async def gaps(big):
+    """The longest gaps between events of ``conc`` paced streams, with one 1 MiB request and its
+    1 MiB answer sent 0.5 s in when ``big``."""
+    all_gaps = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+        async def heavy():
+            await asyncio.sleep(0.5)
+            url, body = request(via, big=True)
+            async with s.post(url, data=body, headers=HEADERS[via]) as r:
+                await r.read()
+        jobs = [read_stream(s, via, all_gaps) for _ in range(conc)] + ([heavy()] if big else [])
+        await asyncio.gather(*jobs)
+    all_gaps.sort()
+    return [all_gaps[-1], all_gaps[int(len(all_gaps) * 0.999)], statistics_median(all_gaps)]
+
+def statistics_median(xs):
+    return xs[len(xs) // 2]
 
 async def main():
     if mode == "latency":
-        result = await paired(one_latency, json.dumps({"model": "m", "messages": []}))
+        result = await paired(one_latency)
     elif mode == "ttfb":
-        result = await paired(one_ttfb, json.dumps({"model": "m", "stream": True, "n": 20}))
+        result = await paired(one_ttfb)
+    elif mode in ("gaps", "gaps-big"):
+        result = await gaps(mode == "gaps-big")
     else:
         result = await streams(direct if mode == "direct-streams" else via)
     print(json.dumps(result))
@@ -134,9 +270,9 @@ asyncio.run(main())
 
 
 def load(direct: str, via: str, token: str, mode: str, count: int = 0, conc: int = 1, n: int = 0,
-         pace: float = 0) -> list:
+         pace: float = 0) -> list | float:
     args = [direct, via, token, mode, str(count), str(conc), str(n), str(pace)]
-    out = subprocess.run([sys.executable, "-c", LOAD, *args], capture_output=True, text=True, check=True, timeout=600)
+    out = subprocess.run([sys.executable, "-c", LOAD, *args], capture_output=True, text=True, check=True, timeout=900)
     return json.loads(out.stdout)
 
 
@@ -146,57 +282,144 @@ def rss_mb() -> float:
     return psutil.Process().memory_info().rss / 2**20
 
 
+def cpu_s(pid: int) -> float:
+    import psutil
+
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
-def launch_path(runs: int) -> None:
-    """`ccs run P -- true`, no recording: this tree beside BENCH_BASE, interleaved."""
-    from timing import timed
+def start_child(script: str, *args: str) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
+    return proc, int(proc.stdout.readline())
 
+
+FIRST_REQUEST = ("import os, time, urllib.request\n"
+                 "req = urllib.request.Request(os.environ['OPENAI_BASE_URL'].rstrip('/') + '/chat/completions',"
+                 " data=b'{\"model\": \"m\"}', headers={'Authorization': 'Bearer ' + os.environ['OPENAI_API_KEY'],"
+                 " 'Content-Type': 'application/json'})\n"
+                 "urllib.request.urlopen(req, timeout=30).read()\n"
+                 "print(time.time())\n")
+
+
+CLIENTS = ROOT / ".cache" / "clients" / "node_modules" / ".bin"
+
+
+def launch_path(runs: int, upstream: str, answered: Path) -> None:
+    """`ccs run P -- true`, `ccs run P -- python <first request>` and `ccs launch P codex -- exec`, with
+    and without --record: this tree beside BENCH_BASE, interleaved. ``answered`` is the upstream's
+    log of when it answered each Responses request (Codex's first request)."""
     base_tree = os.environ.get("BENCH_BASE")
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "CCS_HOME": home, "BENCH_KEY": "sk-bench-0123456789abcdef"}
+        env = {**os.environ, "CCS_HOME": home, "BENCH_KEY": "sk-bench-0123456789abcdef",
+               "PATH": f"{CLIENTS}:{os.environ['PATH']}"}
         ccs = [sys.executable, "-m", "ccswitch_tui"]
-        subprocess.run([*ccs, "new", "bench", "--base-url", "http://127.0.0.1:9/v1", "--key", "env:BENCH_KEY"],
-                       env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([*ccs, "new", "bench", "--base-url", upstream, "--key", "env:BENCH_KEY"],
+                       env=env, check=True, stdout=subprocess.DEVNULL, cwd=home)
+        with open(Path(home) / "profiles" / "bench.toml", "a") as f:
+            f.write('\n[codex]\nmodel = "bench-model"\n')
         trees = [("this tree", str(ROOT))] + ([("BENCH_BASE", base_tree)] if base_tree else [])
-        results: dict[str, list[float]] = {label: [] for label, _ in trees}
+        codex = ["codex", "--", "exec", "--skip-git-repo-check", "-c", "analytics.enabled=false", "hi"]
+        kinds = {"run P -- true": (False, "run", ["true"]), "run --record P -- true": (True, "run", ["true"]),
+                 "run P, first request answered": (False, "run", [sys.executable, "-c", FIRST_REQUEST]),
+                 "run --record P, first request answered": (True, "run", [sys.executable, "-c", FIRST_REQUEST])}
+        if (CLIENTS / "codex").exists():
+            kinds |= {"launch P codex, first request answered": (False, "launch", codex),
+                      "launch --record P codex, first answered": (True, "launch", codex)}
+        results: dict[tuple[str, str], list[float]] = {}
         for _ in range(runs):
             for label, tree in trees:
-                results[label] += timed([*ccs, "run", "bench", "--", "true"], {**env, "PYTHONPATH": tree}, 1)
-        for label, xs in results.items():
-            print(f"  ccs run P -- true ({label}): median {statistics.median(xs):6.1f} ms  p90 {pct(xs, 0.9):6.1f} ms")
+                for kind, (record, command, child) in kinds.items():
+                    if command == "run":
+                        argv = [*ccs, "run", *(["--record"] if record else []), "bench", "--", *child]
+                    else:
+                        argv = [*ccs, "launch", *(["--record"] if record else []), "bench", *child]
+                    answered.write_text("")
+                    start = time.time()
+                    # cwd: `python -m` puts the working directory first on sys.path, before PYTHONPATH
+                    out = subprocess.run(argv, env={**env, "PYTHONPATH": tree}, capture_output=True, text=True,
+                                         check=True, stdin=subprocess.DEVNULL, cwd=home)
+                    if command == "launch":
+                        end = float(answered.read_text().split()[0])
+                    else:
+                        end = float(out.stdout.strip().splitlines()[-1]) if "first" in kind else time.time()
+                    results.setdefault((label, kind), []).append((end - start) * 1000)
+        for (label, kind), xs in results.items():
+            print(f"  ccs {kind:<40} ({label}): median {statistics.median(xs):6.1f} ms  p90 {pct(xs, 0.9):6.1f} ms")
+        pairs = [(plain, rec) for plain, rec in (
+            ("run P -- true", "run --record P -- true"),
+            ("run P, first request answered", "run --record P, first request answered"),
+            ("launch P codex, first request answered", "launch --record P codex, first answered")) if plain in kinds]
+        for label, _ in trees:
+            for plain, rec in pairs:
+                ratio = statistics.median(results[(label, rec)]) / statistics.median(results[(label, plain)])
+                print(f"  {label}: {rec} / {plain}: {ratio:.2f}x")
+
+
+def bodies_gaps(direct: str, tmp: str) -> None:
+    """--record-bodies: what one 1 MiB request and its 1 MiB answer do to 50 concurrent paced streams."""
+    from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+
+    bridge = Bridge(BridgeConfig(routes=(Route("openai", direct),), key="sk-bench-0123456789abcdef",
+                                 records_path=Path(tmp) / "bodies.requests.jsonl", record_bodies=True)).start()
+    try:
+        via = bridge.route_url("openai")
+        rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
+        quiet, busy = [], []
+        for _ in range(rounds):
+            quiet.append(load(direct, via, bridge.token, "gaps", conc=50, n=75, pace=0.02))
+            busy.append(load(direct, via, bridge.token, "gaps-big", conc=50, n=75, pace=0.02))
+        q = statistics.median(r[0] for r in quiet)
+        b = statistics.median(r[0] for r in busy)
+        print(f"--record-bodies, 50 streams with an event every 20 ms (median of {rounds} rounds):")
+        print(f"  longest gap between events: {q:6.1f} ms alone, {b:6.1f} ms while a 1 MiB request and its 1 MiB "
+              f"answer pass (+{b - q:.1f} ms); p99.9 {statistics.median(r[1] for r in quiet):.1f} / "
+              f"{statistics.median(r[1] for r in busy):.1f} ms")
+    finally:
+        bridge.stop()
 
 
 def main() -> None:
     before = rss_mb()  # before aiohttp is imported
     from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+    from ccswitch_tui.bridge.translate.handler import TranslatingHandler
 
     runs = int(os.environ.get("BENCH_RUNS", "400"))
-    upstream = subprocess.Popen([sys.executable, "-c", UPSTREAM], stdout=subprocess.PIPE, text=True)
+    answered = Path(tempfile.mkdtemp()) / "answered"
+    upstream, port = start_child(UPSTREAM, str(answered))
+    direct = f"http://127.0.0.1:{port}/v1"
+    minimal, mport = start_child(MINIMAL, f"http://127.0.0.1:{port}")  # it forwards the whole path
     try:
-        port = int(upstream.stdout.readline())
-        direct = f"http://127.0.0.1:{port}/v1"
         with tempfile.TemporaryDirectory() as tmp:
-            bridge = Bridge(BridgeConfig(routes=(Route("openai", direct),), key="sk-bench-0123456789abcdef",
+            bridge = Bridge(BridgeConfig(routes=(Route("openai", direct),
+                                                 Route("codex", direct, handler=TranslatingHandler("bench"))),
+                                         key="sk-bench-0123456789abcdef",
                                          records_path=Path(tmp) / "bench.requests.jsonl")).start()
-            via = bridge.route_url("openai")
             idle = rss_mb()
-            print(f"upstream {direct}, bridge {bridge.url}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+            print(f"upstream {direct}, minimal proxy :{mport}, bridge {bridge.url}; {os.cpu_count()} cores, "
+                  f"load {os.getloadavg()[0]:.2f}")
+            me = os.getpid()
+            # label, base URL as the load generator takes it, token, process whose CPU it costs
+            paths = [("minimal proxy", f"http://127.0.0.1:{mport}/v1", "", minimal.pid),
+                     ("ccs recording", bridge.route_url("openai"), bridge.token, me),
+                     ("ccs translating", bridge.route_url("codex") + "#responses", bridge.token, me)]
 
-            a, b = load(direct, via, bridge.token, "latency", runs)
-            print(f"non-streamed request, {runs} each, alternating, one keep-alive connection each:")
-            print(f"  direct  median {statistics.median(a):6.3f} ms  p99 {pct(a, 0.99):6.3f} ms")
-            print(f"  bridge  median {statistics.median(b):6.3f} ms  p99 {pct(b, 0.99):6.3f} ms")
-            print(f"  added   median {statistics.median(b) - statistics.median(a):6.3f} ms  "
-                  f"p99 {pct(b, 0.99) - pct(a, 0.99):6.3f} ms")
-
-            a, b = load(direct, via, bridge.token, "ttfb", runs // 2)
-            print(f"streamed answer, time to first byte, {runs // 2} each, alternating:")
-            print(f"  direct  median {statistics.median(a):6.3f} ms   bridge median {statistics.median(b):6.3f} ms"
-                  f"   added {statistics.median(b) - statistics.median(a):6.3f} ms")
+            print(f"non-streamed request, {runs} each, alternating with direct, one keep-alive connection each:")
+            for label, via, token, _ in paths[:2]:  # a translated request always streams
+                a, b = load(direct, via, token, "latency", runs)
+                print(f"  {label:<16} direct median {statistics.median(a):6.3f} ms   via {statistics.median(b):6.3f} ms"
+                      f"   added median {statistics.median(b) - statistics.median(a):6.3f} ms"
+                      f"  p99 {pct(b, 0.99) - pct(a, 0.99):6.3f} ms")
+            print(f"streamed answer, time to first byte, {runs // 2} each, alternating with direct:")
+            for label, via, token, _ in paths:
+                a, b = load(direct, via, token, "ttfb", runs // 2)
+                print(f"  {label:<16} direct median {statistics.median(a):6.3f} ms   via {statistics.median(b):6.3f} ms"
+                      f"   added {statistics.median(b) - statistics.median(a):6.3f} ms")
 
             peak = [idle]
             sampling = threading.Event()
@@ -212,24 +435,36 @@ def main() -> None:
             loads = (("paced, an event every 50 ms", 60, 0.05), ("paced, an event every 20 ms", 100, 0.02),
                      ("unpaced", 300, 0.0))
             for label, n, pace in loads:
-                d, v = [], []
+                rates: dict[str, list[float]] = {"direct": []}
+                cpu: dict[str, list[float]] = {}
                 for _ in range(rounds):  # alternate, and take the median round of each
-                    d.append(load(direct, via, bridge.token, "direct-streams", conc=200, n=n, pace=pace))
-                    v.append(load(direct, via, bridge.token, "bridge-streams", conc=200, n=n, pace=pace))
-                dm, vm = statistics.median(d), statistics.median(v)
+                    rates["direct"].append(load(direct, direct, "", "direct-streams", conc=200, n=n, pace=pace))
+                    for name, via, token, pid in paths:
+                        c0 = cpu_s(pid)
+                        rates.setdefault(name, []).append(load(direct, via, token, "bridge-streams", conc=200, n=n,
+                                                               pace=pace))
+                        cpu.setdefault(name, []).append((cpu_s(pid) - c0) / (200 * (n + 1)) * 1e6)
+                d = statistics.median(rates["direct"])
                 print(f"200 concurrent streams, {n} events each, {label} (median of {rounds} rounds):")
-                print(f"  direct {dm:9.0f} events/s   bridge {vm:9.0f} events/s   {100 * vm / dm:5.1f} % of direct")
+                print(f"  direct           {d:9.0f} events/s")
+                floor = statistics.median(cpu["minimal proxy"])
+                for name, *_ in paths:
+                    v, c = statistics.median(rates[name]), statistics.median(cpu[name])
+                    print(f"  {name:<16} {v:9.0f} events/s  {100 * v / d:5.1f} % of direct   "
+                          f"CPU {c:5.1f} µs/event ({c / floor:.2f}x the minimal proxy)")
             sampling.set()
             sampler.join()
             records = len(bridge.records())
             bridge.stop()
-        print(f"bridge memory: {before:.1f} MB before start, {idle:.1f} MB idle, {max(peak):.1f} MB peak "
-              f"under 200 streams ({records} requests recorded)")
+            print(f"bridge memory: {before:.1f} MB before start, {idle:.1f} MB idle, {max(peak):.1f} MB peak "
+                  f"under 200 streams ({records} requests recorded)")
+            bodies_gaps(direct, tmp)
+        print("start-up (recording imports aiohttp; the plain launch path does not):")
+        launch_path(int(os.environ.get("BENCH_LAUNCH_RUNS", "20")), direct, answered)
     finally:
-        upstream.terminate()
-        upstream.wait()
-    print("plain launch path (no recording):")
-    launch_path(int(os.environ.get("BENCH_LAUNCH_RUNS", "20")))
+        for proc in (minimal, upstream):
+            proc.terminate()
+            proc.wait()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ class Reply:
     status: int = 200
     chunks: list[dict[str, Any]] | None = None  # streamed as SSE, then [DONE]
     body: dict[str, Any] | None = None  # answered as one JSON body
+    raw: bytes | None = None  # streamed as these exact SSE bytes (a recorded stream's shape), event by event
+    headers: dict[str, str] = field(default_factory=dict)  # more response headers (Retry-After, say)
     check: Callable[[dict[str, Any]], str | None] | None = None  # a reason to answer 400 instead
 
 
@@ -82,6 +84,8 @@ class ChatStub:
     script: list[Reply] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
     repeat_last: bool = False  # once the script ran out, answer with its last reply again
+    any_path: bool = False  # answer every POST from the script (a Responses provider, say), not only chat
+    times: list[float] = field(default_factory=list)  # when each scripted POST arrived (time.monotonic)
 
     def __post_init__(self) -> None:
         stub = self
@@ -92,9 +96,12 @@ class ChatStub:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+            def _send(self, status: int, body: bytes, ctype: str = "application/json",
+                      headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("x-request-id", f"stub-{len(stub.seen)}")
                 self.end_headers()
@@ -112,10 +119,11 @@ class ChatStub:
                     body = raw.decode("utf-8", "replace")
                 seen = Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 stub.seen.append(seen)
-                if not self.path.split("?")[0].endswith("/chat/completions"):
+                if not (stub.any_path or self.path.split("?")[0].endswith("/chat/completions")):
                     seen.status = 404
                     self._send(404, b'{"error":{"message":"no such path on a chat provider"}}')
                     return
+                stub.times.append(time.monotonic())
                 reply = stub.next_reply()
                 problem = reply.check(body) if reply.check and isinstance(body, dict) else None
                 if problem:
@@ -124,8 +132,20 @@ class ChatStub:
                                                           "code": "invalid_request"}}).encode())
                     return
                 seen.status = reply.status
+                if reply.raw is not None:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    for event in reply.raw.split(b"\n\n"):
+                        if event.strip():
+                            self.wfile.write(event + b"\n\n")
+                            self.wfile.flush()
+                            time.sleep(0.002)
+                    self.close_connection = True
+                    return
                 if reply.chunks is None:
-                    self._send(reply.status, json.dumps(reply.body or {}).encode())
+                    self._send(reply.status, json.dumps(reply.body or {}).encode(), headers=reply.headers)
                     return
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "text/event-stream")

@@ -452,7 +452,8 @@ def test_plain_launch_path_does_not_import_the_bridge(tmp_path):
         "              '--codex-model', 'm'])]\n"
         "codes.append(run(['run', 'p', '--', 'true']))\n"
         "plain = sorted(m for m in ('aiohttp', 'ccswitch_tui.bridge.server') if m in sys.modules)\n"
-        "codes.append(run(['run', '--record', 'p', '--', 'true']))\n"
+        # the bridge loads aiohttp once the child runs (a child that ends at once may never need it)
+        "codes.append(run(['run', '--record', 'p', '--', 'sleep', '1']))\n"
         "print(codes, plain, 'aiohttp' in sys.modules, file=sys.stderr)\n"
     )
     env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY}

@@ -222,3 +222,105 @@ def test_minimax_errors_inside_a_200() -> None:
     events = stream.feed({"base_resp": {"status_code": 1002, "status_msg": "rate limited"}})
     assert events[-1]["type"] == "response.failed"
     assert events[-1]["response"]["error"] == {"code": "1002", "message": "rate limited"}
+
+
+# --- answers that used to be lost (own fixtures, in the shapes the providers send) --------------
+
+def test_an_openai_refusal_is_the_message_codex_shows() -> None:
+    events, stream = run("openai_refusal.sse", split=11)
+    assert_well_formed(events)
+    assert events[-1]["type"] == "response.completed"
+    (message,) = done_items(events)
+    # Codex 0.171.0 knows no "refusal" content (a message carrying one is dropped): the text is output_text
+    assert message["content"] == [{"type": "output_text", "text": "I'm sorry, but I can't help with that.",
+                                   "annotations": []}]
+    assert "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta") == message[
+        "content"][0]["text"]
+    assert stream.refused is True
+
+
+def test_reasoning_sent_as_an_object_or_a_list_of_details_is_kept() -> None:
+    events, _ = run("reasoning_objects.sse", split=5)
+    assert_well_formed(events)
+    reasoning, message = done_items(events)
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "The user greets me. A short reply fits."}]
+    assert message["content"][0]["text"] == "Hello!"
+    assert events[-1]["response"]["usage"]["output_tokens_details"] == {"reasoning_tokens": 9}
+
+
+def test_an_error_mid_message_closes_the_message_then_fails() -> None:
+    events, stream = run("openrouter_midstream_error.sse", split=9)
+    assert_well_formed(events)
+    assert types(events)[-4:] == ["output_text.done", "content_part.done", "output_item.done", "failed"]
+    (message,) = done_items(events)
+    assert message["status"] == "incomplete"
+    assert message["content"][0]["text"] == "Here is the first half of the answer"
+    failed = events[-1]["response"]
+    assert failed["error"] == {"code": "server_error", "message": "Provider disconnected unexpectedly"}
+    assert failed["output"] == [message]
+
+
+def test_a_tool_call_cut_by_an_error_is_never_finished() -> None:
+    """Codex runs a call as soon as its item is done: a call whose arguments an error cut off stays open."""
+    stream = ResponsesStream(model="m", tools=convert_tools(TOOLS))
+    events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "list it", "tool_calls": [
+        {"index": 0, "id": "c1", "function": {"name": "exec_command", "arguments": '{"cmd": "rm -rf bu'}}]}}]})
+    events += stream.feed({"error": {"message": "overloaded", "code": "overloaded"}})
+    assert_well_formed(events)
+    assert [i["type"] for i in done_items(events)] == ["reasoning"]
+    assert events[-1]["type"] == "response.failed"
+
+
+def test_deepseek_cache_hits_reported_only_in_its_own_field() -> None:
+    x = Exchange.start({"model": "deepseek-chat", "input": "hi"}, provider="DeepSeek")
+    raw = (FIXTURES / "deepseek_cache_hit.sse").read_bytes()
+    sent = x.opening() + x.feed(raw[:100]) + x.feed(raw[100:]) + x.end()
+    events = [json.loads(line[6:]) for line in sent.decode().splitlines() if line.startswith("data: ")]
+    usage = events[-1]["response"]["usage"]
+    assert usage["input_tokens_details"] == {"cached_tokens": 1}
+    seen = x.observed()  # what the record keeps: the same mapping
+    assert (seen["input_tokens"], seen["output_tokens"], seen["cached_tokens"], seen["usage_source"]) == (
+        usage["input_tokens"], usage["output_tokens"], 1, "reported")
+    assert (seen["model_served"], seen["system_fingerprint"], seen["error"]) == ("deepseek-chat", "fp_ds01", None)
+
+
+def test_the_recorded_error_says_its_code_once() -> None:
+    deepseek = {"error": {"message": "Model Not Exist", "type": "invalid_request_error", "param": None,
+                          "code": "invalid_request_error"}}
+    x = Exchange.start({"model": "deepseek-v9", "input": "hi"}, provider="DeepSeek")
+    status, raw = x.error(400, json.dumps(deepseek).encode())
+    assert json.loads(raw)["error"]["message"] == "DeepSeek: Model Not Exist"  # what Codex shows
+    assert x.observed()["error"] == "invalid_request_error: Model Not Exist"
+    said = Exchange.start({"model": "m", "input": "hi"})
+    said.error(429, b'{"error": {"message": "rate_limit_exceeded: slow down", "code": "rate_limit_exceeded"}}')
+    assert said.observed()["error"] == "rate_limit_exceeded: slow down"
+    inside = Exchange.start({"model": "m", "input": "hi"}, provider="OpenRouter")
+    inside.feed((FIXTURES / "openrouter_midstream_error.sse").read_bytes())
+    inside.end()
+    assert inside.observed()["error"] == "server_error: Provider disconnected unexpectedly"
+
+
+def test_a_text_delta_from_its_template_is_what_the_encoder_writes() -> None:
+    from ccswitch_tui.bridge.translate.sse import encode
+
+    stream = ResponsesStream(model="m", tools=convert_tools([]))
+    events = stream.feed({"choices": [{"index": 0, "delta": {"content": 'quote " backslash \\ é \u2028 \n'}}]})
+    delta = events[-1]
+    assert delta["type"] == "response.output_text.delta"
+    assert encode(delta) == ("event: response.output_text.delta\ndata: "
+                             + json.dumps(delta, ensure_ascii=False, separators=(",", ":")) + "\n\n").encode()
+
+
+def test_the_short_way_for_plain_text_makes_the_same_events() -> None:
+    """Exchange.feed sends most text deltas without building the event: same events, same numbers."""
+    for name in ("glm_length.sse", "kimi_parallel_tools.sse", "openrouter_midstream_error.sse", "reasoning_objects.sse",
+                 "deepseek_cache_hit.sse", "openai_refusal.sse"):
+        slow, _ = run(name, split=13)
+        x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
+        raw = (FIXTURES / name).read_bytes()
+        sent = x.opening() + b"".join(x.feed(raw[i:i + 13]) for i in range(0, len(raw), 13)) + x.end()
+        fast = [json.loads(line[6:]) for line in sent.decode().splitlines() if line.startswith("data: ")]
+        assert_well_formed(fast)
+        assert types(fast) == types(slow), name
+        assert [e.get("delta") for e in fast] == [e.get("delta") for e in slow], name
+        assert fast[-1]["response"]["output"][0].get("content") == slow[-1]["response"]["output"][0].get("content")

@@ -22,6 +22,11 @@ upstream's bytes before ``response_head``/``response_chunk`` get them, and filte
 return (a translator that joins two halves of a secret writes it whole) before the child gets it.
 A handler's own failure sent to the child (``response.failed``, say) is what the record's outcome
 says, with what the upstream had sent.
+An exchange that parses the answer itself (a translation) may say so with ``observes`` (read
+after ``response_head``): the server then does not parse the same bytes a second time, and takes
+the record's facts of the answer from ``exchange.observed()`` (asked at the end, or when the
+answer was cut): ``model_served``, ``system_fingerprint``, the four token counts,
+``usage_source`` and ``error`` (the provider's error in one line, or None).
 
 The records always describe the wire on both sides: the child's path and requested model, the
 upstream URL that was really called, and the served model and usage read from the upstream's own

@@ -148,9 +148,27 @@ class ResponseObserver:
         complete = data[:cut]
         self._buffer[:] = data[cut:]
         if self._wanted(complete):
-            for event in _EVENT_SPLIT.split(complete):
-                if event and self._wanted(event):
-                    self._event(event)
+            for event in self._marked_events(complete):
+                self._event(event)
+
+    def _marked_events(self, data: bytes) -> list[bytes]:
+        """The complete events in ``data`` that can hold something we keep, in order, found from
+        their markers (a chunk may hold hundreds of events, of which one carries the usage)."""
+        markers = [(b'"usage"', True), (b'"error"', True), (b'"usageMetadata"', True)]
+        if self.model is None:  # the first event naming it is enough
+            markers += [(b'"model"', False), (b'"response"', True), (b'"modelVersion"', False)]
+        spans = set()
+        for marker, every in markers:
+            at = data.find(marker)
+            while at >= 0:
+                start = max(data.rfind(b"\n\n", 0, at), data.rfind(b"\r\n\r\n", 0, at), data.rfind(b"\r\r", 0, at))
+                start = 0 if start < 0 else start
+                ends = [i for i in (data.find(b"\n\n", at), data.find(b"\r\n\r\n", at), data.find(b"\r\r", at))
+                        if i >= 0]
+                end = min(ends) if ends else len(data)
+                spans.add((start, end))
+                at = data.find(marker, end) if every else -1
+        return [data[start:end] for start, end in sorted(spans)]
 
     def _look_for_end(self, chunk: bytes) -> None:
         if self.terminal:

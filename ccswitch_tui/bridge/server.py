@@ -96,12 +96,14 @@ class _Stats:
 class Bridge:
     """One launch's bridge: ``start()``, ``url``, ``token``, ``route_url(name)``, ``records()``, ``stop()``."""
 
-    def __init__(self, config: BridgeConfig):
+    def __init__(self, config: BridgeConfig, token: str | None = None, sock: socket.socket | None = None):
+        """``token`` and ``sock`` (a listening socket on 127.0.0.1) when they were made before the
+        server loaded (see ``bridge.loading``)."""
         names = [r.name for r in config.routes]
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"bridge routes need distinct names, got {names}")
         self.config = config
-        self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
+        self.token = token or TOKEN_PREFIX + secrets.token_urlsafe(24)
         self._routes = {r.name: r for r in config.routes}
         extra = tuple(s for s in config.extra_secrets if len(s) >= MIN_SECRET and s != config.key)
         self._mask = rec.Masker((config.key, self.token, *extra))
@@ -110,13 +112,14 @@ class Bridge:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stats = _Stats()
         self._writer: rec.RecordWriter | None = None
+        self._bodies: Any = None  # with --record-bodies: the thread that masks and writes records
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.port: int | None = None
-        self._sock: socket.socket | None = None
+        self._sock: socket.socket | None = sock
 
     # --- the interface ----------------------------------------------------------------------
 
@@ -147,10 +150,12 @@ class Bridge:
             logging.getLogger(name).addHandler(logging.NullHandler())
             logging.getLogger(name).propagate = False
         try:
-            # Made here, not by aiohttp, so that a guard can share it (``bridge.guard``).
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("127.0.0.1", 0))
-            sock.listen(2048)
+            # Made here (or before the server loaded), not by aiohttp, so that a guard can share it
+            # (``bridge.guard``).
+            sock = self._sock or socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if self._sock is None:
+                sock.bind(("127.0.0.1", 0))
+                sock.listen(2048)
             sock.setblocking(False)
         except OSError as exc:
             raise BridgeError(f"cannot start the recording bridge on 127.0.0.1 ({exc}); launch without --record") \
@@ -172,6 +177,8 @@ class Bridge:
             if self._thread.is_alive():
                 self._loop.call_soon_threadsafe(self._stopping.set)
             self._thread.join(timeout)
+        if self._bodies is not None:
+            self._bodies.shutdown(wait=True)  # the records still being masked are written first
         if self._writer is not None:
             self._writer.close()
         if self._sock is not None:
@@ -282,7 +289,10 @@ class Bridge:
                 self._tasks.discard(task)
             record["duration_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             if self._writer is not None:
-                self._writer.write(record)
+                if self.config.record_bodies:  # masking a MiB takes long: never on the event loop
+                    self._body_pool().submit(self._write_with_bodies, record)
+                else:
+                    self._writer.write(record)
 
     def _bridge_answer(self, status: int, message: str | None, code: str) -> web.Response:
         """An answer made by the bridge itself (its text already masked, and filtered like any other)."""
@@ -327,7 +337,7 @@ class Bridge:
             if len(bodies) > RETRY_MEMORY:
                 del bodies[next(iter(bodies))]
         if self.config.record_bodies:
-            record["request_body"] = self._body_text(body)
+            record["request_body"] = body  # raw: masked off the loop, when the record is written
         if self.config.strict_model and facts.model is not None and route.models and facts.model not in route.models:
             return self._refuse(record, 400, f"ccs --strict-model: this launch is pinned to "
                                 f"{', '.join(route.models)}; the request asked for {facts.model!r}", route)
@@ -411,6 +421,8 @@ class Bridge:
             return self._bridge_answer(502, record["error"], "upstream_encoding")
         status, head = exchange.response_head(status, self._child_head(route, upstream.headers))
         head = {self._filter.text(k): self._filter.text(v) for k, v in head.items()}  # what the handler added
+        answer.exchange = exchange
+        answer.observes = getattr(exchange, "observes", False)  # a translation parses the answer for us: once
         record["status"] = status
         response = web.StreamResponse(status=status, headers=head)
         plain = not exchange.rewrites_body and not encoding and not self._filter
@@ -451,7 +463,8 @@ class Bridge:
 
         def take(raw: bytes) -> bytes:
             clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
-            observer.feed(clean)
+            if not answer.observes:
+                observer.feed(clean)
             if answer.failing and len(error_body) < MAX_ERROR_BODY:
                 error_body.extend(clean[:MAX_ERROR_BODY - len(error_body)])
             if len(answer.sample) < 200:
@@ -501,11 +514,18 @@ class Bridge:
         observer.finish()
         if answer.child is not None:
             answer.child.finish()
+        if answer.kept is not None:
+            record["response_body"] = bytes(answer.kept)  # raw: masked off the loop, when the record is written
+        if answer.observes:  # the translation's own reading of the answer (see bridge.handler)
+            seen = dict(answer.exchange.observed())
+            answer.error = seen.pop("error", None)
+            record.update({k: (self._mask.exact(v) if k in ("model_served", "system_fingerprint") else self._masked(v))
+                           for k, v in seen.items()})
+            return
+        answer.error = observer.error
         record["model_served"] = self._mask.exact(observer.model)
         record["system_fingerprint"] = self._mask.exact(observer.system_fingerprint)
         record.update(observer.usage.as_fields())
-        if answer.kept is not None:
-            record["response_body"] = self._body_text(bytes(answer.kept))
 
     def _conclude(self, record: dict[str, Any], answer: _Answer, error_body: bytearray | None = None) -> None:
         """The outcome of an answer whose end reached the child: what the child was told."""
@@ -514,10 +534,11 @@ class Bridge:
         status = record["status"]
         child_error = answer.child.error if answer.child is not None else None
         if answer.failing:
-            text = observer.error or error_from_body(bytes(error_body or b"")) or child_error
+            text = answer.error or (None if answer.observes else error_from_body(bytes(error_body or b""))) \
+                or child_error
             record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text) or f"HTTP {status}")
-        elif observer.error:
-            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(observer.error))
+        elif answer.error:
+            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(answer.error))
         elif child_error:  # the translation failed: say so, and what the upstream sent that it could not use
             record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(
                 f"{child_error} (the upstream sent {self._describe(record, answer)})", 1000))
@@ -564,14 +585,63 @@ class Bridge:
             return {k: self._masked(v) for k, v in value.items()}
         return value
 
+    def _body_pool(self) -> Any:
+        if self._bodies is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._bodies = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccs-bridge-bodies")
+        return self._bodies
+
+    def _write_with_bodies(self, record: dict[str, Any]) -> None:
+        """In the bodies thread, one record at a time (so in the order they ended)."""
+        for k in ("request_body", "response_body"):
+            if isinstance(record.get(k), bytes):
+                record[k] = self._body_text(record[k])
+        if self._writer is not None:
+            self._writer.write(record)
+
     def _body_text(self, body: bytes) -> str:
         """A body for the record: masked first (with a margin past the cut, so that a secret across it
-        is masked whole), cut after."""
-        text = self._mask(body[:MAX_RECORDED_BODY + _BODY_MARGIN].decode("utf-8", "replace")) or ""
+        is masked whole), cut after; masked a piece at a time, off the event loop."""
+        text = body[:MAX_RECORDED_BODY + _BODY_MARGIN].decode("utf-8", "replace")
+        text = mask_in_pieces(self._mask, text, self._cuts())
         if len(body) > MAX_RECORDED_BODY:
             head = len(text.encode()[:MAX_RECORDED_BODY].decode("utf-8", "ignore"))
-            text = text[:head] + "… [more bytes not recorded]"
+            text = text[:head] + f"… [{len(body) - MAX_RECORDED_BODY} more bytes not recorded]"
         return text
+
+    def _cuts(self) -> str:
+        """Where a body may be cut for masking: characters no secret of this bridge contains (and
+        no credential shape does)."""
+        secrets_ = (self.config.key, self.token, *self.config.extra_secrets)
+        return "".join(c for c in _CUT_CHARS if not any(c in s for s in secrets_))
+
+
+_CUT_CHARS = '",{}[]:'
+MASK_PIECE = 8192  # characters masked per step; the event loop's thread may run between two steps
+
+
+def mask_in_pieces(mask: Any, text: str, cuts: str, size: int = MASK_PIECE) -> str:
+    """``mask(text)`` a piece at a time, each piece ending at one of ``cuts`` (which nothing to be
+    masked contains), yielding the interpreter between pieces: one regex over a MiB holds it for
+    about 0.2 s, which would stall every stream the bridge serves."""
+    if len(text) <= size or not cuts:
+        return mask(text) or ""
+    out = []
+    start, end = 0, len(text)
+    while start < end:
+        stop = min(end, start + size)
+        if stop < end:
+            cut = max(text.rfind(c, start, stop) for c in cuts)
+            if cut > start:
+                stop = cut + 1
+            else:  # no cut in this window: to the next one (or the end)
+                found = [i for i in (text.find(c, stop) for c in cuts) if i >= 0]
+                stop = min(found) + 1 if found else end
+        out.append(mask(text[start:stop]) or "")
+        start = stop
+        time.sleep(0)  # let the event loop's thread take the interpreter
+    return "".join(out)
 
 
 @dataclass
@@ -584,6 +654,9 @@ class _Answer:
     sample: bytearray = field(default_factory=bytearray)  # the first bytes of the upstream's answer
     upstream_type: str = ""
     failing: bool = False
+    exchange: Any = None
+    observes: bool = False  # the exchange reads the answer itself (a translation): its facts are the record's
+    error: str | None = None  # the provider's error, as the observer or the exchange read it
     prepared: bool = False
     finished: bool = False
     delivered: bool = False  # the answer's end (its terminal event, or its last byte) reached the child

@@ -1,7 +1,8 @@
 """Recording for one launch: start the bridge for the plan's base URLs, hand back the plan the child
 gets (bridge URLs, the launch token), and at the end stop the bridge and summarize its records.
 
-Only ``RecordingSession.start`` imports the server (and so aiohttp).
+Only the bridge's loading thread imports the server (and so aiohttp), while the child starts
+(see ``bridge.loading``).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ class RecordOptions:
 
 
 class RecordingSession:
-    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions, guard: Any = None):
+    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions, key: str,
+                 guard: Any = None):
         self.real_plan = plan
         self.bridge = bridge
         self.guard = guard
         self.specs = specs
         self.options = options
-        self.plan = reroute(plan, bridge.config.key, bridge.token, bridge.route_url, specs)
+        self.plan = reroute(plan, key, bridge.token, bridge.route_url, specs)
 
     @classmethod
     def start(cls, plan: LaunchPlan, key: str, key_fingerprint: str | None, paths: Paths,
@@ -44,24 +46,30 @@ class RecordingSession:
 
             raise UsageError(f"--strict-model needs a model to pin, and profile {plan.profile!r} sets none for "
                              f"{plan.tool}; set one with `ccs edit {plan.profile}`")
-        from ccswitch_tui.bridge.handler import PASSTHROUGH
-        from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+        from ccswitch_tui.bridge.loading import LoadingBridge
 
-        config = BridgeConfig(
-            routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
-                               handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
-            key=key, key_fingerprint=key_fingerprint,
-            records_path=rec.records_path(paths.runs, plan.launch_id),
-            record_bodies=options.bodies, strict_model=options.strict_model,
-            extra_secrets=known_secrets(plan, key, specs),
-        )
+        records_path = rec.records_path(paths.runs, plan.launch_id)
+        extra_secrets = known_secrets(plan, key, specs)
+
+        def config() -> Any:  # in the loading thread: the server module imports aiohttp
+            from ccswitch_tui.bridge.handler import PASSTHROUGH
+            from ccswitch_tui.bridge.server import BridgeConfig, Route
+
+            return BridgeConfig(
+                routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
+                                   handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
+                key=key, key_fingerprint=key_fingerprint, records_path=records_path,
+                record_bodies=options.bodies, strict_model=options.strict_model, extra_secrets=extra_secrets,
+            )
+
         from ccswitch_tui.bridge.guard import Guard
 
-        bridge = Bridge(config).start()
+        # the socket is bound and the token made now; the server loads while the child starts
+        bridge = LoadingBridge(config, records_path)
         guard = None
         try:
             guard = Guard.start(bridge.listen_fd)
-            return cls(plan, bridge, specs, options, guard)
+            return cls(plan, bridge, specs, options, key, guard)
         except BaseException:
             if guard is not None:
                 guard.release()
@@ -69,7 +77,11 @@ class RecordingSession:
             raise
 
     def child_started(self, pid: int) -> None:
-        """The child runs: if ccs dies now, the guard ends the child's process group."""
+        """The child runs: the server may finish loading now, and if ccs dies the guard ends the
+        child's process group."""
+        started = getattr(self.bridge, "child_started", None)
+        if started is not None:
+            started()
         if self.guard is not None:
             self.guard.watch(pid)
 

@@ -1,7 +1,8 @@
 """A provider's error → the error Codex shows, with the provider's own message.
 
-Before the stream starts, the HTTP status is kept (Codex retries 429 and 5xx itself and shows a
-400's body) and the body becomes the OpenAI error shape ``{"error": {"message", "type", "code"}}``.
+Before the stream starts, the HTTP status and headers are kept (Codex retries a 5xx itself, and a
+429 only when it carries ``Retry-After``; it shows a 400's body) and the body becomes the OpenAI
+error shape ``{"error": {"message", "type", "code"}}``.
 Inside a stream, the error becomes a ``response.failed`` event (see stream.py).
 """
 

@@ -7,8 +7,9 @@
     upstream answered JSON        → send x.whole(raw_body)
     upstream broke mid-stream     → send x.broken("why")
 
-Everything sent to Codex is already SSE bytes. ``x.served_model``, ``x.usage``, ``x.error_text``
-are what the record keeps.
+Everything sent to Codex is already SSE bytes. ``x.observed()`` is what the request's record keeps
+of the answer (served model, usage, the provider's error): read off the same parse that made
+Codex's events, so the record and Codex never disagree and the stream is parsed once.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccswitch_tui.bridge.translate.errors import error_body, provider_message
+from ccswitch_tui.bridge.translate.errors import error_body, provider_code, provider_message
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
-from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
+from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode, text_delta
 from ccswitch_tui.bridge.translate.stream import ResponsesStream, Usage
 
 CHAT_PATH = "chat/completions"
@@ -33,7 +34,9 @@ class Exchange:
     stream: ResponsesStream
     provider: str
     decoder: SSEDecoder
-    error_text: str | None = None
+    error_text: str | None = None  # the provider's message, as the provider wrote it
+    error_code: str | None = None
+    system_fingerprint: str | None = None
 
     @classmethod
     def start(cls, body: Mapping[str, Any], memory: ReasoningMemory | None = None,
@@ -65,11 +68,22 @@ class Exchange:
         return _join(self.stream.start())
 
     def feed(self, chunk: bytes) -> bytes:
-        events = []
+        out: list[bytes] = []
+        stream = self.stream
         for data in self.decoder.feed(chunk):
-            events += self.stream.finish() if data is DONE else self.stream.feed(data)
-        self._note_error()
-        return _join(events)
+            if data is DONE:
+                out += [encode(e) for e in stream.finish()]
+                continue
+            if self.system_fingerprint is None and type(data) is dict and "system_fingerprint" in data:
+                self._fingerprint(data)
+            text = stream.more_text(data)
+            if text is not None:  # the common case: more text for the open message, no dict in between
+                out.append(text_delta(*stream.text_delta(), text))
+            else:
+                out += [encode(e) for e in stream.feed(data)]
+        if stream.error is not None:
+            self._note_error()
+        return b"".join(out)
 
     def end(self) -> bytes:
         events = []
@@ -79,12 +93,18 @@ class Exchange:
         self._note_error()
         return _join(events)
 
+    def _fingerprint(self, data: Mapping[str, Any]) -> None:
+        if isinstance(data.get("system_fingerprint"), str):
+            self.system_fingerprint = data["system_fingerprint"]
+
     def whole(self, raw: bytes) -> bytes:
         """A provider that answered one JSON body although the request asked for a stream."""
         try:
             body = json.loads(raw)
         except ValueError:
             body = None
+        if isinstance(body, Mapping):
+            self._fingerprint(body)
         if isinstance(body, Mapping) and body.get("error") is not None:
             events = self.stream.fail(body["error"])
         elif isinstance(body, Mapping) and isinstance(body.get("choices"), list):
@@ -104,11 +124,43 @@ class Exchange:
     def error(self, status: int, raw: bytes) -> tuple[int, bytes]:
         """The provider answered an HTTP error: same status, its message in the OpenAI error shape."""
         self.error_text = provider_message(raw, status)
+        self.error_code = provider_code(raw)
         return status, json.dumps(error_body(status, raw, self.provider), ensure_ascii=False).encode()
 
     def _note_error(self) -> None:
         if self.stream.error and not self.error_text:
-            self.error_text = self.stream.error.get("message")
+            self.error_text = self.stream.error_message
+            self.error_code = self.stream.error.get("code")
+
+    def observed(self) -> dict[str, Any]:
+        """The record's fields for the answer: the served model and the usage exactly as Codex got
+        them, and the provider's error in one line (its code once, then its message), if any."""
+        usage = self.stream.usage
+        fields: dict[str, Any] = {"model_served": self.stream.served_model,
+                                  "system_fingerprint": self.system_fingerprint}
+        if usage is None:
+            fields.update(input_tokens=None, output_tokens=None, cached_tokens=None, reasoning_tokens=None,
+                          usage_source="missing")
+        else:
+            fields.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                          cached_tokens=usage.cached_tokens, reasoning_tokens=usage.reasoning_tokens,
+                          usage_source="reported")
+        fields["error"] = self.record_error
+        if self.stream.refused:
+            fields["refusal"] = True
+        return fields
+
+    @property
+    def record_error(self) -> str | None:
+        """The provider's error as the record keeps it: ``code: message`` on one line, the code
+        left out when the message already says it."""
+        if not self.error_text:
+            return None
+        text = " ".join(self.error_text.split())
+        code = self.error_code
+        if code and code.lower() not in text.lower():
+            text = f"{code}: {text}"
+        return text[:500]
 
     def record_fields(self) -> dict[str, Any]:
         """What a request record adds in translating mode."""
@@ -117,4 +169,4 @@ class Exchange:
 
 
 def _join(events: list[dict[str, Any]]) -> bytes:
-    return b"".join(encode(e) for e in events)
+    return b"".join([encode(e) for e in events])

@@ -104,6 +104,15 @@ class ChatExchange:
         self.mode = "stream" if ctype.startswith("text/event-stream") else "whole"
         return status, {**kept, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
+    @property
+    def observes(self) -> bool:
+        """True once the answer is being translated: the record's facts then come from
+        ``observed()`` (the translation's own parse), not from a second parse of the same bytes."""
+        return self.mode != "raw" and self.translation is not None
+
+    def observed(self) -> dict[str, Any]:
+        return self.translation.observed() if self.translation is not None else {}
+
     def response_chunk(self, data: bytes) -> bytes:
         if self.mode == "raw" or self.translation is None:
             return data

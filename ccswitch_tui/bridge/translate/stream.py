@@ -13,13 +13,19 @@ numbered by ``sequence_number``. The sequence is the one the Responses API itsel
     per function call: output_item.added, function_call_arguments.delta...,
         function_call_arguments.done, output_item.done
     response.completed (usage), or response.incomplete (finish_reason length / content_filter),
-    or response.failed (an error inside the stream, or a stream cut before it finished).
+    or response.failed (an error inside the stream, or a stream cut before it finished): the
+    reasoning and the message still open are closed first, in order, so Codex keeps what the
+    model said before the error; a tool call still open is left unfinished (its arguments may be
+    cut, and Codex runs a call as soon as it is done).
 
 Providers differ: tool-call deltas may come without ``index`` (a new ``id`` starts a new call, no
 id continues the last one), arguments may come whole in one chunk, reasoning may be
-``reasoning_content`` or ``reasoning``, usage may come in the last chunk or with the finish
-reason. A provider that ignored ``stream: true`` answers one chat.completion body:
-``from_completion`` turns it into the same events.
+``reasoning_content``, ``reasoning`` or ``reasoning_details``, as a string or as an object
+(``{"text": ...}``), usage may come in the last chunk or with the finish reason. A ``refusal``
+delta (OpenAI) becomes the message's text: Codex (0.171.0) knows no refusal content and drops a
+message that carries one, so the user would see an empty turn. A provider that ignored
+``stream: true`` answers one chat.completion body: ``from_completion`` turns it into the same
+events.
 """
 
 from __future__ import annotations
@@ -97,15 +103,17 @@ class ResponsesStream:
     usage: Usage | None = None
     finish_reason: str | None = None
     error: dict[str, Any] | None = None
+    refused: bool = False
+    error_message: str | None = None  # the provider's own words, without the provider's name
     _seq: int = 0
     _started: bool = False
     _ended: bool = False
     _output: list[dict[str, Any]] = field(default_factory=list)
-    _reasoning: str | None = None
+    _reasoning: list[str] | None = None  # the open reasoning item's pieces (joined once, when it closes)
     _reasoning_item: str = ""
     _reasoning_index: int = -1
     _all_reasoning: list[str] = field(default_factory=list)
-    _text: str | None = None
+    _text: list[str] | None = None  # the open message's pieces
     _text_item: str = ""
     _text_index: int = -1
     _calls: list[_ToolCall] = field(default_factory=list)
@@ -120,32 +128,74 @@ class ResponsesStream:
                 self._event("response.in_progress", response=self._response("in_progress"))]
 
     def feed(self, chunk: Any) -> list[Event]:
-        """One parsed chunk of the provider's stream."""
-        out = self.start()
-        if self._ended or not isinstance(chunk, Mapping):
+        """One parsed chunk of the provider's stream (a dict, as JSON gives it; anything else is
+        skipped)."""
+        out = self.start() if not self._started else []
+        if self._ended or not isinstance(chunk, dict):
             return out
-        if chunk.get("error") is not None:
+        get = chunk.get
+        if get("error") is not None:
             return out + self.fail(chunk["error"])
-        base = chunk.get("base_resp")  # MiniMax reports errors this way, even inside a 200 stream
-        if isinstance(base, Mapping) and base.get("status_code") not in (None, 0):
+        base = get("base_resp")  # MiniMax reports errors this way, even inside a 200 stream
+        if base is not None and isinstance(base, dict) and base.get("status_code") not in (None, 0):
             return out + self.fail({"message": str(base.get("status_msg") or base["status_code"]),
                                     "code": str(base["status_code"])})
-        if isinstance(chunk.get("model"), str) and chunk["model"]:
-            self.served_model = chunk["model"]
-        if isinstance(chunk.get("usage"), Mapping):
-            self.usage = chat_usage(chunk["usage"])
-        for choice in chunk.get("choices") or ():
-            if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
+        model = get("model")
+        if model and isinstance(model, str):
+            self.served_model = model
+        usage = get("usage")
+        if usage is not None and isinstance(usage, dict):
+            self.usage = chat_usage(usage)
+        for choice in get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
                 continue
             delta = choice.get("delta")
-            if not isinstance(delta, Mapping):
-                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
-            out += self._delta(delta)
+            if not isinstance(delta, dict):
+                delta = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+            content = delta.get("content")
+            if self._text is not None and self._reasoning is None and content and type(content) is str \
+                    and len(delta) <= 2 and (len(delta) == 1 or "role" in delta):
+                out.append(self._text_more(content))  # most of a stream: more text for the open message
+            else:
+                out += self._delta(delta)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
                 if isinstance(choice.get("usage"), Mapping):
                     self.usage = chat_usage(choice["usage"])
         return out
+
+    def more_text(self, chunk: Any) -> str | None:
+        """Most of a stream, the short way: when ``chunk`` only adds text to the message already
+        open (no usage, no finish, no error, nothing else in its delta), the text; the chunk is
+        then taken (the served model noted) and the caller sends the event ``text_delta()`` numbers.
+        None for any other chunk, which goes to ``feed``."""
+        if self._text is None or self._reasoning is not None or self._ended or type(chunk) is not dict:
+            return None
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1 or "usage" in chunk or "error" in chunk \
+                or "base_resp" in chunk:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason") or choice.get("index", 0) not in (0, None) \
+                or "usage" in choice:
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or not (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
+            return None
+        content = delta.get("content")
+        if not content or type(content) is not str:
+            return None
+        model = chunk.get("model")
+        if model and isinstance(model, str):
+            self.served_model = model
+        self._text.append(content)
+        return content
+
+    def text_delta(self) -> tuple[int, str, int]:
+        """Sequence number, item id and output index of the ``response.output_text.delta`` for the
+        text ``more_text`` took (content index 0): the same event ``feed`` would have made."""
+        self._seq += 1
+        return self._seq - 1, self._text_item, self._text_index
 
     def finish(self) -> list[Event]:
         """The provider's stream ended ([DONE] or the connection closed)."""
@@ -171,11 +221,13 @@ class ResponsesStream:
         out = self.start()
         if self._ended:
             return out
+        out += self._close_reasoning() + self._close_text("incomplete")
         self._ended = True
         body = error if isinstance(error, Mapping) else {"message": str(error)}
         code = provider_code({"error": body}) or ("rate_limit_exceeded" if status == 429 else "server_error")
         message = provider_message({"error": body}, status)
         self.error = {"code": code, "message": f"{self.provider}: {message}" if self.provider else message}
+        self.error_message = message
         response = self._response("failed")
         response["error"] = dict(self.error)
         return out + [self._event("response.failed", response=response)]
@@ -202,15 +254,18 @@ class ResponsesStream:
 
     def _delta(self, delta: Mapping[str, Any]) -> list[Event]:
         out: list[Event] = []
-        reasoning = delta.get("reasoning_content")
-        if not isinstance(reasoning, str):
-            reasoning = delta.get("reasoning") if isinstance(delta.get("reasoning"), str) else None
+        reasoning = reasoning_text(delta)
         if reasoning:
             out += self._reasoning_delta(reasoning)
         content = delta.get("content")
         if isinstance(content, str) and content:
             out += self._close_reasoning()
             out += self._text_delta(content)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self.refused = True
+            out += self._close_reasoning()
+            out += self._text_delta(refusal)
         for raw in delta.get("tool_calls") or ():
             if isinstance(raw, Mapping):
                 out += self._close_reasoning()
@@ -221,14 +276,14 @@ class ResponsesStream:
     def _reasoning_delta(self, text: str) -> list[Event]:
         out: list[Event] = []
         if self._reasoning is None:
-            self._reasoning, self._reasoning_item = "", _id("rs")
+            self._reasoning, self._reasoning_item = [], _id("rs")
             self._reasoning_index = self._next_index()
             out.append(self._event("response.output_item.added", output_index=self._reasoning_index,
                                    item={"type": "reasoning", "id": self._reasoning_item, "summary": []}))
             out.append(self._event("response.reasoning_summary_part.added", item_id=self._reasoning_item,
                                    output_index=self._reasoning_index, summary_index=0,
                                    part={"type": "summary_text", "text": ""}))
-        self._reasoning += text
+        self._reasoning.append(text)
         out.append(self._event("response.reasoning_summary_text.delta", item_id=self._reasoning_item,
                                output_index=self._reasoning_index, summary_index=0, delta=text))
         return out
@@ -236,7 +291,7 @@ class ResponsesStream:
     def _close_reasoning(self) -> list[Event]:
         if self._reasoning is None:
             return []
-        text, self._reasoning = self._reasoning, None
+        text, self._reasoning = "".join(self._reasoning), None
         self._all_reasoning.append(text)
         item = {"type": "reasoning", "id": self._reasoning_item, "summary": [{"type": "summary_text", "text": text}]}
         common = {"item_id": self._reasoning_item, "output_index": self._reasoning_index, "summary_index": 0}
@@ -248,7 +303,7 @@ class ResponsesStream:
     def _text_delta(self, text: str) -> list[Event]:
         out: list[Event] = []
         if self._text is None:
-            self._text, self._text_item = "", _id("msg")
+            self._text, self._text_item = [], _id("msg")
             self._text_index = self._next_index()
             out.append(self._event("response.output_item.added", output_index=self._text_index, item={
                 "type": "message", "id": self._text_item, "role": "assistant", "status": "in_progress",
@@ -256,18 +311,21 @@ class ResponsesStream:
             out.append(self._event("response.content_part.added", item_id=self._text_item,
                                    output_index=self._text_index, content_index=0,
                                    part={"type": "output_text", "text": "", "annotations": []}))
-        self._text += text
-        out.append(self._event("response.output_text.delta", item_id=self._text_item, output_index=self._text_index,
-                               content_index=0, delta=text))
+        out.append(self._text_more(text))
         return out
 
-    def _close_text(self) -> list[Event]:
+    def _text_more(self, text: str) -> Event:
+        self._text.append(text)  # type: ignore[union-attr]  # open
+        return self._event("response.output_text.delta", item_id=self._text_item, output_index=self._text_index,
+                           content_index=0, delta=text)
+
+    def _close_text(self, status: str = "completed") -> list[Event]:
         if self._text is None:
             return []
-        text, self._text = self._text, None
+        text, self._text = "".join(self._text), None
         part = {"type": "output_text", "text": text, "annotations": []}
         common = {"item_id": self._text_item, "output_index": self._text_index, "content_index": 0}
-        item = {"type": "message", "id": self._text_item, "role": "assistant", "status": "completed",
+        item = {"type": "message", "id": self._text_item, "role": "assistant", "status": status,
                 "content": [part]}
         return [self._event("response.output_text.done", **common, text=text),
                 self._event("response.content_part.done", **common, part=part),
@@ -387,6 +445,35 @@ class ResponsesStream:
         event = {"type": kind, "sequence_number": self._seq, **fields}
         self._seq += 1
         return event
+
+
+def reasoning_text(delta: Mapping[str, Any]) -> str:
+    """The reasoning in a delta, whatever its dialect: ``reasoning_content`` (DeepSeek, Kimi),
+    ``reasoning`` (OpenRouter, vLLM), ``reasoning_details`` (OpenRouter's list), each a string, an
+    object with its text, or a list of those."""
+    for key in ("reasoning_content", "reasoning", "reasoning_details"):
+        value = delta.get(key)
+        if value is not None:
+            text = _text_of(value)
+            if text:
+                return text
+    return ""
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in ("text", "content", "summary", "reasoning"):
+            inner = value.get(key)
+            if isinstance(inner, (str, list, Mapping)):
+                text = _text_of(inner)
+                if text:
+                    return text
+        return ""
+    if isinstance(value, list):
+        return "".join(_text_of(v) for v in value)
+    return ""
 
 
 def custom_input(arguments: str) -> str:

@@ -1,0 +1,89 @@
+"""The bridge of a recorded launch starts without making the child wait for aiohttp: its socket is
+bound and its token made before the child starts, its server loads meanwhile, and a request sent in
+between waits in the listen queue and is answered."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from provider_stub import ProviderStub
+
+from ccswitch_tui.bridge.loading import LoadingBridge
+
+KEY = "sk-loading-bridge-0123456789abcdef"
+
+
+@pytest.fixture
+def provider():
+    s = ProviderStub()
+    yield s
+    s.close()
+
+
+def config_for(provider: ProviderStub, records: Path):
+    def make():
+        from ccswitch_tui.bridge.server import BridgeConfig, Route
+
+        return BridgeConfig(routes=(Route("openai", provider.url + "/v1"),), key=KEY, records_path=records)
+
+    return make
+
+
+def test_a_request_sent_before_the_server_loaded_is_answered(provider, tmp_path):
+    records = tmp_path / "runs" / "L.requests.jsonl"
+    bridge = LoadingBridge(config_for(provider, records), records)
+    try:
+        assert records.exists() and records.stat().st_mode & 0o777 == 0o600  # there from the start
+        got: dict = {}
+
+        def child() -> None:  # connects at once, as a fast child would: the server is not up yet
+            conn = http.client.HTTPConnection("127.0.0.1", bridge.port, timeout=30)
+            conn.request("POST", "/openai/chat/completions", body=json.dumps({"model": "m", "messages": []}),
+                         headers={"Authorization": f"Bearer {bridge.token}", "Content-Type": "application/json"})
+            r = conn.getresponse()
+            got.update(status=r.status, body=r.read())
+
+        requester = threading.Thread(target=child)
+        requester.start()
+        subprocess.Popen(["true"], preexec_fn=lambda: None).wait()  # the child's fork: the server loads now
+        requester.join(30)
+        assert got["status"] == 200 and json.loads(got["body"])["model"]
+        assert bridge.wait_ready(5)
+        assert provider.posts()[0].headers["authorization"] == f"Bearer {KEY}"
+    finally:
+        bridge.stop()
+    (record,) = bridge.records()
+    assert record["outcome"] == "ok" and record["path"] == "/chat/completions"
+
+
+def test_a_bridge_stopped_before_it_loaded_leaves_nothing_running(provider, tmp_path):
+    records = tmp_path / "L.requests.jsonl"
+    bridge = LoadingBridge(config_for(provider, records), records)
+    bridge.stop()  # the child ended before the server was up
+    assert not bridge.wait_ready(5)
+    with pytest.raises(OSError):
+        http.client.HTTPConnection("127.0.0.1", bridge.port, timeout=2).connect()
+    assert bridge.records() == [] and provider.posts() == []
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_a_recorded_run_whose_child_ends_at_once_ends_cleanly(ccs, base_env, key_id):
+    """`ccs run --record P -- true`: the child is gone before the server loaded; ccs exits with the
+    child's status, says nothing, and the manifest records no request."""
+    r = ccs("new", "p", "--base-url", "http://127.0.0.1:9/v1", "--key", key_id, env=base_env)
+    assert r.returncode == 0, r.stderr
+    assert ccs("key", "set", key_id, input=KEY, env=base_env).returncode == 0
+    for status in (0, 3):
+        r = ccs("run", "--record", "p", "--", sys.executable, "-c", f"raise SystemExit({status})", env=base_env)
+        assert (r.returncode, r.stderr) == (status, "")
+    manifests = json.loads(ccs("runs", "--json", env=base_env).stdout)["runs"]
+    assert len(manifests) == 2 and all(m["requests"]["requests"] == 0 for m in manifests)
+    records = Path(os.environ["CCS_HOME"]) / "state" / "runs"
+    assert all((records / m["recording"]["records"]).read_text() == "" for m in manifests)
