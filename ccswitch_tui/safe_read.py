@@ -218,3 +218,19 @@ def iter_numbered_lines(path: Path | str, max_line: int = MAX_LINE) -> Iterator[
                 raise NotRegularFile(f"line {number + 1} is longer than {max_line} bytes")
     finally:
         os.close(fd)
+
+
+def read_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML text as plain data with the standard library's parser (tomlkit stays off the launch
+    path); a syntax error or too deep a nesting is one ``where: …`` ProfileError."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]  # the same API, before it joined the standard library
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{where}: {exc}") from None

@@ -38,12 +38,18 @@ def test_bodies_are_masked_and_written_off_the_event_loop(tmp_path):
     threads: set[str] = set()
     masker = bridge._mask
 
-    def watched(text):
-        if text and len(text) > 1000:  # a body's piece (the loop masks paths and errors itself)
-            threads.add(threading.current_thread().name)
-        return masker(text)
+    class Watched:
+        """The bridge's masker, noting which thread masks a body's piece (the loop masks paths and errors)."""
 
-    bridge._mask = watched
+        def __call__(self, text):
+            if text and len(text) > 1000:
+                threads.add(threading.current_thread().name)
+            return masker(text)
+
+        def __getattr__(self, name):  # exact(), clip(): as the masker does
+            return getattr(masker, name)
+
+    bridge._mask = Watched()
     try:
         content = f"{KEY} and " + "word, " * 60000  # ~360 kB, masked in many pieces
         status, _, _ = post(bridge.route_url("openai"), "/chat/completions",

@@ -302,7 +302,7 @@ def test_a_failed_translated_codex_turn_is_recorded_as_failed(ccs, env, clients_
     assert records and len(records) == len(hostile.seen)
     for x in records:
         assert (x["status"], x["upstream_status"], x["outcome"]) == (200, 200, "upstream-error")
-        assert "P: " in x["error"] and says in x["error"], x["error"]
+        assert "without an answer" in x["error"] and says in x["error"], x["error"]
     assert manifest["requests"]["errors"] == len(records) and "ok" not in manifest["requests"]["by_outcome"]
 
 

@@ -169,7 +169,7 @@ async def test_the_tui_shows_foreign_text_escaped(home: Paths, key_id: str, prov
             from ccswitch_tui.importers.sources import default_sources
             from ccswitch_tui.tui.screens.importing import ImportChoice, ReportScreen
 
-            app._import(default_sources(app.service.environ), ImportChoice("cc-switch", True))
+            app.importer._import(default_sources(app.service.environ), ImportChoice("cc-switch", True))
             await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen), what="the import report")
             await settle(pilot)
             report = str(app.screen.query_one("#report-text").content)

@@ -45,10 +45,13 @@ def _after_fork_in_parent() -> None:
 def _on_next_fork(callback: Callable[[], None]) -> None:
     """``callback()`` in this process right after its next fork (the child's start: it is made
     with a ``preexec_fn``, which runs the fork hooks)."""
-    if not _fork_waiters and not getattr(_on_next_fork, "registered", False):
+    if not _fork_waiters and not _fork_hook:
         os.register_at_fork(after_in_parent=_after_fork_in_parent)
-        _on_next_fork.registered = True  # type: ignore[attr-defined]
+        _fork_hook.append(True)
     _fork_waiters.append(callback)
+
+
+_fork_hook: list[bool] = []  # not empty once the hook is registered (a process registers it once)
 
 
 class BridgeStartError(CcsError):

@@ -12,7 +12,7 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -146,7 +146,7 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
     return bool(record.get("model_requested")) and str(record.get("method", "")).upper() == "POST"
 
 
-def summarize(records: Sequence[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
+def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
     requested and served, errors, the highest concurrency, and findings (a model that was not the
     profile's, a model the provider swapped)."""
@@ -198,7 +198,7 @@ def summarize(records: Sequence[Mapping[str, Any]], expected_models: Iterable[st
         findings.append({"code": "usage-missing", "severity": "info", "count": missing_usage,
                          "message": f"{missing_usage} successful request(s) reported no token usage"})
     return {
-        "requests": len(records),
+        "requests": sum(by_outcome.values()),
         "by_path": dict(sorted(by_path.items())),
         "by_status": dict(sorted(by_status.items())),
         "by_outcome": dict(sorted(by_outcome.items())),

@@ -463,8 +463,8 @@ class Bridge:
 
         def take(raw: bytes) -> bytes:
             clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
-            if not answer.observes:
-                observer.feed(clean)
+            observer.feed(clean)  # the record's facts come from the translation when it reads them itself;
+            # this observer still says what the upstream sent, when the translation could not use it
             if answer.failing and len(error_body) < MAX_ERROR_BODY:
                 error_body.extend(clean[:MAX_ERROR_BODY - len(error_body)])
             if len(answer.sample) < 200:
@@ -538,7 +538,10 @@ class Bridge:
                 or child_error
             record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text) or f"HTTP {status}")
         elif answer.error:
-            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(answer.error))
+            text = answer.error
+            if answer.observes and observer.error is None:  # the translation failed on what the upstream sent
+                text = f"{text} (the upstream sent {self._describe(record, answer)})"
+            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text, 1000))
         elif child_error:  # the translation failed: say so, and what the upstream sent that it could not use
             record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(
                 f"{child_error} (the upstream sent {self._describe(record, answer)})", 1000))

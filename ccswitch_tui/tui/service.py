@@ -199,7 +199,7 @@ class Service:
                 rounds[label] = (view(mine[0], self.paths), round_row(label, mine, self.paths))
         rows = []
         for i, (m, v) in enumerate(zip(manifests, views, strict=True)):
-            first, summary = rounds.get(m.get("label"), (None, None))  # type: ignore[arg-type]
+            first, summary = rounds.get(str(m.get("label") or ""), (None, None))
             if first is not None:
                 older = first if first.launch_id != v.launch_id else None
             else:

@@ -96,7 +96,8 @@ _loads = _make_loads()
 def _make_quote() -> Callable[[str], str]:
     from json import encoder
 
-    return encoder.c_encode_basestring or encoder.py_encode_basestring  # type: ignore[return-value]
+    fast: Callable[[str], str] | None = getattr(encoder, "c_encode_basestring", None)
+    return fast or encoder.py_encode_basestring
 
 
 _quote = _make_quote()

@@ -315,7 +315,8 @@ class ResponsesStream:
         return out
 
     def _text_more(self, text: str) -> Event:
-        self._text.append(text)  # type: ignore[union-attr]  # open
+        assert self._text is not None  # a text delta only ever follows the message it opened
+        self._text.append(text)
         return self._event("response.output_text.delta", item_id=self._text_item, output_index=self._text_index,
                            content_index=0, delta=text)
 

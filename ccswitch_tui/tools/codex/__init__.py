@@ -250,10 +250,10 @@ def _project_dirs(cwd: Path) -> list[Path]:
 
 
 def _trusted(home_config: Path) -> set[str]:
-    from ccswitch_tui.safe_read import parse_toml
+    from ccswitch_tui.safe_read import read_toml
 
     try:
-        data = parse_toml(read_text(home_config), str(home_config))
+        data = read_toml(read_text(home_config), str(home_config))
     except Exception:  # noqa: BLE001 — an unreadable home config trusts nothing (Codex would not start)
         return set()
     projects = data.get("projects") if isinstance(data, dict) else None
@@ -265,7 +265,7 @@ def _trusted(home_config: Path) -> set[str]:
 def project_layers(cwd: Path, home_config: Path) -> list[ProjectLayer]:
     """The project config files that apply (or would, once trusted) to a Codex started in ``cwd``."""
     from ccswitch_tui.errors import ProfileError
-    from ccswitch_tui.safe_read import parse_toml
+    from ccswitch_tui.safe_read import read_toml
 
     dirs = _project_dirs(cwd)
     trusted = _trusted(home_config)
@@ -274,7 +274,7 @@ def project_layers(cwd: Path, home_config: Path) -> list[ProjectLayer]:
     for d in dirs:
         path = d / ".codex" / "config.toml"
         try:
-            data = parse_toml(read_text(path), str(path))
+            data = read_toml(read_text(path), str(path))
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError, ProfileError) as exc:
