@@ -97,3 +97,17 @@ def test_a_long_run_of_token_characters_is_scanned_in_linear_time():
     rng = random.Random(7)
     blob = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(1 << 20))
     assert redact_text(blob + " https://user:pw@host/x").endswith("https://***@host/x")
+
+
+def test_redacted_json_stays_json():
+    """A manifest's argv holding `?key=…"` printed as JSON: the value is hidden, the escaped quote
+    that closes the string is kept (it was eaten, and `ccs runs --json` printed invalid JSON)."""
+    import json
+
+    from ccswitch_tui.policy.redact import redact_text
+
+    text = json.dumps({"argv": ['curl', 'https://h/x?key=abc"', 'https://h/y?token=zzz\\']})
+    out = redact_text(text)
+    data = json.loads(out)
+    assert "abc" not in out and "zzz" not in out
+    assert data["argv"][0] == "curl" and data["argv"][1].startswith("https://h/x?key=")

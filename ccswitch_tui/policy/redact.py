@@ -19,7 +19,8 @@ from ccswitch_tui.policy.shapes import SECRET_PARAM_RE, LazyPattern, key_spans
 # a quick test that lets most lines through untouched: no long token, no URL credential, no '='
 _MAYBE = LazyPattern(r"[A-Za-z0-9+/_.~-]{20,}|://[^\s/@]*@|[?&][^=\s&#]+=|(?i:authorization|api-key|cookie|token:|bearer)")
 _USERINFO = LazyPattern(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,31}://)(?P<userinfo>[^\s/?#@\"']+)@")
-_QUERY_PARAM = LazyPattern(r"(?P<lead>[?&;])(?P<name>[^=\s&#?\"']+)=(?P<value>[^&#\s\"'<>]*)")
+# a backslash ends a value: in JSON text it escapes the quote that closes the string, and must stay
+_QUERY_PARAM = LazyPattern(r"(?P<lead>[?&;])(?P<name>[^=\s&#?\"'\\]+)=(?P<value>[^&#\s\"'<>\\]*)")
 # a token has a digit in it: "bearer authentication" in a sentence is prose, not a credential
 _BEARER = LazyPattern(r"(?i)\b(?P<scheme>bearer\s+)(?P<token>(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,})")
 HIDDEN = "***"
