@@ -32,7 +32,8 @@ OTHER = "gw7Qx2LmPz94RtYvWq3N"
 def assert_clean(data: bytes, *secrets: str) -> None:
     for s in secrets:
         for i in range(len(s) - 9):
-            assert s[i:i + 10].encode() not in data, (s[i:i + 10], data[:2000])
+            at = data.find(s[i:i + 10].encode())
+            assert at < 0, (s[i:i + 10], data[max(0, at - 600):at + 200])
 
 
 @pytest.fixture
@@ -151,23 +152,50 @@ def test_ccs_run_child_gets_no_secret_and_records_hold_none(ccs, env, hostile, t
 
 def traced(wrapper_dir: Path, clients_bin: Path, name: str, trace: Path) -> None:
     """``name`` on PATH as a wrapper running the real client under strace, recording the data of every
-    read the client's processes make (sockets included)."""
+    read the client's processes make, and the opens and closes that tell a file from a socket."""
     wrapper_dir.mkdir(exist_ok=True)
     w = wrapper_dir / name
-    w.write_text(f'#!/bin/sh\nexec strace -f -qq -s 4194304 -xx -e trace=read,recvfrom,recvmsg,readv '
+    w.write_text(f'#!/bin/sh\nexec strace -f -qq -s 4194304 -xx '
+                 f'-e trace=read,recvfrom,recvmsg,readv,open,openat,close '
                  f'-o {trace} {clients_bin / name} "$@"\n')
     w.chmod(0o755)
 
 
+_CALL = re.compile(r"(\d+)\s+(read|recvfrom|recvmsg|readv|open|openat|close)\((.*)\)\s+=\s+(-?\d+)")
+_UNFINISHED = re.compile(r"(\d+)\s+(\w+)\((.*)<unfinished \.\.\.>")
+_RESUMED = re.compile(r"(\d+)\s+<\.\.\. (\w+) resumed>(.*)\)\s+=\s+(-?\d+)")
+
+
 def read_data(trace: Path) -> bytes:
-    """Every byte the traced processes read, per process and descriptor in order, joined."""
+    """Every byte the traced processes read from anything but a file they opened (sockets, pipes),
+    per process and descriptor in order, joined. Files are left out: a client's own binary, libraries
+    and configs are not what a provider sent, and strace's split calls (unfinished/resumed) are joined."""
     streams: dict[tuple[str, str], bytearray] = {}
+    files: set[str] = set()  # descriptors that open/openat returned, until they are closed
+    pending: dict[str, tuple[str, str]] = {}  # pid → (call, arguments so far) of an unfinished call
     for line in trace.read_text(errors="replace").splitlines():
-        m = re.match(r"(\d+)\s+(?:read|recvfrom|recvmsg|readv)\((\d+),(.*)\)\s+=\s+(\d+)", line)
-        if not m:
+        if m := _UNFINISHED.match(line):
+            pending[m.group(1)] = (m.group(2), m.group(3))
             continue
-        data = b"".join(bytes.fromhex(h.replace("\\x", "")) for h in re.findall(r'"((?:\\x[0-9a-f]{2})*)"', m.group(3)))
-        streams.setdefault((m.group(1), m.group(2)), bytearray()).extend(data)
+        if m := _RESUMED.match(line):
+            call, head = pending.pop(m.group(1), (m.group(2), ""))
+            pid, args, ret = m.group(1), head + m.group(3), m.group(4)
+        elif m := _CALL.match(line):
+            pid, call, args, ret = m.group(1), m.group(2), m.group(3), m.group(4)
+        else:
+            continue
+        fd = args.split(",", 1)[0].strip()
+        if call in ("open", "openat"):
+            if int(ret) >= 0:
+                files.add(ret)
+            continue
+        if call == "close":
+            files.discard(fd)
+            continue
+        if fd in files:
+            continue
+        data = b"".join(bytes.fromhex(h.replace("\\x", "")) for h in re.findall(r'"((?:\\x[0-9a-f]{2})*)"', args))
+        streams.setdefault((pid, fd), bytearray()).extend(data)
     return b"\n".join(bytes(v) for v in streams.values())
 
 
