@@ -147,13 +147,18 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
         raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None
 
 
-# --- streaming ----------------------------------------------------------------------------------
+# --- streaming a file line by line ---------------------------------------------------------------
 
-def iter_lines(path: Path | str, limit: int, line_limit: int = 1 << 20) -> Iterator[bytes | None]:
+MAX_LINE = 16 * 1024 * 1024  # one JSONL record; a longer line is damage, not data
+NO_LIMIT = 1 << 62
+
+
+def iter_lines(path: Path | str, limit: int = NO_LIMIT, line_limit: int = MAX_LINE) -> Iterator[bytes | None]:
     """The complete lines (``\\n``-terminated, without it) of a regular file of at most ``limit``
     bytes, read in chunks so memory stays bounded by ``line_limit``; a longer line is yielded as
-    None (the caller counts it as damaged). A last line without its newline is still being written
-    and is left out. Raises FileNotFoundError, or NotRegularFile before the first line."""
+    None (the caller counts it as damaged). Only the bytes present when the file was opened are read,
+    so a file being appended to cannot make it run forever, and a last line without its newline
+    (still being written) is left out. Raises FileNotFoundError, or NotRegularFile before the first line."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
@@ -164,12 +169,12 @@ def iter_lines(path: Path | str, limit: int, line_limit: int = 1 << 20) -> Itera
             raise NotRegularFile(f"is {_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise NotRegularFile(f"is {st.st_size} bytes, more than the {limit}-byte limit for this file")
-        pending, skipping, total = b"", False, 0
-        while total <= limit:
-            chunk = os.read(fd, 1 << 20)
+        pending, skipping, left = b"", False, st.st_size
+        while left > 0:
+            chunk = os.read(fd, min(1 << 20, left))
             if not chunk:
                 return
-            total += len(chunk)
+            left -= len(chunk)
             parts = (pending + chunk).split(b"\n")
             pending = parts.pop()
             for part in parts:
@@ -184,40 +189,13 @@ def iter_lines(path: Path | str, limit: int, line_limit: int = 1 << 20) -> Itera
         os.close(fd)
 
 
-# --- streaming a file line by line ---------------------------------------------------------------
-
-MAX_LINE = 16 * 1024 * 1024  # one JSONL record; a longer line is damage, not data
-
-
 def iter_numbered_lines(path: Path | str, max_line: int = MAX_LINE) -> Iterator[tuple[int, bytes]]:
-    """``(line number, line)`` for each complete line of a regular file, read in chunks (memory does not
-    grow with the file). Only the bytes present when the file was opened are read, so a file being
-    appended to (or a link to a device) cannot make it run forever; a last line without its newline
-    (being written) is left out. FileNotFoundError when missing; NotRegularFile for anything that is
-    not a regular file, or for a line longer than ``max_line``."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except IsADirectoryError:
-        raise NotRegularFile("is a directory, not a file") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(f"is {_kind(st.st_mode)}, not a regular file")
-        left, pending, number = st.st_size, b"", 0
-        while left > 0:
-            chunk = os.read(fd, min(1 << 20, left))
-            if not chunk:
-                break
-            left -= len(chunk)
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            for line in lines:
-                number += 1
-                yield number, line
-            if len(pending) > max_line:
-                raise NotRegularFile(f"line {number + 1} is longer than {max_line} bytes")
-    finally:
-        os.close(fd)
+    """``(line number, line)`` for each complete line (``iter_lines``); NotRegularFile for a line
+    longer than ``max_line``."""
+    for number, line in enumerate(iter_lines(path, line_limit=max_line), 1):
+        if line is None:
+            raise NotRegularFile(f"line {number} is longer than {max_line} bytes")
+        yield number, line
 
 
 def read_toml(text: str, where: str) -> dict[str, Any]:

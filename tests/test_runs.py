@@ -34,3 +34,18 @@ def test_manifest_without_launch_id_is_named_by_its_file(paths: Paths):
     base, other = (find_manifest(paths, i) for i in ("20990101T000000Z-aaaaaaaa", "20990101T000001Z-bbbbbbbb"))
     (result,) = diff_runs([base, other])
     assert result["launch_id"] == "20990101T000001Z-bbbbbbbb" and result["drifted"] == ["key_fingerprint"]
+
+
+def test_a_launch_id_from_a_process_environment_is_never_a_path(tmp_path):
+    """A daemon's CCS_LAUNCH_ID is anyone's text: `../x` must not read a file outside runs/."""
+    from ccswitch_tui.launch.launches import Launches
+    from ccswitch_tui.paths import Paths
+
+    paths = Paths(profiles=tmp_path / "p", state=tmp_path / "s")
+    paths.runs.mkdir(parents=True)
+    (tmp_path / "s" / "outside.json").write_text('{"launch_id": "outside", "exit_status": null}')
+    (paths.runs / "20260101T000000Z-abcd1234.json").write_text('{"launch_id": "20260101T000000Z-abcd1234"}')
+    runs = Launches(paths)
+    assert runs.manifest("../outside") is None and runs.manifest(".x") is None and runs.manifest("") is None
+    assert runs.manifest("20260101T000000Z-abcd1234")["launch_id"] == "20260101T000000Z-abcd1234"
+    assert runs.manifest("20260101T000000Z-ffff0000") is None

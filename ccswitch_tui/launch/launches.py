@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.keys.keyring import fingerprint, load_salt
 from ccswitch_tui.launch import liveness
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs.manifests import load_manifests, manifest_path
-from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.runs.manifests import load_manifests, manifest_path, read_manifest
 
 
 class Launches:
@@ -19,11 +19,13 @@ class Launches:
         self._salt: bytes | None = None
 
     def manifest(self, launch_id: str) -> Mapping[str, Any] | None:
-        try:
-            run = loads_json(read_text(manifest_path(self.paths, launch_id)))
-        except (OSError, ValueError):  # missing, a FIFO, not UTF-8, not JSON, nested too deeply
+        """The manifest of a launch id read from a process's environment (anyone's text: never a path)."""
+        if not launch_id or "/" in launch_id or launch_id.startswith("."):
             return None
-        return run if isinstance(run, dict) else None
+        try:
+            return read_manifest(manifest_path(self.paths, launch_id))
+        except UsageError:  # missing, a FIFO, not JSON, nested too deeply: not on record
+            return None
 
     def manifests(self, profile: str) -> list[Mapping[str, Any]]:
         return list(load_manifests(self.paths, profile))

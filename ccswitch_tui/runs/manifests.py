@@ -83,16 +83,16 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
         raise UsageError(f"invalid launch id {ref!r}")
     exact = manifest_path(paths, ref)
     if exact.is_file():
-        return _read_manifest(exact)
+        return read_manifest(exact)
     matches = sorted(paths.runs.glob(f"{glob.escape(ref)}*.json")) if paths.runs.is_dir() else []
     if len(matches) == 1:
-        return _read_manifest(matches[0])
+        return read_manifest(matches[0])
     if not matches:
         raise UsageError(f"no run with launch id {ref!r}; see `ccs runs`")
     raise UsageError(f"launch id prefix {ref!r} matches {len(matches)} runs; give more characters")
 
 
-def _read_manifest(path: Path) -> dict[str, Any]:
+def read_manifest(path: Path) -> dict[str, Any]:
     """One manifest asked for by id; a damaged one is bad input (one line), not an internal error."""
     try:
         data = loads_json(read_text(path))
