@@ -125,8 +125,11 @@ class ResponseObserver:
     _buffer: bytearray = field(default_factory=bytearray)
     _overflow: bool = False
     _carry: bytes = b""
+    _at_boundary: bool = False  # the last chunk ended with a blank line (a whole event)
 
     def feed(self, chunk: bytes) -> None:
+        if self.stream and self._plain(chunk):
+            return
         if self.stream:
             self._look_for_end(chunk)
         if not self.stream:
@@ -147,9 +150,27 @@ class ResponseObserver:
         cut = end + (4 if data.startswith(b"\r\n\r\n", end) else 2)
         complete = data[:cut]
         self._buffer[:] = data[cut:]
+        self._at_boundary = not self._buffer and data.endswith(b"\n\n")
         if self._wanted(complete):
             for event in self._marked_events(complete):
                 self._event(event)
+
+    def _plain(self, chunk: bytes) -> bool:
+        """True for the chunk that most of a stream is made of: whole events after whole events,
+        none of which can end the stream or carry usage or an error, once the model is known. Such a
+        chunk changes nothing here, and costs a few substring searches instead of the full reading.
+        (No marker contains a blank line, so none can straddle the end of the chunk before it.)"""
+        if self._buffer or self.model is None or not self.saw_data or self.terminal or not self._at_boundary:
+            return False
+        if not chunk.endswith(b"\n\n"):
+            self._at_boundary = False
+            return False
+        if (b'"usage' in chunk or b'"error"' in chunk or b"[DONE]" in chunk or b'.completed"' in chunk
+                or b'.incomplete"' in chunk or b'.failed"' in chunk or b'"message_stop"' in chunk
+                or b"event: error" in chunk or b'"finishReason"' in chunk):
+            return False
+        self._carry = b""
+        return True
 
     def _marked_events(self, data: bytes) -> list[bytes]:
         """The complete events in ``data`` that can hold something we keep, in order, found from
