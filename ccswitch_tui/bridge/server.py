@@ -24,7 +24,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,7 +36,7 @@ from aiohttp import web
 from yarl import URL
 
 from ccswitch_tui.bridge import records as rec
-from ccswitch_tui.bridge.handler import PASSTHROUGH, Handler, Outgoing
+from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
@@ -402,7 +402,7 @@ class Bridge:
             return f"/{route.name}" + location
         return location
 
-    async def _relay(self, request: web.Request, route: Route, upstream: aiohttp.ClientResponse, exchange: Any,
+    async def _relay(self, request: web.Request, route: Route, upstream: aiohttp.ClientResponse, exchange: Exchange,
                      record: dict[str, Any], t0: float, answer: _Answer) -> web.StreamResponse:
         status = upstream.status
         record["upstream_status"] = status
@@ -624,7 +624,7 @@ _CUT_CHARS = '",{}[]:'
 MASK_PIECE = 8192  # characters masked per step; the event loop's thread may run between two steps
 
 
-def mask_in_pieces(mask: Any, text: str, cuts: str, size: int = MASK_PIECE) -> str:
+def mask_in_pieces(mask: Callable[[str], str | None], text: str, cuts: str, size: int = MASK_PIECE) -> str:
     """``mask(text)`` a piece at a time, each piece ending at one of ``cuts`` (which nothing to be
     masked contains), yielding the interpreter between pieces: one regex over a MiB holds it for
     about 0.2 s, which would stall every stream the bridge serves."""

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.reroute import reroute, route_specs
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths
+
+if TYPE_CHECKING:
+    from ccswitch_tui.bridge.guard import Guard
+    from ccswitch_tui.bridge.loading import LoadingBridge
 
 
 @dataclass(frozen=True)
@@ -24,8 +28,8 @@ class RecordOptions:
 
 
 class RecordingSession:
-    def __init__(self, plan: LaunchPlan, bridge: Any, specs: list, options: RecordOptions, key: str,
-                 guard: Any = None):
+    def __init__(self, plan: LaunchPlan, bridge: LoadingBridge, specs: list, options: RecordOptions, key: str,
+                 guard: Guard | None = None):
         self.real_plan = plan
         self.bridge = bridge
         self.guard = guard

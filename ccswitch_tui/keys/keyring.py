@@ -11,8 +11,8 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable, StoreKey
@@ -21,6 +21,9 @@ from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.checker import check_key_id
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 SERVICE = "ccswitch-tui"
 
@@ -67,7 +70,7 @@ _WAYS_OUT = (
 )
 
 
-def _backend_name(backend: Any) -> str:
+def _backend_name(backend: KeyringBackend) -> str:
     cls = type(backend)
     return f"{cls.__module__.replace('keyring.backends.', '')}.{cls.__name__}"
 
@@ -105,7 +108,7 @@ class _ItemGone(Exception):
 class KeyStore:
     """Keys for profiles. The backend is looked up lazily, once."""
 
-    def __init__(self, paths: Paths, environ: Mapping[str, str] | None = None, backend: Any = None):
+    def __init__(self, paths: Paths, environ: Mapping[str, str] | None = None, backend: KeyringBackend | None = None):
         self.paths = paths
         self.environ = os.environ if environ is None else environ
         self._backend = backend
@@ -129,7 +132,7 @@ class KeyStore:
     def backend_name(self) -> str:
         return _backend_name(self.backend)
 
-    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         from keyring.errors import InitError, KeyringError, KeyringLocked, NoKeyringError, PasswordDeleteError
 
         try:

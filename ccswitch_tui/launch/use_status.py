@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.launch import shim_setup, shims
 from ccswitch_tui.paths import Paths
+
+if TYPE_CHECKING:
+    from ccswitch_tui.profiles.store import Store
 
 
 def programs() -> dict[str, str]:
@@ -21,7 +24,7 @@ def programs() -> dict[str, str]:
     return {s.name: s.program for s in tools.clients() if s.program}
 
 
-def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Any = None) -> dict[str, Any]:
+def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Store | None = None) -> dict[str, Any]:
     """The shim folder, whether it is installed and first on PATH, and each tool's choice here."""
     progs = programs()
     folder = shims.shim_dir(paths.state, environ)
@@ -55,7 +58,7 @@ def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Any 
     return report
 
 
-def profile_problem(store: Any, name: str, tool: str) -> str | None:
+def profile_problem(store: Store, name: str, tool: str) -> str | None:
     """Why a shim of ``tool`` could not launch ``name`` (missing, invalid, no table); None when it can."""
     from ccswitch_tui.errors import CcsError
 

@@ -12,10 +12,13 @@ import io
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+
+if TYPE_CHECKING:
+    from ccswitch_tui.paths import Paths
 
 TASK_COLUMNS = ("task_id", "task", "id", "name")
 SUCCESS_COLUMNS = ("success", "passed", "pass", "solved", "correct", "score", "reward")
@@ -153,7 +156,7 @@ def results_of(m: Mapping[str, Any]) -> dict[str, float] | None:
     return clean if len(clean) == len(res) else None
 
 
-def attach(paths: Any, launch_id: str, outcomes: Mapping[str, Any]) -> Path:
+def attach(paths: Paths, launch_id: str, outcomes: Mapping[str, Any]) -> Path:
     """Add outcomes to a finished run's manifest: the file as it is on disk plus the one field."""
     from ccswitch_tui.runs.manifests import find_manifest, manifest_path, write_manifest
 

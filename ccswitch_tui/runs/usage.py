@@ -17,9 +17,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.paths import Paths
+
+if TYPE_CHECKING:
+    from ccswitch_tui.profiles.pricing import Price
+    from ccswitch_tui.profiles.store import Store
 
 TOKENS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
 GROUPS = ("profile", "model", "day", "label")
@@ -38,7 +42,7 @@ class Row:
     cost: float = 0.0
     unpriced: set[str] = field(default_factory=set)  # models of this row that have no price
 
-    def add(self, record: Mapping[str, Any], launch_id: str, price: Any, model: str) -> None:
+    def add(self, record: Mapping[str, Any], launch_id: str, price: Price | None, model: str) -> None:
         self.runs.add(launch_id)
         self.requests += 1
         for k in TOKENS:
@@ -185,7 +189,7 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
     return Usage(by, since, [rows[k].to_dict() for k in sorted(rows)], total.to_dict(), not_recorded, notes)
 
 
-def profile_prices(store: Any) -> Callable[[str], Mapping[str, Any]]:
+def profile_prices(store: Store) -> Callable[[str], Mapping[str, Any]]:
     """``[pricing]`` of a profile by name; a profile that is gone or invalid has none."""
     from ccswitch_tui.errors import CcsError
 
