@@ -358,7 +358,7 @@ def test_cli_and_tui_offer_them_from_the_registry(ccs, base_env):
 # entry is debt: moving that knowledge into the client's spec takes the module off this list. No
 # module may join it, and Gemini CLI and OpenCode (added as one module each) have no entry at all.
 NAMES_CLAUDE_OR_CODEX = {
-    "commands/imports.py", "diagnose/check.py", "importers/cc_switch.py",
+    "commands/imports.py", "importers/cc_switch.py",
     "importers/export.py", "importers/live.py", "importers/mapping.py", "importers/model.py",
     "importers/planner.py", "importers/sources.py", "importers/writer.py",
 }

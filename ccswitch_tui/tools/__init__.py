@@ -102,6 +102,12 @@ def cloud_switch_owner(name: str) -> ToolSpec | None:
     return next((s for s in clients() if any(re.fullmatch(rx, name) for rx in s.cloud_switches)), None)
 
 
+def probe_hint(situation: str, default: str = "") -> str:
+    """What `ccs check` suggests in a situation ("anthropic:not-found"), in the words of the client
+    that speaks that API; ``default`` when no spec has one."""
+    return next((s.probe_hints[situation] for s in clients() if situation in s.probe_hints), default)
+
+
 def switched_label(name: str) -> str:
     """The label of the client a cloud-switch variable turns to a cloud platform, for messages."""
     owner = cloud_switch_owner(name)

@@ -189,6 +189,12 @@ class ClaudeSpec(ToolSpec):
     importer = "claude_import"  # `ccs import claude`, CC Switch's claude rows
     proxy_note = "sends even loopback requests through it unless NO_PROXY covers them"
     model_option = "[claude].model (ANTHROPIC_MODEL)."
+    probe_hints = {
+        "anthropic:double-v1": "remove the trailing /v1 from the base_url (Claude Code appends /v1/messages itself)",
+        "anthropic:not-found": "check the base_url's path prefix: Claude Code posts to {base_url}/v1/messages, so "
+                               "base_url must stop before /v1 (e.g. https://host/api or https://host/anthropic)",
+        "anthropic:auth": "check the auth kind ([claude].auth)",
+    }
     tui_key = "c"
     fields = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
     families = {"claude": r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR"}

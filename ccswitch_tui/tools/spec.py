@@ -154,6 +154,7 @@ class ToolSpec:
     proxy_note: str | None = None  # how it treats a proxy variable, when that surprises (doctor's shell findings)
     model_option: str | None = None  # help of `ccs new --NAME-model`; None: only `--model NAME=MODEL`
     model_example: str | None = None  # a model it serves, for examples in help texts
+    probe_hints: Mapping[str, str] = {}  # "api:situation" → what `ccs check` suggests (the client's own words)
 
     # --- the profile table ----------------------------------------------------------------------
 

@@ -85,6 +85,8 @@ class CodexSpec(ToolSpec):
     importer = "codex.importing"  # `ccs import codex`, CC Switch's codex rows
     model_option = "[codex].model; adds a [codex] table when missing."
     model_example = "gpt-4.1"
+    probe_hints = {"openai:no-responses": 'if it serves Chat Completions, set wire_api = "chat" in the profile\'s '
+                                          "[codex] table and ccs translates for Codex"}
     tui_key = "x"
     fields = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
     families = {"codex": r"CODEX_.*|CCS_CODEX_API_KEY"}
