@@ -11,11 +11,11 @@ import importlib
 import re
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 from ccswitch_tui import policy
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
+from ccswitch_tui.tools.importing import ClientImporter
 from ccswitch_tui.tools.spec import ToolSpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
@@ -84,7 +84,7 @@ def importable() -> tuple[ToolSpec, ...]:
     return tuple(s for s in clients() if s.importer)
 
 
-def importer(spec: ToolSpec) -> Any:
+def importer(spec: ToolSpec) -> ClientImporter:
     """The spec's importer (``IMPORTER`` of the module it names under tools/), loaded on first use:
     only `ccs import` and the TUI's import dialog need it."""
     if not spec.importer:
