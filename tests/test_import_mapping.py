@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from ccswitch_tui.importers.mapping import parse_claude_settings, parse_codex_config, parse_toml_text
+from ccswitch_tui.importers.mapping import env_check, parse_toml_text
 from ccswitch_tui.importers.model import RowProblem
 from ccswitch_tui.importers.naming import host_label, slugify
+from ccswitch_tui.tools.claude_import import parse_settings
+from ccswitch_tui.tools.codex.importing import parse_config as parse_codex_config
 
 KEY = "sk-0123456789abcdef0123"
+
+
+def parse_claude_settings(settings, api_key_field=None):
+    """Claude Code's importer with validation's rule for env values, as `ccs import` runs it."""
+    return parse_settings(settings, api_key_field, env_check)
 
 
 def test_claude_key_field_named_by_meta_wins():

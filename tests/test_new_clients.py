@@ -353,20 +353,6 @@ def test_cli_and_tui_offer_them_from_the_registry(ccs, base_env):
     assert {"f-gemini-model", "f-opencode-model", "f-opencode-provider_id"} <= set(FIELDS)
 
 
-# Modules that still name Claude Code or Codex in code or messages (CC Switch's two apps and the live
-# Claude/Codex configs in the importers, the presets' tables, a few messages and help texts). Each
-# entry is debt: moving that knowledge into the client's spec takes the module off this list. No
-# module may join it, and Gemini CLI and OpenCode (added as one module each) have no entry at all.
-NAMES_CLAUDE_OR_CODEX = {
-    "commands/diagnose.py", "commands/imports.py", "commands/launch.py", "commands/profiles.py",
-    "diagnose/check.py", "diagnose/doctor.py", "diagnose/inspect.py", "importers/cc_switch.py",
-    "importers/export.py", "importers/live.py", "importers/mapping.py", "importers/model.py",
-    "importers/planner.py", "importers/sources.py", "importers/writer.py", "profiles/presets.py",
-    "runs/manifests.py", "tui/actions.py", "tui/app.py", "tui/screens/help.py", "tui/widgets/detail.py",
-    "tui/widgets/running.py",
-}
-
-
 def code_words(path: Path) -> set[str]:
     """The words the module uses in code: identifiers and strings, docstrings and comments aside
     (those explain; they steer nothing)."""
@@ -393,7 +379,7 @@ def code_words(path: Path) -> set[str]:
 
 def test_a_client_is_named_only_in_its_own_module_and_the_registry():
     """Every registered client, names taken from the registry: nothing outside tools/ names it in
-    code (the registry line aside), except the listed modules for the two oldest clients."""
+    code (the registry line aside)."""
     from ccswitch_tui import tools
 
     package = ROOT / "ccswitch_tui"
@@ -401,8 +387,7 @@ def test_a_client_is_named_only_in_its_own_module_and_the_registry():
              if not (rel := f.relative_to(package).as_posix()).startswith("tools/")}
     for spec in tools.clients():
         offenders = {rel for rel, used in words.items() if spec.name in used}
-        allowed = NAMES_CLAUDE_OR_CODEX if spec.name in ("claude", "codex") else set()
-        assert offenders <= allowed, f"{spec.name} is named outside tools/: {sorted(offenders - allowed)}"
+        assert not offenders, f"{spec.name} is named outside tools/: {sorted(offenders)}"
         registry = (ROOT / "ccswitch_tui" / "tools" / "__init__.py").read_text()
         assert len([line for line in registry.splitlines() if f'"{spec.name}":' in line]) == 1
 

@@ -46,8 +46,8 @@ def ps_cmd(ctx: Context, all_: bool, as_json: bool) -> None:
         emit_json({"processes": [p.to_dict() for p in procs]})
         return
     if not procs:
-        click.echo("no Claude Code, Codex or ccs processes running" + ("" if all_ else " (--all: any with routing "
-                                                                            "variables)"))
+        click.echo(f"no {', '.join(s.label for s in tools.clients())} or ccs processes running"
+                   + ("" if all_ else " (--all: any with routing variables)"))
         return
     rows = []
     for p in procs:

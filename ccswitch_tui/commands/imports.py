@@ -8,11 +8,13 @@ from pathlib import Path
 
 import click
 
+from ccswitch_tui import tools
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.checker import check_name
+from ccswitch_tui.tools.spec import ToolSpec
 
 dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would happen; write nothing.")
 
@@ -78,61 +80,44 @@ def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool
     _report(report, as_json)
 
 
-@import_group.command("claude")
-@click.option("--settings", "settings", type=click.Path(dir_okay=False, path_type=Path),
-              help="Claude Code settings file (default $CLAUDE_CONFIG_DIR/settings.json, else "
-                   "~/.claude/settings.json).")
-@click.option("--name", help="Profile name (default: from the base URL's host).")
-@click.option("--scrub", is_flag=True, help="Then remove the key from the settings file (atomic rewrite, "
-                                            "everything else kept).")
-@dry_run_option
-@json_option
-@pass_ctx
-def import_claude(ctx: Context, settings: Path | None, name: str | None, scrub: bool, dry_run: bool,
-                  as_json: bool) -> None:
-    """Import the provider that Claude Code's settings.json `env` points at."""
-    from ccswitch_tui.importers.live import claude_settings_path, home_dir, plan_claude
-    from ccswitch_tui.importers.live import scrub as do_scrub
+def _live_command(spec: ToolSpec) -> click.Command:
+    """`ccs import NAME`: the provider the client's live config points at, read by its importer."""
+    imp = tools.importer(spec)
+    opt = imp.live_option
+    assert opt is not None, f"{spec.name}'s importer declares no live option"
 
-    if name:
-        check_name(name)
-    path = settings.expanduser() if settings else claude_settings_path(ctx.environ, home_dir(ctx.environ))
-    with _one_import_at_a_time(ctx, dry_run):
-        planner = _planner(ctx, dry_run)
-        plan = plan_claude(planner, path, name)
-        if not dry_run:
-            planner.apply()
-        if scrub:
-            do_scrub(planner, plan)
-    _report(plan.report, as_json)
+    @pass_ctx
+    def command(ctx: Context, name: str | None, scrub: bool, dry_run: bool, as_json: bool,
+                **where: Path | None) -> None:
+        from ccswitch_tui.importers.live import home_dir, plan_live
+        from ccswitch_tui.importers.live import scrub as do_scrub
+
+        if name:
+            check_name(name)
+        given = where.get(opt.dest)
+        path = given.expanduser() if given else imp.live_path(ctx.environ, home_dir(ctx.environ))
+        with _one_import_at_a_time(ctx, dry_run):
+            planner = _planner(ctx, dry_run)
+            plan = plan_live(planner, spec, path, name, ctx.environ)
+            if not dry_run:
+                planner.apply()
+            if scrub:
+                do_scrub(planner, plan)
+        _report(plan.report, as_json)
+
+    kind = click.Path(file_okay=False, path_type=Path) if opt.directory else click.Path(dir_okay=False,
+                                                                                         path_type=Path)
+    params = [
+        click.Option([opt.flag, opt.dest], type=kind, help=opt.help),
+        click.Option(["--name"], help=imp.name_help),
+        click.Option(["--scrub"], is_flag=True, help=imp.scrub_help),
+    ]
+    return json_option(dry_run_option(click.Command(spec.name, callback=command, params=params,
+                                                    help=imp.command_help)))
 
 
-@import_group.command("codex")
-@click.option("--home", "home", type=click.Path(file_okay=False, path_type=Path),
-              help="Codex home holding config.toml and auth.json (default $CODEX_HOME, else ~/.codex).")
-@click.option("--name", help="Profile name (default: from the provider's name or host).")
-@click.option("--scrub", is_flag=True, help="Then remove the key from config.toml / auth.json (atomic rewrite, "
-                                            "everything else kept).")
-@dry_run_option
-@json_option
-@pass_ctx
-def import_codex(ctx: Context, home: Path | None, name: str | None, scrub: bool, dry_run: bool,
-                 as_json: bool) -> None:
-    """Import the provider that Codex's config.toml selects (model_provider), with its key."""
-    from ccswitch_tui.importers.live import codex_home, home_dir, plan_codex
-    from ccswitch_tui.importers.live import scrub as do_scrub
-
-    if name:
-        check_name(name)
-    where = home.expanduser() if home else codex_home(ctx.environ, home_dir(ctx.environ))
-    with _one_import_at_a_time(ctx, dry_run):
-        planner = _planner(ctx, dry_run)
-        plan = plan_codex(planner, where, name, ctx.environ)
-        if not dry_run:
-            planner.apply()
-        if scrub:
-            do_scrub(planner, plan)
-    _report(plan.report, as_json)
+for _spec in tools.importable():
+    import_group.add_command(_live_command(_spec))
 
 
 def _report(report, as_json: bool) -> None:  # noqa: ANN001

@@ -143,18 +143,28 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
     click.echo(visible("\n".join(lines)))
 
 
+def _model_options(f: Any) -> Any:
+    """`--NAME-model` for every client whose spec offers one, in registry order."""
+    for spec in reversed(tools.clients()):
+        if spec.model_option:
+            f = click.option(f"--{spec.name}-model", f"{spec.name}_model", help=spec.model_option)(f)
+    return f
+
+
+_MODEL_EXAMPLE = next((f"{s.name}={s.model_example}" for s in tools.clients() if s.model_example), "NAME=MODEL")
+
+
 @click.command("new")
 @click.argument("name")
 @click.option("--preset", help="Start from a preset (see `ccs presets`).")
 @click.option("--base-url", help="The provider's base URL.")
 @click.option("--key", "key_id", help='Key id in the keyring, or "env:VAR".')
-@click.option("--claude-model", help="[claude].model (ANTHROPIC_MODEL).")
-@click.option("--codex-model", help="[codex].model; adds a [codex] table when missing.")
+@_model_options
 @click.option("--model", "models", multiple=True, metavar="TOOL=MODEL",
-              help="That tool's model (e.g. codex=gpt-4.1); adds its table when missing. Repeatable.")
+              help=f"That tool's model (e.g. {_MODEL_EXAMPLE}); adds its table when missing. Repeatable.")
 @pass_ctx
 def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, key_id: str | None,
-            claude_model: str | None, codex_model: str | None, models: tuple[str, ...]) -> None:
+            models: tuple[str, ...], **tool_models: str | None) -> None:
     """Create a profile, from a preset or from a base URL."""
     from ccswitch_tui.profiles.presets import new_profile_text
 
@@ -163,11 +173,11 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
     for item in models:
         tool, sep, model = item.partition("=")
         if not sep or not model.strip():
-            raise UsageError(f"--model {item!r}: write TOOL=MODEL, e.g. --model codex=gpt-4.1")
+            raise UsageError(f"--model {item!r}: write TOOL=MODEL, e.g. --model {_MODEL_EXAMPLE}")
         tools.get(tool)  # an unknown tool is one line naming the known ones
         chosen[tool] = model
-    text = new_profile_text(name, preset, base_url=base_url, key=key_id,
-                            claude_model=claude_model, codex_model=codex_model, models=chosen)
+    own = {s.name: m for s in tools.clients() if (m := tool_models.get(f"{s.name}_model"))}
+    text = new_profile_text(name, preset, base_url=base_url, key=key_id, tool_models=own, models=chosen)
     p = ctx.store.save_text(name, text, create=True)
     click.echo(f"created {ctx.store.path_for(name)}")
     if base_url and preset:
@@ -177,7 +187,7 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
         if not present.get(p.key_id):
             click.echo(f"next: export {p.key_id[4:]} before launching")
     elif present.get(p.key_id):
-        served = "|".join(t for t in p.tools if tools.get(t).launchable) or "claude"
+        served = "|".join(t for t in p.tools if tools.get(t).launchable) or tools.default_client().name
         click.echo(f"key {p.key_id} is already stored; launch with `ccs launch {name} {served}`")
     else:
         click.echo(f"next: store its key with `ccs key set {p.key_id}`")

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, Finding, Profile
@@ -146,8 +147,6 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
                 paths: Paths | None = None, cwd: Path | None = None) -> list[Probe]:
     """The probes for ``profile`` (one tool side, or every side it serves): each side's spec reads
     them from the plan its launch would use, so what is probed is what is launched."""
-    from ccswitch_tui import tools
-
     paths = paths or resolve_paths(environ)
     cwd = cwd or Path.cwd()
     out: list[Probe] = []
@@ -231,9 +230,8 @@ def _mentions_unknown_model(fields: Mapping[str, str] | None, model: str | None,
 def _not_found_hint(probe: Probe) -> str:
     path = urlsplit(probe.url).path
     if re.search(r"/v1/v1(/|$)", path):
-        return ("the path has /v1 twice: remove the trailing /v1 from the base_url (Claude Code appends "
-                "/v1/messages itself)" if probe.api.startswith("anthropic") else
-                "the path has /v1 twice: remove one /v1 from the base_url")
+        fix = tools.probe_hint("anthropic:double-v1") if probe.api.startswith("anthropic") else ""
+        return "the path has /v1 twice: " + (fix or "remove one /v1 from the base_url")
     if probe.api == "openai-chat":
         base = probe.url.removesuffix("/chat/completions")
         if not re.search(r"/v\d+[a-z]*(/|$)", path):
@@ -245,8 +243,7 @@ def _not_found_hint(probe: Probe) -> str:
         return (f"there is no /v1 in the base_url; most OpenAI-compatible endpoints serve {base}/v1/"
                 f"{probe.url.rsplit('/', 1)[1]}: try base_url = {base}/v1")
     if probe.api == "anthropic":
-        return ("check the base_url's path prefix: Claude Code posts to {base_url}/v1/messages, so base_url must "
-                "stop before /v1 (e.g. https://host/api or https://host/anthropic)")
+        return tools.probe_hint("anthropic:not-found")
     return "check the base_url's path: requests go to {base_url}/responses"
 
 
@@ -260,7 +257,7 @@ def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -
         kid = probe.key_id
         how = (f"check it with `ccs key show {kid}`, replace it with `ccs key set {kid}`" if not kid.startswith("env:")
                else f"check ${kid[4:]} in this shell")
-        return "auth-failed", text, (f"the key was refused: {how}, and check the auth kind ([claude].auth)"
+        return "auth-failed", text, (f"the key was refused: {how}, and {tools.probe_hint('anthropic:auth')}"
                                      if probe.api.startswith("anthropic") else f"the key was refused: {how}")
     if status == 429:
         return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
@@ -375,9 +372,8 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
     if outcome == "not-found" and probe.api == "openai":
         models = _sibling_models(probe, headers, timeout)
         if models is not None:
-            hint = (f"{models} answers, but {probe.url} does not: this endpoint has no Responses API; if it serves "
-                    'Chat Completions, set wire_api = "chat" in the profile\'s [codex] table and ccs translates '
-                    "for Codex")
+            hint = (f"{models} answers, but {probe.url} does not: this endpoint has no Responses API; "
+                    + tools.probe_hint("openai:no-responses"))
     return replace(base, outcome=outcome, http_status=resp.status_code, latency_ms=latency, detail=detail, hint=hint)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
@@ -21,6 +22,7 @@ from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
+from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
 from ccswitch_tui.tools.spec import DoctorContext
 
 if TYPE_CHECKING:
@@ -111,18 +113,19 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
                 "so tools started directly do not inherit it")
         sev = INFO if inside else WARN
         if fam == "proxy":
-            note = " (Claude Code sends even loopback requests through it unless NO_PROXY covers them)" \
+            note = "".join(f" ({s.label} {s.proxy_note})" for s in tools.clients() if s.proxy_note) \
                 if name.lower() != "no_proxy" else ""
             verb = "decides which hosts skip the proxy for" if name.lower() == "no_proxy" else \
                 "sends the requests through a proxy for"
+            clients = ", ".join(s.label for s in tools.clients())
             out.append(Finding("proxy", INFO if inside or name.lower() == "no_proxy" else WARN,
-                               f"{name}={show} in this shell {verb} Claude Code, Codex and SDK programs started "
+                               f"{name}={show} in this shell {verb} {clients} and SDK programs started "
                                f"from here{note}; {tail}",
                                path="shell", variable=name, family=fam))
         elif cloud_switch(name):
             out.append(Finding("cloud-switch", sev,
-                               f"{name}={show} in this shell: Claude Code started from here sends everything to a "
-                               f"cloud provider; {tail}", path="shell", variable=name, family=fam))
+                               f"{name}={show} in this shell: {tools.switched_label(name)} started from here sends "
+                               f"everything to a cloud provider; {tail}", path="shell", variable=name, family=fam))
         else:
             out.append(Finding("unmanaged-routing", sev,
                                f"{name}={show} in this shell ({fam} family) would affect {affects} started from "
@@ -144,9 +147,7 @@ def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     if version:
         version = version.rsplit("@", 1)[-1]
     else:
-        env = {"PATH": environ.get("PATH", os.defpath), "HOME": environ.get("HOME", "/"),
-               "AWS_EC2_METADATA_DISABLED": "true", "DISABLE_AUTOUPDATER": "1",
-               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = {"PATH": environ.get("PATH", os.defpath), "HOME": environ.get("HOME", "/"), **VERSION_PROBE_ENV}
         try:
             res = subprocess.run([exe, "--version"], env=env, capture_output=True, text=True, timeout=5,
                                  stdin=subprocess.DEVNULL)

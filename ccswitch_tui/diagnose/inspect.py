@@ -419,8 +419,8 @@ class Inspector:
                     f"policy.inherit if it is wanted, else {relaunch})", fam)
             elif cloud_switch(name):
                 add("cloud-switch", ERROR, name,
-                    f"{name}={show} sends Claude Code's requests to a cloud provider instead of profile "
-                    f"{prof!r}'s endpoint; {relaunch} from a shell without it", fam)
+                    f"{name}={show} sends {tools.switched_label(name)}'s requests to a cloud provider instead of "
+                    f"profile {prof!r}'s endpoint; {relaunch} from a shell without it", fam)
             elif own is not None and fam in client_families() and fam not in own:
                 add("foreign-family", ERROR, name,
                     f"{name}={show} belongs to the {fam} family, not to {tools_label(tool)}; "
@@ -481,8 +481,10 @@ class Inspector:
                 add = Finding("proxy", INFO if name.lower() == "no_proxy" else WARN,
                               f"{name}={show} ({fam}): read by {effect}; {way}", pid=pid, variable=name, family=fam)
             elif cloud_switch(name):
-                add = Finding("cloud-switch", ERROR if tool in (None, "claude") else WARN,
-                              f"{name}={show} ({fam} family): sends Claude Code's requests to a cloud provider; {way}",
+                owner = tools.cloud_switch_owner(name)
+                add = Finding("cloud-switch", ERROR if tool is None or (owner and tool == owner.name) else WARN,
+                              f"{name}={show} ({fam} family): sends {tools.switched_label(name)}'s requests to a cloud "
+                              f"provider; {way}",
                               pid=pid, variable=name, family=fam)
             elif own is not None and fam in client_families() and fam not in own:
                 add = Finding("foreign-family", ERROR,

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.importers.mapping import nonblank, parse_claude_settings, parse_codex_config, parse_toml_text
+from ccswitch_tui.importers.mapping import env_check, nonblank
 from ccswitch_tui.importers.model import Candidate, RowProblem, fail, skip
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Report
@@ -25,7 +26,6 @@ from ccswitch_tui.policy.shapes import holds_credential
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.terminal_text import visible
 
-SUPPORTED_APPS = ("claude", "codex")
 REQUIRED_COLUMNS = ("id", "app_type", "name", "settings_config")
 OPTIONAL_COLUMNS = ("website_url", "category", "notes", "meta", "sort_index", "created_at")
 
@@ -147,10 +147,16 @@ def first_line(text: Any) -> str:
     return ""
 
 
+def supported_apps() -> tuple[str, ...]:
+    """CC Switch's app types ccs imports: one per client whose importer reads them, in registry order."""
+    return tuple(app for s in tools.importable() if (app := tools.importer(s).cc_switch_app))
+
+
 def candidate_from_row(row: Row) -> Candidate:
     """One row → a candidate. Raises RowProblem."""
-    if row.app not in SUPPORTED_APPS:
-        raise skip(f"app type {row.app!r} is not supported by ccs (only {', '.join(SUPPORTED_APPS)})")
+    spec = tools.by_cc_switch_app(row.app)
+    if spec is None:
+        raise skip(f"app type {row.app!r} is not supported by ccs (only {', '.join(supported_apps())})")
     settings = row.settings
     if isinstance(settings, (str, bytes)):
         try:
@@ -162,37 +168,22 @@ def candidate_from_row(row: Row) -> Candidate:
         raise fail("settings_config is not a JSON object")
     meta, warnings = _meta(row.meta)
     kind = meta.get("providerType")
-    if kind in ("github_copilot", "codex_oauth") or (isinstance(meta.get("authBinding"), Mapping)
-                                                    and meta["authBinding"].get("source") == "managed_account"):
+    managed = {"github_copilot"} | {t for s in tools.importable() for t in tools.importer(s).managed_provider_types}
+    if kind in managed or (isinstance(meta.get("authBinding"), Mapping)
+                           and meta["authBinding"].get("source") == "managed_account"):
         raise skip(f"signs in through a managed account ({kind or 'authBinding'}), which ccs does not import")
 
-    app_label = "Claude Code" if row.app == "claude" else "Codex"
+    app_label = spec.label
     name = visible(row.name)  # a control character in the name or notes is kept as its escape: a profile is plain text
     origin = f"CC Switch {row.where}, {app_label} provider {name!r} (id {row.id})"
     description = visible(first_line(row.notes)) or f"{name} (imported from CC Switch)"
     website = row.website if row.website and row.website.startswith(("http://", "https://")) else None
     description, website = drop_credentials(name, description, website, warnings)
 
-    if row.app == "claude":
-        fmt = meta.get("apiFormat")
-        if isinstance(fmt, str) and fmt not in ("", "anthropic"):
-            raise skip(f"meta.apiFormat = {fmt!r}: CC Switch converts this endpoint's API through its own "
-                       "proxy; Claude Code cannot use it directly")
-        field_name = meta.get("apiKeyField") if isinstance(meta.get("apiKeyField"), str) else None
-        parsed = parse_claude_settings(settings, field_name)
-        return Candidate(source=row.source, origin=origin, provider_name=name, claude=parsed.fields,
-                         key=parsed.key, website=website, description=description,
-                         warnings=warnings + parsed.warnings)
-
-    config_text = settings.get("config", "")
-    if config_text is None:
-        config_text = ""
-    if not isinstance(config_text, str):
-        raise fail("settings_config.config is not a TOML text")
-    cparsed = parse_codex_config(parse_toml_text(config_text), settings.get("auth"), environ={})
-    return Candidate(source=row.source, origin=origin, provider_name=name, codex=cparsed.fields,
-                     key=cparsed.key, website=website, description=description,
-                     warnings=warnings + cparsed.warnings)
+    parsed = tools.importer(spec).from_cc_switch(settings, meta, env_check)
+    return Candidate(source=row.source, origin=origin, provider_name=name, tables={spec.name: parsed.fields},
+                     key=parsed.key, website=website, description=description,
+                     warnings=warnings + parsed.warnings)
 
 
 def drop_credentials(name: str, description: str, website: str | None, warnings: list[str]
@@ -252,10 +243,12 @@ def plan_cc_switch(planner: Planner, db: Path, config_json: Path | None, *, time
     for p in problems:
         planner.problem(p.split(": ", 1)[0], "error", p.split(": ", 1)[1] if ": " in p else p)
 
-    def rank(r: Row) -> int:
-        return SUPPORTED_APPS.index(r.app) if r.app in SUPPORTED_APPS else len(SUPPORTED_APPS)
+    apps = supported_apps()
 
-    for row in sorted(rows, key=rank):  # Claude Code rows first: merged profiles take their names
+    def rank(r: Row) -> int:
+        return apps.index(r.app) if r.app in apps else len(apps)
+
+    for row in sorted(rows, key=rank):  # the first client's rows first: merged profiles take their names
         try:
             candidate = candidate_from_row(row)
         except RowProblem as p:

@@ -75,9 +75,13 @@ def export_toml(store: Store, name: str) -> Exported:
 
 
 def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[str]]:
-    """The CC Switch shape for these profiles, key fields empty."""
+    """The CC Switch shape for these profiles, key fields empty: one app per client whose importer
+    names its CC Switch app, each entry as that importer writes it."""
+    from ccswitch_tui import tools
+
     warnings: list[str] = []
-    out: dict[str, Any] = {"claude": {"providers": {}, "current": ""}, "codex": {"providers": {}, "current": ""}}
+    apps = [(s, tools.importer(s)) for s in tools.importable() if tools.importer(s).cc_switch_app]
+    out: dict[str, Any] = {imp.cc_switch_app: {"providers": {}, "current": ""} for _, imp in apps}
     for p in profiles:
         common: dict[str, Any] = {"id": p.name, "name": p.provider.name}
         extra: dict[str, Any] = {"category": "custom"}
@@ -86,43 +90,17 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
         if p.description:
             extra["notes"] = p.description
         shared_env = _clean_env(p.env, "[env]", warnings)
-        if p.side("claude"):
-            c = p.side("claude")
-            key_field = "ANTHROPIC_AUTH_TOKEN" if c.auth == "token" else "ANTHROPIC_API_KEY"
-            env: dict[str, str] = {"ANTHROPIC_BASE_URL": c.base_url, key_field: ""}
-            env.update(c.model_vars())
-            env.update(shared_env)
-            env.update(_clean_env(c.env, "[claude.env]", warnings))
-            for name, ref in getattr(p, "secrets", {}).items():  # secondary credentials: empty, like the key
-                env[name] = ""
-                warnings.append(f"{p.name}: {name} exported empty (its value is in the keyring under {ref!r})")
-            out["claude"]["providers"][p.name] = {
-                **common, "settingsConfig": {"env": env}, **extra, "meta": {"apiKeyField": key_field},
-            }
-        if p.side("codex"):
-            x = p.side("codex")
-            doc = tomlkit.document()
-            doc.add("model_provider", x.provider_id)
-            doc.add("model", x.model)
-            if x.reasoning_effort:
-                doc.add("model_reasoning_effort", x.reasoning_effort)
-            providers = tomlkit.table(is_super_table=True)
-            entry = tomlkit.table()
-            entry.add("name", p.provider.name)
-            entry.add("base_url", x.base_url)
-            entry.add("wire_api", x.wire_api)
-            entry.add("requires_openai_auth", True)
-            providers.add(x.provider_id, entry)
-            doc.add("model_providers", providers)
-            if x.env or (p.env and not p.side("claude")):
-                warnings.append(f"{p.name}: [codex.env] / [env] have no place in a CC Switch Codex provider; "
-                                "not exported")
-            out["codex"]["providers"][p.name] = {
-                **common, "settingsConfig": {"auth": {"OPENAI_API_KEY": ""}, "config": tomlkit.dumps(doc)}, **extra,
-            }
-        if not p.side("claude") and not p.side("codex"):
-            warnings.append(f"{p.name}: serves neither Claude Code nor Codex; nothing to export in this format")
-        for other in (t for t in p.tools if t not in ("claude", "codex", "run")):
+        served = [(spec, imp) for spec, imp in apps if p.side(spec.name)]
+        for spec, imp in served:
+            elsewhere = any(other.carries_env for s, other in served if s is not spec)
+            entry = imp.to_cc_switch(p, p.side(spec.name), shared_env, elsewhere, _clean_env, warnings)
+            settings = entry.pop("settingsConfig")
+            out[imp.cc_switch_app]["providers"][p.name] = {**common, "settingsConfig": settings, **extra, **entry}
+        if not served:
+            labels = tools.client_labels("nor", [spec for spec, _ in apps])
+            warnings.append(f"{p.name}: serves neither {labels}; nothing to export in this format")
+        exported = {spec.name for spec, _ in apps}
+        for other in (t for t in p.tools if t not in exported and tools.get(t).launchable):
             warnings.append(f"{p.name}: [{other}] has no place in a CC Switch provider; not exported "
                             "(use --format toml)")
     return out, warnings

@@ -1,67 +1,30 @@
-"""The live configs of the clients: Claude Code's ``settings.json`` (its ``env`` table) and Codex's
-``config.toml`` + ``auth.json``. With ``scrub``, the imported key is then removed from the source
-files by an atomic rewrite that keeps everything else (TOML comments and order, other JSON keys)."""
+"""The clients' live configs (each client's importer knows its files: Claude Code's ``settings.json``,
+Codex's ``config.toml`` + ``auth.json``, …). With ``scrub``, the imported key is then removed from the
+source files by an atomic rewrite that keeps everything else (TOML comments and order, other JSON keys)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.atomic import atomic_write
-from ccswitch_tui.errors import UsageError
-from ccswitch_tui.importers.mapping import parse_claude_settings, parse_codex_config, parse_toml_text
-from ccswitch_tui.importers.model import Candidate, RowProblem
+from ccswitch_tui.importers.mapping import env_check
+from ccswitch_tui.importers.model import Candidate
 from ccswitch_tui.importers.naming import host_label, host_of, slugify
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Item, Report
 from ccswitch_tui.importers.scrub_text import scrub_json_text, scrub_toml_text
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.safe_read import read_text
+from ccswitch_tui.tools.spec import ToolSpec
 
 
-def _own_dir(environ: Mapping[str, str], name: str) -> str | None:
-    """$name, unless this runs inside a ccs child, where it is ccs's own per-profile folder."""
-    return None if environ.get("CCS_LAUNCH_ID") else environ.get(name)
-
-
-def claude_settings_path(environ: Mapping[str, str], home: Path) -> Path:
-    base = _own_dir(environ, "CLAUDE_CONFIG_DIR")
-    return (Path(base).expanduser() if base else home / ".claude") / "settings.json"
-
-
-def codex_home(environ: Mapping[str, str], home: Path) -> Path:
-    base = _own_dir(environ, "CODEX_HOME")
-    return Path(base).expanduser() if base else home / ".codex"
-
-
-def _read_text(path: Path, missing: str | None = "not found") -> str | None:
-    """The file's text. A missing file: UsageError with ``missing``, or None when ``missing`` is None."""
-    try:
-        return read_text(path)
-    except FileNotFoundError:
-        if missing is None:
-            return None
-        raise UsageError(f"{path}: {missing}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: cannot read: {decode_error_line(exc)}") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
-
-
-def _read_json(path: Path, required: bool = True) -> Any:
-    """The file's JSON (an empty file reads as {}); None for a missing file that is not required."""
-    text = _read_text(path, "not found" if required else None)
-    if text is None:
-        return None
-    if not text.strip():
-        return {}
-    try:
-        return loads_json(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; fix or move the file") from None
+def live_path(spec: ToolSpec, environ: Mapping[str, str]) -> Path:
+    """Where the client's live config is by default (its importer knows)."""
+    return tools.importer(spec).live_path(environ, home_dir(environ))
 
 
 def _name_for(base_url: str, name: str | None) -> tuple[str, str | None]:
@@ -78,60 +41,31 @@ class LivePlan:
     candidate: Candidate | None
     item: Item | None
     files: dict[str, Path]  # role → path ("settings", "config", "auth")
+    formats: dict[str, str]  # role → "json" | "toml"
 
 
-def plan_claude(planner: Planner, path: Path, name: str | None = None) -> LivePlan:
-    settings = _read_json(path)
-    report = Report(kind="claude", read=[str(path)], dry_run=planner.dry_run, items=planner.items)
-    source = str(path)
-    try:
-        if not isinstance(settings, Mapping):
-            raise RowProblem("error", "the file does not hold a JSON object")
-        parsed = parse_claude_settings(settings)
-    except RowProblem as p:
-        planner.problem(source, p.action, p.reason)
+def plan_live(planner: Planner, spec: ToolSpec, where: Path, name: str | None = None,
+              environ: Mapping[str, str] | None = None) -> LivePlan:
+    """Plan the import of the client's live config at ``where``."""
+    live = tools.importer(spec).read_live(where, environ or {}, env_check)
+    report = Report(kind=spec.name, read=live.read, dry_run=planner.dry_run, items=planner.items)
+    if live.parsed is None:
+        assert live.problem is not None
+        planner.problem(live.source, live.problem.action, live.problem.reason)
         planner.finish()
-        return LivePlan(report, None, None, {"settings": path})
-    provider_name, asked = _name_for(parsed.fields.base_url, name)
-    c = Candidate(source=source, origin=f"Claude Code settings {path}", provider_name=provider_name,
-                  claude=parsed.fields, key=parsed.key, name=asked,
-                  description=f"{provider_name} (imported from {path})", warnings=parsed.warnings)
-    item = planner.add(c)
-    planner.finish()
-    return LivePlan(report, c, item, {"settings": path})
-
-
-def plan_codex(planner: Planner, home: Path, name: str | None = None,
-               environ: Mapping[str, str] | None = None) -> LivePlan:
-    config_path, auth_path = home / "config.toml", home / "auth.json"
-    text = _read_text(config_path, "not found (use --home DIR for another Codex home)")
-    assert text is not None
-    auth = _read_json(auth_path, required=False)
-    report = Report(kind="codex", read=[str(config_path)] + ([str(auth_path)] if auth is not None else []),
-                    dry_run=planner.dry_run, items=planner.items)
-    files = {"config": config_path, "auth": auth_path}
-    source = str(config_path)
-    try:
-        try:
-            cfg = parse_toml_text(text)
-        except RowProblem as p:
-            raise UsageError(f"{config_path}: {p.reason.removeprefix('config is ')}") from None
-        parsed = parse_codex_config(cfg, auth, environ)
-    except RowProblem as p:
-        planner.problem(source, p.action, p.reason)
-        planner.finish()
-        return LivePlan(report, None, None, files)
+        return LivePlan(report, None, None, live.files, live.formats)
+    parsed = live.parsed
     provider_name, asked = _name_for(parsed.fields.base_url, name)
     if not name and parsed.provider_name and slugify(parsed.provider_name):
         provider_name = parsed.provider_name
-    c = Candidate(source=source, origin=f"Codex config {config_path}", provider_name=provider_name,
-                  codex=parsed.fields, key=parsed.key, name=asked,
-                  description=f"{provider_name} (imported from {config_path})", warnings=parsed.warnings)
+    c = Candidate(source=live.source, origin=live.origin, provider_name=provider_name,
+                  tables={spec.name: parsed.fields}, key=parsed.key, name=asked,
+                  description=f"{provider_name} (imported from {live.source})", warnings=parsed.warnings)
     if parsed.key_from and parsed.key_from.startswith("env:"):
         c.warnings.append(f"the key was read from ${parsed.key_from[4:]} in this environment")
     item = planner.add(c)
     planner.finish()
-    return LivePlan(report, c, item, files)
+    return LivePlan(report, c, item, live.files, live.formats)
 
 
 # --- scrub --------------------------------------------------------------------------------------
@@ -154,7 +88,7 @@ def key_is_safe(planner: Planner, plan: LivePlan) -> str | None:
 def scrub(planner: Planner, plan: LivePlan) -> None:
     """Remove every copy of the imported key from the live files (exact values), atomically."""
     why_not = key_is_safe(planner, plan)
-    roles = [r for r in ("settings", "config", "auth") if r in plan.files]
+    roles = list(plan.files)
     if why_not:
         plan.report.scrubbed.append({"path": str(plan.files[roles[0]]), "removed": [], "remaining": None,
                                      "note": f"not scrubbed: {why_not}"})
@@ -171,7 +105,7 @@ def scrub(planner: Planner, plan: LivePlan) -> None:
             text = read_text(real)
             if key not in text:
                 continue
-            new_text, removed = (scrub_toml_text if role == "config" else scrub_json_text)(text, key)
+            new_text, removed = (scrub_toml_text if plan.formats.get(role) == "toml" else scrub_json_text)(text, key)
         except (OSError, ValueError) as exc:  # changed or unreadable since the import read it
             entry["note"] = f"not scrubbed: cannot rewrite it safely ({exc}); remove the key by hand"
             plan.report.scrubbed.append(entry)

@@ -1,8 +1,8 @@
 """The importers' model: what a source entry becomes (a ``Candidate``, or a ``RowProblem`` saying why
 not), and the profiles a plan works on (``Slot``: one already on disk, or one the import creates).
 
-A Claude Code entry becomes a ``profile.ClaudeSide``, the same as a profile's; a Codex entry becomes
-a ``CodexFields``, which may leave the provider id to the profile's name.
+Each side is the client's own: what its importer (``tools.importer(spec)``) read, or a profile's
+side. The importer says how two sides compare.
 
 Nothing here reads or writes files.
 """
@@ -12,67 +12,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.importers.naming import host_of
 from ccswitch_tui.importers.report import Item
 from ccswitch_tui.model import Profile
-from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
-from ccswitch_tui.tools.claude import ClaudeSide
-from ccswitch_tui.tools.codex import CodexSide
+from ccswitch_tui.tools.importing import RowProblem, fail, norm_url, skip
 
-TOOL_SIDES = ("claude", "codex")
+__all__ = ["Candidate", "RowProblem", "Side", "Slot", "compared", "fail", "in_order", "norm_url", "skip"]
 
-
-class RowProblem(Exception):
-    """A source entry that is not imported; ``action`` is "skipped" (nothing to import) or "error"."""
-
-    def __init__(self, action: str, reason: str):
-        super().__init__(reason)
-        self.action = action
-        self.reason = reason
+Side = Any  # a client's side: what its importer read, or a profile's
 
 
-def skip(reason: str) -> RowProblem:
-    return RowProblem("skipped", reason)
+def in_order(sides: dict[str, Side]) -> dict[str, Side]:
+    """The sides in registry order (the order a profile's tables are written in)."""
+    return {s.name: sides[s.name] for s in tools.importable() if sides.get(s.name) is not None}
 
 
-def fail(reason: str) -> RowProblem:
-    return RowProblem("error", reason)
-
-
-def norm_url(url: str) -> str:
-    """A base URL as the importers compare it: surrounding blanks and trailing slashes dropped."""
-    return url.strip().rstrip("/")
-
-
-@dataclass(frozen=True)
-class CodexFields:
-    """The [codex] table an import brings. Unlike ``profile.CodexSide``, the provider id may be left
-    to the profile's name (None: ``default_provider_id`` once the profile is named), and there is no
-    env table to import."""
-
-    base_url: str
-    model: str
-    provider_id: str | None = None
-    reasoning_effort: str | None = None
-    wire_api: str = "responses"
-
-
-Side = ClaudeSide | CodexSide | CodexFields
-
-
-def compared(side: Side) -> dict[str, Any]:
-    """The settings that make two sides of one tool the same setup: the base URL (as ``norm_url``
-    has it), then Claude Code's auth, models and env, or Codex's model and reasoning effort (its
-    provider id and env are not compared)."""
-    if isinstance(side, ClaudeSide):
-        return {
-            "base_url": norm_url(side.base_url),
-            "auth": side.auth,
-            **{f: getattr(side, f) for f in CLAUDE_MODEL_VARS.values()},
-            "env": dict(sorted(side.env.items())),
-        }
-    return {"base_url": norm_url(side.base_url), "model": side.model, "reasoning_effort": side.reasoning_effort,
-            "wire_api": side.wire_api}
+def compared(tool: str, side: Side) -> dict[str, Any]:
+    """The settings that make two sides of one tool the same setup (the client's importer says which:
+    the base URL as ``norm_url`` has it, and its models, auth, env …)."""
+    return tools.importer(tools.get(tool)).compared(side)
 
 
 @dataclass
@@ -82,16 +41,15 @@ class Candidate:
     source: str                      # short reference shown in the report, e.g. "db:claude/abc"
     origin: str                      # a longer description for the profile's header comment
     provider_name: str
-    claude: ClaudeSide | None = None
-    codex: CodexFields | None = None
+    tables: dict[str, Side] = field(default_factory=dict)  # tool → the side this entry brings
     key: str | None = field(default=None, repr=False)
     website: str | None = None
     description: str = ""
     name: str | None = None          # a profile name asked for (--name)
     warnings: list[str] = field(default_factory=list)
 
-    def sides(self) -> dict[str, ClaudeSide | CodexFields]:
-        return {t: getattr(self, t) for t in TOOL_SIDES if getattr(self, t) is not None}
+    def sides(self) -> dict[str, Side]:
+        return in_order(self.tables)
 
     def hosts(self) -> set[str]:
         return {host_of(f.base_url) for f in self.sides().values()} - {""}
@@ -105,8 +63,7 @@ class Slot:
     provider_name: str
     provider_base_url: str
     key_ref: str | None
-    claude: ClaudeSide | None = None
-    codex: CodexSide | CodexFields | None = None   # a profile's own side, or one an import brings
+    tables: dict[str, Side] = field(default_factory=dict)   # a profile's own sides, or ones an import brings
     existing: bool = False
     website: str | None = None
     description: str = ""
@@ -122,13 +79,16 @@ class Slot:
     def of_profile(cls, p: Profile) -> Slot:
         return cls(
             name=p.name, provider_name=p.provider.name, provider_base_url=p.provider.base_url,
-            key_ref=p.key_id, claude=p.side("claude"), codex=p.side("codex"),
+            key_ref=p.key_id, tables={s.name: p.side(s.name) for s in tools.importable() if p.side(s.name)},
             existing=True, website=p.provider.website, description=p.description,
         )
 
     def side(self, tool: str) -> Side | None:
-        return getattr(self, tool)
+        return self.tables.get(tool)
+
+    def sides(self) -> dict[str, Side]:
+        return in_order(self.tables)
 
     def hosts(self) -> set[str]:
-        urls = [self.provider_base_url] + [f.base_url for f in (self.claude, self.codex) if f is not None]
+        urls = [self.provider_base_url] + [f.base_url for f in self.sides().values()]
         return {host_of(u) for u in urls} - {""}

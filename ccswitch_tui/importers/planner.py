@@ -21,6 +21,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.importers.model import Candidate, RowProblem, Slot, compared, fail, norm_url, skip
 from ccswitch_tui.importers.naming import host_label, slugify, with_suffix
@@ -160,7 +161,7 @@ class Planner:
     def _place(self, c: Candidate, item: Item) -> None:
         sides = c.sides()
         if not sides:
-            raise skip("serves neither Claude Code nor Codex")
+            raise skip(f"serves neither {tools.client_labels('nor', tools.importable())}")
         if c.key is not None and has_control_chars(c.key):
             raise fail("the key holds control characters (a NUL, tab, newline or escape), which no environment "
                        "variable can carry; fix the key in the source and import again")
@@ -170,7 +171,7 @@ class Planner:
         for s in self.slots:
             if self._relation(c, s) is None:
                 continue
-            if all(s.side(t) is not None and compared(s.side(t)) == compared(f) for t, f in sides.items()):
+            if all(s.side(t) is not None and compared(t, s.side(t)) == compared(t, f) for t, f in sides.items()):
                 self._settle_key(c, s, item)
                 item.profile = s.name
                 if all(t in s.claimed for t in sides):
@@ -211,13 +212,13 @@ class Planner:
                 continue
             missing = [t for t in sides if s.side(t) is None]
             common = [t for t in sides if s.side(t) is not None]
-            if not missing or any(compared(s.side(t)) != compared(sides[t]) for t in common):
+            if not missing or any(compared(t, s.side(t)) != compared(t, sides[t]) for t in common):
                 continue
             host = sorted(c.hosts() & s.hosts())
             if not (common or host or same_text(c.provider_name, s.provider_name)):
                 continue
             for t in missing:
-                setattr(s, t, sides[t])
+                s.tables[t] = sides[t]
                 if s.existing:
                     s.added.append((t, c.origin))
             for t in sides:
@@ -242,9 +243,9 @@ class Planner:
         # 4. a new profile
         name = self._new_name(c)
         kid, state = self._key_for_new(c, name)
-        first = sides.get("claude") or sides["codex"]
+        first = next(iter(sides.values()))  # the first in registry order gives the provider's URL
         s = Slot(name=name, provider_name=c.provider_name, provider_base_url=first.base_url, key_ref=kid,
-                 claude=c.claude, codex=c.codex, website=c.website, description=c.description,
+                 tables=dict(sides), website=c.website, description=c.description,
                  origins=[c.origin], sources=[c.source], items=[item], dirty=True,
                  new_key=kid if state == "stored" else None, claimed=dict.fromkeys(sides, c.source))
         self.slots.append(s)
@@ -339,7 +340,7 @@ class Planner:
 def _differences(c: Candidate, s: Slot) -> list[str]:
     out = []
     for t, f in c.sides().items():
-        mine, theirs = compared(f), compared(s.side(t))
+        mine, theirs = compared(t, f), compared(t, s.side(t))
         for k in mine:
             if mine[k] != theirs[k]:
                 out.append(f"{t}.{k} ({_short(theirs[k])} → {_short(mine[k])})")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ccswitch_tui import tools
 from ccswitch_tui.atomic import locked
 from ccswitch_tui.importers.report import Report
 from ccswitch_tui.paths import ensure_private_dir
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
     from ccswitch_tui.profiles.store import Store
 
 
-KINDS = ("cc-switch", "claude", "codex")
 IMPORT_LOCK = ".import.lock"  # in the profiles folder, beside the store's own .lock
 
 
@@ -49,9 +49,9 @@ def one_import_at_a_time(store: Store, dry_run: bool, on_wait: Callable[[str], N
 
 @dataclass(frozen=True)
 class Source:
-    kind: str  # cc-switch | claude | codex
+    kind: str  # cc-switch, or the name of a client whose importer reads its live config
     label: str
-    path: Path  # CC Switch's database, Claude Code's settings.json, or the Codex home
+    path: Path  # CC Switch's database, or where the client's live config is (a file or a folder)
 
     @property
     def exists(self) -> bool:
@@ -59,15 +59,16 @@ class Source:
 
 
 def default_sources(environ: Mapping[str, str]) -> list[Source]:
-    """Where `ccs import cc-switch|claude|codex` look when given no path."""
+    """Where `ccs import cc-switch` and `ccs import NAME` (each client with an importer) look when
+    given no path."""
     from ccswitch_tui.importers.cc_switch import default_dir
-    from ccswitch_tui.importers.live import claude_settings_path, codex_home, home_dir
+    from ccswitch_tui.importers.live import home_dir
 
     home = home_dir(environ)
     return [
         Source("cc-switch", "CC Switch's providers", default_dir(home) / "cc-switch.db"),
-        Source("claude", "Claude Code's live settings", claude_settings_path(environ, home)),
-        Source("codex", "Codex's live config", codex_home(environ, home)),
+        *(Source(s.name, tools.importer(s).live_label, tools.importer(s).live_path(environ, home))
+          for s in tools.importable()),
     ]
 
 
@@ -87,14 +88,10 @@ def _import(source: Source, store: Store, keys: KeyStore, environ: Mapping[str, 
         from ccswitch_tui.importers.cc_switch import plan_cc_switch
 
         report = plan_cc_switch(planner, source.path, source.path.parent / "config.json")
-    elif source.kind == "claude":
-        from ccswitch_tui.importers.live import plan_claude
-
-        report = plan_claude(planner, source.path).report
     else:
-        from ccswitch_tui.importers.live import plan_codex
+        from ccswitch_tui.importers.live import plan_live
 
-        report = plan_codex(planner, source.path, None, environ).report
+        report = plan_live(planner, tools.get(source.kind), source.path, None, environ).report
     if not dry_run:
         planner.apply()
     return report

@@ -8,13 +8,11 @@ from typing import Any
 
 import tomlkit
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.importers.model import Candidate, CodexFields, Slot, fail, norm_url
+from ccswitch_tui.importers.model import Candidate, Side, Slot, fail
 from ccswitch_tui.importers.naming import slugify
 from ccswitch_tui.profiles.store import validate_text
-from ccswitch_tui.tools.claude import MODEL_VARS as CLAUDE_MODEL_VARS
-from ccswitch_tui.tools.claude import ClaudeSide
-from ccswitch_tui.tools.codex import CodexSide, default_provider_id
 
 MIN_KEY_CHECK = 8  # shorter "keys" are placeholders; searching texts for them finds only noise
 
@@ -23,32 +21,18 @@ def today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
-def claude_table(f: ClaudeSide, provider_base_url: str) -> Any:
+def side_table(tool: str, side: Side, provider_base_url: str, profile_name: str) -> Any:
+    """The profile table for an imported side, as its client's importer writes it."""
+    fields = tools.importer(tools.get(tool)).table(side, provider_base_url, profile_name)
     t = tomlkit.table()
-    if norm_url(f.base_url) != norm_url(provider_base_url):
-        t.add("base_url", f.base_url)
-    t.add("auth", f.auth)
-    for name in CLAUDE_MODEL_VARS.values():
-        if getattr(f, name):
-            t.add(name, getattr(f, name))
-    if f.env:
-        env = tomlkit.table()
-        for k, v in f.env.items():
-            env.add(k, v)
-        t.add("env", env)
-    return t
-
-
-def codex_table(f: CodexSide | CodexFields, provider_base_url: str, profile_name: str) -> Any:
-    t = tomlkit.table()
-    if norm_url(f.base_url) != norm_url(provider_base_url):
-        t.add("base_url", f.base_url)
-    t.add("model", f.model)
-    t.add("provider_id", f.provider_id or default_provider_id(profile_name))
-    if f.reasoning_effort:
-        t.add("reasoning_effort", f.reasoning_effort)
-    if f.wire_api != "responses":
-        t.add("wire_api", f.wire_api)
+    for k, v in fields.items():
+        if isinstance(v, dict):
+            sub = tomlkit.table()
+            for name, value in v.items():
+                sub.add(name, value)
+            t.add(k, sub)
+        else:
+            t.add(k, v)
     return t
 
 
@@ -71,13 +55,13 @@ def render_new(s: Slot) -> str:
     if s.website:
         prov.add("website", s.website)
     doc.add("provider", prov)
-    if s.claude:
-        doc.add("claude", claude_table(s.claude, s.provider_base_url))
-    if s.codex:
-        doc.add("codex", codex_table(s.codex, s.provider_base_url, s.name))
+    sides = s.sides()
+    for tool, side in sides.items():
+        doc.add(tool, side_table(tool, side, s.provider_base_url, s.name))
     run = tomlkit.table()
-    run.add("export", ["openai"] if s.codex else ["anthropic"])
-    model = (s.codex.model if s.codex else None) or (s.claude.model if s.claude else None)
+    leading = sorted(sides, key=lambda t: tools.importer(tools.get(t)).run_rank)  # the side [run] follows first
+    run.add("export", [tools.importer(tools.get(leading[0])).run_export] if leading else ["anthropic"])
+    model = next((m for t in leading if (m := getattr(sides[t], "model", None))), None)
     if model:
         run.add("model", model)
     doc.add("run", run)
@@ -88,8 +72,7 @@ def render_added(doc: Any, s: Slot) -> str:
     """An existing profile's document with the tables this import adds, each with a comment saying
     where it came from."""
     for tool, origin in s.added:
-        f = s.side(tool)
-        t = codex_table(f, s.provider_base_url, s.name) if tool == "codex" else claude_table(f, s.provider_base_url)
+        t = side_table(tool, s.side(tool), s.provider_base_url, s.name)
         t.comment(f"added by ccs import from {origin} on {today()}")
         doc.add(tool, t)
     return tomlkit.dumps(doc)
@@ -97,10 +80,11 @@ def render_added(doc: Any, s: Slot) -> str:
 
 def check_alone(c: Candidate) -> None:
     """Validate the profile this candidate alone would make, so a bad URL is reported on its row."""
-    first = c.claude or c.codex
-    assert first is not None
+    sides = c.sides()
+    assert sides
+    first = next(iter(sides.values()))
     probe = Slot(name="import-check", provider_name=c.provider_name or "x", provider_base_url=first.base_url,
-                 key_ref="import-check", claude=c.claude, codex=c.codex, website=c.website,
+                 key_ref="import-check", tables=dict(sides), website=c.website,
                  description=c.description)
     try:
         text = render_new(probe)

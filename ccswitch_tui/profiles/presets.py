@@ -9,6 +9,7 @@ from pathlib import Path
 
 import tomlkit
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store, validate_text
@@ -64,12 +65,14 @@ def new_profile_text(
     *,
     base_url: str | None = None,
     key: str | None = None,
-    claude_model: str | None = None,
-    codex_model: str | None = None,
     provider_name: str | None = None,
     models: Mapping[str, str] | None = None,
+    tool_models: Mapping[str, str] | None = None,
 ) -> str:
     """The text of a new profile: a preset (comments kept) with the given fields set, or a blank one.
+
+    ``tool_models`` (a spec's own ``--NAME-model`` option) add the table with the fields the spec
+    gives a new one; ``models`` (``--model TOOL=MODEL``) add a bare table.
 
     The result is validated by the caller through the store when it is saved.
     """
@@ -89,8 +92,8 @@ def new_profile_text(
         prov.add("base_url", base_url)
         prov.add("key", key or name)
         doc.add("provider", prov)
-        if not claude_model and not codex_model and not models:
-            doc.add("claude", tomlkit.table())
+        if not tool_models and not models:
+            doc.add(tools.default_client().name, tomlkit.table())
         run = tomlkit.table()
         run.add("export", ["openai"])
         doc.add("run", run)
@@ -98,27 +101,20 @@ def new_profile_text(
     prov = doc["provider"]
     if base_url:
         prov["base_url"] = base_url
-        from ccswitch_tui.tools import names
-
-        for table in names():  # one URL for every tool: drop the preset's own per-tool URLs
+        for table in tools.names():  # one URL for every tool: drop the preset's own per-tool URLs
             if table in doc and "base_url" in doc[table]:
                 del doc[table]["base_url"]
     if key:
         prov["key"] = key
-    if claude_model:
-        if "claude" not in doc:
-            doc.add("claude", tomlkit.table())
-        doc["claude"]["model"] = claude_model
-    if codex_model:
-        if "codex" not in doc:
+    for tool, model in (tool_models or {}).items():
+        if tool not in doc:
             t = tomlkit.table()
-            t.add("model", codex_model)
-            from ccswitch_tui.tools.codex import default_provider_id
-
-            t.add("provider_id", default_provider_id(name))
-            doc.add("codex", t)
+            t.add("model", model)
+            for k, v in tools.get(tool).new_table_fields(name).items():
+                t.add(k, v)
+            doc.add(tool, t)
         else:
-            doc["codex"]["model"] = codex_model
+            doc[tool]["model"] = model
     for tool, model in (models or {}).items():  # --model TOOL=MODEL: the table is added when missing
         if tool not in doc:
             doc.add(tool, tomlkit.table())

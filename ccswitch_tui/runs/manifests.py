@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import Paths, ensure_private_dir
@@ -228,13 +229,10 @@ def env_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, list[st
 
 
 def user_argv(manifest: Mapping[str, Any]) -> list[str]:
-    """The run's argv as the user gave it: without the options ccs adds to Claude Code's
-    (``--settings <ccs-settings.json>``, ``--setting-sources user``)."""
+    """The run's argv as the user gave it: without the options ccs adds to the client's (its spec
+    knows which)."""
     argv = [str(a) for a in manifest.get("argv") or []]
-    if manifest.get("tool") != "claude" or not argv:
+    tool = manifest.get("tool")
+    if tool not in tools.names() or not argv:
         return argv
-    out, rest = argv[:1], argv[1:]
-    while len(rest) >= 2 and (rest[:2] == ["--setting-sources", "user"]
-                              or (rest[0] == "--settings" and rest[1].endswith("ccs-settings.json"))):
-        rest = rest[2:]
-    return out + rest
+    return tools.get(str(tool)).user_argv(argv)

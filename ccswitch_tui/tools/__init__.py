@@ -8,11 +8,14 @@ export, the CLI and the TUI all iterate over the registry. Client modules never 
 from __future__ import annotations
 
 import importlib
+import re
+from collections.abc import Sequence
 from functools import cache
 
 from ccswitch_tui import policy
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
+from ccswitch_tui.tools.importing import ClientImporter
 from ccswitch_tui.tools.spec import ToolSpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
@@ -68,6 +71,62 @@ def recognise(exe: str, script: str | None) -> str | None:
         if exe in s.exe_names or (script is not None and script.endswith(s.scripts)):
             return s.name
     return None
+
+
+def default_client() -> ToolSpec:
+    """The client ccs picks when none is named (a blank profile's table, a launch hint): the spec
+    that says ``default = True``, else the first client."""
+    return next((s for s in clients() if s.default), clients()[0])
+
+
+def importable() -> tuple[ToolSpec, ...]:
+    """The clients whose own configs `ccs import` reads (their spec names an importer), in registry order."""
+    return tuple(s for s in clients() if s.importer)
+
+
+def importer(spec: ToolSpec) -> ClientImporter:
+    """The spec's importer (``IMPORTER`` of the module it names under tools/), loaded on first use:
+    only `ccs import` and the TUI's import dialog need it."""
+    if not spec.importer:
+        raise UsageError(f"ccs cannot import {spec.label}'s own configuration")
+    return importlib.import_module(f"{__name__}.{spec.importer}").IMPORTER
+
+
+def by_cc_switch_app(app: str) -> ToolSpec | None:
+    """The client whose importer reads CC Switch's rows of this ``app_type``."""
+    return next((s for s in importable() if importer(s).cc_switch_app == app), None)
+
+
+def cloud_switch_owner(name: str) -> ToolSpec | None:
+    """The client a cloud-switch variable turns to a cloud platform."""
+    return next((s for s in clients() if any(re.fullmatch(rx, name) for rx in s.cloud_switches)), None)
+
+
+def probe_hint(situation: str, default: str = "") -> str:
+    """What `ccs check` suggests in a situation ("anthropic:not-found"), in the words of the client
+    that speaks that API; ``default`` when no spec has one."""
+    return next((s.probe_hints[situation] for s in clients() if situation in s.probe_hints), default)
+
+
+def switched_label(name: str) -> str:
+    """The label of the client a cloud-switch variable turns to a cloud platform, for messages."""
+    owner = cloud_switch_owner(name)
+    return owner.label if owner else "the client"
+
+
+def joined(words: Sequence[str], last: str = "and") -> str:
+    """"A, B and C" (``last`` may be "or", "nor", "/")."""
+    words = list(words)
+    if len(words) <= 1:
+        return "".join(words)
+    sep = " / " if last == "/" else ", "
+    tail = " / " if last == "/" else f" {last} "
+    return sep.join(words[:-1]) + tail + words[-1]
+
+
+def client_labels(last: str = "and", specs: Sequence[ToolSpec] | None = None) -> str:
+    """The clients' labels for a message: "Claude Code, Codex, Gemini CLI and OpenCode"."""
+    return joined([s.label for s in (clients() if specs is None else specs)], last)
 
 
 def require(profile: Profile, tool: str) -> ToolSpec:

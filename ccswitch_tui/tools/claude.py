@@ -185,6 +185,16 @@ class ClaudeSpec(ToolSpec):
     short = "Claude"
     program = "claude"
     install_hint = "install it with `npm install -g @anthropic-ai/claude-code`"
+    default = True  # a blank profile serves Claude Code
+    importer = "claude_import"  # `ccs import claude`, CC Switch's claude rows
+    proxy_note = "sends even loopback requests through it unless NO_PROXY covers them"
+    model_option = "[claude].model (ANTHROPIC_MODEL)."
+    probe_hints = {
+        "anthropic:double-v1": "remove the trailing /v1 from the base_url (Claude Code appends /v1/messages itself)",
+        "anthropic:not-found": "check the base_url's path prefix: Claude Code posts to {base_url}/v1/messages, so "
+                               "base_url must stop before /v1 (e.g. https://host/api or https://host/anthropic)",
+        "anthropic:auth": "check the auth kind ([claude].auth)",
+    }
     tui_key = "c"
     fields = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
     families = {"claude": r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR"}
@@ -235,6 +245,14 @@ class ClaudeSpec(ToolSpec):
             return None
         sid = newest_session_id((Path(config_dir) / "projects").glob("*/*.jsonl"), since)
         return None if sid is None else f"--resume {sid}"
+
+    def user_argv(self, argv: Sequence[str]) -> list[str]:
+        """Without ``--settings <ccs-settings.json>`` and ``--setting-sources user``."""
+        out, rest = list(argv[:1]), list(argv[1:])
+        while len(rest) >= 2 and (rest[:2] == ["--setting-sources", "user"]
+                                  or (rest[0] == "--settings" and rest[1].endswith(SETTINGS_FILE))):
+            rest = rest[2:]
+        return out + rest
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         side: ClaudeSide = profile.sides["claude"]

@@ -16,6 +16,9 @@ from ccswitch_tui.model import Profile
 
 OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+# What a client's bare `--version` runs with, when its package does not say its version: no cloud
+# metadata lookup, no update check, no traffic besides the answer
+VERSION_PROBE_ENV = {"AWS_EC2_METADATA_DISABLED": "true", "DISABLE_AUTOUPDATER": "1", **CLAUDE_QUIET_ENV}
 
 
 def is_official(base_url: str) -> bool:

@@ -149,6 +149,12 @@ class ToolSpec:
     editor: tuple[EditorField, ...] = ()
     secret_fields: tuple[str, ...] = ()  # fields of its table that an export must empty
     official_hosts: frozenset[str] = frozenset()  # its vendor's own API: quiet is off by default there
+    default: bool = False  # the client ccs picks when none is named (a blank profile's table)
+    importer: str | None = None  # module under tools/ whose IMPORTER reads the client's own configs (`ccs import`)
+    proxy_note: str | None = None  # how it treats a proxy variable, when that surprises (doctor's shell findings)
+    model_option: str | None = None  # help of `ccs new --NAME-model`; None: only `--model NAME=MODEL`
+    model_example: str | None = None  # a model it serves, for examples in help texts
+    probe_hints: Mapping[str, str] = {}  # "api:situation" → what `ccs check` suggests (the client's own words)
 
     # --- the profile table ----------------------------------------------------------------------
 
@@ -168,6 +174,10 @@ class ToolSpec:
         if "env" in out:
             out["env"] = dict(side.env)
         return out
+
+    def new_table_fields(self, profile_name: str) -> dict[str, Any]:
+        """Fields besides ``model`` that `ccs new --NAME-model` writes into a table it adds."""
+        return {}
 
     def env_tables(self, side: Any) -> dict[str, Mapping[str, str]]:
         """The side's variable tables, by their place in the file (``[claude.env]``)."""
@@ -209,6 +219,10 @@ class ToolSpec:
         """After an interactive session: the client arguments that resume the session the launch
         wrote since ``since`` (epoch seconds), e.g. ``--resume ID``; None when there is none."""
         return None
+
+    def user_argv(self, argv: Sequence[str]) -> list[str]:
+        """A launch's argv as the user gave it: without the options ccs adds to the client's."""
+        return list(argv)
 
     def process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None,
                          runs: LaunchRecords) -> list[Finding]:

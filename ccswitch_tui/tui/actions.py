@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from ccswitch_tui import tools
+
 
 @dataclass(frozen=True)
 class Action:
@@ -50,8 +52,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("check", "p", "Check", "Probe this profile's endpoints (result in Overview)"),
     Action("edit", "e", "Edit", "Edit this profile in a form (comments in the file are kept)"),
     Action("new", "n", "New", "New profile from a preset", needs_profile=False),
-    Action("import_profiles", "i", "Import", "Import providers from CC Switch or the live Claude Code / Codex "
-           "configs (the report of `ccs import`)", needs_profile=False),
+    Action("import_profiles", "i", "Import", "Import providers from CC Switch or the live "
+           f"{tools.client_labels('/', tools.importable())} configs (the report of `ccs import`)", needs_profile=False),
     Action("duplicate", "d", "Duplicate", "Copy this profile under a new name", show=False),
     Action("delete", "delete", "Delete", "Delete this profile file (asks first; the key stays)", show=False,
            key_display="del"),

@@ -41,10 +41,12 @@ from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
 from ccswitch_tui.tui.widgets.running import RunningView
 
+_IMPORTED = tools.client_labels("and", tools.importable())  # the clients whose live configs `i` reads
 EMPTY_STATE = (
     "No profiles yet.\n\n"
     "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
-    "providers you already use: CC Switch's, or the ones in your live Claude Code and Codex configs.\n\n"
+    f"providers you already use: CC Switch's, or the ones in your live {_IMPORTED} "
+    "configs.\n\n"
     "Profiles are files in {folder}."
 )
 NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
@@ -425,7 +427,7 @@ class CcsApp(App[None]):
         if view is None:
             return
         scope = "any process with routing variables" if self.show_all_processes else \
-            "Claude Code, Codex and ccs-launched processes"
+            f"{', '.join(s.label for s in tools.clients())} and ccs-launched processes"
         # the key first: the line is cut at the pane's width (half of an 80-column terminal)
         status = "a: toggle all · " + (event.error or f"{len(event.processes)} running — {scope}; "
                                                       f"refreshed every {self.running_interval:g} s")

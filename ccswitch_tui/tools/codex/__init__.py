@@ -82,6 +82,11 @@ class CodexSpec(ToolSpec):
     short = "Codex"
     program = "codex"
     install_hint = "install it with `npm install -g @openai/codex`"
+    importer = "codex.importing"  # `ccs import codex`, CC Switch's codex rows
+    model_option = "[codex].model; adds a [codex] table when missing."
+    model_example = "gpt-4.1"
+    probe_hints = {"openai:no-responses": 'if it serves Chat Completions, set wire_api = "chat" in the profile\'s '
+                                          "[codex] table and ccs translates for Codex"}
     tui_key = "x"
     fields = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
     families = {"codex": r"CODEX_.*|CCS_CODEX_API_KEY"}
@@ -119,6 +124,9 @@ class CodexSpec(ToolSpec):
             env=c.env_table(t.get("env"), "[codex.env]"),
             wire_api=c.choice(t, "wire_api", "[codex]", WIRE_APIS) or "responses",
         )
+
+    def new_table_fields(self, profile_name: str) -> dict[str, Any]:
+        return {"provider_id": default_provider_id(profile_name)}
 
     def summary(self, side: CodexSide) -> list[str]:
         out = [f"model={side.model}"]

@@ -8,10 +8,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Markdown
 
+from ccswitch_tui import tools
 from ccswitch_tui.tui.actions import ACTIONS
 
-ABOUT = """\
-**ccs** launches Claude Code, Codex and SDK programs against exactly one provider, with the key
+_CLIENTS = ", ".join(s.label for s in tools.clients())
+ABOUT = f"""\
+**ccs** launches {_CLIENTS} and SDK programs against exactly one provider, with the key
 from the OS keyring and an environment built from nothing.
 
 | Tab | Shows |
@@ -19,7 +21,7 @@ from the OS keyring and an environment built from nothing.
 | Overview | provider, base URLs per tool, models, key id with mask and fingerprint, injected variables, problems |
 | Environment | the exact environment the tool would get (`ccs env`), with where each variable comes from |
 | Diff | that environment against the shell ccs started from: this is where contamination shows |
-| Running | Claude Code, Codex and ccs-launched processes with their findings (`ccs ps`), refreshed every 2 s |
+| Running | {_CLIENTS} and ccs-launched processes with their findings (`ccs ps`), refreshed every 2 s |
 | Runs | this profile's run manifests, newest first, drift from the previous run (a labeled run: its round) |
 
 Launching hands the terminal to the tool; when it exits you are back here with its exit status.

@@ -14,6 +14,7 @@ from textual.lazy import Lazy
 from textual.message import Message
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
+from ccswitch_tui import tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.service import Detail, RunRow, ToolView
@@ -188,7 +189,9 @@ class RunsView(Vertical):
             self._show_run(table.cursor_row)
         else:
             self.query_one("#run-detail", Static).update(Content.styled(
-                "No runs yet. Launch with c (Claude Code), x (Codex), r (a command) or s (a shell); "
+                "No runs yet. Launch with "
+                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.clients() if s.tui_key)
+                + "r (a command) or s (a shell); "
                 "each launch writes a manifest here.", "$text-muted"))
 
     @staticmethod

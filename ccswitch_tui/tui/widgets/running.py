@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from ccswitch_tui import tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 
@@ -80,7 +81,8 @@ class RunningView(Vertical):
         else:
             self.selected_pid = None
             self.query_one("#inspect-body", Static).update(Content.styled(
-                "No Claude Code, Codex or ccs-launched process is running.", "$text-muted"))
+                f"No {', '.join(s.label for s in tools.clients())} or ccs-launched process is running.",
+                "$text-muted"))
 
     def _select(self, pid: int | None) -> None:
         if pid != self.selected_pid:
