@@ -218,6 +218,15 @@ class ClaudeSpec(ToolSpec):
             env=c.env_table(t.get("env"), "[claude.env]"),
         )
 
+    def url_fix(self, url: str) -> tuple[str, str] | None:
+        base = url.rstrip("/")
+        if base.endswith("/v1") and base[:-3].count("/") >= 2:
+            return base[:-3], "Claude Code appends /v1/messages, so requests would go to …/v1/v1/messages"
+        return None
+
+    def endpoint(self, side: ClaudeSide) -> str | None:
+        return side.base_url.rstrip("/") + "/v1/messages"
+
     def summary(self, side: ClaudeSide) -> list[str]:
         return [f"{k}={v}" for k, v in side.model_vars().items()] or ["Claude Code's own default models"]
 
@@ -279,11 +288,8 @@ class ClaudeSpec(ToolSpec):
         ours = {f"env.{k}" for k in settings_env} | ({"model"} if c.model else set())
         layers = settings_layers(cwd, config_dir, parent_env)
         refusals, warnings = layer_refusals(layers, ours, isolate)
-        if c.base_url.rstrip("/").endswith("/v1"):
-            warnings.append(
-                f"[claude].base_url {c.base_url} ends in /v1; Claude Code appends /v1/messages, "
-                "so requests will go to …/v1/v1/messages"
-            )
+        if fix := self.url_fix(c.base_url):
+            warnings.append(f"[claude].base_url {c.base_url} ends in /v1; {fix[1]}: set it to {fix[0]}")
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user = share.user_home(parent_env)
         state, shared, share_warnings = share.claude_state(pieces, user, config_dir)

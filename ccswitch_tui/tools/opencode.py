@@ -142,6 +142,9 @@ class OpenCodeSpec(ToolSpec):
             extra={"config_dir": str(home / "config"), "quiet": quiet},
         )
 
+    def endpoint(self, side: OpenCodeSide) -> str | None:
+        return side.base_url.rstrip("/") + "/chat/completions"
+
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         side: OpenCodeSide = profile.sides["opencode"]
         return [chat_probe(plan.base_urls[f"provider.{side.provider_id}.options.baseURL"], side.model)]
