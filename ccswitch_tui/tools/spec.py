@@ -46,6 +46,7 @@ class ProbeSpec:
     method: str = "POST"
     body: Mapping[str, Any] | None = None
     fallback: ProbeSpec | None = None  # tried when this one answers 404/405
+    note: str | None = None  # how the model was chosen, when the client picks it (not the profile)
 
 
 @dataclass(frozen=True)
