@@ -148,8 +148,8 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--preset", help="Start from a preset (see `ccs presets`).")
 @click.option("--base-url", "base_urls", multiple=True, metavar="[TOOL=]URL",
-              help="The provider's base URL (with a preset: every tool's), or TOOL=URL for one tool's "
-                   "(e.g. claude=https://host/api). Repeatable.")
+              help="The provider's base URL (with a preset: every tool's), or TOOL=URL for one tool's. "
+                   "Repeatable.")
 @click.option("--key", "key_id", help='Key id in the keyring, or "env:VAR".')
 @click.option("--claude-model", help="[claude].model (ANTHROPIC_MODEL).")
 @click.option("--codex-model", help="[codex].model; adds a [codex] table when missing.")
@@ -199,7 +199,8 @@ def _base_urls(items: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
         tool, sep, url = item.partition("=")
         if sep and re.fullmatch(r"[a-z][a-z0-9_-]*", tool):
             if not url.strip():
-                raise UsageError(f"--base-url {item!r}: write TOOL=URL, e.g. --base-url claude=https://host/api")
+                raise UsageError(f"--base-url {item!r}: write TOOL=URL, e.g. --base-url "
+                                 f"{tools.clients()[0].name}=https://host/api")
             tools.get(tool)  # an unknown tool is one line naming the known ones
             if tool in per_tool:
                 raise UsageError(f"--base-url {tool}=… given twice; give each tool one URL")
