@@ -58,3 +58,25 @@ def test_launch_names_them_too(ccs, base_env, stubs, clients_bin, key_id):
     assert "kept out ANTHROPIC_MODEL, OPENAI_BASE_URL" in line and "stale-model" not in r.stderr
     r = ccs("launch", "--no-env-note", "p", "claude", "--", "-p", "hi", env=env, timeout=90)
     assert r.returncode == 0 and note_lines(r.stderr) == []
+
+
+def test_the_note_imports_nothing_heavy(tmp_path):
+    """The note is built on the launch path: with a stale variable in the shell it still imports no
+    textual, httpx, rich or aiohttp."""
+    import os
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from ccswitch_tui.cli import run\n"
+        "codes = [run(['new', 'p', '--preset', 'taotoken', '--key', 'env:LIGHT_KEY'])]\n"
+        "codes.append(run(['run', 'p', '--', 'true']))\n"
+        "heavy = ('textual', 'httpx', 'rich', 'aiohttp')\n"
+        "print(codes, sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY, "OPENAI_BASE_URL": STALE_URL}
+    env.pop("CCS_ENV_NOTE", None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1] == "[0, 0] []", r.stderr
+    assert any("replaced OPENAI_BASE_URL" in line for line in lines)
