@@ -353,7 +353,7 @@ def test_command(server, make, ccs, dead_port, silent_port, tmp_path):
     data = json.loads(r.stdout)
     assert r.returncode == 0 and [x["tool"] for x in data["results"]] == ["codex"] and data["failed"] == 0
     assert set(data["results"][0]) == {"profile", "tool", "api", "method", "url", "model", "outcome", "ok",
-                                       "http_status", "latency_ms", "detail", "hint", "proxy"}
+                                       "http_status", "latency_ms", "detail", "hint", "proxy", "model_note"}
     for args in (["check", "echo"], ["check", "echo", "--json"], ["check", "--all"], ["check", "--all", "--json"]):
         r = ccs(*args, env=env)
         outputs += [r.stdout, r.stderr]

@@ -195,7 +195,10 @@ def test_show_errors(ccs, ccs_home: Paths):
 def test_new_from_preset_keeps_the_preset_text(ccs, ccs_home: Paths):
     r = ccs("new", "tt", "--preset", "taotoken")
     path = ccs_home.profiles / "tt.toml"
-    assert ok(r).splitlines() == [f"created {path}", "next: store its key with `ccs key set taotoken`"]
+    assert ok(r).splitlines() == [f"created {path}", "URLs each tool will use:",
+                                  "  claude    https://taotoken.net/api  → https://taotoken.net/api/v1/messages",
+                                  "  codex     https://taotoken.net/api  → https://taotoken.net/api/responses",
+                                  "next: store its key with `ccs key set taotoken`"]
     text = path.read_text(encoding="utf-8")
     assert text == (ROOT / "profiles" / "taotoken.toml").read_text(encoding="utf-8")
     assert text.startswith("# TaoToken — https://taotoken.net\n")
@@ -216,7 +219,8 @@ def test_new_from_flags(ccs, ccs_home: Paths):
            "--claude-model", "claude-x", "--codex-model", "codex-y"))
     p = Store(ccs_home).load("gw")
     assert (p.provider.name, p.provider.base_url, p.key_id) == ("gw", "https://gw.example/v1", "gw-key")
-    assert p.side("claude") is not None and p.side("claude").model == "claude-x" and p.side("claude").base_url == "https://gw.example/v1"
+    assert p.side("claude") is not None and p.side("claude").model == "claude-x"
+    assert p.side("claude").base_url == "https://gw.example"  # Claude Code appends /v1/messages: fixed
     assert p.side("codex") is not None and (p.side("codex").model, p.side("codex").provider_id) == ("codex-y", "gw")
     assert p.tools == ("claude", "codex", "run")
 

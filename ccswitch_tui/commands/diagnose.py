@@ -205,6 +205,9 @@ def _results_text(results: list[Any]) -> str:
     lines = [table(rows, ["PROFILE", "TOOL", "OUTCOME", "HTTP", "LATENCY", "REQUEST"])] if rows else \
         ["nothing to probe"]
     for r in results:
+        if r.note:
+            lines.append(f"  {r.profile}/{r.tool} model={r.model}: {r.note}")
+    for r in results:
         if not r.ok:
             text = "; ".join(x for x in (r.detail, r.hint) if x)
             lines.append(f"  {r.profile}/{r.tool} {r.outcome}: {text}")

@@ -109,6 +109,22 @@ def _warn(plan: LaunchPlan) -> None:
         click.echo(visible(f"ccs: warning: {w}"), err=True)
 
 
+ENV_NOTE_VAR = "CCS_ENV_NOTE"  # "0": no line about the shell's routing variables
+env_note_option = click.option(
+    "--no-env-note", is_flag=True,
+    help=f"Say nothing about the shell's routing variables the launch keeps out (or set {ENV_NOTE_VAR}=0).")
+
+
+def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
+    """One stderr line naming the shell's routing variables the launch keeps out (names only)."""
+    if silent or ctx.environ.get(ENV_NOTE_VAR, "").strip().lower() in ("0", "false", "no", "off"):
+        return
+    from ccswitch_tui.launch.environment import shell_routing_note
+
+    if note := shell_routing_note(ctx.environ, plan.env):
+        click.echo(visible(f"ccs: {note} (--no-env-note or {ENV_NOTE_VAR}=0 silences this)"), err=True)
+
+
 @click.command("launch", context_settings={"ignore_unknown_options": True})
 @click.argument("profile")
 @click.argument("tool")
@@ -116,12 +132,13 @@ def _warn(plan: LaunchPlan) -> None:
 @click.option("--isolate", is_flag=True, help="Load only ccs's own settings layers (no project settings).")
 @click.option("--force", is_flag=True, help="Launch despite a settings override (recorded in the manifest).")
 @nested_option
+@env_note_option
 @record_options
 @click.argument("tool_args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
 def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
-               nested: bool, record: bool | None, record_bodies: bool, strict_model: bool, label: str | None,
-               outcomes: str | None, task_column: str | None, success_column: str | None,
+               nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool, strict_model: bool,
+               label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
                tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
     from ccswitch_tui.launch import launcher as launch
@@ -138,6 +155,7 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
+    _env_note(ctx, prep.plan, no_env_note)
     status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
@@ -145,12 +163,13 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 @click.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("profile")
 @nested_option
+@env_note_option
 @record_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_ctx
-def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, record_bodies: bool, strict_model: bool,
-            label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
-            command: tuple[str, ...]) -> int:
+def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool,
+            strict_model: bool, label: str | None, outcomes: str | None, task_column: str | None,
+            success_column: str | None, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
     from ccswitch_tui.launch import launcher as launch
 
@@ -158,6 +177,7 @@ def run_cmd(ctx: Context, profile: str, nested: bool, record: bool | None, recor
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
+    _env_note(ctx, prep.plan, no_env_note)
     status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 

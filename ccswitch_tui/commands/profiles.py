@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -157,16 +158,18 @@ _MODEL_EXAMPLE = next((f"{s.name}={s.model_example}" for s in tools.clients() if
 @click.command("new")
 @click.argument("name")
 @click.option("--preset", help="Start from a preset (see `ccs presets`).")
-@click.option("--base-url", help="The provider's base URL.")
+@click.option("--base-url", "base_urls", multiple=True, metavar="[TOOL=]URL",
+              help="The provider's base URL (with a preset: every tool's), or TOOL=URL for one tool's. "
+                   "Repeatable.")
 @click.option("--key", "key_id", help='Key id in the keyring, or "env:VAR".')
 @_model_options
 @click.option("--model", "models", multiple=True, metavar="TOOL=MODEL",
               help=f"That tool's model (e.g. {_MODEL_EXAMPLE}); adds its table when missing. Repeatable.")
 @pass_ctx
-def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, key_id: str | None,
+def new_cmd(ctx: Context, name: str, preset: str | None, base_urls: tuple[str, ...], key_id: str | None,
             models: tuple[str, ...], **tool_models: str | None) -> None:
-    """Create a profile, from a preset or from a base URL."""
-    from ccswitch_tui.profiles.presets import new_profile_text
+    """Create a profile, from a preset or from a base URL, and say the URL each tool will use."""
+    from ccswitch_tui.profiles.presets import new_profile
 
     check_name(name)
     chosen: dict[str, str] = {}
@@ -177,11 +180,17 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
         tools.get(tool)  # an unknown tool is one line naming the known ones
         chosen[tool] = model
     own = {s.name: m for s in tools.clients() if (m := tool_models.get(f"{s.name}_model"))}
-    text = new_profile_text(name, preset, base_url=base_url, key=key_id, tool_models=own, models=chosen)
-    p = ctx.store.save_text(name, text, create=True)
+    base_url, tool_urls = _base_urls(base_urls)
+    new = new_profile(name, preset, base_url=base_url, key=key_id, tool_models=own, models=chosen,
+                      tool_urls=tool_urls)
+    p = ctx.store.save_text(name, new.text, create=True)
     click.echo(f"created {ctx.store.path_for(name)}")
     if base_url and preset:
-        click.echo(f"every tool goes to {base_url} (the preset's per-tool URLs were replaced)")
+        click.echo(f"--base-url {base_url} replaced the preset's URLs (the per-tool ones too)")
+    if new.urls:
+        click.echo("URLs each tool will use:")
+        for line in new.urls:
+            click.echo(visible(f"  {line}"))
     present, _error = _key_presence(ctx, [p.key_id])
     if p.key_id.startswith("env:"):
         if not present.get(p.key_id):
@@ -191,6 +200,28 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_url: str | None, k
         click.echo(f"key {p.key_id} is already stored; launch with `ccs launch {name} {served}`")
     else:
         click.echo(f"next: store its key with `ccs key set {p.key_id}`")
+
+
+def _base_urls(items: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """--base-url URL (one, for every tool) and --base-url TOOL=URL (one tool's; repeatable)."""
+    common: str | None = None
+    per_tool: dict[str, str] = {}
+    for item in items:
+        tool, sep, url = item.partition("=")
+        if sep and re.fullmatch(r"[a-z][a-z0-9_-]*", tool):
+            if not url.strip():
+                raise UsageError(f"--base-url {item!r}: write TOOL=URL, e.g. --base-url "
+                                 f"{tools.clients()[0].name}=https://host/api")
+            tools.get(tool)  # an unknown tool is one line naming the known ones
+            if tool in per_tool:
+                raise UsageError(f"--base-url {tool}=… given twice; give each tool one URL")
+            per_tool[tool] = url
+        elif common is not None:
+            raise UsageError(f"--base-url given twice ({common}, {item}); give one URL for every tool, "
+                             "and TOOL=URL for one tool's")
+        else:
+            common = item
+    return common, per_tool
 
 
 @click.command("cp")

@@ -54,6 +54,7 @@ class Probe:
     fallback: Probe | None = None  # tried when this one answers 404/405 (a models list that is not served)
     key_id: str = "ID"  # for the hints: the profile's key id
     plan_error: str | None = None  # the side's launch cannot even be planned (nothing is sent)
+    note: str | None = None  # how the model was chosen, when the client picks it (the spec says)
 
     def signature(self) -> tuple[Any, ...]:
         return (self.method, self.url, self.model, self.auth, self.proxy)
@@ -76,6 +77,7 @@ class ProbeResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
     # a key-missing result: the key's error itself, for a front end to word its way out (``remedy``)
     key_error: CcsError | None = field(default=None, compare=False, repr=False)
+    note: str | None = None  # how the model was chosen, when the client picks it
 
     @property
     def ok(self) -> bool:
@@ -89,6 +91,8 @@ class ProbeResult:
             msg += f" in {self.latency_ms} ms"
         if self.detail:
             msg += f"; {self.detail}"
+        if self.note:
+            msg += f"; {self.note}"
         if self.hint:
             msg += f"; {self.hint}"
         return Finding(self.outcome, INFO if self.ok else ERROR, msg, path=f"{self.profile}/{self.tool}")
@@ -108,6 +112,7 @@ class ProbeResult:
             "detail": self.detail,
             "hint": self.hint,
             "proxy": redact_url(self.proxy) if self.proxy else None,
+            "model_note": self.note,
         }
 
 
@@ -163,7 +168,7 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
 
         def probe(p: ProbeSpec, side: str = side, env: Mapping[str, str] = env) -> Probe:
             return Probe(profile.name, side, p.api, p.method, p.url, p.model, p.auth, p.body,
-                         proxy_for(p.url, env), probe(p.fallback) if p.fallback else None)
+                         proxy_for(p.url, env), probe(p.fallback) if p.fallback else None, note=p.note)
 
         out += [probe(p) for p in spec.probes(plan, profile)]
     return out
@@ -345,7 +350,7 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
         return text.replace(key, mask(key)) if key and key in text else text
 
     base = ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, probe.model, "?",
-                       proxy=probe.proxy)
+                       proxy=probe.proxy, note=probe.note)
     try:
         # The client (and its TLS setup) is made before the clock starts: the latency is the request's.
         with _client(probe, timeout) as client:
@@ -393,7 +398,8 @@ def _sibling_models(probe: Probe, headers: Mapping[str, str], timeout: float) ->
 
 def _key_failure(probe: Probe, error: CcsError | None) -> ProbeResult:
     return ProbeResult(probe.profile, probe.tool, probe.api, probe.method, probe.url, probe.model, "key-missing",
-                       detail=str(error) if error else "no key", hint="nothing was sent", key_error=error)
+                       detail=str(error) if error else "no key", hint="nothing was sent", key_error=error,
+                       note=probe.note)
 
 
 def check_profiles(

@@ -222,6 +222,7 @@ def plan_cc_switch(planner: Planner, db: Path, config_json: Path | None, *, time
         report.read.append(str(db))
     except SourceError as exc:
         problems.append(str(exc))
+    db_absent = not db.exists()  # only the legacy config.json, say: no error when that one is read
     db_keys = {(r.app, r.id) for r in rows}
     legacy_missing = True
     if config_json is not None and config_json.exists():
@@ -240,6 +241,8 @@ def plan_cc_switch(planner: Planner, db: Path, config_json: Path | None, *, time
         where = f"{db}" + ("" if legacy_missing or config_json is None else f" or {config_json}")
         raise UsageError(f"no CC Switch data could be read from {where}: {'; '.join(problems)}"
                          + ("" if db.exists() else " (use --db PATH)"))
+    if db_absent:
+        problems = [p for p in problems if not p.startswith(f"{db}: ")]
     for p in problems:
         planner.problem(p.split(": ", 1)[0], "error", p.split(": ", 1)[1] if ": " in p else p)
 

@@ -76,7 +76,8 @@ class Report:
             if it.key_id and it.action in ("created", "merged", "unchanged"):
                 fp = f", {it.fingerprint}" if it.fingerprint else ""
                 hint = f" — store it with `ccs key set {it.key_id}`" if it.key == "missing" else ""
-                lines.append(f"          key {it.key_id} ({it.key}{fp}){hint}")
+                state = "would store" if self.dry_run and it.key == "stored" else it.key
+                lines.append(f"          key {it.key_id} ({state}{fp}){hint}")
             for w in it.warnings:
                 lines.append(f"          warning: {w}")
         for s in self.scrubbed:

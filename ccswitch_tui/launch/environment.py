@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ccswitch_tui.policy import matters
+from ccswitch_tui.policy import matters, routing_family
 
 NOISE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 # Past this many harmless names, a summary gives their count only.
@@ -53,3 +53,17 @@ def diff_env(before: Mapping[str, str], after: Mapping[str, str]) -> EnvDiff:
         removed={k: before[k] for k in sorted(keys_b - keys_a)},
         changed={k: (before[k], after[k]) for k in sorted(keys_a & keys_b) if before[k] != after[k]},
     )
+
+
+def shell_routing_note(parent: Mapping[str, str], child: Mapping[str, str]) -> str | None:
+    """One line naming the shell's routing variables (a client's family, proxies, cloud switches) that
+    a launch keeps out or replaces with the profile's, as the TUI's Diff does; names only, never values.
+    None when the shell holds none."""
+    d = diff_env(parent, child)
+    gone = [k for k in d.removed if routing_family(k) is not None]
+    replaced = [k for k in d.changed if routing_family(k) is not None]
+    if not (gone or replaced):
+        return None
+    parts = ([f"kept out {', '.join(gone)}"] if gone else []) + (
+        [f"replaced {', '.join(replaced)} with the profile's"] if replaced else [])
+    return f"the shell's routing variables: {'; '.join(parts)}"

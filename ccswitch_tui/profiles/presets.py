@@ -10,7 +10,7 @@ from pathlib import Path
 import tomlkit
 
 from ccswitch_tui import tools
-from ccswitch_tui.errors import UsageError
+from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store, validate_text
 from ccswitch_tui.tools.checker import check_key_id, check_name
@@ -59,6 +59,15 @@ def load_preset(name: str) -> Preset:
     return Preset(name, text, validate_text(name, text, str(path))[1])
 
 
+@dataclass(frozen=True)
+class NewProfileText:
+    """A new profile's text, and what to tell its creator: the URL each client will use, and any URL
+    that was fixed because the client would have misused it."""
+
+    text: str
+    urls: tuple[str, ...]
+
+
 def new_profile_text(
     name: str,
     preset: str | None = None,
@@ -68,14 +77,84 @@ def new_profile_text(
     provider_name: str | None = None,
     models: Mapping[str, str] | None = None,
     tool_models: Mapping[str, str] | None = None,
+    tool_urls: Mapping[str, str] | None = None,
 ) -> str:
     """The text of a new profile: a preset (comments kept) with the given fields set, or a blank one.
 
-    ``tool_models`` (a spec's own ``--NAME-model`` option) add the table with the fields the spec
-    gives a new one; ``models`` (``--model TOOL=MODEL``) add a bare table.
-
     The result is validated by the caller through the store when it is saved.
     """
+    return new_profile(name, preset, base_url=base_url, key=key, provider_name=provider_name, models=models,
+                       tool_models=tool_models, tool_urls=tool_urls).text
+
+
+def new_profile(
+    name: str,
+    preset: str | None = None,
+    *,
+    base_url: str | None = None,
+    key: str | None = None,
+    provider_name: str | None = None,
+    models: Mapping[str, str] | None = None,
+    tool_models: Mapping[str, str] | None = None,
+    tool_urls: Mapping[str, str] | None = None,
+) -> NewProfileText:
+    """``new_profile_text`` with the URL each client will use. ``tool_urls`` sets one client's URL
+    (``--base-url TOOL=URL``): one the client would misuse is refused. A URL a client inherits (the
+    provider's, or the one ``base_url`` gives every tool) that it would misuse is fixed in its own
+    table, by the client's own rule (its spec's ``url_fix``), and said."""
+    doc = _new_document(name, preset, base_url=base_url, key=key, provider_name=provider_name,
+                        models=models, tool_models=tool_models)
+    explicit = dict(tool_urls or {})
+    for tool, url in explicit.items():
+        spec = tools.get(tool)
+        if "base_url" not in spec.fields:
+            raise UsageError(f"--base-url {tool}=URL: {spec.label} has no base URL of its own; "
+                             f"give one of: {', '.join(s.name for s in tools.specs() if 'base_url' in s.fields)}")
+        if fix := spec.url_fix(url):
+            raise UsageError(f"--base-url {tool}={url}: {fix[1]}; give --base-url {tool}={fix[0]}")
+        if tool not in doc:
+            doc.add(tool, tomlkit.table())
+        doc[tool]["base_url"] = url
+    where = f"the new profile {name!r}"
+    try:
+        profile = validate_text(name, tomlkit.dumps(doc), where)[1]
+    except CcsError:  # the store says what is wrong, where, when the caller saves it
+        return NewProfileText(tomlkit.dumps(doc), ())
+    notes: dict[str, str] = {}
+    for spec in tools.specs():
+        side = profile.sides.get(spec.name)
+        url = spec.base_url(side) if side is not None and spec.name not in explicit else None
+        if url and (fix := spec.url_fix(url)):
+            if spec.name not in doc:
+                doc.add(spec.name, tomlkit.table())
+            doc[spec.name]["base_url"] = fix[0]
+            notes[spec.name] = (f"{url} was changed to {fix[0]}: {fix[1]} "
+                                f"(another URL: --base-url {spec.name}=URL)")
+    text = tomlkit.dumps(doc)
+    profile = validate_text(name, text, where)[1] if notes else profile
+    urls: list[str] = []
+    for spec in tools.specs():
+        side = profile.sides.get(spec.name)
+        url = spec.base_url(side) if side is not None else None
+        if not url:
+            continue
+        end = spec.endpoint(side)
+        urls.append(f"{spec.name:<9} {url}" + (f"  → {end}" if end and end != url else ""))
+        if spec.name in notes:
+            urls.append(f"{'':<9} {notes[spec.name]}")
+    return NewProfileText(text, tuple(urls))
+
+
+def _new_document(
+    name: str,
+    preset: str | None,
+    *,
+    base_url: str | None,
+    key: str | None,
+    provider_name: str | None,
+    models: Mapping[str, str] | None,
+    tool_models: Mapping[str, str] | None,
+) -> tomlkit.TOMLDocument:
     check_name(name)
     if key is not None and not key.startswith("env:"):
         check_key_id(key)
@@ -119,7 +198,7 @@ def new_profile_text(
         if tool not in doc:
             doc.add(tool, tomlkit.table())
         doc[tool]["model"] = model
-    return tomlkit.dumps(doc)
+    return doc
 
 
 def copy_profile_text(store: Store, name: str, new_name: str) -> str:

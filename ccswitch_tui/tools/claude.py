@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,9 @@ SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
 _ROUTING_ENV = re.compile(r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL")
 _ROUTING_TOP = ("apiKeyHelper", "model")
-DEFAULT_MODEL = "claude-sonnet-4-5"  # what `ccs check` asks for when a profile names no Claude model at all
+# Measured with Claude Code 2.1.332 (`claude -p`, API key or token): with no ANTHROPIC_MODEL its main
+# model is its opus tier, ANTHROPIC_DEFAULT_OPUS_MODEL when set, else this id of its own.
+CLIENT_DEFAULT_MODEL = "claude-opus-5-5"
 
 AUTH = ("token", "api-key")  # "token" → ANTHROPIC_AUTH_TOKEN, "api-key" → ANTHROPIC_API_KEY
 MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that sets it
@@ -74,6 +76,19 @@ class ClaudeSide:
     @property
     def key_var(self) -> str:
         return "ANTHROPIC_API_KEY" if self.auth == "api-key" else "ANTHROPIC_AUTH_TOKEN"
+
+
+def launch_model(models: Mapping[str, str]) -> tuple[str, str | None]:
+    """The main model a launch with these model variables sends, and a note when Claude Code picks it
+    (not the profile's ANTHROPIC_MODEL)."""
+    if models.get("ANTHROPIC_MODEL"):
+        return models["ANTHROPIC_MODEL"], None
+    if models.get("ANTHROPIC_DEFAULT_OPUS_MODEL"):
+        return models["ANTHROPIC_DEFAULT_OPUS_MODEL"], (
+            "no [claude].model: Claude Code picks its own default, its opus tier, which [claude].opus sets")
+    return CLIENT_DEFAULT_MODEL, (
+        f"no [claude].model or .opus: Claude Code picks its own default, {CLIENT_DEFAULT_MODEL} "
+        "(measured with Claude Code 2.1.332)")
 
 
 def managed_settings_path(env: Mapping[str, str]) -> Path:
@@ -228,6 +243,15 @@ class ClaudeSpec(ToolSpec):
             env=c.env_table(t.get("env"), "[claude.env]"),
         )
 
+    def url_fix(self, url: str) -> tuple[str, str] | None:
+        base = url.rstrip("/")
+        if base.endswith("/v1") and base[:-3].count("/") >= 2:
+            return base[:-3], "Claude Code appends /v1/messages, so requests would go to …/v1/v1/messages"
+        return None
+
+    def endpoint(self, side: ClaudeSide) -> str | None:
+        return side.base_url.rstrip("/") + "/v1/messages"
+
     def summary(self, side: ClaudeSide) -> list[str]:
         return [f"{k}={v}" for k, v in side.model_vars().items()] or ["Claude Code's own default models"]
 
@@ -256,8 +280,8 @@ class ClaudeSpec(ToolSpec):
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         side: ClaudeSide = profile.sides["claude"]
-        model = side.model or side.sonnet or side.opus or side.haiku or DEFAULT_MODEL
-        return [anthropic_probe(plan.base_urls["ANTHROPIC_BASE_URL"], model, side.auth)]
+        model, note = launch_model(plan.models)  # the model the launch sends, from the same plan
+        return [replace(anthropic_probe(plan.base_urls["ANTHROPIC_BASE_URL"], model, side.auth), note=note)]
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
         rows, found = layer_findings(ctx.cwd, ctx.environ)
@@ -297,11 +321,8 @@ class ClaudeSpec(ToolSpec):
         ours = {f"env.{k}" for k in settings_env} | ({"model"} if c.model else set())
         layers = settings_layers(cwd, config_dir, parent_env)
         refusals, warnings = layer_refusals(layers, ours, isolate)
-        if c.base_url.rstrip("/").endswith("/v1"):
-            warnings.append(
-                f"[claude].base_url {c.base_url} ends in /v1; Claude Code appends /v1/messages, "
-                "so requests will go to …/v1/v1/messages"
-            )
+        if fix := self.url_fix(c.base_url):
+            warnings.append(f"[claude].base_url {c.base_url} ends in /v1; {fix[1]}: set it to {fix[0]}")
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user = share.user_home(parent_env)
         state, shared, share_warnings = share.claude_state(pieces, user, config_dir)

@@ -217,6 +217,9 @@ class GeminiSpec(ToolSpec):
             extra={"gemini_home": str(home), "quiet": quiet},
         )
 
+    def endpoint(self, side: GeminiSide) -> str | None:
+        return f"{side.base_url.rstrip('/')}/v1beta/models/{side.model}:streamGenerateContent"
+
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         base, model = plan.base_urls["GOOGLE_GEMINI_BASE_URL"], plan.models["GEMINI_MODEL"]
         body = {"contents": [{"role": "user", "parts": [{"text": "ping"}]}],

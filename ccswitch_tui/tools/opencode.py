@@ -9,6 +9,13 @@ Measured with opencode 1.18.33 against a loopback stub:
   ``opencode.json``/``.opencode/``, ``OPENCODE_CONFIG_DIR``, ``OPENCODE_CONFIG_CONTENT``. ccs's file
   sits in ``OPENCODE_CONFIG_DIR`` (beats the project), and ``OPENCODE_DISABLE_PROJECT_CONFIG=1``
   keeps a project file from adding providers or a ``small_model`` that goes elsewhere.
+- Its configuration layers, measured with ``opencode debug config`` (each key merged separately): the
+  global ``$XDG_CONFIG_HOME/opencode/`` (``~/.config/opencode/``) ``config.json``, ``opencode.json``,
+  ``opencode.jsonc`` (comments allowed); then ``OPENCODE_CONFIG`` (a file); then the project's
+  ``opencode.json[c]`` and ``.opencode/opencode.json[c]`` in every directory from the working one up to
+  the git root (up to ``/`` outside a repository; the nearer wins; ``OPENCODE_DISABLE_PROJECT_CONFIG=1``
+  drops them all); then ``OPENCODE_CONFIG_DIR``'s files; then ``OPENCODE_CONFIG_CONTENT``. ``doctor``
+  reads them (``config_layers``).
 - Sessions, the database and ``auth.json`` live in ``$XDG_DATA_HOME/opencode``: each profile gets
   its own (``XDG_CONFIG_HOME``/``XDG_STATE_HOME`` stay the user's, which a nested ccs needs).
 - Besides the provider it fetches models.opencode.ai (stopped by ``OPENCODE_DISABLE_MODELS_FETCH``)
@@ -25,13 +32,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, FileToWrite, LaunchPlan, Profile, Provider, new_launch_id
+from ccswitch_tui.model import (
+    ERROR,
+    SOURCE_ROUTING,
+    SOURCE_TOOL,
+    WARN,
+    FileToWrite,
+    Finding,
+    LaunchPlan,
+    Profile,
+    Provider,
+    new_launch_id,
+)
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.policy import redact_url, shown
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, chat_probe
 
 KEY_VAR = "CCS_OPENCODE_API_KEY"
 CONFIG = "opencode.json"
@@ -142,9 +161,145 @@ class OpenCodeSpec(ToolSpec):
             extra={"config_dir": str(home / "config"), "quiet": quiet},
         )
 
+    def endpoint(self, side: OpenCodeSide) -> str | None:
+        return side.base_url.rstrip("/") + "/chat/completions"
+
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         side: OpenCodeSide = profile.sides["opencode"]
         return [chat_probe(plan.base_urls[f"provider.{side.provider_id}.options.baseURL"], side.model)]
+
+    def doctor(self, ctx: DoctorContext) -> DoctorPart:
+        """The configuration layers of an OpenCode started by hand in ``ctx.cwd`` from this shell."""
+        rows: list[dict[str, Any]] = []
+        part = DoctorPart("opencode_layers", rows,
+                          lines=["opencode configuration layers (highest first; each key merged separately)"])
+        project_seen = False
+        for kind, path in config_layers(ctx.cwd, ctx.environ):
+            keys, error = read_config_layer(path)
+            if keys is None and error is None and kind != "global":
+                continue  # the many places a project file may be: only those that exist are listed
+            project_seen |= kind == "project"
+            rows.append({"kind": kind, "path": str(path), "exists": keys is not None or error is not None,
+                         "error": error, "routing": keys or {}})
+            state = "absent" if keys is None and error is None else (error or (
+                ", ".join(f"{k}={v}" for k, v in (keys or {}).items()) or "no routing keys"))
+            part.lines.append(f"  {kind:<8} {path}: {state}")
+            if error:
+                part.findings.append(Finding("settings-invalid", WARN, f"{kind} OpenCode config {error}; OpenCode "
+                                             "may refuse or ignore it; fix the file", path=str(path)))
+            for k, v in (keys or {}).items():
+                if kind == "project":
+                    severity, effect = ERROR, (
+                        f"which an OpenCode started in {ctx.cwd} follows (it beats the global config); ccs "
+                        "launches are not affected (they set OPENCODE_DISABLE_PROJECT_CONFIG=1)")
+                elif kind == "global" and k.split(".")[0] == "disabled_providers":
+                    severity, effect = WARN, (
+                        "which every OpenCode reads, ccs launches included: a profile whose provider id it "
+                        "names gets no provider")
+                else:
+                    severity, effect = WARN, (
+                        "which an OpenCode started directly follows; ccs launches are not affected (their own "
+                        "config dir sets model, small_model, provider and enabled_providers)")
+                part.findings.append(Finding(
+                    "settings-override", severity,
+                    f"{kind} OpenCode config sets {k}={v}, {effect}; remove it from the file to choose the "
+                    "provider in one place", path=str(path), variable=k))
+        if not project_seen:
+            dirs = _project_dirs(ctx.cwd)
+            part.lines.append(f"  project  no opencode.json[c] or .opencode/ from {ctx.cwd} up to {dirs[-1]}")
+        return part
+
+
+# --- doctor: the configuration layers at rest -------------------------------------------------------
+
+ROUTING_KEYS = ("model", "small_model", "provider", "enabled_providers", "disabled_providers")
+CONFIG_NAMES = ("opencode.jsonc", "opencode.json")  # read in each project directory and .opencode/
+
+
+def config_layers(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """Every OpenCode configuration file that applies to ``cwd`` from this shell, highest precedence
+    first (OPENCODE_CONFIG_CONTENT, a value, is the shell's to report)."""
+    out: list[tuple[str, Path]] = []
+    if environ.get("OPENCODE_CONFIG_DIR"):
+        out += [("dir", Path(environ["OPENCODE_CONFIG_DIR"]) / n) for n in CONFIG_NAMES]
+    if environ.get("OPENCODE_DISABLE_PROJECT_CONFIG", "").lower() not in ("1", "true"):
+        for folder in _project_dirs(cwd):
+            out += [("project", folder / ".opencode" / n) for n in CONFIG_NAMES]
+            out += [("project", folder / n) for n in CONFIG_NAMES]
+    if environ.get("OPENCODE_CONFIG"):
+        out.append(("env", Path(environ["OPENCODE_CONFIG"])))
+    home = Path(environ.get("HOME") or Path.home())
+    base = Path(environ["XDG_CONFIG_HOME"]) if environ.get("XDG_CONFIG_HOME") else home / ".config"
+    out += [("global", base / "opencode" / n) for n in (*CONFIG_NAMES, "config.json")]
+    return out
+
+
+def _project_dirs(cwd: Path) -> list[Path]:
+    """``cwd`` and its parents up to the git root (the folder holding ``.git``), or to ``/``."""
+    out: list[Path] = []
+    for folder in (cwd, *cwd.parents):
+        out.append(folder)
+        if (folder / ".git").exists():
+            break
+    return out
+
+
+def read_config_layer(path: Path) -> tuple[dict[str, str] | None, str | None]:
+    """(the routing keys the file sets, shown without secrets; None when absent), or an error line."""
+    try:
+        text = read_text(path)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None, None
+    except UnicodeDecodeError as exc:
+        return None, f"{path}: cannot read: {decode_error_line(exc)}"
+    except OSError as exc:
+        return None, f"{path}: cannot read: {exc.strerror or exc}"
+    try:
+        data = loads_json(strip_jsonc(text))
+    except ValueError as exc:
+        return None, f"{path}: not valid JSON(C): {exc}"
+    if not isinstance(data, dict):
+        return None, f"{path}: not a JSON object"
+    keys: dict[str, str] = {}
+    for k in ROUTING_KEYS:
+        if k not in data:
+            continue
+        value = data[k]
+        if k == "provider" and isinstance(value, dict):
+            for pid, entry in value.items():
+                opts = entry.get("options") if isinstance(entry, dict) else None
+                opts = opts if isinstance(opts, dict) else {}
+                url = opts.get("baseURL")
+                keys[f"provider.{pid}"] = redact_url(str(url)) if url else "(its default endpoint)"
+                if "apiKey" in opts:
+                    keys[f"provider.{pid}.options.apiKey"] = shown("apiKey", str(opts["apiKey"]))
+        else:
+            keys[k] = value if isinstance(value, str) else json.dumps(value)
+    return keys, None
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments (``//``, ``/* */``) and trailing commas, as plain JSON (strings kept)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
 
 
 TOOL = OpenCodeSpec()

@@ -46,6 +46,7 @@ class ProbeSpec:
     method: str = "POST"
     body: Mapping[str, Any] | None = None
     fallback: ProbeSpec | None = None  # tried when this one answers 404/405
+    note: str | None = None  # how the model was chosen, when the client picks it (not the profile)
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,16 @@ class ToolSpec:
 
     def base_url(self, side: Any) -> str | None:
         return getattr(side, "base_url", None)
+
+    def url_fix(self, url: str) -> tuple[str, str] | None:
+        """A base URL this client would misuse: (the URL that works instead, why), or None when it is
+        fine. The one rule for a client's URLs: `ccs new` fixes an inherited URL with it and refuses
+        one given for the client, and the launch warns with it."""
+        return None
+
+    def endpoint(self, side: Any) -> str | None:
+        """Where the client sends its requests with this side (shown by `ccs new`); None: not said."""
+        return None
 
     def summary(self, side: Any) -> list[str]:
         """Short lines about the side for `ccs show` and the TUI's overview (models first)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.host import Controller
 
@@ -71,9 +72,11 @@ class ProfileActions(Controller):
         if new is None:
             return
 
-        def created(p: Any) -> m.Done:
+        def created(result: tuple[Any, tuple[str, ...]]) -> m.Done:
+            p, urls = result
             nxt = "" if p.key_id.startswith("env:") else f"; press k to store key {p.key_id}"
-            return m.Done(f"created {self.service.store.path_for(p.name)}{nxt}", select=p.name)
+            shown = "".join(f"\n{visible(line)}" for line in urls)
+            return m.Done(f"created {self.service.store.path_for(p.name)}{nxt}{shown}", select=p.name)
 
         self.run("New profile", self.service.create, new.name, new.preset, new.base_url, new.key, done=created)
 

@@ -277,11 +277,14 @@ class Service:
 
         return list_presets()
 
-    def create(self, name: str, preset: str | None, base_url: str | None, key: str | None) -> Profile:
-        from ccswitch_tui.profiles.presets import new_profile_text
+    def create(self, name: str, preset: str | None, base_url: str | None,
+               key: str | None) -> tuple[Profile, tuple[str, ...]]:
+        """The new profile, and the URL each tool will use (``ccs new``'s lines: a URL a tool would
+        misuse is fixed and said)."""
+        from ccswitch_tui.profiles.presets import new_profile
 
-        text = new_profile_text(name, preset, base_url=base_url or None, key=key or None)
-        return self.store.save_text(name, text, create=True)
+        new = new_profile(name, preset, base_url=base_url or None, key=key or None)
+        return self.store.save_text(name, new.text, create=True), new.urls
 
     def duplicate(self, name: str, new_name: str) -> Profile:
         from ccswitch_tui.profiles.presets import copy_profile_text

@@ -141,6 +141,11 @@ class CodexSpec(ToolSpec):
         effort += "  wire_api=chat (translated by ccs's bridge)" if side.wire_api == "chat" else ""
         return f"{side.base_url}  model={side.model}  provider_id={side.provider_id}{effort}"
 
+    def endpoint(self, side: CodexSide) -> str | None:
+        if side.wire_api == "chat":
+            return side.base_url.rstrip("/") + "/chat/completions (Codex's Responses translated by ccs's bridge)"
+        return side.base_url.rstrip("/") + "/responses"
+
     def hooks(self, plan: LaunchPlan) -> Sequence[LaunchHook]:
         from ccswitch_tui.tools.codex.daemons import DaemonHook
 
