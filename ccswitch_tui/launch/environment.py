@@ -3,8 +3,8 @@ direnv-style. Pure functions; which variables matter is the policy's answer."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from ccswitch_tui.policy import matters
 
@@ -21,12 +21,17 @@ class EnvDiff:
     added: dict[str, str]
     removed: dict[str, str]
     changed: dict[str, tuple[str, str]]
+    # the launch's own routing names (a profile's [run].export tables): they matter as OPENAI_* do
+    routing: frozenset[str] = field(default_factory=frozenset)
+
+    def matters(self, name: str) -> bool:
+        return name in self.routing or matters(name)
 
     def marked(self, routing: bool) -> list[str]:
         """``-NAME``, ``~NAME``, ``+NAME`` for the routing/key/proxy changes (or for the rest)."""
-        parts = [f"-{k}" for k in sorted(self.removed) if matters(k) == routing]
-        parts += [f"~{k}" for k in sorted(self.changed) if matters(k) == routing]
-        parts += [f"+{k}" for k in sorted(self.added) if matters(k) == routing]
+        parts = [f"-{k}" for k in sorted(self.removed) if self.matters(k) == routing]
+        parts += [f"~{k}" for k in sorted(self.changed) if self.matters(k) == routing]
+        parts += [f"+{k}" for k in sorted(self.added) if self.matters(k) == routing]
         return parts
 
     def summary(self) -> str:
@@ -45,11 +50,12 @@ class EnvDiff:
         return not (self.added or self.removed or self.changed)
 
 
-def diff_env(before: Mapping[str, str], after: Mapping[str, str]) -> EnvDiff:
+def diff_env(before: Mapping[str, str], after: Mapping[str, str], routing: Iterable[str] = ()) -> EnvDiff:
     keys_b = {k for k in before if k not in NOISE}
     keys_a = {k for k in after if k not in NOISE}
     return EnvDiff(
         added={k: after[k] for k in sorted(keys_a - keys_b)},
         removed={k: before[k] for k in sorted(keys_b - keys_a)},
         changed={k: (before[k], after[k]) for k in sorted(keys_a & keys_b) if before[k] != after[k]},
+        routing=frozenset(routing),
     )
