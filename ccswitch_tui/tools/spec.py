@@ -177,6 +177,12 @@ class ToolSpec:
     def base_url(self, side: Any) -> str | None:
         return getattr(side, "base_url", None)
 
+    def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
+        """The fields of the client's table that these variables set (an env file's, as a shell that
+        sources it hands them to the client; keys aside: the importer keeps those for the keyring);
+        None when the client reads none of them."""
+        return None
+
     def summary(self, side: Any) -> list[str]:
         """Short lines about the side for `ccs show` and the TUI's overview (models first)."""
         return []
