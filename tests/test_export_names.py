@@ -224,3 +224,56 @@ def test_inspect_knows_the_names_as_the_profiles_own(ccs_home, key_id, tmp_path,
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.usefixtures("secret_service")
+@pytest.mark.parametrize("record", [False, True])
+def test_ps_and_inspect_on_a_real_ccs_run_child(ccs, base_env, key_id, tmp_path, record):
+    """A real `ccs run` child holding the custom names (the bridge's token and URL when recorded) is
+    clean for `inspect`; after the key is rotated the custom key variable is named in the key drift."""
+    import shutil
+    import subprocess
+    import time
+
+    import psutil
+
+    write_profile('["openai", { key = "TAOTOKEN_API_KEY", base_url = "TAOTOKEN_BASE_URL" }]',
+                  "http://127.0.0.1:9/api", key_id)
+    assert ccs("key", "set", key_id, input=KEY, env=base_env).returncode == 0
+    sleep = shutil.which("sleep") or "/bin/sleep"
+    sup = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "run", *(["--record"] if record else []), "tt",
+                            "--", sleep, "300"], env=base_env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        pid = None
+        deadline = time.monotonic() + 30
+        while pid is None and time.monotonic() < deadline:
+            assert sup.poll() is None, "the supervisor exited early"
+            for k in psutil.Process(sup.pid).children(recursive=True):
+                try:
+                    if k.name() == "sleep" and "TAOTOKEN_API_KEY" in k.environ():
+                        pid = k.pid
+                except psutil.Error:
+                    continue
+            time.sleep(0.05)
+        assert pid is not None
+        held = psutil.Process(pid).environ()
+        assert held["TAOTOKEN_API_KEY"].startswith("ccs-bridge-") if record else held["TAOTOKEN_API_KEY"] == KEY
+        r = ccs("inspect", str(pid), "--json", env=base_env)
+        data = json.loads(r.stdout)
+        assert r.returncode == 0 and data["profile"] == "tt" and data["counts"]["error"] == 0, r.stdout
+        rows = {p["pid"]: p for p in json.loads(ccs("ps", "--json", env=base_env).stdout)["processes"]}
+        assert rows[pid]["profile"] == "tt" and rows[pid]["findings"]["error"] == 0
+        assert ccs("key", "set", key_id, input=OTHER, env=base_env).returncode == 0
+        r = ccs("inspect", str(pid), "--json", env=base_env)
+        found = {(f["code"], f["variable"]) for f in json.loads(r.stdout)["findings"]}
+        # recorded: the bridge holds the old key, one finding for the launch; else each key variable drifts
+        expected = {("key-drift", "OPENAI_API_KEY")} if record else {("key-drift", "OPENAI_API_KEY"),
+                                                                       ("key-drift", "TAOTOKEN_API_KEY")}
+        assert r.returncode == 3 and found == expected, r.stdout
+        assert KEY not in r.stdout and OTHER not in r.stdout
+    finally:
+        for k in psutil.Process(sup.pid).children(recursive=True):
+            k.kill()
+        sup.kill()
+        sup.wait(timeout=10)
