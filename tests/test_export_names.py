@@ -277,3 +277,18 @@ def test_ps_and_inspect_on_a_real_ccs_run_child(ccs, base_env, key_id, tmp_path,
             k.kill()
         sup.kill()
         sup.wait(timeout=10)
+
+
+def test_the_editor_keeps_the_export_tables():
+    """The TUI editor shows the families as checkboxes; saving keeps the tables the file names."""
+    from ccswitch_tui.safe_read import parse_toml
+    from ccswitch_tui.tui.screens.editor import FIELDS, apply_changes, form_value
+
+    text = 'schema = 1\n[run]\nexport = ["openai", { key = "TAOTOKEN_API_KEY", base_url = "TAOTOKEN_BASE_URL" }]\n'
+    doc = parse_toml(text, "tt.toml")
+    fid = next(k for k, f in FIELDS.items() if f.kind == "exports")
+    before = form_value(doc, FIELDS[fid])
+    assert before == ("openai",)
+    out = apply_changes(doc, {fid: before}, {fid: ("openai", "anthropic")}, {})
+    assert out.unwrap()["run"]["export"] == ["openai", "anthropic",
+                                             {"key": "TAOTOKEN_API_KEY", "base_url": "TAOTOKEN_BASE_URL"}]
