@@ -50,7 +50,7 @@ def import_group() -> None:
                   "fingerprint": "fp:…" | null, "warnings": [str, ...]}, ...],
        "summary": {"created": n, "merged": n, "unchanged": n, "skipped": n, "error": n},
        "scrubbed": [{"path": str, "removed": [field, ...], "remaining": [line, ...] | null,
-                     "note": str | null}, ...]}
+                     "note": str | null, "referencing": [line, ...] (env only, when present)}, ...]}
 
     Exit status: 0 when the source was read (even if some entries were skipped or in error: see the
     report), 2 when it could not be read at all or the keyring is unavailable.

@@ -19,29 +19,13 @@ from typing import Any
 
 from ccswitch_tui.model import SOURCE_ROUTING, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy import custom_name_problem
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.tools.export_names import ExportNames, add_names, parse_names, routing_names
 from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, responses_probe
 
 EXPORTS = ("openai", "anthropic")
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"  # a Messages probe needs some model
-
-
-@dataclass(frozen=True)
-class ExportNames:
-    """Variables a program reads for a family's key and base URL under names of its own."""
-
-    key: str | None = None
-    base_url: str | None = None
-    family: str = "openai"  # whose base URL (and, for anthropic, nothing else) the names carry
-
-    def as_dict(self) -> dict[str, str]:
-        out = {k: v for k, v in (("key", self.key), ("base_url", self.base_url)) if v}
-        return out if self.family == "openai" else {**out, "family": self.family}
-
-    def shown(self) -> str:
-        return "+".join(n for n in (self.key, self.base_url) if n)
 
 
 @dataclass(frozen=True)
@@ -83,51 +67,15 @@ def sdk_exports(profile: Profile, key: str, builder: EnvBuilder) -> tuple[dict[s
         builder.add({"ANTHROPIC_BASE_URL": url}, SOURCE_ROUTING)
         builder.add_secret("ANTHROPIC_API_KEY" if auth == "api-key" else "ANTHROPIC_AUTH_TOKEN", key)
         urls["ANTHROPIC_BASE_URL"] = url
-    for names in run.names:
-        url = _openai_url(profile) if names.family == "openai" else _anthropic(profile)[0]
-        if names.base_url:
-            builder.add({names.base_url: url}, SOURCE_ROUTING)
-            urls[names.base_url] = url
-        if names.key:
-            builder.add_secret(names.key, key)
+    urls.update(add_names(builder, run.names, lambda family: _url_of(profile, family), key))
     if run.model:
         builder.add({"CCS_MODEL": run.model}, SOURCE_ROUTING)
         models["CCS_MODEL"] = run.model
     return urls, models
 
 
-def routing_names(profile: Profile) -> dict[str, str]:
-    """The variables ``[run].export`` names itself, each with its family (for the plan and the policy)."""
-    run: RunSide = profile.sides.get("run") or RunSide()
-    return {n: names.family for names in run.names for n in (names.key, names.base_url) if n}
-
-
-def _parse_names(t: Mapping[str, Any], c: Checker, i: int, taken: set[str]) -> ExportNames:
-    where = f"[run].export[{i}]"
-    for k in t:
-        if k not in ("key", "base_url", "family"):
-            raise c.fail(f"{where}: unknown field {k!r} (a table names key, base_url and optionally family)",
-                         "[run].export")
-    family = t.get("family", "openai")
-    if family not in EXPORTS:
-        raise c.fail(f"{where}.family {family!r} must be one of: {', '.join(EXPORTS)}", "[run].export")
-    found: dict[str, str | None] = {}
-    for role in ("key", "base_url"):
-        name = t.get(role)
-        if name is None:
-            found[role] = None
-            continue
-        problem = custom_name_problem(name, role) if isinstance(name, str) else f"{name!r} is not a variable name"
-        if problem is None and name in taken:
-            problem = f"{name} is exported twice"
-        if problem:
-            raise c.fail(f"{where}.{role}: {problem}", "[run].export")
-        taken.add(name)
-        found[role] = name
-    if not found["key"] and not found["base_url"]:
-        raise c.fail(f"{where} names no variable: give key = \"NAME_API_KEY\" and/or base_url = \"NAME_BASE_URL\"",
-                     "[run].export")
-    return ExportNames(found["key"], found["base_url"], family)
+def _url_of(profile: Profile, family: str) -> str:
+    return _openai_url(profile) if family == "openai" else _anthropic(profile)[0]
 
 
 class RunSpec(ToolSpec):
@@ -152,7 +100,7 @@ class RunSpec(ToolSpec):
         taken: set[str] = set()
         for i, e in enumerate(value):
             if isinstance(e, Mapping):
-                names.append(_parse_names(e, c, i, taken))
+                names.append(parse_names(e, c, f"[run].export[{i}]", "[run].export", EXPORTS, taken))
             elif e not in EXPORTS:
                 raise c.fail(f"[run].export {e!r} must be one of: {', '.join(EXPORTS)}, or a table "
                              "{ key = \"NAME_API_KEY\", base_url = \"NAME_BASE_URL\" }", "[run].export")
@@ -191,7 +139,7 @@ class RunSpec(ToolSpec):
             profile=profile.name, tool=self.name, argv=tuple(args), env=b.env, sources=b.sources,
             secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             base_urls=urls, models=models, key_id=profile.key_id, warnings=warnings,
-            routing_names=routing_names(profile),
+            routing_names=routing_names(profile.side("run").names),
         )
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
