@@ -240,3 +240,34 @@ def test_an_unreadable_file_is_one_line(ccs, base_env, tmp_path):
     r = ccs("import", "env", str(f), env=base_env)
     assert r.returncode == 2 and "cannot read" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     _nothing_written(f, None)
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_client_variables_become_their_tables(ccs, base_env, tmp_path):
+    """ANTHROPIC_* give the "anthropic" export and Claude Code's fields (auth from the key's name, the
+    models); Gemini CLI's variables its table when the file names the model it requires."""
+    f = tmp_path / "claude.env"
+    f.write_text(f"ANTHROPIC_BASE_URL=https://gw.example.com/anthropic\nANTHROPIC_API_KEY={OTHER}\n"
+                 "ANTHROPIC_MODEL=glm-5\nANTHROPIC_DEFAULT_HAIKU_MODEL=glm-5-air\n")
+    r = ccs("import", "env", str(f), "--json", env=base_env)
+    assert r.returncode == 0, r.stderr
+    (item,) = json.loads(r.stdout)["items"]
+    data = profile_data(item["profile"])
+    assert data["run"]["export"] == ["anthropic"]
+    assert data["claude"] == {"auth": "api-key", "model": "glm-5", "haiku": "glm-5-air"}
+    assert data["provider"]["base_url"] == "https://gw.example.com/anthropic"
+
+    g = tmp_path / "gemini.env"
+    g.write_text(f"GOOGLE_GEMINI_BASE_URL=https://gem.example.net/gemini\nGEMINI_API_KEY={KEY}\n"
+                 "GEMINI_MODEL=gemini-2.5-pro\n")
+    r = ccs("import", "env", str(g), "--json", env=base_env)
+    report = json.loads(r.stdout)
+    assert r.returncode == 0 and report["summary"]["created"] == 1 and report["summary"]["skipped"] == 0, r.stdout
+    data = profile_data(report["items"][0]["profile"])
+    assert data["gemini"] == {"model": "gemini-2.5-pro"} and data["provider"]["base_url"] == \
+        "https://gem.example.net/gemini"
+    # without the model, Gemini CLI's URL is reported unused (the table would be invalid), nothing created
+    g.write_text(f"GOOGLE_GEMINI_BASE_URL=https://gem2.example.net/gemini\nGEMINI_API_KEY={KEY}\n")
+    report = json.loads(ccs("import", "env", str(g), "--json", env=base_env).stdout)
+    reasons = {i["name"]: i["reason"] for i in report["items"] if i["action"] == "skipped"}
+    assert "gemini family" in reasons["GOOGLE_GEMINI_BASE_URL"] and report["summary"]["created"] == 0
