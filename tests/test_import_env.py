@@ -271,3 +271,31 @@ def test_client_variables_become_their_tables(ccs, base_env, tmp_path):
     report = json.loads(ccs("import", "env", str(g), "--json", env=base_env).stdout)
     reasons = {i["name"]: i["reason"] for i in report["items"] if i["action"] == "skipped"}
     assert "gemini family" in reasons["GOOGLE_GEMINI_BASE_URL"] and report["summary"]["created"] == 0
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_the_providers_key_wins_over_another_token(ccs, base_env, tmp_path):
+    f = tmp_path / "mixed.env"
+    f.write_text(f"GITHUB_TOKEN=ghp_{'A1b2C3d4E5f6G7h8' * 2}\nMYGW_BASE_URL=https://gw.example.org/v1\n"
+                 f"MYGW_API_KEY={OTHER}\n")
+    report = json.loads(ccs("import", "env", str(f), "--json", env=base_env).stdout)
+    created = [i for i in report["items"] if i["action"] == "created"]
+    assert len(created) == 1 and keyring_value(created[0]["key_id"]) == OTHER
+    (skipped,) = [i for i in report["items"] if i["action"] == "skipped"]
+    assert skipped["name"] == "GITHUB_TOKEN" and "another key than line 3's MYGW_API_KEY" in skipped["reason"]
+    assert "ghp_" not in json.dumps(report)
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_lines_not_evaluated_are_named_never_shown(ccs, base_env, tmp_path):
+    f = tmp_path / "odd.env"
+    f.write_text(f"X_BASE_URL=https://x.example.org/v1\nX_API_KEY={OTHER}\nOPENAI_API_KEY={KEY} extra\n"
+                 f"{KEY}\nprintf hello\n")
+    r = ccs("import", "env", str(f), "--json", env=base_env)
+    report = json.loads(r.stdout)
+    skipped = {i["source"].rsplit(":", 1)[1]: (i["name"], i["reason"]) for i in report["items"]
+               if i["action"] == "skipped"}
+    assert skipped["3"] == ("OPENAI_API_KEY", skipped["3"][1]) and "more than one word" in skipped["3"][1]
+    assert skipped["4"][0] == "(line)" and skipped["5"][0] == "printf"
+    assert KEY not in r.stdout and OTHER not in r.stdout
+    assert KEY not in ccs("import", "env", str(f), "--dry-run", env=base_env).stdout

@@ -39,8 +39,10 @@ class Unread:
     """A line ccs does not evaluate, and why."""
 
     line: int
-    text: str
+    text: str = field(repr=False)  # may hold a value, even a key: never shown
     reason: str
+    name: str = ""  # what a report may show: the assigned name, or the line's first word
+
 
 
 @dataclass
@@ -131,6 +133,20 @@ def _word(text: str, values: dict[str, str]) -> tuple[str, list[str]]:
     return "".join(out), refs
 
 
+def _first_word(line: str) -> str:
+    """The command or name a line starts with, shortened; a word that looks like a credential is not shown."""
+    from ccswitch_tui.policy import credential_value
+
+    words = line.strip().removeprefix("export ").split()
+    word = words[0] if words else ""
+    if _NAME.fullmatch(word):
+        return word[:40]
+    m = _NAME.match(word)  # NAME=…, NAME+=…: the name only
+    if m and word[m.end():m.end() + 1] in "=+":
+        return m.group()[:40]
+    return "(line)" if credential_value(word) or len(word) > 40 else word
+
+
 def parse(text: str) -> EnvFile:
     """Every line of ``text``, as sh would set it (nothing run)."""
     entries: list[Entry] = []
@@ -151,12 +167,12 @@ def parse(text: str) -> EnvFile:
             why = ("a command, not an assignment (ccs reads NAME=value lines)" if not re.match(
                 r"[ \t]*(export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*[ \t]+=", line)
                 else "spaces around '=' are not sh syntax (NAME=value)")
-            unread.append(Unread(number, line, why))
+            unread.append(Unread(number, line, why, _first_word(line)))
             continue
         try:
             value, refs = _word(line[m.end():], values)
         except _Unsupported as exc:
-            unread.append(Unread(number, line, str(exc)))
+            unread.append(Unread(number, line, str(exc), m.group("name")))
             continue
         values[m.group("name")] = value
         entries.append(Entry(number, m.group("name"), value, tuple(dict.fromkeys(refs)), bool(m.group("export")),

@@ -119,7 +119,7 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     text, env = read_env_file(path)
     report = EnvReport(kind="env", read=[str(path)], dry_run=planner.dry_run, items=planner.items)
     plan = EnvPlan(report, path, text, env)
-    unused: list[tuple[int, str, str]] = [(u.line, u.text.strip(), u.reason) for u in env.unread]
+    unused: list[tuple[int, str, str]] = [(u.line, u.name, u.reason) for u in env.unread]
 
     last = {e.name: e for e in env.entries}
     for e in env.entries:
@@ -130,7 +130,14 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     # the key: one value; several names may hold it
     keys = [e for e in entries if _KEY_NAME.fullmatch(e.name) and policy.secret_name(e.name) and e.value]
     if keys:
-        origin = next((e for e in keys if e.literal), keys[0])
+        def rank(e: Entry) -> tuple[bool, bool, int]:
+            """The provider's key first: one with a base URL of its stem or of a client's family (not a
+            GITHUB_TOKEN beside it), written out rather than referenced, then the earliest."""
+            stem = _KEY_NAME.fullmatch(e.name).group("stem")  # type: ignore[union-attr]
+            paired = f"{stem}_BASE_URL" in last or policy.routing_family(e.name) in policy.client_families()
+            return not paired, not e.literal, e.line
+
+        origin = min(keys, key=rank)
         problem = _key_problem(origin)
         if problem:
             raise UsageError(f"{path}:{problem}")
