@@ -131,6 +131,9 @@ class LaunchPlan:
     extra: Mapping[str, Any] = field(default_factory=dict)  # tool-specific manifest fields
     force: bool = False  # launch past the refusals that --force lifts (recorded in the manifest)
     nested: bool = False  # launched inside a ccs child on purpose (--nested)
+    # Variables the profile names itself for a routing family (``[run] export = [{ key = "TAOTOKEN_API_KEY",
+    # base_url = "TAOTOKEN_BASE_URL" }]``): variable → family. The policy treats them as that family's.
+    routing_names: Mapping[str, str] = field(default_factory=dict)
 
     def non_secret_env(self) -> dict[str, str]:
         return {k: v for k, v in self.env.items() if k not in self.secret_names}

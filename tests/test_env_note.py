@@ -44,6 +44,20 @@ def test_run_names_the_stale_variables_it_keeps_out(ccs, base_env, key_id):
 
 
 @pytest.mark.usefixtures("secret_service")
+def test_the_profiles_own_export_names_are_named_too(ccs, base_env, key_id):
+    """A stale TAOTOKEN_BASE_URL in the shell is the profile's routing variable when the profile
+    exports that name: replaced, and said so."""
+    assert ccs("new", "tt", "--preset", "taotoken", "--key", key_id, env=base_env).returncode == 0
+    assert ccs("key", "set", key_id, input=KEY, env=base_env).returncode == 0
+    env = {**base_env, "TAOTOKEN_BASE_URL": STALE_URL, "TAOTOKEN_API_KEY": STALE_KEY}
+    r = ccs("run", "tt", "--", "true", env=env)
+    assert r.returncode == 0, r.stderr
+    (line,) = note_lines(r.stderr)
+    assert "replaced TAOTOKEN_API_KEY, TAOTOKEN_BASE_URL with the profile's" in line
+    assert STALE_URL not in r.stderr and STALE_KEY not in r.stderr
+
+
+@pytest.mark.usefixtures("secret_service")
 def test_launch_names_them_too(ccs, base_env, stubs, clients_bin, key_id):
     stub = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}

@@ -173,7 +173,7 @@ async def test_diff_against_a_contaminated_shell_summary_first(home: Paths):
         await settle(pilot)
         text = plain(app, "#diff-body")
         view = app.detail_pane.view
-        assert text.splitlines()[0] == diff_env(env, view.plan.env).summary()
+        assert text.splitlines()[0] == diff_env(env, view.plan.env, view.plan.routing_names).summary()
         assert f"~ OPENAI_BASE_URL: {STALE_OPENAI_URL} → https://taotoken.net/api" in text
         assert "- ANTHROPIC_API_KEY=sk-…0000" in text and "contamination kept out" in text
         assert "+ OPENAI_API_KEY=" + mask(KEY_VALUE) in text

@@ -67,7 +67,8 @@ def route_specs(plan: LaunchPlan) -> list[RouteSpec]:
     models = tuple(dict.fromkeys(plan.models.values()))
     specs, taken = [], set()
     for location, url in plan.base_urls.items():
-        name = base = route_name(location, plan.tool)
+        # a variable the profile names itself is routed as its family (TAOTOKEN_BASE_URL as openai)
+        name = base = route_name(plan.routing_names.get(location, location), plan.tool)
         n = 2
         while name in taken:
             name, n = f"{base}-{n}", n + 1

@@ -34,7 +34,7 @@ def _one_import_at_a_time(ctx: Context, dry_run: bool):  # noqa: ANN202 — the 
 
 @click.group("import")
 def import_group() -> None:
-    """Bring providers in from CC Switch or from the live Claude Code / Codex configs.
+    """Bring providers in from CC Switch, the live Claude Code / Codex configs, or a .env file.
 
     Keys go into the OS keyring (identical keys share one key id), never into a file. Re-running an
     import changes nothing. Every source entry gets one report line: created, merged (added a tool
@@ -43,7 +43,7 @@ def import_group() -> None:
     With --json, each subcommand prints one object:
 
     \b
-      {"import": "cc-switch" | "claude" | "codex",
+      {"import": "cc-switch" | "claude" | "codex" | "env",
        "dry_run": bool,
        "read": [file, ...],
        "items": [{"source": str, "name": str | null, "action": str, "profile": str | null,
@@ -52,7 +52,7 @@ def import_group() -> None:
                   "fingerprint": "fp:…" | null, "warnings": [str, ...]}, ...],
        "summary": {"created": n, "merged": n, "unchanged": n, "skipped": n, "error": n},
        "scrubbed": [{"path": str, "removed": [field, ...], "remaining": [line, ...] | null,
-                     "note": str | null}, ...]}
+                     "note": str | null, "referencing": [line, ...] (env only, when present)}, ...]}
 
     Exit status: 0 when the source was read (even if some entries were skipped or in error: see the
     report), 2 when it could not be read at all or the keyring is unavailable.
@@ -118,6 +118,37 @@ def _live_command(spec: ToolSpec) -> click.Command:
 
 for _spec in tools.importable():
     import_group.add_command(_live_command(_spec))
+
+
+@import_group.command("env")
+@click.argument("file", type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--name", help="Profile name (default: the preset of the file's host, else the host's name); "
+                             "an existing profile of that name is merged into.")
+@click.option("--scrub", is_flag=True, help="Then remove the key's lines from the file (atomic rewrite, every "
+                                            "other byte kept; in a shell file a comment names the key id).")
+@dry_run_option
+@json_option
+@pass_ctx
+def import_env(ctx: Context, file: Path, name: str | None, scrub: bool, dry_run: bool, as_json: bool) -> None:
+    """Import a .env file (KEY=V, export KEY=V, quotes, $VAR references to earlier lines).
+
+    Its key and base URLs become a profile (a host a preset knows picks that preset): OPENAI_* the
+    "openai" export, ANTHROPIC_* the "anthropic" one and Claude Code's table, a pair such as
+    TAOTOKEN_API_KEY + TAOTOKEN_BASE_URL an export under those names. Every line not used is
+    reported with the reason. The key goes into the keyring (a key already there keeps its id)."""
+    from ccswitch_tui.importers import env_file
+
+    if name:
+        check_name(name)
+    path = file.expanduser()
+    with _one_import_at_a_time(ctx, dry_run):
+        planner = _planner(ctx, dry_run)
+        plan = env_file.plan_env(planner, path, name)
+        if not dry_run:
+            env_file.apply(planner, plan)
+        if scrub:
+            env_file.scrub(planner, plan)
+    _report(plan.report, as_json)
 
 
 def _report(report, as_json: bool) -> None:  # noqa: ANN001

@@ -14,7 +14,7 @@ from ccswitch_tui import policy
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.plan import plan_for
-from ccswitch_tui.policy import MARKERS, matters
+from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.terminal_text import visible, visible_json
 
@@ -121,7 +121,7 @@ def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
         return
     from ccswitch_tui.launch.environment import shell_routing_note
 
-    if note := shell_routing_note(ctx.environ, plan.env):
+    if note := shell_routing_note(ctx.environ, plan.env, plan.routing_names):
         click.echo(visible(f"ccs: {note} (--no-env-note or {ENV_NOTE_VAR}=0 silences this)"), err=True)
 
 
@@ -257,7 +257,7 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     plan = plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths, secrets=resolve(p, ctx.keys))
     env = dict(plan.env) if reveal else policy.masked_env(plan)
     if as_diff:
-        d = diff_env(ctx.environ, plan.env)
+        d = diff_env(ctx.environ, plan.env, plan.routing_names)
 
         def show(name: str, value: str) -> str:
             return value if reveal else policy.plan_shown(plan, name, value)
@@ -273,9 +273,9 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
             return
         # Routing, key and proxy changes in full first; the harmless rest folded into one line of names.
         lines = [d.summary()]
-        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items() if matters(k)]
-        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items() if matters(k)]
-        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items() if matters(k)]
+        lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items() if d.matters(k)]
+        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items() if d.matters(k)]
+        lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items() if d.matters(k)]
         other = d.marked(False)
         if other:
             lines.append(f"other, harmless ({len(other)}; values with --format json): {' '.join(other)}")

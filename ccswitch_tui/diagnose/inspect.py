@@ -41,6 +41,7 @@ from ccswitch_tui.policy import (
     cloud_switch,
     family_effect,
     inherited_env,
+    plan_routing_family,
     routing_family,
     secret_name,
     shown,
@@ -333,9 +334,11 @@ class Inspector:
                 if m in actual:
                     expected[m] = actual[m]
             findings += self._against_clean(pid, actual, tool)
-        fps = {k: self.fingerprint(v) for k, v in actual.items() if secret_name(k) and routing_family(k) and v}
+        own_names = plan.routing_names if plan is not None else {}
+        fps = {k: self.fingerprint(v) for k, v in actual.items()
+               if secret_name(k) and (routing_family(k) or k in own_names) and v}
         extras["fingerprints"] = fps
-        return expected, diff_env(expected, actual), sort_findings(findings), extras
+        return expected, diff_env(expected, actual, own_names), sort_findings(findings), extras
 
     def _process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None) -> list[Finding]:
         """What each client's spec finds wrong with one of its own processes (an orphaned daemon)."""
@@ -387,7 +390,7 @@ class Inspector:
 
         for name in sorted(actual):
             value = actual[name]
-            fam = routing_family(name)
+            fam = plan_routing_family(plan, name)  # the profile's own names ([run].export tables) included
             is_model = _is_model_var(name, fam)
             if (fam is None and not is_model) or name in tool_internal() or name in MARKERS:
                 continue
@@ -442,7 +445,7 @@ class Inspector:
                 add("unmanaged-routing", sev, name, f"{name}={show} {what}; {relaunch}", fam)
 
         for name in sorted(set(expected) - set(actual)):
-            fam = routing_family(name)
+            fam = plan_routing_family(plan, name)
             if name in plan.secret_names:
                 add("key-drift", ERROR, name,
                     f"{name} is missing: the process has no key for profile {prof!r}; {relaunch}", fam)

@@ -149,6 +149,17 @@ def plan_shown(plan: LaunchPlan, name: str, value: str | None = None) -> str:
     return shown(name, value)
 
 
+def plan_routing_family(plan: LaunchPlan, name: str) -> str | None:
+    """``routing_family``, knowing the names the plan's profile declares for a family itself
+    (``TAOTOKEN_BASE_URL`` exported as an OpenAI base URL is of the openai family in that plan)."""
+    return plan.routing_names.get(name) or routing_family(name)
+
+
+def plan_matters(plan: LaunchPlan, name: str) -> bool:
+    """``matters``, knowing the plan's own routing names."""
+    return name in plan.routing_names or matters(name)
+
+
 def masked_env(plan: LaunchPlan) -> dict[str, str]:
     return {k: plan_shown(plan, k) for k in plan.env}
 
@@ -336,6 +347,37 @@ def inherit_problem(pattern: str) -> str | None:
     shown_ = ", ".join(reached[:4]) + (" …" if len(reached) > 4 else "")
     return (f"[policy].inherit {pattern!r} would let in routing, cloud, loader or trust variables ({shown_}) "
             "without naming them; list each variable you mean by its full name (e.g. ANTHROPIC_LOG)")
+
+
+_VAR_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def custom_name_problem(name: str, role: str) -> str | None:
+    """Why a variable name a profile declares for its key (``role`` "key") or base URL ("base_url")
+    cannot be one: not a variable name, a known variable of a family (``OPENAI_API_KEY`` is exported
+    by the family's own name), a proxy, loader, trust or ccs variable, one the clean environment keeps
+    from the shell; a key under a name the policy would not mask everywhere, or a URL under a name it
+    would mask. None when the name is fine."""
+    if not isinstance(name, str) or not _VAR_NAME.fullmatch(name):
+        return f"{name!r} is not a variable name (letters, digits and _, not starting with a digit)"
+    family = routing_family(name)
+    if family is not None:
+        return f"{name} is a known variable of the {family} family (read by {family_effect(family)}); " \
+               "export that family by its name instead"
+    if is_loader(name):
+        return f"{name} changes what code a program loads; it cannot carry a key or a URL"
+    if is_trust(name):
+        return f"{name} says which certificates a program trusts; it cannot carry a key or a URL"
+    if name in MARKERS or name.upper().startswith("CCS_") or matches_any(name, BASE_ALLOWLIST):
+        return f"{name} is a variable ccs sets or keeps itself; pick a name of your own"
+    if cloud_switch(name):
+        return f"{name} switches a client to a cloud platform; pick a name of your own"
+    if role == "key" and not secret_name(name):
+        return f"{name} does not read as a secret name, so not every output would mask it; " \
+               "name it like one (…_API_KEY, …_TOKEN)"
+    if role == "base_url" and secret_name(name):
+        return f"{name} reads as a secret name; name the base URL like one (…_BASE_URL)"
+    return None
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:

@@ -252,6 +252,20 @@ class ClaudeSpec(ToolSpec):
     def endpoint(self, side: ClaudeSide) -> str | None:
         return side.base_url.rstrip("/") + "/v1/messages"
 
+    def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
+        """ANTHROPIC_BASE_URL, the key's variable (which says the auth) and the model variables."""
+        if not any(_ROUTING_ENV.fullmatch(k) for k in env):
+            return None
+        out: dict[str, Any] = {}
+        if env.get("ANTHROPIC_BASE_URL"):
+            out["base_url"] = env["ANTHROPIC_BASE_URL"]
+        if env.get("ANTHROPIC_API_KEY") and not env.get("ANTHROPIC_AUTH_TOKEN"):
+            out["auth"] = "api-key"
+        elif env.get("ANTHROPIC_AUTH_TOKEN"):
+            out["auth"] = "token"
+        out.update({f: env[var] for var, f in MODEL_VARS.items() if env.get(var)})
+        return out
+
     def summary(self, side: ClaudeSide) -> list[str]:
         return [f"{k}={v}" for k, v in side.model_vars().items()] or ["Claude Code's own default models"]
 

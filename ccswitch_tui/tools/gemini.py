@@ -167,6 +167,15 @@ class GeminiSpec(ToolSpec):
             env=c.env_table(t.get("env"), "[gemini.env]"),
         )
 
+    def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
+        """GOOGLE_GEMINI_BASE_URL and GEMINI_MODEL; none without the model, which the table requires."""
+        if not env.get("GEMINI_MODEL"):
+            return None
+        out: dict[str, Any] = {"model": env["GEMINI_MODEL"]}
+        if env.get("GOOGLE_GEMINI_BASE_URL"):
+            out["base_url"] = env["GOOGLE_GEMINI_BASE_URL"]
+        return out
+
     def summary(self, side: GeminiSide) -> list[str]:
         return [f"GEMINI_MODEL={side.model}"]
 

@@ -2,8 +2,12 @@
 
 ``[run].export = ["openai"]`` exports OPENAI_BASE_URL (the ``[codex]`` base URL, else the
 provider's) and OPENAI_API_KEY; ``"anthropic"`` exports ANTHROPIC_BASE_URL (``[claude]``'s, else the
-provider's) and the key as ``[claude].auth`` says. Other sides are read by their fields only
-(``base_url``, ``auth``, ``model``): this module imports no other client's module.
+provider's) and the key as ``[claude].auth`` says. A table names the variables a program reads itself,
+``{ key = "TAOTOKEN_API_KEY", base_url = "TAOTOKEN_BASE_URL" }`` (the OpenAI base URL, or with
+``family = "anthropic"`` the Anthropic one): they get the guarantees of the family's own names (the
+bridge's token and URL under --record, masked, in the manifest's base URLs, the profile's own for
+``inspect``). Other sides are read by their fields only (``base_url``, ``auth``, ``model``): this module
+imports no other client's module.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from ccswitch_tui.model import SOURCE_ROUTING, LaunchPlan, Profile, Provider, ne
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.tools.export_names import ExportNames, add_names, parse_names, routing_names
 from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, responses_probe
 
 EXPORTS = ("openai", "anthropic")
@@ -27,6 +32,14 @@ DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"  # a Messages probe needs some mod
 class RunSide:
     export: tuple[str, ...] = ()
     model: str | None = None
+    names: tuple[ExportNames, ...] = ()  # the tables of [run].export, in their order
+
+    @property
+    def exports_anything(self) -> bool:
+        return bool(self.export or self.names)
+
+    def shown_exports(self) -> list[str]:
+        return [*self.export, *(n.shown() for n in self.names)]
 
 
 def _openai_url(profile: Profile) -> str:
@@ -54,10 +67,15 @@ def sdk_exports(profile: Profile, key: str, builder: EnvBuilder) -> tuple[dict[s
         builder.add({"ANTHROPIC_BASE_URL": url}, SOURCE_ROUTING)
         builder.add_secret("ANTHROPIC_API_KEY" if auth == "api-key" else "ANTHROPIC_AUTH_TOKEN", key)
         urls["ANTHROPIC_BASE_URL"] = url
+    urls.update(add_names(builder, run.names, lambda family: _url_of(profile, family), key))
     if run.model:
         builder.add({"CCS_MODEL": run.model}, SOURCE_ROUTING)
         models["CCS_MODEL"] = run.model
     return urls, models
+
+
+def _url_of(profile: Profile, family: str) -> str:
+    return _openai_url(profile) if family == "openai" else _anthropic(profile)[0]
 
 
 class RunSpec(ToolSpec):
@@ -73,27 +91,38 @@ class RunSpec(ToolSpec):
     )
 
     def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> RunSide:
-        exports = c.string_list(t, "export", "[run]")
-        for e in exports:
-            if e not in EXPORTS:
-                raise c.fail(f"[run].export {e!r} must be one of: {', '.join(EXPORTS)}", "[run].export")
-        return RunSide(export=tuple(dict.fromkeys(exports)), model=c.string(t, "model", "[run]"))
+        value = t.get("export", [])
+        if not isinstance(value, list):
+            raise c.fail("[run].export must be a list of \"openai\", \"anthropic\" and "
+                         "{ key = \"…\", base_url = \"…\" } tables", "[run].export")
+        exports: list[str] = []
+        names: list[ExportNames] = []
+        taken: set[str] = set()
+        for i, e in enumerate(value):
+            if isinstance(e, Mapping):
+                names.append(parse_names(e, c, f"[run].export[{i}]", "[run].export", EXPORTS, taken))
+            elif e not in EXPORTS:
+                raise c.fail(f"[run].export {e!r} must be one of: {', '.join(EXPORTS)}, or a table "
+                             "{ key = \"NAME_API_KEY\", base_url = \"NAME_BASE_URL\" }", "[run].export")
+            else:
+                exports.append(e)
+        return RunSide(export=tuple(dict.fromkeys(exports)), model=c.string(t, "model", "[run]"), names=tuple(names))
 
     def default_side(self, provider: Provider) -> RunSide:
         return RunSide()  # `ccs run` is always served (it may export nothing)
 
     def side_dict(self, side: RunSide) -> dict[str, Any]:
-        return {"export": list(side.export), "model": side.model}
+        return {"export": [*side.export, *(n.as_dict() for n in side.names)], "model": side.model}
 
     def env_tables(self, side: Any) -> dict[str, Mapping[str, str]]:
         return {}
 
     def summary(self, side: RunSide) -> list[str]:
-        return ([f"exports {', '.join(side.export)}"] if side.export else ["exports nothing"]) + (
+        return ([f"exports {', '.join(side.shown_exports())}"] if side.exports_anything else ["exports nothing"]) + (
             [f"CCS_MODEL={side.model}"] if side.model else [])
 
     def show(self, side: RunSide) -> str:
-        return f"export={','.join(side.export) or '-'}  model={side.model or '-'}"
+        return f"export={','.join(side.shown_exports()) or '-'}  model={side.model or '-'}"
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
              paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
@@ -102,7 +131,7 @@ class RunSpec(ToolSpec):
         b = EnvBuilder(profile, parent_env)
         urls, models = sdk_exports(profile, key, b)
         b.add_markers(profile, self.name, launch_id)
-        warnings = () if profile.side("run").export else (
+        warnings = () if profile.side("run").exports_anything else (
             f"profile {profile.name!r} exports nothing for `ccs run` ([run].export is empty): "
             "the command gets no base URL and no key",
         )
@@ -110,6 +139,7 @@ class RunSpec(ToolSpec):
             profile=profile.name, tool=self.name, argv=tuple(args), env=b.env, sources=b.sources,
             secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             base_urls=urls, models=models, key_id=profile.key_id, warnings=warnings,
+            routing_names=routing_names(profile.side("run").names),
         )
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
@@ -117,8 +147,11 @@ class RunSpec(ToolSpec):
         list costs no tokens and proves the endpoint and the key for SDK programs."""
         run: RunSide = profile.sides["run"]
         out: list[ProbeSpec] = []
-        if "openai" in run.export:
-            base = plan.base_urls["OPENAI_BASE_URL"]
+        openai_bases = [plan.base_urls[n] for n in ("OPENAI_BASE_URL", *(x.base_url for x in run.names
+                                                                          if x.family == "openai" and x.base_url))
+                        if n in plan.base_urls]
+        if openai_bases:
+            base = openai_bases[0]
             codex = profile.sides.get("codex")
             fb_model = run.model or (codex.model if codex else None)  # a Responses request needs some model
             fallback = responses_probe(base, fb_model) if fb_model else None

@@ -198,6 +198,12 @@ class ToolSpec:
         """Where the client sends its requests with this side (shown by `ccs new`); None: not said."""
         return None
 
+    def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
+        """The fields of the client's table that these variables set (an env file's, as a shell that
+        sources it hands them to the client; keys aside: the importer keeps those for the keyring);
+        None when the client reads none of them."""
+        return None
+
     def summary(self, side: Any) -> list[str]:
         """Short lines about the side for `ccs show` and the TUI's overview (models first)."""
         return []

@@ -76,7 +76,7 @@ class Launcher(Controller):
         from ccswitch_tui.tui.screens.modals import CommandScreen
 
         run = p.side("run")
-        exported = ", ".join(run.export) if run else ""
+        exported = ", ".join(run.shown_exports()) if run else ""
         exports = f"exports: {exported or 'nothing'}" + (f"; CCS_MODEL={run.model}" if run and run.model else "")
 
         def chosen(command: str | None) -> None:

@@ -13,7 +13,7 @@ from textual.content import Content, Span
 from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import EnvDiff
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, env_var_of
-from ccswitch_tui.policy import matters, routing_family
+from ccswitch_tui.policy import routing_family
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tui.service import Detail, KeyState, Problem, RunRow, ToolView
@@ -221,9 +221,9 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     """A diff, summary line first; routing, key and proxy changes in full, the harmless rest folded
     into one line of names (the summary and the order are the core's, as `ccs env --diff` prints them)."""
     out: list[Content] = [Content.styled(d.summary(), "bold"), Content.styled(title, MUTED)]
-    gone = [k for k in d.removed if matters(k)]
-    replaced = [k for k in d.changed if matters(k)]
-    new = [k for k in d.added if matters(k)]
+    gone = [k for k in d.removed if d.matters(k)]
+    replaced = [k for k in d.changed if d.matters(k)]
+    new = [k for k in d.added if d.matters(k)]
     if launch and (gone or replaced):
         what = [f"{k} (kept out)" for k in gone] + [f"{k} (replaced)" for k in replaced]
         out.append(Content.styled(

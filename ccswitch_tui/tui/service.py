@@ -69,7 +69,7 @@ class ToolView:
         return policy.plan_shown(self.plan, name, value)
 
     def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
-        return None if self.plan is None else diff_env(parent_env, self.plan.env)
+        return None if self.plan is None else diff_env(parent_env, self.plan.env, self.plan.routing_names)
 
 
 @dataclass(frozen=True)

@@ -105,8 +105,8 @@ def form_value(doc: Mapping[str, Any], f: Field) -> Any:
         return env_lines(raw)
     if f.kind == "list":
         return " ".join(str(x) for x in raw) if isinstance(raw, list) else ""
-    if f.kind == "exports":
-        return tuple(str(x) for x in raw) if isinstance(raw, list) else ()
+    if f.kind == "exports":  # the families; tables naming a program's own variables are kept as written
+        return tuple(x for x in raw if isinstance(x, str)) if isinstance(raw, list) else ()
     return "" if raw is None else str(raw)
 
 
@@ -151,8 +151,8 @@ def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[s
         if f.kind == "list":
             items = [x for x in re.split(r"[\s,]+", str(new)) if x]
             value: Any = items or None
-        elif f.kind == "exports":
-            value = list(new)
+        elif f.kind == "exports":  # the checkboxes' families, then the tables the file holds, untouched
+            value = list(new) + [x for x in (parent.get(leaf) or []) if not isinstance(x, str)]
         else:
             value = str(new).strip() or None
         if value is None:
