@@ -148,7 +148,7 @@ async def test_check_endpoints_notifies_and_fills_overview(home: Paths, key_id: 
         await wait_until(pilot, lambda: any("probe(s) ok" in n for n in notifications(app)), what="the check")
         assert endpoint.seen  # real requests reached the server
         overview = plain(app, "#overview-body")
-        assert "Endpoint check" in overview and "✓ ok" in overview
+        assert "Endpoint check" in overview and "✓  ok" in overview  # mark, code: their own columns
         assert KEY_VALUE not in overview
         await select_profile(pilot, "wrongkey")
         await pilot.press("p")
@@ -156,7 +156,7 @@ async def test_check_endpoints_notifies_and_fills_overview(home: Paths, key_id: 
         assert "auth-failed" in plain(app, "#overview-body")
         # results stay with their profile
         await select_profile(pilot, "local")
-        assert "✓ ok" in plain(app, "#overview-body")
+        assert "✓  ok" in plain(app, "#overview-body")
 
 
 async def test_an_edit_saved_in_the_tui_drops_the_old_check_at_once(home: Paths, key_id: str, endpoint):
