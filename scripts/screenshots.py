@@ -89,8 +89,15 @@ async def shoot(paths: Paths, work: Path, name: str, steps: Callable[[Any], Awai
         await settle(pilot)
         await steps(pilot)
         await settle(pilot)
-        app.save_screenshot(str(OUT / f"{name}.svg"))
+        (OUT / f"{name}.svg").write_text(preserve_spaces(app.export_screenshot()))
         print(f"wrote screenshots/{name}.svg")
+
+
+def preserve_spaces(svg: str) -> str:
+    """Textual writes each styled span as its own <text> whose spaces are no-break spaces; renderers
+    that follow XML's whitespace rules (librsvg, and so GitHub's image proxy and most converters)
+    drop a span's leading ones, and the spans run together ("taotokenGPT-4.1"). Keep them."""
+    return svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
 
 
 async def main() -> None:

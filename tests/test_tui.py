@@ -176,7 +176,7 @@ async def test_diff_against_a_contaminated_shell_summary_first(home: Paths):
         assert text.splitlines()[0] == diff_env(env, view.plan.env).summary()
         # one row each: mark, name, old → new, reason, in the group they belong to
         assert f"~  OPENAI_BASE_URL  {STALE_OPENAI_URL} → https://taotoken.net/api  by the profile" in text
-        assert "-  ANTHROPIC_API_KEY  sk-…0000  key" in text.split("kept out (", 1)[1]
+        assert "-  ANTHROPIC_API_KEY  sk-…0000  claude key" in text.split("kept out (", 1)[1]
         assert "+  OPENAI_API_KEY  " + mask(KEY_VALUE) + "  key" in text
         assert "-  EDITOR_HINT  x  not passed" in text.split("harmless", 1)[1]  # harmless: the last group
 

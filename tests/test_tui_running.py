@@ -50,9 +50,9 @@ async def test_running_tab_lists_judges_and_inspects_a_real_process(home: Paths,
         assert info.counts and info.counts["error"] >= 1
         table = app.query_one("#procs")
         table.move_cursor(row=[p.pid for p in view.processes].index(pid))
-        await wait_until(pilot, lambda: f"process     {pid}" in plain(app, "#inspect-body"), what="the inspection")
-        text = plain(app, "#inspect-body")
-        assert "base-url-drift" in text and "https://stale.example/v1" in text
+        await wait_until(pilot, lambda: f"process  {pid}" in plain(app, "#inspect-body"), what="the inspection")
+        text = "\n".join(plain(app, s) for s in ("#inspect-body", "#findings", "#finding-detail", "#inspect-diff"))
+        assert "base-url-drift" in plain(app, "#findings") and "https://stale.example/v1" in text
         assert "profile alpha" in text  # judged against the profile's plan
         assert KEY_VALUE not in text and KEY_VALUE not in app.export_screenshot()
         # the process goes away: the next refresh drops it, the app carries on

@@ -13,7 +13,7 @@ from textual.content import Content, Span
 from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import EnvDiff
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
-from ccswitch_tui.policy import is_trust, kind, matters, routing_family
+from ccswitch_tui.policy import is_trust, kind, matters, routing_family, secret_name
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tui.grid import Cell, Fit, Grid, Sheet, SheetBuilder
@@ -311,6 +311,7 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     replaced = [k for k in d.changed if matters(k)]
     new = [k for k in d.added if matters(k) and k not in trust]
     dropped = [k for k in d.removed if is_trust(k) and not matters(k)]
+    set_trust = [k for k in (*d.changed, *d.added) if is_trust(k) and not matters(k) and k not in trust]
     other_names = {k for k in (*d.removed, *d.changed, *d.added) if not matters(k) and not is_trust(k)}
     if launch and (gone or replaced):
         b.line((f"✗ {len(gone) + len(replaced)} routing/key variable(s) in the shell would have reached the tool "
@@ -325,7 +326,7 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
         for k in gone:
             fam = routing_family(k)
             g.add(("-", ERROR), (k, ERROR), (shown(k, d.removed[k]), MUTED),
-                  (f"{fam} routing" if fam else "key", ERROR if launch else WARN))
+                  (f"{fam or ''} {'key' if secret_name(k) else 'routing'}".strip(), ERROR if launch else WARN))
     if replaced:
         g = group("replaced" if launch else "differs", len(replaced))
         for k in replaced:
@@ -338,12 +339,17 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
             src = (sources or {}).get(k, "")
             g.add(("+", OK if launch else ERROR), (k, OK if launch else ERROR), shown(k, d.added[k]),
                   (src or ("set by the profile" if launch else "not in the plan"), SOURCE_STYLES.get(src, MUTED)))
-    if trust or dropped:
-        g = group("trust: which certificates the client trusts", len(trust) + len(dropped))
+    if trust or dropped or set_trust:
+        g = group("trust: which certificates the client trusts", len(trust) + len(dropped) + len(set_trust))
         for k, v in trust.items():
             g.add(("=", OK), (k, "bold"), shown(k, v), ("carried", MUTED))
+        for k in set_trust:
+            old, now = d.changed.get(k, ("", d.added.get(k, "")))
+            g.add(("~" if k in d.changed else "+", WARN), (k, WARN), f"{shown(k, old)} → {shown(k, now)}" if old
+                  else shown(k, now), ((sources or {}).get(k, "set") if launch else "differs", WARN))
         for k in dropped:
-            g.add(("-", WARN), (k, WARN), (shown(k, d.removed[k]), MUTED), ("dropped ([policy] trust = false)", WARN))
+            g.add(("-", WARN), (k, WARN), (shown(k, d.removed[k]), MUTED),
+                  ("dropped ([policy] trust = false)" if launch else "not in the process", WARN))
     if other_names:
         g = group("harmless: not routing, keys, proxies or trust", len(other_names))
         for k in sorted(d.removed):
