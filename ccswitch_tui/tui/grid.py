@@ -44,6 +44,11 @@ def middle(text: str, width: int) -> str:
         return text
     if width <= 1:
         return ELLIPSIS[:width]
+    scheme = text.find("://")
+    if 0 < scheme < 8:  # a URL that does not fit: its host matters more than its scheme
+        text = text[scheme + 3:]
+        if len(text) <= width:
+            return text
     tail = (width - 1) // 2
     head = width - 1 - tail
     return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")

@@ -161,10 +161,13 @@ def problem_mark(severity: str, code: str = "") -> tuple[str, str]:
     return ("✓" if code == "ok" else "·"), OK
 
 
-def summary_of(message: str) -> str:
-    """A finding's first clause: what is wrong, without the explanation and the way out."""
-    head = message.split("; ", 1)[0]
-    return head.split(". ", 1)[0]
+def summary_of(message: str, variable: str | None = None) -> str:
+    """A finding's first clause: what is wrong, without the explanation and the way out (nor the
+    ``NAME=value`` it starts with when the row names the variable already)."""
+    head = message.split("; ", 1)[0].split(". ", 1)[0]
+    if variable and head.startswith(variable + "=") and " " in head:
+        head = head.split(" ", 1)[1]
+    return head
 
 
 def subject_of(f: Any) -> str:
@@ -176,7 +179,8 @@ def finding_cells(f: Any) -> tuple[tuple[str, str], ...]:
     """A finding as a row: mark, code, what it is about, its first clause."""
     sev, code = getattr(f, "severity", "info"), str(getattr(f, "code", ""))
     mark, style = problem_mark(sev, code)
-    return (mark, style), (code, style), (subject_of(f), "bold"), (summary_of(str(getattr(f, "message", f))), "")
+    summary = summary_of(str(getattr(f, "message", f)), getattr(f, "variable", None))
+    return (mark, style), (code, style), (subject_of(f), "bold"), (summary, "")
 
 
 def finding_detail(f: Any, theme: Mapping[str, str] | None = None) -> Sheet:

@@ -127,7 +127,7 @@ class RunningView(Vertical):
         table.display = bool(insp.findings)
         table.set_rows([(render.finding_cells(f), str(i)) for i, f in enumerate(insp.findings)], theme)
         self._show_finding()
-        diff = SheetBuilder().heading("Inherited environment")
+        diff = SheetBuilder().blank().line(("Inherited environment", "bold underline $text-accent"))
         render.env_diff(insp.diff, insp.show, f"what {insp.judged_against} expects → what pid {insp.pid} "
                         "inherited", added="extra in the process", removed="missing from the process",
                         launch=False, builder=diff)
