@@ -28,6 +28,7 @@ from ccswitch_tui.profiles.presets import new_profile_text  # noqa: E402
 from ccswitch_tui.profiles.store import Store  # noqa: E402
 from ccswitch_tui.runs.manifests import write_manifest  # noqa: E402
 from ccswitch_tui.tui.app import CcsApp  # noqa: E402
+from ccswitch_tui.tui.service import Service  # noqa: E402
 
 OUT = ROOT / "screenshots"
 SIZE = (110, 32)
@@ -81,8 +82,19 @@ async def settle(pilot: Any) -> None:
             return
 
 
+class DemoService(Service):
+    """The Running tab lists the two processes started here, not whatever else runs on the machine."""
+
+    pids: set[int] = set()
+
+    def processes(self, all_: bool = False) -> list[Any]:
+        return [p for p in super().processes(all_) if p.pid in self.pids]
+
+
 async def shoot(paths: Paths, work: Path, name: str, steps: Callable[[Any], Awaitable[None]]) -> None:
-    app = CcsApp(paths, environ=dict(SHELL), cwd=work, cursor_blink=False, keys=KeyStore(paths, os.environ))
+    keys = KeyStore(paths, os.environ)
+    service = DemoService(paths, Store(paths), keys, dict(SHELL), work)
+    app = CcsApp(paths, environ=dict(SHELL), cwd=work, cursor_blink=False, keys=keys, service=service)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.select_profile("taotoken")
@@ -114,6 +126,7 @@ async def main() -> None:
         except Exception as exc:  # noqa: BLE001
             print(f"warning: no keyring ({exc}); keys will show as unknown", file=sys.stderr)
         procs = start_processes(paths, work)
+        DemoService.pids = {p.pid for p in procs}
         try:
             async def overview(pilot: Any) -> None:
                 pass
