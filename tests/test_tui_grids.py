@@ -132,7 +132,9 @@ def starts_with_cell(line: str, name: str, mark: str | None) -> bool:
 
 
 def head(text: str) -> str:
-    """What stays of a cell however it is cut: its first word's first characters."""
+    """What stays of a cell however it is cut: its first word's first characters (a URL's host's:
+    a URL cut to its column loses its scheme first)."""
+    text = text.split("://", 1)[1] if 0 < text.find("://") < 8 else text
     return text.split()[0][:5] if text.split() else ""
 
 
@@ -144,8 +146,12 @@ def in_order(line: str, cells: list[str]) -> list[int]:
         x = line.find(head(c), at)
         if x < 0:
             return []
+        gap = line.rfind("  ", at, x)  # where the cell starts (a URL's host comes after its scheme)
+        if gap >= 0 and line[gap:x].strip() and not line[gap:x].strip().startswith("…"):
+            x = gap + len(line[gap:x]) - len(line[gap:x].lstrip())
         out.append(x)
-        at = x + (len(c) if line.startswith(c, x) else len(head(c)))
+        gap = line.find("  ", x)  # a cut cell ends where its column's gap begins
+        at = x + len(c) if line.startswith(c, x) else (gap if gap > 0 else x + len(head(c)))
     return out
 
 
