@@ -355,3 +355,25 @@ async def test_the_checks_fail_when_the_grids_stop_fitting(glance: Paths, monkey
             except AssertionError as exc:
                 failures.append(str(exc))
         assert len(failures) >= 2 and any("overview" in f for f in failures), failures
+
+
+# --- the fitting itself --------------------------------------------------------------------------
+
+def test_a_long_value_keeps_its_ends_and_a_url_its_host():
+    path = "/tmp/ccs/state/tools/glance/a-rather-long-folder-name/claude"
+    assert grid_module.middle(path, 20) == "/tmp/ccs/s…me/claude" and len(grid_module.middle(path, 20)) == 20
+    assert grid_module.middle("https://stale-gateway.example/v1", 24) == "stale-gateway.example/v1"  # host whole
+    assert grid_module.middle("short", 20) == "short"
+    old_new = grid_module.cut("https://old-gateway.example → https://taotoken.net/api", 16, "value")
+    first, second = old_new.split("\n")  # old above, "→ new" under it, both inside the column
+    assert first.startswith("old-") and second.startswith("→ ") and max(map(len, (first, second))) <= 16
+
+
+@pytest.mark.parametrize("total", [40, 52, 77, 120])
+def test_the_columns_fit_the_line_and_tags_stay_whole(total: int):
+    rows = [(Cell("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"), Cell("1"), Cell("profile")),
+            (Cell("CLAUDE_CONFIG_DIR"), Cell("/tmp/" + "x" * 90 + "/claude"), Cell("inherited"))]
+    ws = grid_module.widths(("name", "value", "fixed"), rows, total)
+    assert sum(ws) + 2 * 2 <= total  # two gaps of two
+    assert ws[2] == len("inherited")  # the source column is never cut
+    assert ws[1] >= grid_module.MIN_FLEX and ws[0] <= max(int(total * grid_module.NAME_SHARE), grid_module.MIN_FLEX)
