@@ -28,6 +28,7 @@ from ccswitch_tui.profiles.presets import new_profile_text  # noqa: E402
 from ccswitch_tui.profiles.store import Store  # noqa: E402
 from ccswitch_tui.runs.manifests import write_manifest  # noqa: E402
 from ccswitch_tui.tui.app import CcsApp  # noqa: E402
+from ccswitch_tui.tui.service import Service  # noqa: E402
 
 OUT = ROOT / "screenshots"
 SIZE = (110, 32)
@@ -81,16 +82,34 @@ async def settle(pilot: Any) -> None:
             return
 
 
+class DemoService(Service):
+    """The Running tab lists the two processes started here, not whatever else runs on the machine."""
+
+    pids: set[int] = set()
+
+    def processes(self, all_: bool = False) -> list[Any]:
+        return [p for p in super().processes(all_) if p.pid in self.pids]
+
+
 async def shoot(paths: Paths, work: Path, name: str, steps: Callable[[Any], Awaitable[None]]) -> None:
-    app = CcsApp(paths, environ=dict(SHELL), cwd=work, cursor_blink=False, keys=KeyStore(paths, os.environ))
+    keys = KeyStore(paths, os.environ)
+    service = DemoService(paths, Store(paths), keys, dict(SHELL), work)
+    app = CcsApp(paths, environ=dict(SHELL), cwd=work, cursor_blink=False, keys=keys, service=service)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.select_profile("taotoken")
         await settle(pilot)
         await steps(pilot)
         await settle(pilot)
-        app.save_screenshot(str(OUT / f"{name}.svg"))
+        (OUT / f"{name}.svg").write_text(preserve_spaces(app.export_screenshot()))
         print(f"wrote screenshots/{name}.svg")
+
+
+def preserve_spaces(svg: str) -> str:
+    """Textual writes each styled span as its own <text> whose spaces are no-break spaces; renderers
+    that follow XML's whitespace rules (librsvg, and so GitHub's image proxy and most converters)
+    drop a span's leading ones, and the spans run together ("taotokenGPT-4.1"). Keep them."""
+    return svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
 
 
 async def main() -> None:
@@ -107,6 +126,7 @@ async def main() -> None:
         except Exception as exc:  # noqa: BLE001
             print(f"warning: no keyring ({exc}); keys will show as unknown", file=sys.stderr)
         procs = start_processes(paths, work)
+        DemoService.pids = {p.pid for p in procs}
         try:
             async def overview(pilot: Any) -> None:
                 pass

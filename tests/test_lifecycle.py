@@ -258,7 +258,7 @@ async def test_environment_view_lists_shared_pieces(home, tmp_path):
         await select(pilot, "alpha")
         app.action_set_tool("claude")
         await settle(pilot)
-        text = plain(app, "#env-body")
+        text = plain(app, "#env-head") + "\n" + plain(app, "#env-body")
         assert f"memory: linked from {user}/.claude/CLAUDE.md" in text, text
         assert f"commands: linked from {user}/.claude/commands" in text
         # nothing is made while previewing: links appear only when a launch runs

@@ -174,10 +174,11 @@ async def test_diff_against_a_contaminated_shell_summary_first(home: Paths):
         text = plain(app, "#diff-body")
         view = app.detail_pane.view
         assert text.splitlines()[0] == diff_env(env, view.plan.env, view.plan.routing_names).summary()
-        assert f"~ OPENAI_BASE_URL: {STALE_OPENAI_URL} → https://taotoken.net/api" in text
-        assert "- ANTHROPIC_API_KEY=sk-…0000" in text and "contamination kept out" in text
-        assert "+ OPENAI_API_KEY=" + mask(KEY_VALUE) in text
-        assert "- EDITOR_HINT=x" not in text and "-EDITOR_HINT" in text  # harmless: folded, name only
+        # one row each: mark, name, old → new, reason, in the group they belong to
+        assert f"~  OPENAI_BASE_URL  {STALE_OPENAI_URL} → https://taotoken.net/api  by the profile" in text
+        assert "-  ANTHROPIC_API_KEY  sk-…0000  claude key" in text.split("kept out (", 1)[1]
+        assert "+  OPENAI_API_KEY  " + mask(KEY_VALUE) + "  key" in text
+        assert "-  EDITOR_HINT  x  not passed" in text.split("harmless", 1)[1]  # harmless: the last group
 
 
 async def test_key_set_replace_remove_through_the_modal(home: Paths, key_id: str):
@@ -514,9 +515,10 @@ async def test_runs_tab_lists_manifests_newest_first_with_drift(home: Paths):
         # r3 went elsewhere and failed: both count (the outcome is part of the verdict)
         assert [r.drifted for r in app.detail_pane.runs] == [("base_urls", "exit_status"), (), ()]
         table = app.query_one("#runs-table")
-        assert str(table.get_row_at(0)[4]) == "base_urls, exit_status"
-        assert str(table.get_row_at(1)[4]) == "comparable"
-        assert str(table.get_row_at(2)[4]) == "first run"
+        assert [str(c) for c in table.get_row_at(0)[:2]] == ["1", "base_urls, exit_status"]  # status, drift first
+        assert str(table.get_row_at(1)[1]) == "comparable"
+        assert str(table.get_row_at(2)[1]) == "first run"
+        assert str(table.get_row_at(0)[2]) == "2025-01-03 00:00:00"  # to the second
         assert "drifted from r2: base_urls, exit_status" in plain(app, "#run-detail")
 
 

@@ -54,8 +54,11 @@ async def test_diff_tab_leads_with_routing_like_env_diff(home: Paths):
         first = text.splitlines()[0]
         assert first == diff_env(env, app.detail_pane.view.plan.env).summary()  # the core's, as `ccs env --diff`
         assert "~ANTHROPIC_BASE_URL" in first and "PIP_OPTION" not in first
-        assert "ANTHROPIC_BASE_URL (replaced)" in text and "ANTHROPIC_API_KEY (kept out)" in text
-        assert "PIP_OPTION_3=3" not in text and "-PIP_OPTION_3" in text  # folded: names only
+        kept_out, rest = text.split("kept out (2)", 1)[1].split("replaced (1)", 1)
+        assert "-  ANTHROPIC_API_KEY  " in kept_out and "~  ANTHROPIC_BASE_URL  " in rest.split("added (", 1)[0]
+        harmless = text.split("harmless", 1)[1]  # the harmless rest: last, a row each
+        assert "-  PIP_OPTION_3  3  not passed" in harmless
+        assert "PIP_OPTION" not in text.split("harmless", 1)[0][len(first):]
         banner = next(line for line in text.splitlines() if line.startswith("✗"))
         assert banner.startswith("✗ 3 routing/key variable(s)")  # two kept out, one replaced
 
@@ -309,11 +312,11 @@ async def test_labels_keep_a_gap_and_say_unknown(home: Paths):
         await settle(pilot)
         await select(pilot, "alpha")
         overview = plain(app, "#overview-body")
-        assert "  provider  https://taotoken.net/api" in overview and "providerhttps" not in overview
+        assert "provider  https://taotoken.net/api" in overview and "providerhttps" not in overview
         app.detail_pane.show_tab("runs")
         await settle(pilot)
         run = plain(app, "#run-detail")
-        assert "key fingerprint  fp:0123456789ab" in run and "tool version     unknown" in run, run
+        assert "key fingerprint  fp:0123456789ab" in run and "tool version  unknown" in run, run
         assert "None" not in run
 
 

@@ -50,9 +50,9 @@ async def test_running_tab_lists_judges_and_inspects_a_real_process(home: Paths,
         assert info.counts and info.counts["error"] >= 1
         table = app.query_one("#procs")
         table.move_cursor(row=[p.pid for p in view.processes].index(pid))
-        await wait_until(pilot, lambda: f"process     {pid}" in plain(app, "#inspect-body"), what="the inspection")
-        text = plain(app, "#inspect-body")
-        assert "base-url-drift" in text and "https://stale.example/v1" in text
+        await wait_until(pilot, lambda: f"process  {pid}" in plain(app, "#inspect-body"), what="the inspection")
+        text = "\n".join(plain(app, s) for s in ("#inspect-body", "#findings", "#finding-detail", "#inspect-diff"))
+        assert "base-url-drift" in plain(app, "#findings") and "https://stale.example/v1" in text
         assert "profile alpha" in text  # judged against the profile's plan
         assert KEY_VALUE not in text and KEY_VALUE not in app.export_screenshot()
         # the process goes away: the next refresh drops it, the app carries on
@@ -148,7 +148,7 @@ async def test_check_endpoints_notifies_and_fills_overview(home: Paths, key_id: 
         await wait_until(pilot, lambda: any("probe(s) ok" in n for n in notifications(app)), what="the check")
         assert endpoint.seen  # real requests reached the server
         overview = plain(app, "#overview-body")
-        assert "Endpoint check" in overview and "✓ ok" in overview
+        assert "Endpoint check" in overview and "✓  ok" in overview  # mark, code: their own columns
         assert KEY_VALUE not in overview
         await select_profile(pilot, "wrongkey")
         await pilot.press("p")
@@ -156,7 +156,7 @@ async def test_check_endpoints_notifies_and_fills_overview(home: Paths, key_id: 
         assert "auth-failed" in plain(app, "#overview-body")
         # results stay with their profile
         await select_profile(pilot, "local")
-        assert "✓ ok" in plain(app, "#overview-body")
+        assert "✓  ok" in plain(app, "#overview-body")
 
 
 async def test_an_edit_saved_in_the_tui_drops_the_old_check_at_once(home: Paths, key_id: str, endpoint):

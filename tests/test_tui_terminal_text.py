@@ -138,7 +138,7 @@ async def test_the_tui_shows_foreign_text_escaped(home: Paths, key_id: str, prov
                 for tab in ("overview", "environment", "diff"):
                     app.detail_pane.show_tab(tab)
                     await settle(pilot)
-                    assert_screen_clean(app, "#overview-body", "#env-body", "#diff-body")
+                    assert_screen_clean(app, "#overview-body", "#env-head", "#env-body", "#env-detail", "#diff-body")
             app.action_set_tool("claude")
             await settle(pilot)
             assert mark in plain(app, "#diff-body")  # shown, escaped
@@ -187,7 +187,7 @@ async def test_the_tui_shows_foreign_text_escaped(home: Paths, key_id: str, prov
             table.move_cursor(row=[x.pid for x in view.processes].index(child.pid))
             await wait_until(pilot, lambda: f"{child.pid}" in plain(app, "#inspect-body"), what="the inspection")
             await settle(pilot)
-            text = assert_screen_clean(app, "#procs", "#inspect-body")
+            text = assert_screen_clean(app, "#procs", "#inspect-body", "#findings", "#finding-detail", "#inspect-diff")
             assert mark in text
     finally:
         child.kill()

@@ -41,9 +41,9 @@ async def test_overview_shows_the_last_7_days(home: Paths):
         await select(pilot, "alpha")
         text = plain(app, "#overview-body")
         assert "Usage, last 7 days" in text
-        assert "  requests  2  2 recorded run(s)" in text  # the 30-day-old run is left out
+        assert "requests  2  2 recorded run(s)" in text  # the 30-day-old run is left out
         assert "input 6  output 4  cached 2  reasoning 0" in text
-        assert "  errors    1" in text and "  cost      14.0000" in text
+        assert "errors  1" in text and "cost  14.0000" in text
         assert "not recorded, so not counted: 1 run(s) (alpha: 1)" in text
         await select(pilot, "beta")
         assert "Usage, last 7 days" not in plain(app, "#overview-body")  # no runs: no section

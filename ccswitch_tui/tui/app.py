@@ -556,7 +556,7 @@ class CcsApp(App[None]):
     def focus_detail(self) -> None:
         """Enter on a profile: into the active tab, to scroll or pick a row with the keyboard."""
         pane = self.detail_pane
-        target = {"running": "#procs", "runs": "#runs-table"}.get(pane.active_tab)
+        target = {"environment": "#env-body", "running": "#procs", "runs": "#runs-table"}.get(pane.active_tab)
         if target:
             for widget in self.query(target):
                 widget.focus()

@@ -1,9 +1,9 @@
-"""Turn the service's records into styled text for the panes (theme variables, never raw markup,
-so a value holding brackets is shown as it is)."""
+"""Turn the service's records into the panes: aligned grids (``grid.Sheet``: name, value, source
+columns, a section per client, findings one row each) and styled text (theme variables, never raw
+markup, so a value holding brackets is shown as it is)."""
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -12,11 +12,12 @@ from textual.content import Content, Span
 
 from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import EnvDiff
-from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, env_var_of
-from ccswitch_tui.policy import routing_family
+from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
+from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
-from ccswitch_tui.tui.service import Detail, KeyState, Problem, RunRow, ToolView
+from ccswitch_tui.tui.grid import Cell, Fit, Grid, Sheet, SheetBuilder
+from ccswitch_tui.tui.service import Detail, KeyState, RunRow, ToolView
 
 LABEL = "bold $text-accent"
 MUTED = "$text-muted"
@@ -31,6 +32,7 @@ SOURCE_STYLES = {
     "routing": "$text-accent",
     "key": "bold $text-warning",
     "marker": "$text-secondary",
+    "trust": "$text-success",
 }
 
 
@@ -69,53 +71,37 @@ def heading(text: str) -> Content:
     return Content.styled(text, "bold underline $text-accent")
 
 
-def problem_line(p: Problem) -> Content:
-    mark, style = ("✗", ERROR) if p.severity == "error" else ("!", WARN)
-    return Content.assemble((f"{mark} ", style), (p.text, style if p.severity == "error" else ""))
-
-
-def key_line(key: KeyState | None) -> Content:
-    if key is None:
-        return row("key", ("?", MUTED))
-    kid = key.key_id
-    if key.present:
-        return row("key", kid, (key.mask or "", "bold"), (key.fingerprint or "", MUTED))
-    if key.error:
-        return row("key", kid, (f"unknown: {key.error}", ERROR))
-    if env_var_of(kid):
-        return row("key", kid, (f"MISSING — ${env_var_of(kid)} is not set in the shell ccs started from", ERROR))
-    return row("key", kid, ("MISSING — press k to store it", ERROR))
-
-
-def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
+def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[str, str] | None = None) -> Sheet:
+    """The profile at a glance: its facts, then per client the base URLs, models and injected
+    variables as aligned grids (name, value, source), problems and check results one row each."""
     entry = detail.entry
+    b = SheetBuilder()
     if entry.profile is None:
-        return lines([
-            row("profile", (entry.name, "bold")),
-            row("file", str(entry.path)),
-            Content(""),
-            Content.styled("This profile file cannot be loaded:", ERROR),
-            Content(entry.error or ""),
-            Content(""),
-            Content.styled("Press e to fix it in the editor (the old file is kept until the text is valid).", MUTED),
-        ])
+        facts = b.grid("name", "value")
+        facts.add(("profile", LABEL), (entry.name, "bold")).add(("file", LABEL), str(entry.path))
+        b.blank().line(("This profile file cannot be loaded:", ERROR)).line(entry.error or "").blank()
+        b.line(("Press e to fix it in the editor (the old file is kept until the text is valid).", MUTED))
+        return b.sheet(theme)
     p = entry.profile
-    out: list[Content] = [Content.assemble((p.name, "bold"), ("  " + p.description, MUTED) if p.description else "")]
-    out.append(row("file", (str(entry.path), MUTED)))
-    out.append(row("provider", p.provider.name, (p.provider.website or "", MUTED)))
-    out.append(key_line(detail.key))
-    out.append(row("tools", " ".join(p.tools)))
-    out += [Content(""), heading("Base URLs")]
-    out.append(row("  provider", p.provider.base_url))
+    b.line((p.name, "bold"), ("  " + p.description, MUTED) if p.description else "")
+    b.grid("name", "value", align="facts").add(("file", LABEL), (str(entry.path), MUTED))
+    facts = b.grid("name", "prose", align="facts")  # wraps between its words, under its column
+    facts.add(("provider", LABEL), Cell(p.provider.name + (f"  {p.provider.website}" if p.provider.website else "")))
+    facts.add(*key_cells(detail.key))
+    facts.add(("tools", LABEL), " ".join(p.tools))
+    b.heading("Base URLs")
+    urls = b.grid("name", "value", "tag")
+    urls.add(("provider", LABEL), p.provider.base_url)
     for tool, view in detail.views.items():
         if view.plan is None:
-            out.append(row(f"  {tool}", (view.error or "", ERROR)))
+            urls.add((tool, LABEL), (view.error or "", ERROR))
             continue
         for var, url in view.plan.base_urls.items():
-            out.append(row(f"  {tool}", url, (var, MUTED)))
+            urls.add((tool, LABEL), url, (var, MUTED))
         if not view.plan.base_urls:
-            out.append(row(f"  {tool}", ("nothing exported ([run].export is empty)", MUTED)))
-    out += [Content(""), heading("Models")]
+            urls.add((tool, LABEL), ("nothing exported ([run].export is empty)", MUTED))
+    b.heading("Models")
+    models_grid = b.grid("name", "prose")
     for tool, view in detail.views.items():
         if view.plan is None:
             continue
@@ -123,50 +109,120 @@ def overview(detail: Detail, check: Sequence[Any] | None = None) -> Content:
         side = p.side(tool)
         if side is not None:  # what the client's spec adds (Codex: reasoning effort, wire API)
             models += [x for x in tools.get(tool).summary(side) if "=" in x and x not in models]
-        out.append(row(f"  {tool}", " ".join(models) if models else ("the tool's defaults", MUTED)))
-    out += [Content(""), heading("Injected variables")]
+        models_grid.add((tool, LABEL), " ".join(models) if models else ("the tool's defaults", MUTED))
+    b.heading("Injected variables")
     for tool, view in detail.views.items():
         if view.plan is None:
             continue
         injected = [(k, v) for k, v in view.plan.env.items()
                     if view.plan.sources.get(k) not in (SOURCE_INHERITED, SOURCE_MARKER)]
-        out.append(Content.styled(f"  {tool}", LABEL))
+        b.line((tool, LABEL))
+        grid = b.grid("name", "value", "fixed", align="injected")
         for k, v in injected:
             src = view.plan.sources.get(k, "")
-            out.append(Content.assemble("    ", (k, "bold"), "=", view.shown_value(k, v),
-                                        (f"  {src}", SOURCE_STYLES.get(src, MUTED))))
+            grid.add((k, "bold"), view.shown_value(k, v), (src, SOURCE_STYLES.get(src, MUTED)))
     if p.inherit:
-        out.append(row("  inherit", " ".join(p.inherit)))
+        b.grid("name", "prose").add(("inherit", LABEL), " ".join(p.inherit))
     if detail.usage is not None and (detail.usage.rows or detail.usage.not_recorded):
-        out += [Content(""), heading("Usage, last 7 days")]
-        out += usage_lines(detail.usage)
+        b.heading("Usage, last 7 days")
+        usage_grid(b, detail.usage)
     if detail.problems:
-        out += [Content(""), heading("Problems")]
-        out += [problem_line(x) for x in detail.problems]
+        b.heading("Problems")
+        grid = b.grid("fixed", "prose")
+        for x in detail.problems:
+            mark, style = problem_mark(x.severity)
+            grid.add((mark, style), (x.text, style if x.severity == "error" else ""))
     if check is not None:
-        out += [Content(""), heading("Endpoint check")]
-        out += check_lines(check)
-    return lines(out)
+        b.heading("Endpoint check")
+        findings_grid(b, check, whole=True)
+    return b.sheet(theme)
 
 
-def usage_lines(usage: Any) -> list[Content]:
+def key_cells(key: KeyState | None) -> tuple[tuple[str, str], ...]:
+    """The key row: its id, then its mask and fingerprint, or why it is missing (one wrapped cell)."""
+    if key is None:
+        return (("key", LABEL), ("?", MUTED))
+    kid = key.key_id
+    if key.present:
+        return (("key", LABEL), (f"{kid}  {key.mask or ''}  {key.fingerprint or ''}".strip(), ""))
+    if key.error:
+        return (("key", LABEL), (f"{kid}  unknown: {key.error}", ERROR))
+    if env_var_of(kid):
+        return (("key", LABEL), (f"{kid}  MISSING — ${env_var_of(kid)} is not set in the shell ccs started from",
+                                 ERROR))
+    return (("key", LABEL), (f"{kid}  MISSING — press k to store it", ERROR))
+
+
+def problem_mark(severity: str, code: str = "") -> tuple[str, str]:
+    if severity == "error":
+        return "✗", ERROR
+    if severity == "warn":
+        return "!", WARN
+    return ("✓" if code == "ok" else "·"), OK
+
+
+def summary_of(message: str, variable: str | None = None) -> str:
+    """A finding's first clause: what is wrong, without the explanation and the way out (nor the
+    ``NAME=value`` it starts with when the row names the variable already)."""
+    head = message.split("; ", 1)[0].split(". ", 1)[0]
+    if variable and head.startswith(variable + "=") and " " in head:
+        head = head.split(" ", 1)[1]
+    return head
+
+
+def subject_of(f: Any) -> str:
+    """What a finding is about: its variable, else its file, else where it was seen."""
+    return str(getattr(f, "variable", None) or getattr(f, "path", None) or getattr(f, "where", "") or "-")
+
+
+def finding_cells(f: Any) -> tuple[tuple[str, str], ...]:
+    """A finding as a row: mark, code, what it is about, its first clause."""
+    sev, code = getattr(f, "severity", "info"), str(getattr(f, "code", ""))
+    mark, style = problem_mark(sev, code)
+    summary = summary_of(str(getattr(f, "message", f)), getattr(f, "variable", None))
+    return (mark, style), (code, style), (subject_of(f), "bold"), (summary, "")
+
+
+def finding_detail(f: Any, theme: Mapping[str, str] | None = None) -> Sheet:
+    """The selected finding in full: the whole message (what, why, the way out) wrapped in its column."""
+    sev, code = getattr(f, "severity", "info"), str(getattr(f, "code", ""))
+    mark, style = problem_mark(sev, code)
+    b = SheetBuilder()
+    b.line((f"{mark} {code}", style), (f"  {sev} · {getattr(f, 'where', '-')}", MUTED))
+    b.line(str(getattr(f, "message", f)))
+    if getattr(f, "family", None):
+        b.line(("family ", LABEL), str(f.family))
+    return b.sheet(theme)
+
+
+def findings_grid(b: SheetBuilder, findings: Sequence[Any], whole: bool = False) -> None:
+    """Findings one row each: mark, code, subject, message (whole, wrapped in its column) or its
+    first clause."""
+    if not findings:
+        b.line(("nothing to probe", MUTED))
+        return
+    grid = b.grid("fixed", "fixed", "name", "prose" if whole else "line")
+    for f in findings:
+        sev, code = getattr(f, "severity", "info"), str(getattr(f, "code", ""))
+        mark, style = problem_mark(sev, code)
+        message = str(getattr(f, "message", f))
+        grid.add((mark, style), (code, style), (subject_of(f), "bold"), message if whole else summary_of(message))
+
+
+def usage_grid(b: SheetBuilder, usage: Any) -> None:
     """The profile's totals (``ccs usage --profile NAME --since 7d``) and what they leave out."""
     from ccswitch_tui.runs.usage import summary_lines
 
     t = usage.totals
-    out = [row("  requests", str(t["requests"]), (f"{t['runs']} recorded run(s)", MUTED)),
-           row("  tokens", f"input {t['input_tokens']}  output {t['output_tokens']}  cached {t['cached_tokens']}  "
-                           f"reasoning {t['reasoning_tokens']}"),
-           row("  errors", (str(t["errors"]), ERROR if t["errors"] else ""))]
+    g = b.grid("name", "prose", "line")
+    g.add(("requests", LABEL), str(t["requests"]), (f"{t['runs']} recorded run(s)", MUTED))
+    g.add(("tokens", LABEL), f"input {t['input_tokens']}  output {t['output_tokens']}  cached {t['cached_tokens']}  "
+                             f"reasoning {t['reasoning_tokens']}")
+    g.add(("errors", LABEL), (str(t["errors"]), ERROR if t["errors"] else ""))
     if t["cost"] is not None and t["requests"]:
-        out.append(row("  cost", f"{t['cost']:.4f}", ("from the profile's [pricing]", MUTED)))
-    out += [Content.styled(f"  {line}", MUTED) for line in summary_lines(usage)]
-    return out
-
-
-def check_lines(findings: Sequence[Any]) -> list[Content]:
-    """Endpoint check results (findings of `ccs check`)."""
-    return [problem_line_finding(f) for f in findings] or [Content.styled("nothing to probe", MUTED)]
+        g.add(("cost", LABEL), f"{t['cost']:.4f}", ("from the profile's [pricing]", MUTED))
+    for line in summary_lines(usage):
+        b.line((line, MUTED))
 
 
 def tool_bar(tools: Sequence[str], current: str) -> Content:
@@ -180,143 +236,216 @@ def tool_bar(tools: Sequence[str], current: str) -> Content:
     return Content.assemble(*parts)
 
 
-def environment(view: ToolView | None) -> Content:
+def environment_head(view: ToolView | None, theme: Mapping[str, str] | None = None) -> Sheet:
+    """What sits above the Environment tab's grid: the count, the argv, warnings, refusals, shares."""
+    b = SheetBuilder()
     if view is None:
-        return Content.styled("Choose a profile.", MUTED)
+        return b.line(("Choose a profile.", MUTED)).sheet(theme)
     if view.plan is None:
-        return Content.styled(view.error or "no plan", ERROR)
+        return b.line((view.error or "no plan", ERROR)).sheet(theme)
     plan = view.plan
-    out: list[Content] = [
-        Content.styled(f"{len(plan.env)} variables, keys masked: the plan of `ccs env {plan.profile} "
-                       f"--tool {plan.tool}`", MUTED),
-        row("argv", " ".join(plan.argv) or "(the command you give)", width=6),
-    ]
-    out += [problem_line(Problem("warn", w)) for w in plan.warnings]
-    out += [problem_line(Problem("error", f"refused: {r.message}")) for r in plan.refusals]
+    b.line((f"{len(plan.env)} variables, keys masked: the plan of `ccs env {plan.profile} --tool {plan.tool}`",
+            MUTED))
+    facts = b.grid("name", "value")  # cut in the middle: the command and its last argument stay
+    facts.add(("argv", LABEL), " ".join(plan.argv) or "(the command you give)")
     from ccswitch_tui.tools.share import describe
 
-    out += [row("shared", line, width=6) for line in describe(plan.extra.get("shared", ()))]
-    out.append(Content(""))
-    width = min(max((len(k) for k in plan.env), default=10), 32)
-    out.append(Content.styled(f"{'VARIABLE'.ljust(width)}  SOURCE     VALUE", MUTED))
-    for k, v in plan.env.items():
-        src = plan.sources.get(k, "?")
-        out.append(Content.assemble((k.ljust(width), "bold"), "  ",
-                                    (src.ljust(9), SOURCE_STYLES.get(src, MUTED)), "  ", view.shown_value(k, v)))
-    return lines(out)
+    for line in describe(plan.extra.get("shared", ())):
+        facts.add(("shared", LABEL), line)
+    if plan.warnings or plan.refusals:
+        grid = b.grid("fixed", "prose")
+        for w in plan.warnings:
+            grid.add(("!", WARN), w)
+        for r in plan.refusals:
+            grid.add(("✗", ERROR), (f"refused: {r.message}", ERROR))
+    return b.sheet(theme)
 
 
-def diff(view: ToolView | None, parent_env: Mapping[str, str], label: str = "the shell ccs started from") -> Content:
+ENV_COLUMNS: tuple[tuple[str, Fit], ...] = (("VARIABLE", "name"), ("VALUE", "value"), ("SOURCE", "fixed"))
+
+
+def environment_rows(view: ToolView | None) -> list[tuple[tuple[Any, ...], str | None]]:
+    """The plan's variables for the Environment grid: name, shown value, source; keyed by name."""
+    if view is None or view.plan is None:
+        return []
+    plan = view.plan
+    return [(((k, "bold"), view.shown_value(k, v), (plan.sources.get(k, "?"),
+                                                      SOURCE_STYLES.get(plan.sources.get(k, "?"), MUTED))), k)
+            for k, v in plan.env.items()]
+
+
+def environment_detail(view: ToolView | None, name: str | None, theme: Mapping[str, str] | None = None) -> Sheet:
+    """The selected variable whole: its value uncut, its source and what the policy calls it."""
+    b = SheetBuilder()
+    if view is None or view.plan is None or name is None or name not in view.plan.env:
+        return b.sheet(theme)
+    src = view.plan.sources.get(name, "?")
+    grid = b.grid("name", "prose")
+    grid.add((name, "bold"), view.shown_value(name, view.plan.env[name]))
+    what = kind(name)
+    grid.add(("source", LABEL), (src + (f" · {what}" if what else ""), SOURCE_STYLES.get(src, MUTED)))
+    return b.sheet(theme)
+
+
+def diff(view: ToolView | None, parent_env: Mapping[str, str], label: str = "the shell ccs started from",
+         theme: Mapping[str, str] | None = None) -> Sheet:
     if view is None:
-        return Content.styled("Choose a profile.", MUTED)
+        return SheetBuilder().line(("Choose a profile.", MUTED)).sheet(theme)
     if view.plan is None:
-        return Content.styled(view.error or "no plan", ERROR)
+        return SheetBuilder().line((view.error or "no plan", ERROR)).sheet(theme)
     d = view.diff(parent_env)
     assert d is not None
-    return env_diff(d, view.shown_value, f"{label} → {view.tool} under {view.plan.profile}")
+    trust = {k: v for k, v in view.plan.env.items() if view.plan.sources.get(k) == SOURCE_TRUST}
+    return env_diff(d, view.shown_value, f"{label} → {view.tool} under {view.plan.profile}", trust=trust,
+                    sources=view.plan.sources, theme=theme)
 
 
 def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
-             removed: str = "removed — not passed to the child", launch: bool = True) -> Content:
-    """A diff, summary line first; routing, key and proxy changes in full, the harmless rest folded
-    into one line of names (the summary and the order are the core's, as `ccs env --diff` prints them)."""
-    out: list[Content] = [Content.styled(d.summary(), "bold"), Content.styled(title, MUTED)]
+             removed: str = "kept out", launch: bool = True, trust: Mapping[str, str] | None = None,
+             sources: Mapping[str, str] | None = None, theme: Mapping[str, str] | None = None,
+             builder: SheetBuilder | None = None) -> Sheet:
+    """A diff as a table, summary line first: the routing, key and proxy changes grouped (kept out,
+    replaced, added), the TLS trust variables the launch carries, then the harmless rest; each row
+    ``mark  NAME  old → new  reason`` (the summary and the order are the core's, as `ccs env --diff`
+    prints them)."""
+    b = builder or SheetBuilder()
+    b.line((d.summary(), "bold")).line((title, MUTED))
+    trust = dict(trust or {})
     gone = [k for k in d.removed if d.matters(k)]
     replaced = [k for k in d.changed if d.matters(k)]
-    new = [k for k in d.added if d.matters(k)]
+    new = [k for k in d.added if d.matters(k) and k not in trust]
+    dropped = [k for k in d.removed if is_trust(k) and not d.matters(k)]
+    set_trust = [k for k in (*d.changed, *d.added) if is_trust(k) and not d.matters(k) and k not in trust]
+    other_names = {k for k in (*d.removed, *d.changed, *d.added) if not d.matters(k) and not is_trust(k)}
     if launch and (gone or replaced):
-        what = [f"{k} (kept out)" for k in gone] + [f"{k} (replaced)" for k in replaced]
-        out.append(Content.styled(
-            f"✗ {len(what)} routing/key variable(s) in the shell would have reached the tool without ccs: "
-            f"{', '.join(what)}", ERROR))
+        b.line((f"✗ {len(gone) + len(replaced)} routing/key variable(s) in the shell would have reached the tool "
+                "without ccs", ERROR))
+
+    def group(name: str, count: int) -> Grid:
+        b.blank().line((f"{name} ({count})", LABEL))
+        return b.grid("fixed", "name", "value", "note", align="diff")
+
     if gone:
-        out += [Content(""), Content.styled(f"{removed} ({len(gone)})", LABEL)]
+        g = group(removed, len(gone))
         for k in gone:
             fam = routing_family(k)
-            note = (f"  ← {fam or 'key'}: contamination kept out", ERROR) if launch else ""
-            out.append(Content.assemble(("- ", ERROR), (k, ERROR), "=", (shown(k, d.removed[k]), MUTED), note))
+            g.add(("-", ERROR), (k, ERROR), (shown(k, d.removed[k]), MUTED),
+                  (f"{fam or ''} {'key' if secret_name(k) else 'routing'}".strip(), ERROR if launch else WARN))
     if replaced:
-        out += [Content(""), Content.styled(f"changed ({len(replaced)})", LABEL)]
+        g = group("replaced" if launch else "differs", len(replaced))
         for k in replaced:
-            a, b = d.changed[k]
-            note = ("  ← routing replaced by the profile" if launch else "  ← routing differs", WARN)
-            out.append(Content.assemble(("~ ", WARN), (k, "bold " + WARN), ": ", (shown(k, a), MUTED), " → ",
-                                        shown(k, b), note))
+            a, c = d.changed[k]
+            g.add(("~", WARN), (k, "bold " + WARN), f"{shown(k, a)} → {shown(k, c)}",
+                  ("by the profile" if launch else "routing differs", WARN))
     if new:
-        out += [Content(""), Content.styled(f"{added} ({len(new)})", LABEL)]
+        g = group(added, len(new))
         for k in new:
-            out.append(Content.assemble(("+ ", OK if launch else ERROR), (k, OK if launch else ERROR), "=",
-                                        shown(k, d.added[k])))
-    other = d.marked(False)
-    if other:
-        out += [Content(""), Content.styled(f"other, harmless ({len(other)}): not routing, keys or proxies", LABEL),
-                Content.styled(" ".join(other), MUTED)]
-    if d.empty:
-        out.append(Content.styled("no changes", OK))
-    return lines(out)
+            src = (sources or {}).get(k, "")
+            g.add(("+", OK if launch else ERROR), (k, OK if launch else ERROR), shown(k, d.added[k]),
+                  (src or ("set by the profile" if launch else "not in the plan"), SOURCE_STYLES.get(src, MUTED)))
+    if trust or dropped or set_trust:
+        g = group("trust: which certificates the client trusts", len(trust) + len(dropped) + len(set_trust))
+        for k, v in trust.items():
+            g.add(("=", OK), (k, "bold"), shown(k, v), ("carried", MUTED))
+        for k in set_trust:
+            old, now = d.changed.get(k, ("", d.added.get(k, "")))
+            g.add(("~" if k in d.changed else "+", WARN), (k, WARN), f"{shown(k, old)} → {shown(k, now)}" if old
+                  else shown(k, now), ((sources or {}).get(k, "set") if launch else "differs", WARN))
+        for k in dropped:
+            g.add(("-", WARN), (k, WARN), (shown(k, d.removed[k]), MUTED),
+                  ("dropped ([policy] trust = false)" if launch else "not in the process", WARN))
+    if other_names:
+        g = group("harmless: not routing, keys, proxies or trust", len(other_names))
+        for k in sorted(d.removed):
+            if k in other_names:
+                g.add(("-", MUTED), (k, MUTED), (shown(k, d.removed[k]), MUTED), ("not passed", MUTED))
+        for k in sorted(d.changed):
+            if k in other_names:
+                a, c = d.changed[k]
+                g.add(("~", MUTED), (k, MUTED), (f"{shown(k, a)} → {shown(k, c)}", MUTED), ("changed", MUTED))
+        for k in sorted(d.added):
+            if k in other_names:
+                g.add(("+", MUTED), (k, MUTED), (shown(k, d.added[k]), MUTED),
+                      ((sources or {}).get(k, "added"), MUTED))
+    if d.empty and not trust:
+        b.line(("no changes", OK))
+    return b.sheet(theme)
 
 
-def problem_line_finding(f: Any) -> Content:
-    """One finding of inspect/doctor/check: severity mark, code, where, message."""
-    sev = getattr(f, "severity", "info")
-    style = ERROR if sev == "error" else WARN if sev == "warn" else OK
-    mark = "✗" if sev == "error" else "!" if sev == "warn" else "✓" if getattr(f, "code", "") == "ok" else "·"
-    return Content.assemble((f"{mark} ", style), (getattr(f, "code", ""), style), "  ", getattr(f, "message", str(f)))
-
-
-def run_summary(r: RunRow) -> Content:
+def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
+    """The run under the cursor: its manifest as a grid (drifted fields marked), the drift's causes,
+    its round and, for a recorded run, its requests."""
     m = r.manifest
-    out = [row("launch", str(m.get("launch_id", "?")), width=17), row("argv", shlex.join(user_argv(m)), width=17)]
-    out.append(row("cwd", str(m.get("cwd", "")), width=17))
-    out.append(row("status", status_text(m), width=17))
+    b = SheetBuilder()
+    facts = b.grid("name", "value", align="run")
+    facts.add(("launch", LABEL), str(m.get("launch_id", "?")))
+    facts.add(("argv", LABEL), shlex.join(user_argv(m)))
+    facts.add(("cwd", LABEL), str(m.get("cwd", "")))
+    facts.add(("status", LABEL), status_text(m))
     if m.get("label"):
-        out.append(row("label", str(m["label"]), width=17))
+        facts.add(("label", LABEL), str(m["label"]))
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
         value = m.get(f)
-        shown = json.dumps(value) if isinstance(value, dict) else "unknown" if value is None else str(value)
         drifted = f in r.drifted or (f == "env_hash" and "env" in r.drifted)
-        out.append(row(f.replace("_", " "), (shown, WARN if drifted else ""), width=17))
+        style = WARN if drifted else ""
+        name = f.replace("_", " ")
+        if isinstance(value, dict) and value:
+            facts.add((name, LABEL))
+            for k, v in value.items():  # one row per entry, its name in the name column
+                facts.add((f"  {k}", MUTED), (str(v), style))
+        else:
+            shown_ = "{}" if isinstance(value, dict) else "unknown" if value is None else str(value)
+            facts.add((name, LABEL), (shown_, style))
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
-        out.append(Content.styled(what, WARN if r.drifted else OK))
+        b.line((what, WARN if r.drifted else OK))
+        causes = b.grid("name", "prose")
         for d in r.differences:
             if d.cause:
-                out.append(row(f"  {d.field}", (f"{d.kind}: {d.cause}", WARN), width=17))
+                causes.add((d.field, LABEL), (f"{d.kind}: {d.cause}", WARN))
     if r.round is not None:
-        out.append(round_line(r.round))
+        rd = r.round
+        b.grid("name", "prose").add((f"round {rd.get('round')}", LABEL),
+                                    (round_text(rd), OK if rd.get("comparable") else WARN))
     if r.observed is not None:
-        out += observed_lines(r.observed, r.live)
-    return lines(out)
+        observed_grid(b, r.observed, r.live)
+    return b.sheet(theme)
 
 
-def round_line(rd: Mapping[str, Any]) -> Content:
+def round_text(rd: Mapping[str, Any]) -> str:
     """A run's round (its label) in one line: the scores, the key strategy and the verdict."""
     from ccswitch_tui.runs.rounds import cell
 
     scores = (f"pass@1 {cell(rd, 'pass_at_1')}, pass^k {cell(rd, 'pass_hat_k')}, gap {cell(rd, 'gap')}"
               if rd.get("pass_at_1") is not None else "no outcomes attached")
-    text = f"k={rd.get('k')}, {scores}, key {rd.get('key_strategy')}: {rd.get('verdict')}"
-    return row(f"round {rd.get('round')}", (text, OK if rd.get("comparable") else WARN), width=17)
+    return f"k={rd.get('k')}, {scores}, key {rd.get('key_strategy')}: {rd.get('verdict')}"
 
 
-def observed_lines(o: Mapping[str, Any], live: bool) -> list[Content]:
-    """A recorded run's requests in a few lines: counts, tokens, models, errors, findings."""
+def round_line(rd: Mapping[str, Any]) -> Content:
+    return row(f"round {rd.get('round')}", (round_text(rd), OK if rd.get("comparable") else WARN), width=17)
+
+
+def observed_grid(b: SheetBuilder, o: Mapping[str, Any], live: bool) -> None:
+    """A recorded run's requests in a few rows: counts, tokens, models, errors; findings one row each."""
     def pairs(d: Mapping[str, Any]) -> str:
         return ", ".join(f"{k} ×{v}" for k, v in d.items()) or "-"
 
     tokens = o.get("tokens") or {}
-    out = [heading("Requests" + (" (live)" if live else "")),
-           row("requests", f"{o.get('requests', 0)}, at most {o.get('max_concurrency', 0)} at once"),
-           row("paths", pairs(o.get("by_path") or {})),
-           row("status", pairs(o.get("by_status") or {})),
-           row("tokens", " ".join(f"{k.removesuffix('_tokens')} {v}" for k, v in tokens.items()) or "none reported"),
-           row("requested", pairs(o.get("models_requested") or {})),
-           row("served", pairs(o.get("models_served") or {})),
-           row("errors", (str(o.get("errors", 0)), ERROR if o.get("errors") else OK))]
-    for f in o.get("findings") or ():
-        out.append(Content.assemble(("! " if f.get("severity") == "warn" else "· ", WARN),
-                                    (str(f.get("code")), WARN), "  ", str(f.get("message", ""))))
-    return out
+    b.heading("Requests" + (" (live)" if live else ""))
+    g = b.grid("name", "prose")
+    g.add(("requests", LABEL), f"{o.get('requests', 0)}, at most {o.get('max_concurrency', 0)} at once")
+    g.add(("paths", LABEL), pairs(o.get("by_path") or {}))
+    g.add(("status", LABEL), pairs(o.get("by_status") or {}))
+    g.add(("tokens", LABEL), " ".join(f"{k.removesuffix('_tokens')} {v}" for k, v in tokens.items()) or "none reported")
+    g.add(("requested", LABEL), pairs(o.get("models_requested") or {}))
+    g.add(("served", LABEL), pairs(o.get("models_served") or {}))
+    g.add(("errors", LABEL), (str(o.get("errors", 0)), ERROR if o.get("errors") else OK))
+    found = o.get("findings") or ()
+    if found:
+        f_grid = b.grid("fixed", "fixed", "prose")
+        for f in found:
+            f_grid.add(("!" if f.get("severity") == "warn" else "·", WARN), (str(f.get("code")), WARN),
+                       str(f.get("message", "")))
 
 
 def status_text(m: Mapping[str, Any]) -> str:

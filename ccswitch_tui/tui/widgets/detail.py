@@ -17,11 +17,24 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from ccswitch_tui import tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
+from ccswitch_tui.tui.grid import FitTable
 from ccswitch_tui.tui.service import Detail, RunRow, ToolView
 from ccswitch_tui.tui.widgets.requests import RequestsTable
 from ccswitch_tui.tui.widgets.running import RunningView
 
 TABS = ("overview", "environment", "diff", "running", "runs")
+# status and drift first: at 80 columns they are what shows whole (the rest scrolls sideways)
+RUN_COLUMNS = ("status", "drift", "started", "tool", "round", "key")
+
+
+def started_text(value: Any) -> str:
+    """A manifest's start time to the second: ``2025-01-03 09:00:00``."""
+    text = str(value or "-").replace("T", " ").removesuffix("Z")
+    head, dot, rest = text.partition(".")
+    if dot:  # fractions of a second, and a zone after them if any
+        zone = rest.lstrip("0123456789")
+        return head + ("" if zone in ("", "+00:00") else zone)
+    return head
 
 
 class DetailPane(Vertical):
@@ -38,8 +51,10 @@ class DetailPane(Vertical):
         with TabbedContent(id="tabs", initial="overview"):
             with TabPane("Overview", id="overview"), VerticalScroll(classes="body"):
                 yield Static(Content.styled("Loading…", "$text-muted"), id="overview-body")
-            with TabPane("Environment", id="environment"), VerticalScroll(classes="body"):
-                yield Static("", id="env-body")
+            with TabPane("Environment", id="environment"), Vertical(id="env-view"):
+                yield Static("", id="env-head")
+                yield FitTable(render.ENV_COLUMNS, id="env-body")
+                yield Static("", id="env-detail")
             with TabPane("Diff", id="diff"), VerticalScroll(classes="body"):
                 yield Static("", id="diff-body")
             # The two tables are mounted after the first frame: start-up paints sooner.
@@ -49,7 +64,14 @@ class DetailPane(Vertical):
                 yield Lazy(RunsView(id="runs-view"))
 
     def on_mount(self) -> None:
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_runs())
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
+
+    def _theme_changed(self) -> None:
+        """The grids hold the theme's colours: draw them again."""
+        if self.detail is None:
+            self.refresh_runs()
+        else:
+            self.refresh_all()
 
     @property
     def active_tab(self) -> str:
@@ -81,8 +103,10 @@ class DetailPane(Vertical):
         self.tool = None
         self.runs = ()
         self.query_one("#detail-title", Static).update(Content.styled(visible(message), "$text-muted"))
-        for wid in ("#overview-body", "#env-body", "#diff-body"):
+        for wid in ("#overview-body", "#env-head", "#diff-body"):
             self.query_one(wid, Static).update(Content(visible(body)))  # wraps: readable at 80 columns
+        self.query_one("#env-body", FitTable).set_rows([], {})
+        self.query_one("#env-detail", Static).update("")
         self.refresh_runs()
 
     def set_tool(self, tool: str) -> None:
@@ -108,12 +132,28 @@ class DetailPane(Vertical):
         if d.profile is not None and self.tool:
             title += render.tool_bar(self.tools, self.tool)
         self.query_one("#detail-title", Static).update(title)
-        self.query_one("#overview-body", Static).update(render.overview(d, self.checks.get(d.entry.name)))
-        self.query_one("#env-body", Static).update(render.environment(self.view) if d.profile
-                                                   else render.overview(d))
-        self.query_one("#diff-body", Static).update(render.diff(self.view, self.parent_env) if d.profile
-                                                    else render.overview(d))
+        theme = self.app.theme_variables
+        self.query_one("#overview-body", Static).update(render.overview(d, self.checks.get(d.entry.name), theme))
+        self.query_one("#env-head", Static).update(render.environment_head(self.view, theme) if d.profile
+                                                   else render.overview(d, theme=theme))
+        self.query_one("#env-body", FitTable).set_rows(render.environment_rows(self.view) if d.profile else [], theme)
+        self._show_variable()
+        self.query_one("#diff-body", Static).update(render.diff(self.view, self.parent_env, theme=theme) if d.profile
+                                                    else render.overview(d, theme=theme))
         self.refresh_runs()
+
+    def _show_variable(self) -> None:
+        """The variable under the Environment grid's cursor, whole."""
+        table = self.query_one("#env-body", FitTable)
+        cells = table.row_cells(table.cursor_row)
+        name = table.data[table.cursor_row][1] if cells else None
+        self.query_one("#env-detail", Static).update(render.environment_detail(self.view, name,
+                                                                               self.app.theme_variables))
+
+    @on(DataTable.RowHighlighted, "#env-body")
+    def _variable_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_variable()
 
     def refresh_runs(self) -> None:
         for view in self.query(RunsView):
@@ -156,7 +196,7 @@ class RunsView(Vertical):
         table.show(launch_id, records, {"ok": v.get("text-success", "green"), "warn": v.get("text-warning", "yellow")})
 
     def on_mount(self) -> None:
-        self.query_one("#runs-table", DataTable).add_columns("started", "tool", "status", "key", "drift", "round")
+        self.query_one("#runs-table", DataTable).add_columns(*RUN_COLUMNS)
         pane = next((a for a in self.ancestors if isinstance(a, DetailPane)), None)
         self.show(pane.runs if pane else ())
 
@@ -179,10 +219,9 @@ class RunsView(Vertical):
             else:
                 drift = Text("comparable", style=ok)
             status = render.status_text(m)
-            started = str(m.get("started") or "-").replace("T", " ").removesuffix("Z")
-            table.add_row(Text(visible(started)), Text(visible(str(m.get("tool", "?")))),  # a manifest is a file
-                          Text(visible(status), style=ok if status == "0" else warn),
-                          Text(visible(str(m.get("key_fingerprint") or "-"))), drift, self._round_cell(r, warn, ok),
+            table.add_row(Text(visible(status), style=ok if status == "0" else warn), drift,  # a manifest is a file
+                          Text(visible(started_text(m.get("started")))), Text(visible(str(m.get("tool", "?")))),
+                          self._round_cell(r, warn, ok), Text(visible(str(m.get("key_fingerprint") or "-"))),
                           key=str(m.get("launch_id")))
         if runs:
             table.move_cursor(row=min(max(keep, 0), len(runs) - 1))
@@ -199,12 +238,13 @@ class RunsView(Vertical):
         """The run's label, with its round's verdict: the runs of one round read as a group."""
         if r.round is None:
             return Text("-")
-        return Text(f"{r.round['round']} ({'clean' if r.round.get('comparable') else 'not comparable'})",
+        return Text(visible(f"{r.round['round']} ({'clean' if r.round.get('comparable') else 'not comparable'})"),
                     style=ok if r.round.get("comparable") else warn)
 
     def _show_run(self, index: int) -> None:
         if 0 <= index < len(self.runs):
-            self.query_one("#run-detail", Static).update(render.run_summary(self.runs[index]))
+            self.query_one("#run-detail", Static).update(render.run_summary(self.runs[index],
+                                                                                   self.app.theme_variables))
             manifest = self.runs[index].manifest
             if manifest.get("recording"):
                 self.post_message(self.Selected(manifest))

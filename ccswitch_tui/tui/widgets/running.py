@@ -17,6 +17,9 @@ from textual.widgets import DataTable, Static
 from ccswitch_tui import tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
+from ccswitch_tui.tui.grid import FitTable, SheetBuilder
+
+FINDING_COLUMNS = (("", "fixed"), ("code", "fixed"), ("about", "name"), ("summary", "line"))
 
 
 def counts_cell(counts: Mapping[str, int] | None, error: str | None, colors: Mapping[str, str]) -> Text:
@@ -46,12 +49,16 @@ class RunningView(Vertical):
         self.parent_env = parent_env
         self.processes: list[Any] = []
         self.selected_pid: int | None = None
+        self.inspection: Any = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Looking for running tools…", "$text-muted"), id="running-status")
         yield DataTable(id="procs", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="inspect-scroll"):
             yield Static("", id="inspect-body")
+            yield FitTable(FINDING_COLUMNS, id="findings")
+            yield Static("", id="finding-detail")
+            yield Static("", id="inspect-diff")
 
     def on_mount(self) -> None:
         tables = self.query("#procs").results(DataTable)
@@ -80,6 +87,7 @@ class RunningView(Vertical):
             self._select(pids[0])
         else:
             self.selected_pid = None
+            self.show_inspection(None)
             self.query_one("#inspect-body", Static).update(Content.styled(
                 f"No {', '.join(s.label for s in tools.clients())} or ccs-launched process is running.",
                 "$text-muted"))
@@ -96,23 +104,51 @@ class RunningView(Vertical):
             self._select(int(event.row_key.value))
 
     def show_inspection(self, insp: Any) -> None:
+        """The process's facts, its findings one row each (the selected one in full below them) and
+        its inherited environment as a diff table."""
         body = self.query_one("#inspect-body", Static)
+        table = self.query_one("#findings", FitTable)
+        self.inspection = insp
+        theme = self.app.theme_variables
         if insp is None:
             body.update("")
+            table.set_rows([], theme)
+            table.display = False
+            self.query_one("#finding-detail", Static).update("")
+            self.query_one("#inspect-diff", Static).update("")
             return
-        head = [
-            render.row("process", f"{insp.pid} {insp.name}", (insp.tool or "?", "bold")),
-            render.row("judged", insp.judged_against, (f"launch {insp.launch_id}" if insp.launch_id else "", "")),
-            render.row("cwd", insp.cwd or "-"),
-        ]
-        findings = [render.problem_line_finding(f) for f in insp.findings]
-        diff = render.env_diff(insp.diff, insp.show, f"what {insp.judged_against} expects → what pid {insp.pid} "
-                               "inherited", added="extra in the process", removed="missing from the process",
-                               launch=False)
-        parts = [*head, Content(""), render.heading("Findings"), *(findings or [Content.styled("clean", render.OK)]),
-                 Content(""), render.heading("Inherited environment"), diff, Content(""),
-                 Content.styled(insp.note, render.MUTED)]
-        body.update(render.lines(parts))
+        b = SheetBuilder()
+        head = b.grid("name", "value", "line")
+        head.add(("process", render.LABEL), f"{insp.pid} {insp.name}", (insp.tool or "?", "bold"))
+        head.add(("judged", render.LABEL), insp.judged_against, f"launch {insp.launch_id}" if insp.launch_id else "")
+        head.add(("cwd", render.LABEL), insp.cwd or "-")
+        b.heading(f"Findings ({len(insp.findings)})" if insp.findings else "Findings")
+        if not insp.findings:
+            b.line(("clean", render.OK))
+        body.update(b.sheet(theme))
+        table.display = bool(insp.findings)
+        table.set_rows([(render.finding_cells(f), str(i)) for i, f in enumerate(insp.findings)], theme)
+        self._show_finding()
+        diff = SheetBuilder().blank().line(("Inherited environment", "bold underline $text-accent"))
+        render.env_diff(insp.diff, insp.show, f"what {insp.judged_against} expects → what pid {insp.pid} "
+                        "inherited", added="extra in the process", removed="missing from the process",
+                        launch=False, builder=diff)
+        diff.blank().line((insp.note, render.MUTED))
+        self.query_one("#inspect-diff", Static).update(diff.sheet(theme))
+
+    def _show_finding(self) -> None:
+        table = self.query_one("#findings", FitTable)
+        insp = self.inspection
+        index = table.cursor_row
+        found = insp.findings[index] if insp is not None and 0 <= index < len(insp.findings) else None
+        self.query_one("#finding-detail", Static).update(
+            render.finding_detail(found, self.app.theme_variables) if found is not None else "")
+
+    @on(DataTable.RowHighlighted, "#findings")
+    def _finding(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_finding()
 
     def show_error(self, message: str) -> None:
+        self.show_inspection(None)
         self.query_one("#inspect-body", Static).update(Content.styled(visible(message), render.WARN))
