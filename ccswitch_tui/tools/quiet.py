@@ -16,6 +16,10 @@ from ccswitch_tui.model import Profile
 
 OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+# Measured (2.1.332): an interactive Claude Code also tries to install the official plugin marketplace
+# (downloads.claude.ai, then github.com), which the variable above does not stop; this one does. It goes
+# into ccs's settings file for Claude Code, not the process environment.
+CLAUDE_QUIET_SETTINGS_ENV = {"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}
 
 
 def is_official(base_url: str) -> bool:
