@@ -109,3 +109,26 @@ def test_tail_keeps_a_bounded_end():
     for i in range(1000):
         t.add(f"line {i}\n".encode())
     assert len(t.data) == 100 and t.lines(2) == ["line 998", "line 999"]
+
+
+STOPS = r"""
+import json, os
+from pathlib import Path
+from ccswitch_tui.launch.ptytail import Tail, supervise_on_pty
+from ccswitch_tui.launch.launcher import FORWARDED
+tail = Tail()
+script = 'kill -STOP $$; echo continued; kill -TERM $$'
+status = supervise_on_pty(["sh", "-c", script], "/bin/sh", dict(os.environ), Path("."), tail, FORWARDED)
+print(json.dumps({"status": status, "lines": tail.lines()}), flush=True)
+"""
+
+
+def test_a_child_that_stops_itself_is_continued_and_its_signal_status_kept(tmp_path: Path):
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+    s = PtySession([sys.executable, "-c", STOPS], env, cwd=tmp_path)
+    try:
+        assert s.wait(30) == 0
+    finally:
+        s.close()
+    result = json.loads(s.text.strip().splitlines()[-1])
+    assert result["status"] == 128 + 15 and result["lines"] == ["continued"]

@@ -14,6 +14,7 @@ import re
 import select
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -124,18 +125,9 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
         except termios.error:
             saved = None
     try:
-        _relay(master, stdin, out, tail, proc)
-        while True:
-            try:
-                _, status = os.waitpid(proc.pid, os.WUNTRACED)
-            except ChildProcessError:
-                return proc.returncode or 0
-            if os.WIFSTOPPED(status):  # no shell to resume it from: let it go on
-                os.killpg(proc.pid, signal.SIGCONT)
-                continue
-            rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-            proc.returncode = rc
-            return 128 - rc if rc < 0 else rc
+        status = _relay(master, stdin, out, tail, proc.pid)
+        proc.returncode = status
+        return 128 - status if status < 0 else status
     finally:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSAFLUSH, saved)
@@ -144,23 +136,40 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
             signal.signal(sig, handler)
 
 
-def _relay(master: int, stdin: int | None, out: int | None, tail: Tail, proc: subprocess.Popen) -> None:
-    """Keys to the child, its output to the terminal and the tail, until its terminal closes."""
+def _reap(pid: int) -> int | None:
+    """The child's return code once it has ended (-N for signal N); a stopped child (Ctrl-Z on its
+    own terminal: there is no shell to resume it from) is continued."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
+    except ChildProcessError:
+        return 0
+    if not done:
+        return None
+    if os.WIFSTOPPED(status):
+        os.killpg(pid, signal.SIGCONT)
+        return None
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _relay(master: int, stdin: int | None, out: int | None, tail: Tail, pid: int) -> int:
+    """Keys to the child, its output to the terminal and the tail, until it has ended and its
+    terminal has nothing more to read; its return code."""
     watched = [master] + ([stdin] if stdin is not None else [])
+    rc: int | None = None
     while True:
         try:
-            ready, _, _ = select.select(watched, [], [], 0.2)
+            ready, _, _ = select.select(watched, [], [], 0.1)
         except InterruptedError:
             continue
         if master in ready:
             try:
                 chunk = os.read(master, 65536)
             except OSError as exc:
-                if exc.errno in (errno.EIO, errno.EBADF):  # every copy of its terminal is closed
-                    return
-                raise
+                if exc.errno not in (errno.EIO, errno.EBADF):  # EIO: every copy of its terminal is closed
+                    raise
+                chunk = b""
             if not chunk:
-                return
+                return rc if rc is not None else _wait(pid)
             tail.add(chunk)
             if out is not None:
                 try:
@@ -176,7 +185,16 @@ def _relay(master: int, stdin: int | None, out: int | None, tail: Tail, proc: su
                 os.write(master, keys)
             else:
                 watched = [master]
-        if not ready and proc.poll() is not None:
-            # it ended; anything it left in its terminal is read above until EIO, unless a process it
-            # started keeps the terminal open: then stop relaying once nothing more comes
-            return
+        if rc is None:
+            rc = _reap(pid)
+        if rc is not None and master not in ready:
+            # it ended and wrote nothing more (a process it started may hold its terminal open)
+            return rc
+
+
+def _wait(pid: int) -> int:
+    while True:
+        rc = _reap(pid)
+        if rc is not None:
+            return rc
+        time.sleep(0.02)
