@@ -5,6 +5,7 @@ as printed."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -55,3 +56,27 @@ def test_isolate_resume_hint_runs_as_printed(base_env, clients_bin, key_id):
     assert out["resume_rc"] == 0, out["resume_tail"]
     # the same command without the flag is refused there (what the hint used to print)
     assert out["bare_rc"] == 2 and "--isolate" in out["bare_stderr"], out["bare_stderr"]
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_api_key_auth_through_the_bridge_reaches_the_provider(ccs, base_env, clients_bin, key_id):
+    """auth = "api-key" hands the key over through the settings' apiKeyHelper: recorded through the
+    loopback bridge, the provider still gets the real key in x-api-key, and no file holds it."""
+    from stub_server import StubServer
+    from test_recording import KEY as RECORDING_KEY
+    from test_recording import make_profile, no_key_anywhere_on_disk, runs
+
+    stub = StubServer("claude")
+    try:
+        env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
+        make_profile(ccs, env, "p", stub.url, key_id)
+        prof = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+        prof.write_text(prof.read_text().replace("[claude]\n", '[claude]\nauth = "api-key"\n', 1))
+        for record in ([], ["--record"]):
+            r = ccs("launch", "p", "claude", *record, "--", "-p", "say hi", env=env, timeout=120)
+            assert r.returncode == 0, r.stderr
+            assert stub.posts()[-1].headers["x-api-key"] == RECORDING_KEY
+        assert len(runs(ccs, env)) == 2
+        no_key_anywhere_on_disk()
+    finally:
+        stub.close()
