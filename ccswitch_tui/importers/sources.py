@@ -52,6 +52,7 @@ class Source:
     kind: str  # cc-switch | claude | codex
     label: str
     path: Path  # CC Switch's database, Claude Code's settings.json, or the Codex home
+    what: str = "its file"  # what to point it at instead, for people
 
     @property
     def exists(self) -> bool:
@@ -65,9 +66,10 @@ def default_sources(environ: Mapping[str, str]) -> list[Source]:
 
     home = home_dir(environ)
     return [
-        Source("cc-switch", "CC Switch's providers", default_dir(home) / "cc-switch.db"),
-        Source("claude", "Claude Code's live settings", claude_settings_path(environ, home)),
-        Source("codex", "Codex's live config", codex_home(environ, home)),
+        Source("cc-switch", "CC Switch's providers", default_dir(home) / "cc-switch.db", "a cc-switch.db"),
+        Source("claude", "Claude Code's live settings", claude_settings_path(environ, home),
+               "a Claude Code settings.json"),
+        Source("codex", "Codex's live config", codex_home(environ, home), "a Codex home folder"),
     ]
 
 

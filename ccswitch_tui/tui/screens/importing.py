@@ -24,10 +24,6 @@ class ImportChoice:
     path: Path | None = None  # another file (or Codex home) than the source's default
 
 
-# what to point each source at, for the path field
-POINT_AT = {"cc-switch": "a cc-switch.db", "claude": "a Claude Code settings.json", "codex": "a Codex home folder"}
-
-
 class ImportScreen(Dialog[ImportChoice]):
     """Pick a source; its path is a field, so any file can be imported. With no source found at its
     default place, the dialog says so and where each was looked for."""
@@ -75,7 +71,7 @@ class ImportScreen(Dialog[ImportChoice]):
         s = self.source
         field = self.query_one("#path", Input)
         field.value = str(s.path)
-        field.placeholder = f"the path of {POINT_AT.get(s.kind, 'its file')}"
+        field.placeholder = f"the path of {s.what}"
         self._describe()
 
     @on(Input.Changed, "#path")
@@ -83,10 +79,10 @@ class ImportScreen(Dialog[ImportChoice]):
         path = self._path()
         found = path is not None and path.exists()
         if path is None:
-            text = f"type the path of {POINT_AT.get(self.source.kind, 'its file')}"
+            text = f"type the path of {self.source.what}"
         else:
             text = f"reads {path}" + ("" if found else f" — not found here; type the path of "
-                                                       f"{POINT_AT.get(self.source.kind, 'its file')}")
+                                                       f"{self.source.what}")
         self.query_one("#source-path", Static).update(visible(text))
         for bid in ("#preview", "#import"):
             self.query_one(bid, Button).disabled = not found
