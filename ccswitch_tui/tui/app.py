@@ -48,13 +48,13 @@ EMPTY_STATE = (
     "Profiles are files in {folder}."
 )
 NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
+# The keys of the actions that need a profile, to say why they do nothing when there is none.
+PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
 
 
 def no_match(needle: str, total: int) -> str:
     return (f"No profile matches the filter {needle!r} ({total} hidden): press Esc in the list to clear it, "
             "or / to change it")
-# The keys of the actions that need a profile, to say why they do nothing when there is none.
-PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
 
 
 class CcsApp(App[None]):
