@@ -171,6 +171,35 @@ def isolate_resume(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]
         stub.close()
 
 
+def tui_first_launch(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
+    """`c` in the TUI on a profile never launched before: Claude Code gets the terminal (through
+    ccs's pseudo-terminal relay), answers, and the TUI is back with its status."""
+    stub = StubServer("provider")
+    try:
+        work = setup(env, key_id, key, stub, "token")
+        out: dict[str, Any] = {}
+        s = PtySession(CCS, {**env, "TERM": "xterm-256color"}, cwd=str(work), rows=30, cols=110)
+        try:
+            try:
+                s.expect("filter profiles", 60)
+                s.pump(2)
+                s.send("c")
+                converse(s, out)
+                s.expect(r"exited\s*with\s*status\s*0", 60)
+                out["back"] = True
+                s.send("\x11")  # ctrl+q
+                out["rc"] = s.wait(30)
+            except AssertionError as exc:
+                out["error"] = str(exc)[-3000:]
+            out["text"] = s.text[-4000:]
+        finally:
+            s.close()
+        out["posts"] = [p.headers.get("authorization") for p in stub.posts()]
+        return out
+    finally:
+        stub.close()
+
+
 if __name__ == "__main__":
     result = globals()[sys.argv[1]](**json.loads(sys.argv[2]))
     print(json.dumps(result))

@@ -45,6 +45,16 @@ def test_first_interactive_launch_starts_quietly_with_the_key(base_env, clients_
 
 
 @pytest.mark.usefixtures("secret_service")
+def test_first_launch_from_the_tui_reaches_the_provider_and_comes_back(base_env, clients_bin, key_id):
+    out = netns.run("tui_first_launch", script="claude_scenarios.py", env=scenario_env(base_env, clients_bin),
+                    key_id=key_id, key=KEY)
+    assert "error" not in out, out["error"]
+    assert not re.search(r"Unable\s*to\s*connect", out["text"]), out["text"]
+    assert out["posts"] and set(out["posts"]) == {f"Bearer {KEY}"}
+    assert out["back"] and out["rc"] == 0
+
+
+@pytest.mark.usefixtures("secret_service")
 def test_isolate_resume_hint_runs_as_printed(base_env, clients_bin, key_id):
     env = {**scenario_env(base_env, clients_bin), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     out = netns.run("isolate_resume", script="claude_scenarios.py", env=env, key_id=key_id, key=KEY)
