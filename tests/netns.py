@@ -1,8 +1,8 @@
 """Run a scenario in a private network namespace: only a loopback interface exists there, so the
 real clients can reach the loopback stub started inside it and nothing else, whatever they try.
 
-`run(name, **args)` starts ``python tests/lifecycle_scenarios.py NAME ARGS`` inside the namespace
-and returns the JSON the scenario prints last.
+`run(name, **args)` starts ``python tests/lifecycle_scenarios.py NAME ARGS`` (or another ``script``)
+inside the namespace and returns the JSON the scenario prints last.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def require() -> None:
         skip_or_fail(f"cannot make a private network namespace here: {r.stderr.strip()}")
 
 
-def run(name: str, timeout: float = 400, **args: Any) -> dict[str, Any]:
+def run(name: str, timeout: float = 400, script: str = "lifecycle_scenarios.py", **args: Any) -> dict[str, Any]:
     require()
-    r = subprocess.run([*_ENTER, sys.executable, str(HERE / "lifecycle_scenarios.py"), name, json.dumps(args)],
+    r = subprocess.run([*_ENTER, sys.executable, str(HERE / script), name, json.dumps(args)],
                        capture_output=True, text=True, timeout=timeout, cwd=HERE)
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 0 and lines, \

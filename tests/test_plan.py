@@ -79,8 +79,11 @@ def test_claude_plan_routes_through_settings_file_and_env():
     config_dir = PATHS.tool_dir("p", "claude")
     assert p.env["CLAUDE_CONFIG_DIR"] == str(config_dir)
     assert p.argv[:3] == ("claude", "--settings", str(config_dir / "ccs-settings.json"))
-    (settings,) = p.files
+    settings, state = p.files  # ccs's settings, and the profile's .claude.json
     assert settings.mode == 0o600
+    # the provider is not Anthropic's: the first interactive launch skips the onboarding, which would
+    # otherwise call api.anthropic.com
+    assert state.path == config_dir / ".claude.json" and json.loads(state.content)["hasCompletedOnboarding"] is True
     data = json.loads(settings.content)
     assert data["env"]["ANTHROPIC_BASE_URL"] == "https://prov.example/api"
     assert data["env"]["ANTHROPIC_MODEL"] == "c-main"
@@ -92,7 +95,12 @@ def test_claude_plan_routes_through_settings_file_and_env():
 def test_claude_api_key_auth():
     prof = profile(claude={"auth": "api-key"})
     p = plan("claude", prof)
-    assert p.env["ANTHROPIC_API_KEY"] == KEY and "ANTHROPIC_AUTH_TOKEN" not in p.env
+    # not ANTHROPIC_API_KEY, which makes an interactive Claude Code ask whether to use it: a variable of
+    # ccs's own, printed by the apiKeyHelper of ccs's settings (no key in the file)
+    assert p.env["CCS_ANTHROPIC_API_KEY"] == KEY and "CCS_ANTHROPIC_API_KEY" in p.secret_names
+    assert "ANTHROPIC_AUTH_TOKEN" not in p.env and "ANTHROPIC_API_KEY" not in p.env
+    settings = next(f for f in p.files if f.path.name == "ccs-settings.json").content
+    assert json.loads(settings)["apiKeyHelper"] == "printenv CCS_ANTHROPIC_API_KEY" and KEY not in settings
 
 
 def test_codex_plan_generates_accepted_config():

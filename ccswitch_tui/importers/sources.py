@@ -52,6 +52,7 @@ class Source:
     kind: str  # cc-switch, or the name of a client whose importer reads its live config
     label: str
     path: Path  # CC Switch's database, or where the client's live config is (a file or a folder)
+    what: str = "its file"  # what to point it at instead, for people
 
     @property
     def exists(self) -> bool:
@@ -66,8 +67,9 @@ def default_sources(environ: Mapping[str, str]) -> list[Source]:
 
     home = home_dir(environ)
     return [
-        Source("cc-switch", "CC Switch's providers", default_dir(home) / "cc-switch.db"),
-        *(Source(s.name, tools.importer(s).live_label, tools.importer(s).live_path(environ, home))
+        Source("cc-switch", "CC Switch's providers", default_dir(home) / "cc-switch.db", "a cc-switch.db"),
+        *(Source(s.name, tools.importer(s).live_label, tools.importer(s).live_path(environ, home),
+                 tools.importer(s).live_what)
           for s in tools.importable()),
     ]
 

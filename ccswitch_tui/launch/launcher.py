@@ -367,9 +367,11 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
     return out
 
 
-def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None) -> int:
+def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
+            tail: Any = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
-    hooks (``hooks_for``) run around each step."""
+    hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
+    a pseudo-terminal of its own and its last output is kept there."""
     from ccswitch_tui.launch import liveness
     from ccswitch_tui.launch.launches import Launches
 
@@ -395,8 +397,17 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
             reserve(write_manifest(paths, manifest))
-            status = supervise(plan.argv, prep.executable, plan.env, plan.cwd,
-                               started=lambda pgid: [hook.child_started(ctx, pgid) for hook in hooks])
+            def started_(pgid: int) -> None:
+                for hook in hooks:
+                    hook.child_started(ctx, pgid)
+
+            if tail is not None:
+                from ccswitch_tui.launch.ptytail import supervise_on_pty
+
+                status = supervise_on_pty(plan.argv, prep.executable, plan.env, plan.cwd, tail, FORWARDED,
+                                          started=started_)
+            else:
+                status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_)
         except OSError as exc:
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None

@@ -37,7 +37,7 @@ from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 from ccswitch_tui.tools import share
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
-from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, quiet_for
+from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, CLAUDE_QUIET_SETTINGS_ENV, is_official, quiet_for
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, newest_session_id
 
 SETTINGS_FILE = "ccs-settings.json"
@@ -48,7 +48,17 @@ _ROUTING_TOP = ("apiKeyHelper", "model")
 # model is its opus tier, ANTHROPIC_DEFAULT_OPUS_MODEL when set, else this id of its own.
 CLIENT_DEFAULT_MODEL = "claude-opus-5-5"
 
-AUTH = ("token", "api-key")  # "token" → ANTHROPIC_AUTH_TOKEN, "api-key" → ANTHROPIC_API_KEY
+AUTH = ("token", "api-key")  # "token" → ANTHROPIC_AUTH_TOKEN (Bearer), "api-key" → through API_KEY_HELPER
+# Measured (2.1.332): an interactive Claude Code that finds ANTHROPIC_API_KEY asks "Detected a custom API
+# key … use it?" with "No" preselected, and remembers a "yes" as the key's last 20 characters in
+# .claude.json. ANTHROPIC_AUTH_TOKEN and an ``apiKeyHelper`` are used without asking; the helper's output
+# is sent as x-api-key and as Bearer. So "api-key" puts the key under a name of ccs's own, which the
+# helper in ccs's settings prints: nothing of the key is written anywhere.
+API_KEY_VAR = "CCS_ANTHROPIC_API_KEY"
+API_KEY_HELPER = f"printenv {API_KEY_VAR}"
+# What the first interactive launch needs in the profile's .claude.json when the provider is not
+# Anthropic's: without it the onboarding checks api.anthropic.com and exits 1 when it cannot reach it.
+ONBOARDED = {"hasCompletedOnboarding": True}
 MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that sets it
     "ANTHROPIC_MODEL": "model",
     "ANTHROPIC_DEFAULT_OPUS_MODEL": "opus",
@@ -75,7 +85,7 @@ class ClaudeSide:
 
     @property
     def key_var(self) -> str:
-        return "ANTHROPIC_API_KEY" if self.auth == "api-key" else "ANTHROPIC_AUTH_TOKEN"
+        return API_KEY_VAR if self.auth == "api-key" else "ANTHROPIC_AUTH_TOKEN"
 
 
 def launch_model(models: Mapping[str, str]) -> tuple[str, str | None]:
@@ -326,23 +336,31 @@ class ClaudeSpec(ToolSpec):
         b.add_markers(profile, self.name, launch_id)
 
         settings_env = {**quiet_env, **profile.env, **c.env, **routing}
+        if quiet:
+            settings_env = {**{k: v for k, v in CLAUDE_QUIET_SETTINGS_ENV.items() if k not in settings_env},
+                            **settings_env}
+        settings: dict[str, Any] = {"env": settings_env}
+        if c.auth == "api-key":
+            settings["apiKeyHelper"] = API_KEY_HELPER
         settings_path = config_dir / SETTINGS_FILE
         argv = [self.program, "--settings", str(settings_path)]
         if isolate:
             argv += ["--setting-sources", "user"]
         argv += list(args)
 
-        ours = {f"env.{k}" for k in settings_env} | ({"model"} if c.model else set())
+        ours = ({f"env.{k}" for k in settings_env} | ({"model"} if c.model else set())
+                | ({"apiKeyHelper"} if "apiKeyHelper" in settings else set()))
         layers = settings_layers(cwd, config_dir, parent_env)
         refusals, warnings = layer_refusals(layers, ours, isolate)
         if fix := self.url_fix(c.base_url):
             warnings.append(f"[claude].base_url {c.base_url} ends in /v1; {fix[1]}: set it to {fix[0]}")
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user = share.user_home(parent_env)
-        state, shared, share_warnings = share.claude_state(pieces, user, config_dir)
+        require = ONBOARDED if not is_official(c.base_url) else None
+        state, shared, share_warnings = share.claude_state(pieces, user, config_dir, require)
         shared += share.links(pieces, share.CLAUDE_LINKS, user / ".claude", config_dir)
         warnings += share_warnings
-        files = [FileToWrite(settings_path, json.dumps({"env": settings_env}, indent=2) + "\n")]
+        files = [FileToWrite(settings_path, json.dumps(settings, indent=2) + "\n")]
         if state is not None:
             files.append(FileToWrite(config_dir / ".claude.json", state))
         return LaunchPlan(
@@ -451,6 +469,7 @@ def profile_layer_findings(profiles: Sequence[Profile], paths: Paths) -> list[Fi
             continue
         ours = {f"env.{k}" for k in {**p.env, **c.env, "ANTHROPIC_BASE_URL": "",
                                       **c.model_vars()}} | ({"model"} if c.model else set())
+        ours |= {"apiKeyHelper"} if c.auth == "api-key" else set()
         for key, value in layer.routing.items():
             if key in ours:
                 continue

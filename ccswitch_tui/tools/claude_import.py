@@ -134,6 +134,7 @@ def parse_settings(settings: Any, api_key_field: str | None = None, env_check: E
 class ClaudeImporter(ClientImporter):
     cc_switch_app = "claude"
     live_label = "Claude Code's live settings"
+    live_what = "a Claude Code settings.json"
     live_option = LiveOption("--settings", "settings", False,
                              "Claude Code settings file (default $CLAUDE_CONFIG_DIR/settings.json, else "
                              "~/.claude/settings.json).")

@@ -169,6 +169,7 @@ class ClientImporter:
 
     cc_switch_app: str | None = None  # CC Switch's ``app_type`` for the client's providers
     live_label: str = ""  # "Claude Code's live settings", for the TUI's import dialog
+    live_what: str = "its file"  # what to point the import dialog at instead, for people
     live_option: LiveOption | None = None
     command_help: str = ""  # `ccs import NAME --help`'s first line
     name_help: str = "Profile name (default: from the base URL's host)."

@@ -19,6 +19,10 @@ CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 # What a client's bare `--version` runs with, when its package does not say its version: no cloud
 # metadata lookup, no update check, no traffic besides the answer
 VERSION_PROBE_ENV = {"AWS_EC2_METADATA_DISABLED": "true", "DISABLE_AUTOUPDATER": "1", **CLAUDE_QUIET_ENV}
+# Measured (2.1.332): an interactive Claude Code also tries to install the official plugin marketplace
+# (downloads.claude.ai, then github.com), which the variable above does not stop; this one does. It goes
+# into ccs's settings file for Claude Code, not the process environment.
+CLAUDE_QUIET_SETTINGS_ENV = {"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}
 
 
 def is_official(base_url: str) -> bool:

@@ -120,18 +120,26 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, _unreadable(exc)
 
 
-def claude_state(pieces: Iterable[str], home: Path, config_dir: Path) -> tuple[str | None, list[Shared], list[str]]:
-    """The profile's ``.claude.json`` with the user's MCP servers and onboarding state copied in:
-    (new content or None when nothing changes, what is shared, warnings)."""
-    pieces = set(pieces)
-    if not pieces & {"mcp", "onboarding"}:
+def claude_state(pieces: Iterable[str], home: Path, config_dir: Path,
+                 require: Mapping[str, Any] | None = None) -> tuple[str | None, list[Shared], list[str]]:
+    """The profile's ``.claude.json`` with the user's MCP servers and onboarding state copied in, and
+    the ``require``d keys set over them: (new content or None when nothing changes, what is shared,
+    warnings)."""
+    pieces = set(pieces) & {"mcp", "onboarding"}
+    require = dict(require or {})
+    if not pieces and not require:
         return None, [], []
     source, target = home / ".claude.json", config_dir / ".claude.json"
-    user, why = _read_json(source)
-    if why:
-        return None, [], [f"{source}: cannot read ({why}); its MCP servers and onboarding state are not shared"]
+    warnings: list[str] = []
+    user: Any = None
+    if pieces:
+        user, why = _read_json(source)
+        if why:
+            warnings.append(f"{source}: cannot read ({why}); its MCP servers and onboarding state are not shared")
     if not isinstance(user, dict):
-        return None, [], []
+        user, pieces = {}, set()
+        if not require:
+            return None, [], warnings
     existing_text = None
     try:
         existing_text = read_text(target)
@@ -139,13 +147,12 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path) -> tuple[s
     except FileNotFoundError:
         mine = {}
     except (OSError, ValueError) as exc:
-        return None, [], [f"{target}: cannot read ({_unreadable(exc)}); the user's MCP servers and onboarding "
-                          "state are not copied into it (fix or remove it)"]
+        return None, [], [*warnings, f"{target}: cannot read ({_unreadable(exc)}); the user's MCP servers and "
+                          "onboarding state are not copied into it (fix or remove it)"]
     if not isinstance(mine, dict):
-        return None, [], []
+        return None, [], warnings
     merged = dict(mine)
     shared: list[Shared] = []
-    warnings: list[str] = []
     if "mcp" in pieces:
         servers, left_out = safe_mcp_servers(user.get("mcpServers"))
         if left_out:
@@ -159,6 +166,7 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path) -> tuple[s
         if keys:
             merged.update({k: user[k] for k in keys})
             shared.append(Shared("onboarding", source, target, "copy", ", ".join(keys)))
+    merged.update(require)
     if merged == mine and existing_text is not None:
         return None, shared, warnings
     return json.dumps(merged, indent=2) + "\n", shared, warnings

@@ -54,6 +54,11 @@ NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
 PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
 
 
+def no_match(needle: str, total: int) -> str:
+    return (f"No profile matches the filter {needle!r} ({total} hidden): press Esc in the list to clear it, "
+            "or / to change it")
+
+
 class CcsApp(App[None]):
     TITLE = "ccs"
     CSS_PATH = Path(__file__).with_name("ccs.tcss")
@@ -95,7 +100,11 @@ class CcsApp(App[None]):
         self._wanted: tuple[str, int] | None = None
         self._detail_running = False
         self._generation = 0
+        self._loads = 0  # profile reads asked for (load_profiles)
         self._shown: str | None = None
+        # a profile to select once the list holds it (a new or copied profile): every reload keeps
+        # it, the folder watcher's included, until the list shows it
+        self._select_next: str | None = None
         self.launcher = Launcher(self, self.service)
         self.profile_actions = ProfileActions(self, self.service)
         self.importer = Importer(self, self.service)
@@ -212,7 +221,10 @@ class CcsApp(App[None]):
         if a is None or self.screen.is_modal or self.action_enabled(a.name):
             return
         entry = self.current_entry()
-        if entry is None:
+        needle = self.profile_list.filter_text
+        if entry is None and needle and self.profile_list.entries:
+            self.notify(no_match(needle, len(self.profile_list.entries)), title=a.label, severity="warning")
+        elif entry is None:
             self.notify(NO_PROFILE, title=a.label)
         elif entry.profile is None:
             self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
@@ -240,14 +252,20 @@ class CcsApp(App[None]):
 
     # --- loading ------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_profiles(self, keep: str | None = None, first: bool = False) -> None:
+        """Read the profiles in a worker; only the latest read's list is shown (an earlier one still
+        running would bring back the selection it started with)."""
+        self._loads += 1
+        self._read_profiles(keep, first, self._loads)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _read_profiles(self, keep: str | None, first: bool, generation: int) -> None:
         if first:
             from ccswitch_tui.tui.watch import snapshot
 
             self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
         entries = self._first_entries.result() if first else self.service.entries()
-        self.post_message(m.ProfilesLoaded(entries, keep))
+        self.post_message(m.ProfilesLoaded(entries, keep, generation))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
@@ -265,7 +283,7 @@ class CcsApp(App[None]):
             return
         for name in event.names:
             self.detail_pane.checks.pop(name, None)  # an endpoint check of the old file says nothing now
-        self.load_profiles(self.selected)
+        self.load_profiles(self._select_next or self.selected)
         if self._shown in event.names:
             self.refresh_detail()
 
@@ -277,8 +295,14 @@ class CcsApp(App[None]):
     def _loaded(self, event: m.ProfilesLoaded) -> None:
         if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
             return
+        if event.generation and event.generation < self._loads:
+            return  # a newer read is on its way
         self._shown = None
-        self.profile_list.set_entries(event.entries, keep=event.keep)
+        names = {e.name for e in event.entries}
+        keep = self._select_next if self._select_next in names else event.keep
+        if self._select_next in names:
+            self._select_next = None
+        self.profile_list.set_entries(event.entries, keep=keep)
         if not event.entries:
             self.detail_pane.clear("No profiles yet", EMPTY_STATE.format(folder=self.service.paths.profiles))
         # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
@@ -478,6 +502,8 @@ class CcsApp(App[None]):
         self.notify(event.text)
         for name in event.changed:  # an endpoint check of the old file says nothing now
             self.detail_pane.checks.pop(name, None)
+        if event.select:
+            self._select_next = event.select
         if event.reload:
             self.load_profiles(event.select or self.selected)
 

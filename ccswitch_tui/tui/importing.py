@@ -22,6 +22,10 @@ class Importer(Controller):
         if choice is None:
             return
         source = next(s for s in sources if s.kind == choice.kind)
+        if choice.path is not None:  # a file the user pointed at
+            from dataclasses import replace
+
+            source = replace(source, path=choice.path)
 
         def again(import_now: bool | None) -> None:  # after a preview: its Import button
             if import_now:

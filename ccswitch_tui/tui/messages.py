@@ -13,10 +13,11 @@ from ccswitch_tui.tui.service import Detail, Presence, Severity
 
 
 class ProfilesLoaded(Message):
-    def __init__(self, entries: Sequence[Entry], keep: str | None = None):
+    def __init__(self, entries: Sequence[Entry], keep: str | None = None, generation: int = 0):
         super().__init__()
         self.entries = list(entries)
         self.keep = keep
+        self.generation = generation  # which read it is (App.load_profiles): older ones are dropped
 
 
 class PresenceReady(Message):

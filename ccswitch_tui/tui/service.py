@@ -335,10 +335,10 @@ class Service:
                             environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
                             nested=nested, argv_override=argv_override)
 
-    def execute(self, prep: Any) -> int:
+    def execute(self, prep: Any, tail: Any = None) -> int:
         from ccswitch_tui.launch import launcher as launch
 
-        return launch.execute(prep, self.paths)  # the plan carries force/nested
+        return launch.execute(prep, self.paths, tail=tail)  # the plan carries force/nested
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 

@@ -146,6 +146,7 @@ def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str
 class CodexImporter(ClientImporter):
     cc_switch_app = "codex"
     live_label = "Codex's live config"
+    live_what = "a Codex home folder"
     live_option = LiveOption("--home", "home", True,
                              "Codex home holding config.toml and auth.json (default $CODEX_HOME, else ~/.codex).")
     command_help = "Import the provider that Codex's config.toml selects (model_provider), with its key."

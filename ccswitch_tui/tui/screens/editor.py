@@ -246,7 +246,10 @@ class EditorScreen(Dialog[EditResult]):
         super().on_mount()
         for name in TABLE_SWITCHES:
             self._toggle_section(name, name in self.doc)
-        self.query_one("#f-description", Input).focus()
+        description = self.query_one("#f-description", Input)
+        description.select_on_focus = False  # typing adds to the description, never replaces it
+        description.cursor_position = len(description.value)
+        description.focus()
         self.validate()
 
     # --- values and validation ----------------------------------------------------------------

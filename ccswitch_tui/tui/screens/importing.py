@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from ccswitch_tui.importers.sources import Source
 from ccswitch_tui.terminal_text import visible
@@ -20,9 +21,13 @@ from ccswitch_tui.tui.screens.modals import Dialog
 class ImportChoice:
     kind: str
     dry_run: bool
+    path: Path | None = None  # another file (or Codex home) than the source's default
 
 
 class ImportScreen(Dialog[ImportChoice]):
+    """Pick a source; its path is a field, so any file can be imported. With no source found at its
+    default place, the dialog says so and where each was looked for."""
+
     def __init__(self, sources: Sequence[Source]):
         super().__init__()
         self.sources = {s.kind: s for s in sources}
@@ -32,9 +37,16 @@ class ImportScreen(Dialog[ImportChoice]):
         first = next((s.kind for s in self.sources.values() if s.exists), options[0][1])
         with Vertical(classes="dialog wide"):
             yield Label("Import providers", classes="dialog-title")
+            if not any(s.exists for s in self.sources.values()):
+                looked = "\n".join(f"  • {s.label}: {s.path}" for s in self.sources.values())
+                yield Static(visible(f"No source found. Looked for:\n{looked}\nPick a source and type the path "
+                                     "of its file below."), id="none-found", classes="problem-text", markup=False)
             yield Static("Keys go into the keyring, profiles into ccs's folder; the source is only read. "
                          "Re-running an import changes nothing.", classes="note", markup=False)
             yield Select(options, value=first, allow_blank=False, id="source", compact=True)
+            with Horizontal(classes="field"):
+                yield Label("path", classes="field-label")
+                yield Input(id="path", compact=True)
             yield Static("", id="source-path", classes="note", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Preview", id="preview", tooltip="A dry run: the report, nothing written")
@@ -43,19 +55,46 @@ class ImportScreen(Dialog[ImportChoice]):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self._describe()
+        self._source_changed()
         self.query_one("#source", Select).focus()
 
+    @property
+    def source(self) -> Source:
+        return self.sources[str(self.query_one("#source", Select).value)]
+
+    def _path(self) -> Path | None:
+        text = self.query_one("#path", Input).value.strip()
+        return Path(text).expanduser() if text else None
+
     @on(Select.Changed, "#source")
+    def _source_changed(self) -> None:
+        s = self.source
+        field = self.query_one("#path", Input)
+        field.value = str(s.path)
+        field.placeholder = f"the path of {s.what}"
+        self._describe()
+
+    @on(Input.Changed, "#path")
     def _describe(self) -> None:
-        s = self.sources[str(self.query_one("#source", Select).value)]
-        self.query_one("#source-path", Static).update(
-            visible(f"reads {s.path}") + ("" if s.exists else " — not found here"))
+        path = self._path()
+        found = path is not None and path.exists()
+        if path is None:
+            text = f"type the path of {self.source.what}"
+        else:
+            text = f"reads {path}" + ("" if found else f" — not found here; type the path of "
+                                                       f"{self.source.what}")
+        self.query_one("#source-path", Static).update(visible(text))
+        for bid in ("#preview", "#import"):
+            self.query_one(bid, Button).disabled = not found
 
     @on(Button.Pressed, "#preview")
     @on(Button.Pressed, "#import")
     def _go(self, event: Button.Pressed) -> None:
-        self.dismiss(ImportChoice(str(self.query_one("#source", Select).value), event.button.id == "preview"))
+        path = self._path()
+        if path is None or not path.exists():
+            return
+        self.dismiss(ImportChoice(self.source.kind, event.button.id == "preview",
+                                  None if path == self.source.path else path))
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

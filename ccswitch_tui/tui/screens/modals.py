@@ -212,31 +212,44 @@ class CommandScreen(Dialog[str]):
 
 # The ways out of a refusal that the TUI can take for you, by the launch option (LaunchRefused.flags).
 WAY_BUTTONS = {"isolate": "Launch isolated", "force": "Launch anyway (force)", "nested": "Launch nested"}
+SAFEST_FIRST = ("isolate", "nested", "force")  # --isolate changes only what is loaded; --force overrides a check
 
 
 class RefusalScreen(Dialog[str]):
-    """A refused launch, with its ways out: the ones ccs can take are buttons."""
+    """A refused launch, with its ways out, each once: the ones ccs can take are buttons (the line
+    that explains one is its tooltip), the others are listed. The safest way that launches has the
+    focus."""
 
     def __init__(self, message: str, ways_out: Sequence[str], flags: Sequence[str] = ()):
         super().__init__()
         self.message, self.ways_out, self.flags = message, list(ways_out), tuple(flags)
+        self.buttons = [f for f in self.flags if f in WAY_BUTTONS]
+
+    def _explains(self, way: str) -> str | None:
+        """The flag a way-out line is about (``--isolate to …``), when it has a button."""
+        first = way.split(maxsplit=1)[0] if way.strip() else ""
+        return next((f for f in self.buttons if first == f"--{f}"), None)
 
     def compose(self) -> ComposeResult:
+        others = [w for w in self.ways_out if self._explains(w) is None]
+        tips = {f: w for w in self.ways_out if (f := self._explains(w))}
         with Vertical(classes="dialog refusal"):
             yield Label("Launch refused", classes="dialog-title danger")
             yield Static(visible(self.message), classes="dialog-body", markup=False)
-            if self.ways_out:
-                yield Static(visible("Ways out:\n" + "\n".join(f"  • {w}" for w in self.ways_out)), classes="note",
+            if others:
+                head = "Or:" if self.buttons else "Ways out:"
+                yield Static(visible(head + "\n" + "\n".join(f"  • {w}" for w in others)), classes="note",
                              markup=False)
             with Horizontal(classes="buttons"):
-                for flag in self.flags:
-                    if flag in WAY_BUTTONS:
-                        yield Button(WAY_BUTTONS[flag], id=f"way-{flag}", variant="warning")
+                for flag in self.buttons:
+                    yield Button(WAY_BUTTONS[flag], id=f"way-{flag}", variant="warning",
+                                 tooltip=visible(tips.get(flag, f"--{flag}")))
                 yield Button("Cancel", id="cancel", variant="primary")
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#cancel", Button).focus()
+        safest = next((f for f in SAFEST_FIRST if f in self.buttons), None)
+        self.query_one(f"#way-{safest}" if safest else "#cancel", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

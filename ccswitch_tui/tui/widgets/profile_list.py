@@ -137,6 +137,8 @@ class ProfileList(Vertical):
         status = self.query_one("#list-status", Static)
         if not self.entries:
             status.update("none yet: n new, i import")  # fits the narrowest list
+        elif needle and not shown:
+            status.update(f"no match for {needle!r}: Esc clears")
         elif needle:
             status.update(f"{len(shown)} of {len(self.entries)} match {needle!r}")
         else:
