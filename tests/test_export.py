@@ -153,8 +153,8 @@ def test_exported_json_imports_back_as_the_same_profiles(profiles, ccs, tmp_path
         r = ccs("import", "cc-switch", "--json", env=env)
         assert r.returncode == 0, r.stderr
         report = json.loads(r.stdout)
+        # no database, only the legacy file: not an error, since the legacy file was read
         assert [(i["source"], i["action"], i["key"]) for i in report["items"]] == [
-            (str(home / ".cc-switch" / "cc-switch.db"), "error", None),  # no database, only the legacy file
             ("config.json:claude/ds", "created", "missing"), ("config.json:codex/ds", "merged", "missing")]
         again = Store(store.paths.__class__(profiles=other / "profiles", state=other / "state")).load("deepseek")
         original = store.load("ds")
