@@ -31,7 +31,14 @@ from ccswitch_tui.tools.spec import HookContext, LaunchHook
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.store import Store
 
+import hashlib
+from datetime import datetime, timezone
+
+from ccswitch_tui.launch import liveness
+from ccswitch_tui.launch.launches import Launches
+from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.tools import share
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -94,7 +101,6 @@ def build(
     check_refusals(plan, force)
     if not plan.argv:
         raise UsageError(f"no command given; put it after --, e.g. `ccs run {profile.name} -- python run.py`")
-    from ccswitch_tui.launch.shims import which_real
 
     executable = which_real(plan.argv[0], plan.env.get("PATH", os.defpath))  # never a ccs shim
     if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
@@ -118,7 +124,6 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     Each folder's files are written under that folder's lock, after the temp files of those same
     files are swept (a launch killed between its temp file and the rename leaves one; under the lock
     no live launch can be writing it). Temp names of any other file are left alone."""
-    import hashlib
 
     for d in plan.dirs:
         ensure_private_dir(d)
@@ -152,7 +157,6 @@ def tool_version(executable: str) -> str | None:
 
 def utc_now() -> str:
     """UTC ISO-8601 with microseconds, so runs started within one second still sort."""
-    from datetime import datetime, timezone
 
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -327,7 +331,10 @@ class RecordingHook(LaunchHook):
         self.session: Any = None
 
     def prepare(self, ctx: HookContext) -> None:
+        # lazy: keeps ccswitch_tui.bridge off `ccs run`'s imports
         from ccswitch_tui.bridge.session import RecordingSession, RecordOptions
+
+        # lazy: keeps ccswitch_tui.bridge off `ccs run`'s imports
         from ccswitch_tui.bridge.translate.handler import translation_handlers
 
         handlers = translation_handlers(ctx.plan, self.translations) if self.translations else {}
@@ -348,7 +355,6 @@ class SharedPiecesHook(LaunchHook):
     """The user's own setup linked into the profile's config dirs (``[policy] share``)."""
 
     def before(self, ctx: HookContext) -> None:
-        from ccswitch_tui.tools import share
 
         for problem in share.apply_links(ctx.plan.extra.get("shared", ())):
             print(visible(f"ccs: warning: {problem}"), file=sys.stderr)
@@ -372,8 +378,6 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
     hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
     a pseudo-terminal of its own and its last output is kept there."""
-    from ccswitch_tui.launch import liveness
-    from ccswitch_tui.launch.launches import Launches
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
     hooks = hooks_for(prep, recording)
@@ -402,6 +406,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                     hook.child_started(ctx, pgid)
 
             if tail is not None:
+                # lazy: keeps ccswitch_tui.launch.ptytail off `ccs run`'s imports
                 from ccswitch_tui.launch.ptytail import supervise_on_pty
 
                 status = supervise_on_pty(plan.argv, prep.executable, plan.env, plan.cwd, tail, FORWARDED,
