@@ -14,7 +14,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
 from ccswitch_tui.diagnose.doctor import run_doctor
 from ccswitch_tui.diagnose.findings import counts, counts_text, has_errors, sort_findings
-from ccswitch_tui.diagnose.inspect import inspect_pid, list_processes
+from ccswitch_tui.diagnose.inspect import Inspection, inspect_pid, list_processes
 from ccswitch_tui.errors import FindingsError, UsageError
 from ccswitch_tui.model import Finding
 from ccswitch_tui.terminal_text import visible
@@ -84,7 +84,7 @@ def inspect_cmd(ctx: Context, pid: int, profile: str | None, as_json: bool) -> N
     _raise_if_errors(list(ins.findings), f"pid {pid}")
 
 
-def _inspection_text(ins: Any) -> str:
+def _inspection_text(ins: Inspection) -> str:
     head = f"pid {ins.pid}  {ins.name}  tool {ins.tool or '-'}  "
     if ins.profile:
         head += f"profile {ins.profile} ({'from CCS_PROFILE' if ins.profile_source == 'marker' else '--profile'})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +92,8 @@ class DoctorReport:
 
 # --- the shell ------------------------------------------------------------------------------------
 
-def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple[list[dict[str, Any]], list[Finding]]:
+def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str] | None = None,
+                   ) -> tuple[list[dict[str, Any]], list[Finding]]:
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
     inside = environ.get("CCS_LAUNCH_ID")

@@ -3,6 +3,7 @@ terminal handed over, forward signals, write the run manifest, return the child'
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,26 +21,23 @@ from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import LaunchRefused, UsageError
 from ccswitch_tui.keys import extra as secondary
 from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch import liveness
+from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.tools import share
 from ccswitch_tui.tools.spec import HookContext, LaunchHook
 
 if TYPE_CHECKING:
+    from ccswitch_tui.launch.ptytail import Tail
     from ccswitch_tui.profiles.store import Store
-
-import hashlib
-from datetime import datetime, timezone
-
-from ccswitch_tui.launch import liveness
-from ccswitch_tui.launch.launches import Launches
-from ccswitch_tui.launch.shims import which_real
-from ccswitch_tui.terminal_text import visible
-from ccswitch_tui.tools import share
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -374,7 +373,7 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
 
 
 def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
-            tail: Any = None) -> int:
+            tail: Tail | None = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
     hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
     a pseudo-terminal of its own and its last output is kept there."""

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
+from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
@@ -481,7 +482,7 @@ class CcsApp(App[None]):
     def _inspected(self, event: m.InspectionReady) -> None:
         self._show_inspection(event.pid, event.inspection, event.error)
 
-    def _show_inspection(self, pid: int, insp: Any, error: str | None) -> None:
+    def _show_inspection(self, pid: int, insp: Inspection | None, error: str | None) -> None:
         view = self.running_view()
         if view is None or pid != view.selected_pid:
             return

@@ -10,12 +10,12 @@ import sys
 import termios
 import tty
 from collections.abc import Sequence
-from typing import Any
 
 from textual.app import SuspendNotSupported
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, LaunchRefused
+from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.launch.ptytail import Tail
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
@@ -141,7 +141,7 @@ class Launcher(Controller):
                 status, error = self._execute(request, prep, tail, announce=False)
         self._finished(request, prep, status, error, tail.lines() if status else [])
 
-    def _execute(self, request: m.LaunchRequest, prep: Any, tail: Any,
+    def _execute(self, request: m.LaunchRequest, prep: Prepared, tail: Tail,
                  announce: bool) -> tuple[int | None, str | None]:
         """Run the child; nothing may escape from here (the app must come back)."""
         if announce:
@@ -155,7 +155,7 @@ class Launcher(Controller):
         except Exception as exc:  # noqa: BLE001 — reported, never fatal to the app
             return None, f"{type(exc).__name__}: {exc}"
 
-    def _finished(self, request: m.LaunchRequest, prep: Any, status: int | None, error: str | None,
+    def _finished(self, request: m.LaunchRequest, prep: Prepared, status: int | None, error: str | None,
                   last: Sequence[str] = ()) -> None:
         if error is not None:
             self.host.notify(error, title=f"Cannot launch {request.label}", severity="error", timeout=12)

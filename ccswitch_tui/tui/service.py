@@ -8,7 +8,7 @@ into small frozen records for the widgets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -16,11 +16,14 @@ from typing import Any, Literal
 from ccswitch_tui import policy
 from ccswitch_tui.diagnose.inspect import inspect_pid, list_processes
 from ccswitch_tui.errors import CcsError, KeyError_, UsageError
-from ccswitch_tui.importers.sources import run_import
+from ccswitch_tui.importers.report import Report as ImportReport
+from ccswitch_tui.importers.sources import Source, run_import
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.launch import launcher as launch
 from ccswitch_tui.launch.environment import EnvDiff, diff_env
+from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.launch.ptytail import Tail
 from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
@@ -319,7 +322,8 @@ class Service:
             raise UsageError(f"{exc}; your edit was not saved and {kept} — press e to reopen the editor on "
                              "the new file and carry it over") from None
 
-    def import_from(self, source: Any, dry_run: bool = False, on_wait: Any = None) -> Any:
+    def import_from(self, source: Source, dry_run: bool = False,
+                    on_wait: Callable[[str], None] | None = None) -> ImportReport:
         """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report.
         Another import running (a `ccs import`, say) is waited for; ``on_wait`` gets the line saying so."""
 
@@ -336,7 +340,7 @@ class Service:
                             environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
                             nested=nested, argv_override=argv_override)
 
-    def execute(self, prep: Any, tail: Any = None) -> int:
+    def execute(self, prep: Prepared, tail: Tail | None = None) -> int:
 
         return launch.execute(prep, self.paths, tail=tail)  # the plan carries force/nested
 
