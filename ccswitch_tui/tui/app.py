@@ -230,6 +230,9 @@ class CcsApp(App[None]):
             self.notify(NO_PROFILE, title=a.label)
         elif entry.profile is None:
             self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
+        elif not a.args:  # the launch menu of a profile that serves no client
+            self.notify(f"{entry.name} serves no client: press e and switch one on", title=a.label,
+                        severity="warning", markup=False)
         else:
             tool = a.args[0]
             self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
