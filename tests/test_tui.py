@@ -125,7 +125,8 @@ async def test_tool_key_cycles_the_previewed_tool_and_the_tool_bar_takes_clicks(
         await pilot.press("t")
         assert app.detail_pane.tool == "codex"
         assert "CODEX_HOME" in plain(app, "#env-body")
-        await pilot.press("t", "t")
+        served = app.current_entry().profile.tools  # claude, codex, … run: t cycles through them all
+        await pilot.press(*["t"] * (len(served) - 1))
         assert app.detail_pane.tool == "claude"
         title = plain(app, "#detail-title")
         await pilot.click("#detail-title", offset=(title.index(" run ") + 3, 0))
@@ -371,6 +372,44 @@ async def test_edit_switching_a_tool_off_removes_its_table(home: Paths):
         assert app.check_action("launch", ("codex",)) is False  # not served: out of the footer (its key says why)
 
 
+async def test_every_client_section_shows_how_to_switch_it_on_and_serves_it_without_toml(home: Paths):
+    """A client the profile does not serve keeps its section in the form, saying it is off and how to
+    turn it on (and what it then needs, from the spec's required fields); switching it on and filling
+    those fields in serves the client, with no hand-edited TOML."""
+    from ccswitch_tui import tools
+
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        served = set(app.current_entry().profile.tools)
+        await pilot.press("e")
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        off = [s for s in tools.clients() if s.name not in served]
+        assert off, "the test needs a client alpha does not serve"
+        for spec in tools.clients():
+            hint = screen.query_one(f"#off-{spec.name}")
+            assert hint.display == (spec in off) and screen.query_one(f"#fields-{spec.name}").display != hint.display
+        spec = off[0]
+        text = str(screen.query_one(f"#off-{spec.name}").content)
+        assert f"no [{spec.name}] table" in text and "Turn the switch on" in text and spec.label in text
+        required = [f for f in spec.fields if f.required]
+        assert all((f.label or f.name) in text for f in required)
+        screen.query_one(f"#f-{spec.name}").value = True
+        await pilot.pause()
+        assert screen.query_one(f"#fields-{spec.name}").display and not screen.query_one(f"#off-{spec.name}").display
+        if required:
+            assert f"[{spec.name}].{required[0].name} is required" in (screen.error or "")
+        for f in required:
+            screen.query_one(f"#f-{spec.name}-{f.name}", Input).value = f"m-{spec.name}"
+        await pilot.pause()
+        assert screen.error is None
+        await pilot.click("#save")
+        await settle(pilot)
+    side = app.service.store.load("alpha").side(spec.name)
+    assert side is not None and all(getattr(side, f.name) == f"m-{spec.name}" for f in required)
+
+
 async def test_broken_file_opens_the_toml_editor_and_saves_when_valid(home: Paths):
     app = build_app(home)
     async with app.run_test(size=SIZE) as pilot:
@@ -562,8 +601,39 @@ async def test_works_at_80x24(home: Paths):
             await settle(pilot)
             assert app.detail_pane.active_tab == tab
         footer = app.export_screenshot()
-        for label in ("Claude", "Codex", "Key", "Edit", "Help"):
+        for label in ("Launch…", "Key", "Edit", "Help", "Quit"):
             assert label in footer
+        keys = sorted((k.region.x, k.region.right) for k in app.screen.query("FooterKey"))
+        assert keys[-1][1] <= 80 and all(a[1] <= b[0] for a, b in zip(keys, keys[1:], strict=False)), keys
+
+
+async def test_the_launch_menu_of_a_profile_serving_no_client_says_why(home: Paths):
+    (home.profiles / "bare.toml").write_text('schema = 1\n[provider]\nname = "B"\nbase_url = "https://b.example"\n'
+                                             'key = "b"\n')
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "bare")
+        await pilot.press("l")
+        await settle(pilot)
+        assert any("bare serves no client: press e and switch one on" in n for n in notifications(app))
+        assert app.is_running and not app.screen.is_modal
+
+
+def test_the_registrys_reserved_keys_are_the_apps_own():
+    """tools/registry.py keeps the TUI's keys as a plain tuple (the command path imports no Textual):
+    it must name every key the app binds besides the clients' launch keys, and nothing else."""
+    from textual.app import App
+    from textual.binding import Binding
+
+    from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY, RESERVED_KEYS
+    from ccswitch_tui.tui.actions import BY_NAME, LAUNCHES
+    from ccswitch_tui.tui.app import CcsApp
+
+    bound = {k.strip() for b in (*CcsApp.BINDINGS, *App.BINDINGS)
+             for k in (b.key if isinstance(b, Binding) else b[0]).split(",")}
+    assert bound - {a.key for a in LAUNCHES} == set(RESERVED_KEYS) - {"ctrl+p"}
+    assert BY_NAME["launch_menu"].key == LAUNCH_MENU_KEY
 
 
 async def test_profiles_added_on_disk_show_after_reload(home: Paths):

@@ -206,12 +206,14 @@ class CcsApp(App[None]):
         if a is None or not a.needs_profile:
             return True
         entry = self.current_entry()
-        launch = a.method == "launch"
+        launch = a.method == "launch" or a.name == "launch_menu"
         if entry is None:
             return False if launch else None
         p = entry.profile
         if p is None:
             return True if action in ("edit", "delete") else (False if launch else None)
+        if a.name == "launch_menu":
+            return any(s.name in p.tools for s in tools.clients())
         if launch:
             return a.args[0] in p.tools
         return True
@@ -230,6 +232,9 @@ class CcsApp(App[None]):
             self.notify(NO_PROFILE, title=a.label)
         elif entry.profile is None:
             self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
+        elif not a.args:  # the launch menu of a profile that serves no client
+            self.notify(f"{entry.name} serves no client: press e and switch one on", title=a.label,
+                        severity="warning", markup=False)
         else:
             tool = a.args[0]
             self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
@@ -540,6 +545,9 @@ class CcsApp(App[None]):
     def action_launch(self, tool: str) -> None:
         """Launch the client ``tool`` (a name of the registry: its binding is ``launch('<name>')``)."""
         self.launcher.launch(tool)
+
+    def action_launch_menu(self) -> None:
+        self.launcher.menu()
 
     def action_shell(self) -> None:
         self.launcher.shell()

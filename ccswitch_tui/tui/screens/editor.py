@@ -31,7 +31,7 @@ from ccswitch_tui.tui.screens.modals import ConfirmScreen, Dialog
 class Field:
     path: tuple[str, ...]
     label: str
-    kind: str = "text"  # text | select | env | list
+    kind: str = "text"  # text | select | bool | int | env | list | exports
     options: tuple[tuple[str, str], ...] = ()
     placeholder: str = ""
 
@@ -68,6 +68,19 @@ SECTIONS: tuple[tuple[str, str | None, tuple[Field, ...]], ...] = (
 )
 FIELDS = {f.id: f for _, _, fields in SECTIONS for f in fields}
 TABLE_SWITCHES = tuple(switch for _, switch, _ in SECTIONS if switch)
+
+
+def _off_hint(name: str) -> str:
+    """What a client's section says while its switch is off: how to serve it, and what it then needs."""
+
+    spec = tools.get(name)
+    required = [f.label or f.name for f in spec.fields if f.required]
+    then = f"; then fill in its {', '.join(required)}" if required else ""
+    return (f"Off: this profile has no [{name}] table, so it does not serve {spec.label}. "
+            f"Turn the switch on to serve it{then}.")
+
+
+OFF_HINTS = {name: _off_hint(name) for name in TABLE_SWITCHES}
 
 
 def _get(doc: Mapping[str, Any], path: tuple[str, ...]) -> Any:
@@ -107,6 +120,8 @@ def form_value(doc: Mapping[str, Any], f: Field) -> Any:
         return " ".join(str(x) for x in raw) if isinstance(raw, list) else ""
     if f.kind == "exports":  # the families; tables naming a program's own variables are kept as written
         return tuple(x for x in raw if isinstance(x, str)) if isinstance(raw, list) else ()
+    if f.kind == "bool" and isinstance(raw, bool):
+        return str(raw).lower()
     return "" if raw is None else str(raw)
 
 
@@ -153,6 +168,10 @@ def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[s
             value: Any = items or None
         elif f.kind == "exports":  # the checkboxes' families, then the tables the file holds, untouched
             value = list(new) + [x for x in (parent.get(leaf) or []) if not isinstance(x, str)]
+        elif f.kind == "bool":
+            value = {"true": True, "false": False}.get(str(new))
+        elif f.kind == "int" and re.fullmatch(r"-?[0-9]+", str(new).strip()):
+            value = int(str(new).strip())  # anything else is written as typed, for validation to name
         else:
             value = str(new).strip() or None
         if value is None:
@@ -215,6 +234,8 @@ class EditorScreen(Dialog[EditResult]):
                         yield Label(title, classes="section-title")
                         if switch:
                             yield Switch(switch in self.doc, id=f"f-{switch}", tooltip=f"Serve {title}")
+                    if switch:
+                        yield Static(OFF_HINTS[switch], id=f"off-{switch}", classes="section-off", markup=False)
                     with Vertical(classes="fields", id=f"fields-{switch}" if switch else None):
                         for f in fields:
                             yield from self._field(f)
@@ -228,7 +249,7 @@ class EditorScreen(Dialog[EditResult]):
         value = self.before[f.id]
         with Horizontal(classes="field"):
             yield Label(f.label, classes="field-label")
-            if f.kind == "select":
+            if f.kind in ("select", "bool"):
                 yield Select(list(f.options), value=value if value in dict(f.options).values() else "",
                              allow_blank=False, id=f.id, compact=True)
             elif f.kind == "env":
@@ -257,7 +278,7 @@ class EditorScreen(Dialog[EditResult]):
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for fid, f in FIELDS.items():
-            if f.kind == "select":
+            if f.kind in ("select", "bool"):
                 out[fid] = str(self.query_one(f"#{fid}", Select).value or "")
             elif f.kind == "env":
                 out[fid] = self.query_one(f"#{fid}", TextArea).text
@@ -301,6 +322,7 @@ class EditorScreen(Dialog[EditResult]):
 
     def _toggle_section(self, name: str, on_: bool) -> None:
         self.query_one(f"#fields-{name}").display = on_
+        self.query_one(f"#off-{name}").display = not on_
 
     @on(Input.Changed)
     @on(Select.Changed)
