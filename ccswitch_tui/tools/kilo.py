@@ -12,8 +12,9 @@ Measured with @kilocode/cli 7.7.7 (binary from @kilocode/cli-linux-x64 7.7.7) ag
   config``; each key merged separately), highest first: the managed dir ``/etc/kilo/`` (its
   ``kilo.jsonc``, ``kilo.json``, ``opencode.jsonc``, ``opencode.json``; beats ccs's file too), then
   ``KILO_CONFIG_CONTENT``, ``KILO_CONFIG_DIR``'s files, ``~/.kilo/`` and ``~/.kilocode/``, the project's
-  ``.kilo/`` and ``.kilocode/`` dirs (from the working directory up to the git root), the project's
-  ``opencode.json[c]`` then ``kilo.json[c]`` files (same walk; the nearer wins), ``KILO_CONFIG`` (a
+  ``.kilo/`` and ``.kilocode/`` dirs in each folder from the working directory up to the git root (the
+  one nearer the root wins), the project's ``opencode.json[c]`` then ``kilo.json[c]`` files (same walk;
+  there the nearer wins), ``KILO_CONFIG`` (a
   file), and the global ``$XDG_CONFIG_HOME/kilo/`` (``opencode.json[c]``, ``kilo.json[c]``,
   ``config.json``). A project's ``.opencode/`` is not read. ccs's file sits in ``KILO_CONFIG_DIR``;
   ``KILO_DISABLE_PROJECT_CONFIG=1`` drops the project's files and dirs: without it a project's
@@ -87,7 +88,8 @@ class KiloSpec(OpenCodeFamilySpec):
         out += [("home", home / d / n) for d in (".kilo", ".kilocode") for n in files]
         if not disabled(environ, "KILO_DISABLE_PROJECT_CONFIG"):
             folders = [f for f in project_dirs(cwd) if f != home]  # ~/.kilo is the home layer
-            out += [("project", f / d / n) for f in folders for d in (".kilo", ".kilocode") for n in files]
+            # measured: of the .kilo/.kilocode dirs the one nearer the git root wins, of the files the nearer
+            out += [("project", f / d / n) for f in reversed(folders) for d in (".kilo", ".kilocode") for n in files]
             out += [("project", f / n) for stem in ("opencode", "kilo") for f in folders
                     for n in (f"{stem}.jsonc", f"{stem}.json")]
         if environ.get("KILO_CONFIG"):
