@@ -34,3 +34,7 @@ kilo_version=$("$dest/node_modules/.bin/kilo" --version 2>&1) || {
        "this platform) was not installed; check \`npm view @kilocode/cli-linux-x64@$KILO_VERSION\`: $kilo_version" >&2
   exit 1
 }
+if [ "${kilo_version##*$'\n'}" != "$KILO_VERSION" ]; then
+  echo "kilo --version says ${kilo_version##*$'\n'}, not the pinned $KILO_VERSION: remove $dest and run this script again" >&2
+  exit 1
+fi

@@ -200,6 +200,40 @@ def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
     assert_key_in_no_file(tool_dir())
 
 
+# --- the install script ----------------------------------------------------------------------------
+
+def test_the_install_script_fails_loudly_when_kilo_has_no_binary(tmp_path):
+    """@kilocode/cli whose optional binary package was not installed (what 7.8.1 gives: npm says
+    nothing): the script says so and exits 1 instead of leaving a `kilo` that cannot run. The npm and
+    the other clients here are stand-ins (the real install needs the registry); the script is the real one."""
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    (tree / "scripts" / "install-clients.sh").write_text((ROOT / "scripts" / "install-clients.sh").read_text())
+    bin_dir = tree / ".cache" / "clients" / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("claude", "codex", "gemini", "opencode"):
+        (bin_dir / name).write_text("#!/bin/sh\necho 1.0\n")
+    # the real launcher's words when it finds no binary package
+    (bin_dir / "kilo").write_text('#!/bin/sh\necho "It seems that your package manager failed to install the right '
+                                  'version of the Kilo CLI for your platform." >&2\nexit 1\n')
+    fake_npm = tmp_path / "npm-bin"
+    fake_npm.mkdir()
+    (fake_npm / "npm").write_text("#!/bin/sh\nexit 0\n")
+    for f in (*bin_dir.iterdir(), fake_npm / "npm"):
+        f.chmod(0o755)
+    env = {"PATH": f"{fake_npm}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1
+    assert f"kilo {VERSION} does not run: its binary package @kilocode/cli-linux-x64@{VERSION}" in r.stderr
+    assert "failed to install the right version" in r.stderr
+    # a kilo that runs but is another version is refused too
+    (bin_dir / "kilo").write_text("#!/bin/sh\necho 7.8.1\n")
+    r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and f"kilo --version says 7.8.1, not the pinned {VERSION}" in r.stderr
+
+
 # --- quiet launches, traced in a private network namespace ---------------------------------------
 
 def _scenario_quiet(args: dict[str, Any]) -> dict[str, Any]:
