@@ -200,6 +200,37 @@ def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
     assert_key_in_no_file(tool_dir())
 
 
+@pytest.mark.usefixtures("secret_service")
+def test_the_resume_hint_names_the_session_the_launch_wrote_and_kilo_resumes_it(
+        ccs, base_env, stubs, kilo_bin, key_id, tmp_path):
+    import time
+
+    from ccswitch_tui.paths import resolve_paths
+    from ccswitch_tui.profiles.store import Store
+
+    good = stubs("good")
+    env = {**base_env, "PATH": f"{kilo_bin}:{base_env['PATH']}"}
+    make_profile(ccs, env, good.url, key_id)
+    proj = tmp_path / "work"
+    proj.mkdir()
+    since = time.time() - 1
+    r = ccs("launch", "p", "kilo", "--", "run", "say hi", env=env, cwd=proj, timeout=180)
+    assert r.returncode == 0, r.stderr
+    paths = resolve_paths({"CCS_HOME": os.environ["CCS_HOME"]})
+    plan = plan_for(Store(paths).load("p"), "kilo", KEY, env, proj, paths=paths)
+    spec = tools.get("kilo")
+    hint = spec.resume_command(plan, since)
+    assert hint is not None and re.fullmatch(r"--session ses_[A-Za-z0-9]+", hint), hint
+    assert spec.resume_command(plan, time.time() + 60) is None  # nothing written since then
+    assert spec.resume_command(plan_for(Store(paths).load("p"), "kilo", KEY, env, tmp_path, paths=paths),
+                               since) is None  # another directory's sessions are not this one's
+    r = ccs("launch", "p", "kilo", "--", "run", *hint.split(), "and again", env=env, cwd=proj, timeout=180)
+    assert r.returncode == 0, r.stderr
+    last = good.posts()[-1].body["messages"]
+    said = json.dumps(last)
+    assert "say hi" in said and "stub reply" in said and "and again" in said  # the first turn came back
+
+
 # --- the install script ----------------------------------------------------------------------------
 
 def test_the_install_script_fails_loudly_when_kilo_has_no_binary(tmp_path):
