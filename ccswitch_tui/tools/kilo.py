@@ -38,7 +38,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ccswitch_tui.model import LaunchPlan
-
 from ccswitch_tui.tools.opencode_family import (
     OpenCodeFamilySpec,
     disabled,

@@ -115,8 +115,8 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
     def layer_effect(self, kind: str, key: str, cwd: Path) -> tuple[str, str]:
         """(severity, what follows) for a routing key a layer of this kind sets."""
         if kind == "managed":
-            return ERROR, (f"which beats every other layer, ccs's own included: ccs launches refuse it (--force "
-                           f"to launch anyway)")
+            return ERROR, ("which beats every other layer, ccs's own included: ccs launches refuse it (--force "
+                           "to launch anyway)")
         if kind == "project":
             return ERROR, (f"which a {self.label} started in {cwd} follows (it beats the global config); ccs "
                            f"launches are not affected (they set {self.disable_project_var}=1)")
