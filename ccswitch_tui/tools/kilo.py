@@ -5,7 +5,10 @@ environment, referenced as ``{env:CCS_KILO_API_KEY}``.
 
 Measured with @kilocode/cli 7.7.7 (binary from @kilocode/cli-linux-x64 7.7.7) against a loopback stub:
 - ``kilo run "…"`` sends one ``POST {baseURL}/chat/completions`` with ``Authorization: Bearer <the env
-  value>`` and the model named under ``models`` (no title request in one-prompt mode). The npm
+  value>`` and the model named under ``models`` (no title request in one-prompt mode), with
+  ``HTTP-Referer: https://kilocode.ai``, ``X-Title: Kilo Code`` and the session id (``x-session-id``,
+  ``x-session-affinity``). A provider id that is one of Kilo's built-in providers (``openai``,
+  ``openrouter``, ``kilo``) still went to the configured ``baseURL`` as Chat Completions. The npm
   ``kilo`` is a Node launcher that runs the native binary ``@kilocode/cli/bin/.kilo`` (its environment
   gains ``KILO_TREE_SITTER_WASM_DIR``; ``KILO_BIN_PATH`` would make it run another binary).
 - It reads ``KILO_*`` variables, not ``OPENCODE_*`` ones. Its configuration layers (``kilo debug
@@ -14,12 +17,12 @@ Measured with @kilocode/cli 7.7.7 (binary from @kilocode/cli-linux-x64 7.7.7) ag
   ``KILO_CONFIG_CONTENT``, ``KILO_CONFIG_DIR``'s files, ``~/.kilo/`` and ``~/.kilocode/``, the project's
   ``.kilo/`` and ``.kilocode/`` dirs in each folder from the working directory up to the git root (the
   one nearer the root wins), the project's ``opencode.json[c]`` then ``kilo.json[c]`` files (same walk;
-  there the nearer wins), ``KILO_CONFIG`` (a
-  file), and the global ``$XDG_CONFIG_HOME/kilo/`` (``opencode.json[c]``, ``kilo.json[c]``,
-  ``config.json``). A project's ``.opencode/`` is not read. ccs's file sits in ``KILO_CONFIG_DIR``;
-  ``KILO_DISABLE_PROJECT_CONFIG=1`` drops the project's files and dirs: without it a project's
-  ``agent.code.model`` (an agent's model beats the top-level ``model``) took over a launch (ccs's
-  ``enabled_providers`` made it fail rather than reach the project's provider). A global or ``~/.kilo``
+  there the nearer wins), ``KILO_CONFIG`` (a file), and the global ``$XDG_CONFIG_HOME/kilo/``
+  (``opencode.json[c]``, ``kilo.json[c]``, ``config.json``). A project's ``.opencode/`` is not read.
+  ccs's file sits in ``KILO_CONFIG_DIR``; ``KILO_DISABLE_PROJECT_CONFIG=1`` drops the project's files
+  and dirs: without it a project's ``agent.code.model`` (an agent's model beats the top-level
+  ``model``) took over a launch (ccs's ``enabled_providers`` made it fail rather than reach the
+  project's provider). A global or ``~/.kilo``
   agent model can still do that; ``doctor`` reads every layer (``kilo_layers``).
 - Sessions, the database, logs and a ``telemetry-id`` live in ``$XDG_DATA_HOME/kilo``: each profile
   gets its own (``XDG_CONFIG_HOME``/``XDG_STATE_HOME`` stay the user's, which a nested ccs needs; Kilo
