@@ -166,6 +166,7 @@ def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str) -> 
     """Each visible row (found by its name's head at the grid's left edge) has its last cell's head
     on the same line, at the same column as the other rows'. Returns how many rows were seen."""
     seen, xs = 0, {}
+    after = -1  # a grid shows its rows in order: each is below the one before (another grid may share its name)
     for cells in rows:
         texts = [c.text for c in cells]
         named = [i for i, t in enumerate(texts) if len(t.strip()) >= 3]
@@ -173,12 +174,12 @@ def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str) -> 
             continue
         name, tag = texts[named[0]], texts[named[-1]]
         mark = texts[0] if texts[0] in MARKS else None  # a row led by its mark: found by it too
-        hits = [line for line in lines if starts_with_cell(line, name, mark)]
+        hits = [(n, line) for n, line in enumerate(lines) if n > after and starts_with_cell(line, name, mark)]
         if not hits:
             continue  # scrolled out of view
-        found = [line for line in hits if in_order(line, [texts[i] for i in named])]
-        assert found, f"{what}: {tag!r} is not on the line of {name!r}: {hits}"
-        line = max(found, key=lambda x: score(x, [texts[i] for i in named]))  # the line the row is on
+        found = [(n, line) for n, line in hits if in_order(line, [texts[i] for i in named])]
+        assert found, f"{what}: {tag!r} is not on the line of {name!r}: {[line for _, line in hits]}"
+        after, line = max(found, key=lambda x: score(x[1], [texts[i] for i in named]))  # the line the row is on
         xs.setdefault(named[-1], set()).add(in_order(line, [texts[i] for i in named])[-1])
         seen += 1
         alone = [x for x in lines if x.strip() == tag.strip() and x.strip()]
