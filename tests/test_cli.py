@@ -171,7 +171,7 @@ def test_show_text_and_json_with_env_key(ccs, ccs_home: Paths):
         "tools": ["codex", "run"], "claude": None,
         "codex": {"base_url": "https://env.example/api", "model": "m-1", "provider_id": "envy",
                   "reasoning_effort": "high", "wire_api": "responses", "env": {"CODEX_EXTRA": "x"}},
-        "gemini": None, "opencode": None, "run": {"export": ["openai", "anthropic"], "model": None},
+        "gemini": None, "opencode": None, "kilo": None, "run": {"export": ["openai", "anthropic"], "model": None},
         "env": {"API_TIMEOUT_MS": "600000"}, "policy": {"inherit": ["MY_*"], "quiet": None, "share": None},
         "secrets": {},
         "path": str(ccs_home.profiles / "envy.toml"),
@@ -199,6 +199,7 @@ def test_new_from_preset_keeps_the_preset_text(ccs, ccs_home: Paths):
                                   "  claude    https://taotoken.net/api  → https://taotoken.net/api/v1/messages",
                                   "  codex     https://taotoken.net/api  → https://taotoken.net/api/responses",
                                   "  opencode  https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
+                                  "  kilo      https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
                                   "next: store its key with `ccs key set taotoken`"]
     text = path.read_text(encoding="utf-8")
     assert text == (ROOT / "profiles" / "taotoken.toml").read_text(encoding="utf-8")
@@ -340,8 +341,9 @@ def test_presets_cli(ccs):
         "name": "taotoken", "description": "GPT-4.1 AppWorld reruns through TaoToken", "provider": "TaoToken",
         "website": "https://taotoken.net",
         "base_urls": {"provider": "https://taotoken.net/api", "claude": "https://taotoken.net/api",
-                      "codex": "https://taotoken.net/api", "opencode": "https://taotoken.net/api"},
-        "tools": ["claude", "codex", "opencode", "run"], "key_id": "taotoken",
+                      "codex": "https://taotoken.net/api", "opencode": "https://taotoken.net/api",
+                      "kilo": "https://taotoken.net/api"},
+        "tools": ["claude", "codex", "opencode", "kilo", "run"], "key_id": "taotoken",
     }
     text = ok(ccs("presets"))
     assert text.splitlines()[0].split() == ["PRESET", "PROVIDER", "TOOLS", "DESCRIPTION"]

@@ -54,7 +54,7 @@ def register(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name:
 
 
 CASES = [
-    ("dup_key", {"key": "c"}, "tui_key 'c' is claude's launch key; pick one of the free keys: b, f"),
+    ("dup_key", {"key": "c"}, "tui_key 'c' is claude's launch key; pick one of the free keys: f"),
     ("quit_key", {"key": "q"}, "tui_key 'q' is the TUI's own key"),
     ("long_key", {"key": "ctrl+y"}, "tui_key 'ctrl+y' must be one lower-case letter or digit"),
     ("long_short", {"short": "ProbeProbeProbe"}, "short = 'ProbeProbeProbe' must be 1-10 characters"),

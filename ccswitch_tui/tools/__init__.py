@@ -25,6 +25,7 @@ _MODULES = {
     "codex": "codex",
     "gemini": "gemini",
     "opencode": "opencode",
+    "kilo": "kilo",
     "run": "run",
 }
 
