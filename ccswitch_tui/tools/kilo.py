@@ -37,7 +37,6 @@ Measured with @kilocode/cli 7.7.7 (binary from @kilocode/cli-linux-x64 7.7.7) ag
 
 from __future__ import annotations
 
-import sqlite3  # lazy: read only after an interactive session
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -114,6 +113,7 @@ class KiloSpec(OpenCodeFamilySpec):
 def newest_session(db: Path, cwd: Path, since: float) -> str | None:
     """The id of the newest top-level session in ``cwd`` updated since ``since`` (epoch seconds), read
     from Kilo's database without writing to it; None when there is none or the database is unreadable."""
+    import sqlite3  # lazy: read only after an interactive session
 
     if not db.is_file():
         return None
