@@ -212,7 +212,7 @@ class CodexImporter(ClientImporter["CodexSide | CodexFields"]):
 
     def to_cc_switch(self, profile: Profile, side: CodexSide | CodexFields, shared_env: Mapping[str, str],
                      env_elsewhere: bool, clean: EnvCleaner, warnings: list[str]) -> dict[str, Any]:
-        import tomlkit
+        import tomlkit  # lazy: tomlkit loads only when a profile is written
 
         doc = tomlkit.document()
         doc.add("model_provider", side.provider_id)
