@@ -68,7 +68,6 @@ class Launcher(Controller):
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-
         served = [(s.tui_key or "", s.label, s.name) for s in tools.clients() if s.name in entry.profile.tools]
 
         def chosen(tool: str | None) -> None:

@@ -72,7 +72,6 @@ TABLE_SWITCHES = tuple(switch for _, switch, _ in SECTIONS if switch)
 
 def _off_hint(name: str) -> str:
     """What a client's section says while its switch is off: how to serve it, and what it then needs."""
-
     spec = tools.get(name)
     required = [f.label or f.name for f in spec.fields if f.required]
     then = f"; then fill in its {', '.join(required)}" if required else ""
