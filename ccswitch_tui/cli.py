@@ -113,7 +113,6 @@ def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
 
 
 def main() -> None:
-
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter
     try:
         code = run()

@@ -69,7 +69,6 @@ class RecordingSession:
                 record_bodies=options.bodies, strict_model=options.strict_model, extra_secrets=extra_secrets,
             )
 
-
         # the socket is bound and the token made now; the server loads while the child starts
         bridge = LoadingBridge(config, records_path)
         guard = None

@@ -129,7 +129,6 @@ def _inspection_text(ins: Inspection) -> str:
 def doctor_cmd(ctx: Context, cwd: str | None, as_json: bool) -> None:
     """Every contamination source at rest: shell, Claude Code settings layers, Codex config, keys."""
 
-
     where = Path(cwd) if cwd else Path.cwd()
     if cwd and not where.is_dir():
         raise UsageError(f"--cwd {cwd}: no such directory")

@@ -33,7 +33,6 @@ nested_option = click.option("--nested", is_flag=True, help="Allow launching ins
 
 
 def _tool_names() -> list[str]:
-
     return list(tools.names())
 
 

@@ -14,12 +14,10 @@ from ccswitch_tui.launch.use_status import lines, programs, shim_report
 
 
 def _launchable() -> list[str]:
-
     return list(programs())
 
 
 def _selection_error(exc: Exception) -> None:
-
     raise UsageError(str(exc)) from None
 
 

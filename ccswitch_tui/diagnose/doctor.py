@@ -141,7 +141,6 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str]
 # --- clients, keyring, profiles ------------------------------------------------------------------
 
 def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
-
     exe = which_real(name, environ.get("PATH", os.defpath))  # the real client, not a ccs shim
     if exe is None:
         return {"path": None, "version": None}
@@ -190,7 +189,6 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
             report.sections[part.section] = part.info
             report.section_lines += part.lines
             f += part.findings
-
 
     report.sections["shims"] = shim_report(paths, environ, cwd, store)
     f += doctor_findings(report.sections["shims"])

@@ -72,7 +72,6 @@ def own_families(tool: str | None) -> tuple[str, ...] | None:
 
 
 def launchable(tool: str | None) -> bool:
-
     return tool in tools.names() and tools.get(tool).launchable
 
 _URL_VARS = frozenset({"OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT"})

@@ -168,7 +168,6 @@ def scrub_toml_text(text: str, key: str) -> tuple[str, list[str]]:
 
 
 def _bare_or_quoted(part: str) -> str:
-
     return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
 
 

@@ -354,7 +354,6 @@ class SharedPiecesHook(LaunchHook):
     """The user's own setup linked into the profile's config dirs (``[policy] share``)."""
 
     def before(self, ctx: HookContext) -> None:
-
         for problem in share.apply_links(ctx.plan.extra.get("shared", ())):
             print(visible(f"ccs: warning: {problem}"), file=sys.stderr)
 

@@ -54,7 +54,6 @@ class Tail:
 
 
 def _window_size(fd: int) -> bytes | None:
-
     try:
         return fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
     except OSError:
@@ -62,7 +61,6 @@ def _window_size(fd: int) -> bytes | None:
 
 
 def _set_window_size(fd: int, size: bytes | None) -> None:
-
     if size is not None:
         try:
             fcntl.ioctl(fd, termios.TIOCSWINSZ, size)
@@ -82,7 +80,6 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
     _set_window_size(slave, _window_size(stdin) if stdin is not None else None)
 
     def in_child() -> None:
-
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the pseudo-terminal is the child's own terminal
         signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
 

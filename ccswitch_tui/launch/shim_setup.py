@@ -27,7 +27,6 @@ from ccswitch_tui.paths import ensure_private_dir
 
 
 def write_selection(state: str | Path, tools: Mapping[str, str | None]) -> Path:
-
     ensure_private_dir(Path(state))
     path = Path(selection_path(state))
     lines = ["# written by `ccs use`: TOOL=PROFILE, a bare PROFILE for every tool, - for straight through"]

@@ -62,7 +62,6 @@ def orphans(paths: Paths, profiles: set[str]) -> list[ToolState]:
 
 
 def running_launches(paths: Paths, profile: str) -> list[str]:
-
     return [m.get("launch_id", "?") for m in load_manifests(paths, profile) if liveness.state(m) == liveness.RUNNING]
 
 

@@ -228,7 +228,6 @@ def table_rows(u: Usage) -> tuple[list[str], list[list[str]]]:
 
 
 def to_csv(u: Usage) -> str:
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([u.by, "runs", "requests", *TOKENS, "errors", *(["cost"] if u.priced else [])])

@@ -364,7 +364,6 @@ def anthropic_probe(base: str, model: str, auth: str) -> ProbeSpec:
 # --- doctor: the settings layers at rest -----------------------------------------------------------
 
 def _setting_shown(key: str, value: Any) -> str:
-
     name = key[4:] if key.startswith("env.") else key
     text = value if isinstance(value, str) else json.dumps(value)
     return text if name == "model" else shown(name, text)
@@ -383,7 +382,6 @@ def layer_paths(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]
 
 
 def layer_findings(cwd: Path, environ: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Finding]]:
-
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
     for kind, path in layer_paths(cwd, environ):

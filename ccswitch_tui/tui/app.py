@@ -164,7 +164,6 @@ class CcsApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def _save_theme(self, theme: Any) -> None:
-
         def save() -> None:
             try:
                 save_setting(self.service.paths, "theme", theme.name)
@@ -580,7 +579,6 @@ class CcsApp(App[None]):
         self.load_profiles(self.selected)
 
     def action_help(self) -> None:
-
         self.push_screen(HelpScreen())
 
     def action_show_tab(self, tab: str) -> None:

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 class Importer(Controller):
     def import_profiles(self) -> None:
-
         sources = default_sources(self.service.environ)
         self.host.open_screen(ImportScreen(sources), lambda choice: self._import(sources, choice))
 
@@ -32,7 +31,6 @@ class Importer(Controller):
                 self._import(sources, replace_choice(choice))
 
         def shown(report: Any) -> None:
-
             what = "Preview (dry run)" if choice.dry_run else "Imported"
             if not choice.dry_run:
                 self.host.reload(self.host.selected)
@@ -45,5 +43,4 @@ class Importer(Controller):
 
 
 def replace_choice(choice: ImportChoice) -> ImportChoice:
-
     return replace(choice, dry_run=False)

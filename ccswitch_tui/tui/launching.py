@@ -124,7 +124,6 @@ class Launcher(Controller):
         self.host.post_message(m.LaunchReady(request, prep))
 
     def refused(self, event: m.LaunchRefused) -> None:
-
         request = event.request
 
         def chosen(way: str | None) -> None:

@@ -30,7 +30,6 @@ class ProfileActions(Controller):
             return
 
         def ask(info: tuple[Any, list[str]]) -> None:
-
             state, users = info
             if state.present:
                 text = f"stored: {state.mask}  {state.fingerprint}"
@@ -62,7 +61,6 @@ class ProfileActions(Controller):
         taken = [e.name for e in self.host.profile_entries()]
 
         def ask(presets: list[Any]) -> None:
-
             self.host.open_screen(NewProfileScreen(presets, taken), self._create)
 
         self.run("New profile", self.service.presets, done=self.then(ask))
@@ -120,7 +118,6 @@ class ProfileActions(Controller):
         taken = [e.name for e in self.host.profile_entries()]
         initial = next(f"{name}-{i}" if i > 1 else f"{name}-copy" for i in range(1, 1000)
                        if (f"{name}-{i}" if i > 1 else f"{name}-copy") not in taken)
-
 
         def chosen(new: str | None) -> None:
             if new:

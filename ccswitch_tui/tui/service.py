@@ -341,13 +341,11 @@ class Service:
                             nested=nested, argv_override=argv_override)
 
     def execute(self, prep: Prepared, tail: Tail | None = None) -> int:
-
         return launch.execute(prep, self.paths, tail=tail)  # the plan carries force/nested
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 
     def processes(self, all_: bool = False) -> list[Any]:
-
         return list_processes(self.store, self.keys, all_)
 
     def inspect(self, pid: int) -> tuple[Any, str | None]:

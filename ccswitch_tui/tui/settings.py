@@ -27,7 +27,6 @@ def load_settings(paths: Paths) -> dict[str, str]:
 
 
 def save_setting(paths: Paths, name: str, value: str) -> None:
-
     data = load_settings(paths) | {name: value}
     ensure_private_dir(paths.state)
     # written without a lock (two TUIs may run): only a temp file this old is surely a killed writer's

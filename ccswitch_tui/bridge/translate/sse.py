@@ -93,7 +93,6 @@ _loads = _make_loads()
 
 
 def _make_quote() -> Callable[[str], str]:
-
     fast: Callable[[str], str] | None = getattr(encoder, "c_encode_basestring", None)
     return fast or encoder.py_encode_basestring
 

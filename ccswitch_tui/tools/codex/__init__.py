@@ -258,7 +258,6 @@ def _project_dirs(cwd: Path) -> list[Path]:
 
 
 def _trusted(home_config: Path) -> set[str]:
-
     try:
         data = read_toml(read_text(home_config), str(home_config))
     except Exception:  # noqa: BLE001 — an unreadable home config trusts nothing (Codex would not start)

@@ -86,7 +86,6 @@ def _toml_value(value: Any) -> str:
 
 
 def _key(name: str) -> str:
-
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_string(name)
 
 

@@ -229,7 +229,6 @@ class CommandScreen(Dialog[str]):
     @on(Input.Submitted, "#command")
     @on(Button.Pressed, "#ok")
     def _ok(self) -> None:
-
         value = self.query_one("#command", Input).value.strip()
         try:
             ok = bool(shlex.split(value))
