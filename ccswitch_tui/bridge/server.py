@@ -35,6 +35,7 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from ccswitch_tui.bridge import deferred_tls
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
@@ -363,6 +364,8 @@ class Bridge:
         url = route.upstream.rstrip("/") + out.path
         record["upstream_url"] = self._mask(rec.safe_url(url))
 
+        if not deferred_tls.ready() and (url[:6].lower() == "https:" or route.proxy):
+            await _tls_ready()
         try:
             upstream_cm = self._session.request(out.method, URL(url, encoded=True), headers=out.headers,
                                                 data=out.body or None, allow_redirects=False, proxy=route.proxy)
@@ -618,6 +621,14 @@ class Bridge:
         no credential shape does)."""
         secrets_ = (self.config.key, self.token, *self.config.extra_secrets)
         return "".join(c for c in _CUT_CHARS if not any(c in s for s in secrets_))
+
+
+async def _tls_ready(timeout: float = 30.0) -> None:
+    """aiohttp's TLS contexts, still being built in their own thread (``bridge.deferred_tls``): a
+    few ms at most, once per launch, and only for a request sent the moment the server is up."""
+    deadline = time.monotonic() + timeout
+    while not deferred_tls.ready() and time.monotonic() < deadline:
+        await asyncio.sleep(0.002)
 
 
 _CUT_CHARS = '",{}[]:'
