@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from provider_stub import ProviderStub
 
-from ccswitch_tui.bridge import loading
 from ccswitch_tui.bridge.loading import LoadingBridge
 
 KEY = "sk-loading-bridge-0123456789abcdef"
@@ -53,7 +52,7 @@ def test_a_request_sent_before_the_server_loaded_is_answered(provider, tmp_path)
 
         requester = threading.Thread(target=child)
         requester.start()
-        subprocess.Popen(["true"], preexec_fn=lambda: None).wait()  # the child starts meanwhile
+        subprocess.Popen(["true"], preexec_fn=lambda: None).wait()  # the child's fork: the server loads now
         requester.join(30)
         assert got["status"] == 200 and json.loads(got["body"])["model"]
         assert bridge.wait_ready(5)
@@ -66,9 +65,8 @@ def test_a_request_sent_before_the_server_loaded_is_answered(provider, tmp_path)
 
 def test_a_bridge_stopped_before_it_loaded_leaves_nothing_running(provider, tmp_path):
     records = tmp_path / "L.requests.jsonl"
-    with loading._server_lock:  # the server's import still running (another test may have done it already)
-        bridge = LoadingBridge(config_for(provider, records), records)
-        bridge.stop()  # the child ended before the server was up
+    bridge = LoadingBridge(config_for(provider, records), records)
+    bridge.stop()  # the child ended before the server was up
     assert not bridge.wait_ready(5)
     with pytest.raises(OSError):
         http.client.HTTPConnection("127.0.0.1", bridge.port, timeout=2).connect()

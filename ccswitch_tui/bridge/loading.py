@@ -3,16 +3,17 @@
 Importing aiohttp and setting up its server costs a recorded launch about three times an
 unrecorded one. None of that has to happen before the child starts: the child needs only the
 bridge's address and token. ``LoadingBridge`` binds the listening socket on 127.0.0.1 and makes
-the token at once (standard library only); a thread of its own imports the server and starts
-serving on that socket while the launch goes on and the child starts. A request the child sends
-meanwhile waits in the socket's listen queue and is answered as soon as the server is up. A child
-that ends before the server loaded (``ccs run --record P -- true``) never waits for aiohttp at all.
+the token at once (standard library only); a thread of its own imports the server as soon as the
+child is forked (until then the launch's own work has the interpreter to itself) and starts
+serving on that socket while the child starts. A request the child sends meanwhile waits in the
+socket's listen queue and is answered as soon as the server is up. A child that ends before the
+server loaded (``ccs run --record P -- true``) never waits for aiohttp at all. aiohttp's TLS
+contexts are built in a thread of their own, beside the rest of the loading
+(``bridge.deferred_tls``).
 
-A launch that knows from its command line that it records calls ``preload()`` first thing, so the
-import runs beside the launch's own work (the profile, the key, the files). Most of an import waits
-on files and gives the interpreter back often, so the launch's own thread keeps most of it; the
-server is then up sooner after the child starts. aiohttp's TLS contexts are built off the import's
-path (``bridge.deferred_tls``).
+Why not start the import earlier, beside the launch's own work? Measured: under load the import
+thread holds the interpreter while the launch's thread waits for it, and ``ccs run --record P --
+true`` got 1.5x slower than unrecorded, while the first answer came no sooner.
 
 A failure to bind is the launch's failure (exit 2, nothing launched). A failure of the server
 while the child already runs closes the socket, so the child's requests fail at once instead of
@@ -38,42 +39,25 @@ from ccswitch_tui.errors import CcsError
 BACKLOG = 2048
 
 
-_server_lock = threading.Lock()
+FORK_WAIT = 1.0  # seconds the server waits for the child's fork before loading anyway
+_fork_waiters: list[Callable[[], None]] = []
 
 
-def _import_server() -> None:
-    """The server module (and aiohttp), once per process, whichever thread asks first."""
-    with _server_lock:
-        if "ccswitch_tui.bridge.server" in sys.modules:
-            return
-        from ccswitch_tui.bridge import deferred_tls
-
-        deferred_tls.import_aiohttp()
-        import ccswitch_tui.bridge.server  # noqa: F401
+def _after_fork_in_parent() -> None:
+    while _fork_waiters:
+        _fork_waiters.pop()()
 
 
-def _fork_safe() -> None:
-    """The child is started with fork hooks (preexec_fn): a module that registers one (logging
-    does, and aiohttp imports it) must not appear in a loading thread between a fork's "before" and
-    "after" hooks, or the "after" hook releases a lock that was never taken. Imported here, first."""
-    import logging  # noqa: F401
+def _on_next_fork(callback: Callable[[], None]) -> None:
+    """``callback()`` in this process right after its next fork (the child's start: it is made
+    with a ``preexec_fn``, which runs the fork hooks)."""
+    if not _fork_waiters and not _fork_hook:
+        os.register_at_fork(after_in_parent=_after_fork_in_parent)
+        _fork_hook.append(True)
+    _fork_waiters.append(callback)
 
 
-def preload() -> None:
-    """Start importing the server in the background now (a launch that will record): by the time
-    the bridge is made and the child starts, much of it is done. Nothing happens without aiohttp
-    (the launch then reports that in one line, as without a preload)."""
-    if "ccswitch_tui.bridge.server" in sys.modules or importlib.util.find_spec("aiohttp") is None:
-        return
-    _fork_safe()
-    threading.Thread(target=_preload, name="ccs-bridge-preload", daemon=True).start()
-
-
-def _preload() -> None:
-    try:
-        _import_server()
-    except Exception:  # noqa: BLE001 — the bridge's own loading imports again and reports the failure
-        pass
+_fork_hook: list[bool] = []  # not empty once the hook is registered (a process registers it once)
 
 
 class BridgeStartError(CcsError):
@@ -113,14 +97,23 @@ class LoadingBridge:
                                    "launch without --record") from None
         sock.set_inheritable(False)
         self._sock = sock
-        _fork_safe()
+        # The child is started with fork hooks (preexec_fn): a module that registers one (logging
+        # does, and aiohttp imports it) must not appear between a fork's "before" and "after" hooks
+        # in the loading thread, or the "after" hook releases a lock that was never taken.
+        import logging  # noqa: F401
         self.port: int = sock.getsockname()[1]
+        self._child_started = threading.Event()
+        _on_next_fork(self._child_started.set)
         self._thread = threading.Thread(target=self._load, name="ccs-bridge-load", daemon=True)
         self._thread.start()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def child_started(self) -> None:
+        """The launch's child runs (said by the launch; the fork hook says it too)."""
+        self._child_started.set()
 
     @property
     def listen_fd(self) -> int:
@@ -139,10 +132,15 @@ class LoadingBridge:
         return self._bridge is not None
 
     def _load(self) -> None:
+        # Until the child is started, the launch's own work (its files, the manifest, the fork) has
+        # the interpreter to itself: the child cannot send a request before it exists.
+        self._child_started.wait(FORK_WAIT)
+        if self._stopped:
+            return
         try:
-            _import_server()
-            if self._stopped:
-                return
+            from ccswitch_tui.bridge import deferred_tls
+
+            deferred_tls.import_aiohttp()  # its TLS contexts built beside the rest of the loading
             from ccswitch_tui.bridge.server import Bridge
 
             bridge = Bridge(self._make_config(), token=self.token, sock=self._sock)
@@ -167,6 +165,7 @@ class LoadingBridge:
         with self._lock:
             self._stopped = True
             bridge = self._bridge
+        self._child_started.set()  # a loading thread still waiting has nothing left to do
         if bridge is not None:
             bridge.stop()
         else:

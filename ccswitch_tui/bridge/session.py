@@ -1,8 +1,8 @@
 """Recording for one launch: start the bridge for the plan's base URLs, hand back the plan the child
 gets (bridge URLs, the launch token), and at the end stop the bridge and summarize its records.
 
-Only the bridge's loading threads import the server (and so aiohttp), beside the launch's own
-work and the child's start (see ``bridge.loading``).
+Only the bridge's loading thread imports the server (and so aiohttp), while the child starts
+(see ``bridge.loading``).
 """
 
 from __future__ import annotations
@@ -81,7 +81,11 @@ class RecordingSession:
             raise
 
     def child_started(self, pid: int) -> None:
-        """The child runs: if ccs dies, the guard ends the child's process group."""
+        """The child runs: the server may finish loading now, and if ccs dies the guard ends the
+        child's process group."""
+        started = getattr(self.bridge, "child_started", None)
+        if started is not None:
+            started()
         if self.guard is not None:
             self.guard.watch(pid)
 

@@ -95,9 +95,6 @@ def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
             raise UsageError("--record-bodies and --strict-model need recording; drop --no-record")
         return Recording("off")
     if record or bodies or strict:
-        from ccswitch_tui.bridge.loading import preload
-
-        preload()  # the bridge's server loads beside the profile and key work
         return Recording("on", bodies=bodies, strict_model=strict)
     return PROFILE_RECORDING
 
@@ -147,7 +144,6 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
-    recording = _recording(record, record_bodies, strict_model)
     from ccswitch_tui import tools
 
     launchable = [s.name for s in tools.clients()]
@@ -160,7 +156,7 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=recording, label=label)
+    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
@@ -178,12 +174,11 @@ def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record:
     from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
-    recording = _recording(record, record_bodies, strict_model)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=recording, label=label)
+    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
