@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ccswitch_tui.bridge.translate import ReasoningMemory, chat_usage, error_body
@@ -324,3 +325,70 @@ def test_the_short_way_for_plain_text_makes_the_same_events() -> None:
         assert types(fast) == types(slow), name
         assert [e.get("delta") for e in fast] == [e.get("delta") for e in slow], name
         assert fast[-1]["response"]["output"][0].get("content") == slow[-1]["response"]["output"][0].get("content")
+
+
+def _normalised(sent: bytes) -> list[dict]:
+    """The events Codex got, parsed, with what is random per exchange (ids, the time) replaced."""
+    text = sent.decode()
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    for i, found in enumerate(ids):
+        text = text.replace(found, f"id{i}")
+    events = [json.loads(line[6:]) for line in text.split("\n") if line.startswith("data: ")]  # not at U+2028
+    for e in events:
+        if isinstance(e.get("response"), dict):
+            e["response"]["created_at"] = 0
+    return events
+
+
+def _exchange(raw: bytes, cuts: list[int]) -> tuple[bytes, dict]:
+    x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
+    sent, last = [x.opening()], 0
+    for at in [*cuts, len(raw)]:
+        sent.append(x.feed(raw[last:at]))
+        last = at
+    sent.append(x.end())
+    return b"".join(sent), x.observed()
+
+
+def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None:
+    """Whole, an event per chunk, a byte per chunk, CRLF, text outside ASCII cut inside a character:
+    Codex gets the same events and the record the same facts (the decoder parses each chunk's
+    complete events in one go, the text deltas come from a template)."""
+    plain = b"".join(b'data: {"id":"c","object":"chat.completion.chunk","model":"served","choices":[{"index":0,'
+                     b'"delta":{"content":"%s"}}]}\n\n' % t.encode() for t in ("h\u00e9", "\u4f60\u597d", ' \\"q\\" ',
+                                                                              "\\u2028\\n", "\U0001f600"))
+    plain += (b'data: {"id":"c","object":"chat.completion.chunk","model":"served","choices":[{"index":0,'
+              b'"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}\n\n'
+              b"data: not json\n\ndata: {\"broken\": \n\ndata: [DONE]\n\n")
+    streams = {"plain": plain, "plain-crlf": plain.replace(b"\n", b"\r\n")}
+    streams |= {name: (FIXTURES / name).read_bytes() for name in (
+        "glm_length.sse", "kimi_parallel_tools.sse", "openrouter_midstream_error.sse", "reasoning_objects.sse",
+        "deepseek_cache_hit.sse", "openai_refusal.sse")}
+    for name, raw in streams.items():
+        whole, facts = _exchange(raw, [])
+        events = _normalised(whole)
+        assert_well_formed(events)
+        blank = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
+        per_event = [i + len(blank) for i in range(len(raw)) if raw.startswith(blank, i)]
+        inside = [i for i in range(1, len(raw)) if raw[i] & 0xC0 == 0x80]  # inside a UTF-8 character
+        for cuts in (per_event, list(range(1, len(raw))), inside):
+            sent, seen = _exchange(raw, cuts)
+            assert _normalised(sent) == events, name
+            assert seen == facts, name
+    text = "".join(e.get("delta", "") for e in _normalised(_exchange(plain, [])[0])
+                   if e["type"] == "response.output_text.delta")
+    assert text == 'h\u00e9\u4f60\u597d "q" \u2028\n\U0001f600'
+
+
+def test_text_deltas_from_the_template_are_the_encoders_bytes() -> None:
+    from ccswitch_tui.bridge.translate.sse import TextDeltas, encode
+
+    for text in ('quote " backslash \\ \u00e9 \u2028 \n', "\x00\x1f\x7f", "\ud800", "\U0001f600", "x" * 5000):
+        for item, index, seq in (("msg_0123", 0, 7), ('odd"id\\', 12, 123456)):
+            event = {"type": "response.output_text.delta", "sequence_number": seq, "item_id": item,
+                     "output_index": index, "content_index": 0, "delta": text}
+            assert TextDeltas(item, index).encode(seq, text) == encode(event)
+            assert encode(event) == ("event: response.output_text.delta\ndata: "
+                                     + json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+                                     ).encode("utf-8", "backslashreplace")
+            assert json.loads(encode(event).decode().split("data: ", 1)[1]) == event  # a lone surrogate too

@@ -435,7 +435,8 @@ class Bridge:
         answer.observer = observer
         answer.failing = status >= 400
         answer.upstream_type = ctype
-        if exchange.rewrites_body:  # what the child gets is not what the upstream sent: watch it too
+        if exchange.rewrites_body and not answer.observes:  # what the child gets is not what the upstream
+            # sent: watch it too (a translation says itself what it sent: see bridge.handler)
             child_sse = any(k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in head.items())
             answer.child = ResponseObserver(stream=child_sse)
         error_body = bytearray()
@@ -460,6 +461,10 @@ class Bridge:
                 answer.child.feed(data)
             if data:
                 await response.write(data)
+            if answer.observes:
+                if exchange.ended:
+                    answer.delivered = True
+                return
             seen = answer.child or observer
             if seen.terminal and seen.stream:
                 answer.delivered = True
