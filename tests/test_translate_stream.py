@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ccswitch_tui.bridge.translate import ReasoningMemory, chat_usage, error_body
 from ccswitch_tui.bridge.translate.exchange import Exchange
-from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder
+from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
 from ccswitch_tui.bridge.translate.tools import convert_tools
 
@@ -302,8 +302,6 @@ def test_the_recorded_error_says_its_code_once() -> None:
 
 
 def test_a_text_delta_from_its_template_is_what_the_encoder_writes() -> None:
-    from ccswitch_tui.bridge.translate.sse import encode
-
     stream = ResponsesStream(model="m", tools=convert_tools([]))
     events = stream.feed({"choices": [{"index": 0, "delta": {"content": 'quote " backslash \\ é \u2028 \n'}}]})
     delta = events[-1]
@@ -381,7 +379,7 @@ def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None
 
 
 def test_text_deltas_from_the_template_are_the_encoders_bytes() -> None:
-    from ccswitch_tui.bridge.translate.sse import TextDeltas, encode
+    from ccswitch_tui.bridge.translate.sse import TextDeltas
 
     for text in ('quote " backslash \\ \u00e9 \u2028 \n', "\x00\x1f\x7f", "\ud800", "\U0001f600", "x" * 5000):
         for item, index, seq in (("msg_0123", 0, 7), ('odd"id\\', 12, 123456)):
@@ -392,3 +390,42 @@ def test_text_deltas_from_the_template_are_the_encoders_bytes() -> None:
                                      + json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n\n"
                                      ).encode("utf-8", "backslashreplace")
             assert json.loads(encode(event).decode().split("data: ", 1)[1]) == event  # a lone surrogate too
+
+
+def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_makes() -> None:
+    """The shortcut for an event that repeats the last one with another text (sse.RepeatedText):
+    whatever changes besides the text (the id, the finish, usage, a second "content", a role, a
+    tool call, a null content) is parsed whole, and the events are those of a full parse."""
+    head = 'data: {"id":"c%s","object":"chat.completion.chunk","created":1,"model":"served","choices":[{"index":0,'
+    texts = ["a", 'q\\"u\\"o', "\\u00e9\u4f60", '\\"content\\":\\"x', "\\\\", "\\u2028", "b"]
+    lines = [head % 1 + '"delta":{"role":"assistant","content":""},"finish_reason":null}]}']
+    lines += [head % 1 + f'"delta":{{"content":"{t}"}},"finish_reason":null}}]}}' for t in texts]
+    lines += [head % 2 + '"delta":{"content":"new id"},"finish_reason":null}]}',  # the id changed
+              head % 2 + '"delta":{"content":""},"finish_reason":null}]}',  # empty text
+              head % 2 + '"delta":{"content":"c"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":null},"finish_reason":null}]}',  # not a text
+              head % 2 + '"delta":{"content":"d"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"e","role":"assistant"},"finish_reason":null}]}',  # more than text
+              head % 2 + '"delta":{"content":"f"},"finish_reason":null}],"x":{"content":"decoy"}}',
+              head % 2 + '"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"exec_command",'
+                         '"arguments":"{}"}}]},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"after the call"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"g"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"i"},"finish_reason":null}],"usage":{"prompt_tokens":3,'
+                         '"completion_tokens":9}}',  # usage after the text
+              head % 2 + '"delta":{"content":"j"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"h"},"finish_reason":"stop"}]}',  # the finish after the text
+              "data: [DONE]"]
+    raw = "".join(line + "\n\n" for line in lines).encode()
+    x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
+    fast = _normalised(x.opening() + b"".join(x.feed(raw[i:i + 1]) for i in range(len(raw))) + x.end())
+    stream = ResponsesStream(model="requested-model", tools=convert_tools(TOOLS))
+    decoder = SSEDecoder()
+    slow: list[dict] = []
+    for data in decoder.feed(raw):  # no shortcut: every event parsed and fed as a dict
+        slow += stream.finish() if data is DONE else stream.feed(data)
+    slow += stream.finish()
+    assert fast == _normalised(b"".join(encode(e) for e in slow))
+    deltas = [e["delta"] for e in fast if e["type"] == "response.output_text.delta"]
+    assert deltas[:len(texts)] == ["a", 'q"u"o', "\u00e9\u4f60", '"content":"x', "\\", "\u2028", "b"]
+    assert x.observed()["output_tokens"] == 9

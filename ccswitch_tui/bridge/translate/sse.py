@@ -19,6 +19,14 @@ class SSEDecoder:
         self._buffer = b""
 
     def feed(self, chunk: bytes) -> list[Any]:
+        out: list[Any] = []
+        for frame in self.frames(chunk):
+            out += parse(frame)
+        return out
+
+    def frames(self, chunk: bytes) -> list[str]:
+        """The complete events ``chunk`` ends, decoded at once (a blank line never falls inside a
+        UTF-8 character), each as its text without the blank line; ``parse`` reads one."""
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         data = self._buffer + chunk if self._buffer else chunk
@@ -27,26 +35,24 @@ class SSEDecoder:
             self._buffer = data
             return []
         self._buffer = data[cut + 2:]
-        # The complete events, decoded at once (a blank line never falls inside a UTF-8 character),
-        # each parsed where it stands: no copy per event.
-        out: list[Any] = []
-        for frame in data[:cut].decode("utf-8", "replace").split("\n\n"):
-            # the common case first: one "data: {...}" line
-            if frame.startswith("data: {") and "\n" not in frame:
-                try:
-                    value, end = _scan(frame, 6)
-                except (StopIteration, ValueError):  # not JSON
-                    continue
-                if end == len(frame) or not frame[end:].strip():
-                    out.append(value)
-            elif frame:
-                out.extend(_parse(frame.encode()))
-        return out
+        return data[:cut].decode("utf-8", "replace").split("\n\n")
 
     def close(self) -> list[Any]:
         """Whatever a stream that ended without a blank line left behind."""
         frame, self._buffer = self._buffer, b""
         return list(_parse(frame)) if frame.strip() else []
+
+
+def parse(frame: str) -> list[Any]:
+    """One event's ``data`` parsed: [value], [DONE], or [] (not JSON, or no data line)."""
+    # the common case first: one "data: {...}" line, parsed where it stands (no copy)
+    if frame.startswith("data: {") and "\n" not in frame:
+        try:
+            value, end = _scan(frame, 6)
+        except (StopIteration, ValueError):  # not JSON
+            return []
+        return [value] if end == len(frame) or not frame[end:].strip() else []
+    return list(_parse(frame.encode())) if frame else []
 
 
 def _parse(frame: bytes) -> Iterator[Any]:
@@ -77,6 +83,52 @@ def _make_dumps() -> Callable[[Any], str]:
 
 _dumps = _make_dumps()
 _scan = scanner.make_scanner(decoder.JSONDecoder())  # the C scanner, straight: value, end = _scan(text, start)
+scan_string = decoder.scanstring  # a JSON string's value from just after its opening quote: value, end
+
+
+class RepeatedText:
+    """Most of a provider's stream is one event repeated with only its text changed: the same id,
+    model, creation time and fingerprint around ``"content":"<text>"``. Once such an event was
+    parsed whole and found to be plain text (``ResponsesStream.more_text``), the next one is read
+    by checking that everything around its text is byte for byte the same, and reading the text
+    alone; it is then the same event with another text. Anything else is parsed whole."""
+
+    __slots__ = ("prefix", "suffix", "_start")
+
+    MARK = '"content":"'
+
+    def __init__(self, prefix: str, suffix: str):
+        self.prefix = prefix  # up to the text's opening quote, included
+        self.suffix = suffix  # from the text's closing quote, excluded
+        self._start = len(prefix)
+
+    @classmethod
+    def of(cls, frame: str, text: str) -> RepeatedText | None:
+        """The template of ``frame``, a plain text event whose text is ``text`` (as parsed), when
+        the event names ``"content"`` once, as the key of that text (``"content"`` cannot occur
+        inside a JSON string: its quotes would be escaped). Whatever a provider writes around its
+        text, what Codex gets is text the provider chose: the check is for honest encoders."""
+        if frame.count('"content"') != 1:
+            return None
+        at = frame.find(cls.MARK)
+        if at < 0:
+            return None
+        start = at + len(cls.MARK)
+        try:
+            value, end = scan_string(frame, start)
+        except ValueError:
+            return None
+        return cls(frame[:start], frame[end:]) if value == text else None
+
+    def text(self, frame: str) -> str | None:
+        """``frame``'s text when ``frame`` is this event with another (non-empty) text, else None."""
+        if not (frame.startswith(self.prefix) and frame.endswith(self.suffix)):
+            return None
+        try:
+            value, end = scan_string(frame, self._start)
+        except ValueError:
+            return None
+        return value if value and end == len(frame) - len(self.suffix) else None
 
 
 def _make_quote() -> Callable[[str], str]:

@@ -193,6 +193,15 @@ class ResponsesStream:
         self._seq += 1
         return self._seq - 1, content
 
+    def same_again(self, text: str) -> int:
+        """The chunk ``more_text`` took last, again, with another (non-empty) text: the text is
+        taken and the sequence number of its delta returned. Only right after ``more_text`` took a
+        chunk (nothing else in between), so the message is still open and the served model known."""
+        assert self._text is not None and self._reasoning is None and not self._ended
+        self._text.append(text)
+        self._seq += 1
+        return self._seq - 1
+
     @property
     def ended(self) -> bool:
         """The terminal event (completed, incomplete or failed) was made."""
