@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import ssl
 import sys
 import threading
 from types import ModuleType
@@ -56,11 +57,9 @@ def import_aiohttp() -> None:
         if "aiohttp.connector" in sys.modules:
             return
         if not _defers(_source()):
-            import aiohttp  # noqa: F401 — as it is
+            import aiohttp  # noqa: F401  # lazy: as it is, only on the bridge's loading thread
 
             return
-        import ssl
-
         context_class = ssl.SSLContext
         create = ssl.create_default_context
         own = context_class.__dict__.get("set_default_verify_paths")
@@ -74,7 +73,7 @@ def import_aiohttp() -> None:
         ssl.create_default_context = empty_default_context  # type: ignore[assignment]
         context_class.set_default_verify_paths = no_verify_paths  # type: ignore[method-assign]
         try:
-            import aiohttp.connector as connector
+            import aiohttp.connector as connector  # lazy: on the bridge's loading thread, ssl patched
         finally:
             ssl.create_default_context = create
             if own is None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import (
     ERROR,
     SOURCE_ROUTING,
@@ -119,7 +120,6 @@ def settings_content(path: Path, side: GeminiSide, quiet: bool) -> str:
     except FileNotFoundError:
         data = {}
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
     owned: dict[str, Any] = {

@@ -9,6 +9,7 @@ imported only when a TOML text is parsed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,8 +82,8 @@ def env_value(v: Any) -> str | None:
 
 def parse_toml_text(text: str) -> dict[str, Any]:
     """A TOML text → plain dict; a syntax error → RowProblem naming line and column."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError
+    import tomlkit  # lazy: tomlkit loads only when a profile is written
+    from tomlkit.exceptions import ParseError  # lazy: tomlkit loads only when a profile is written
 
     try:
         return tomlkit.parse(text).unwrap()
@@ -114,7 +115,6 @@ def read_file_text(path: Path, missing: str | None = "not found") -> str | None:
 
 def read_json_file(path: Path, required: bool = True) -> Any:
     """The file's JSON (an empty file reads as {}); None for a missing file that is not required."""
-    import json
 
     text = read_file_text(path, "not found" if required else None)
     if text is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -169,7 +169,6 @@ class ToolSpec:
 
     def side_dict(self, side: Any) -> dict[str, Any]:
         """The side as ``ccs show --json`` prints it."""
-        from dataclasses import asdict
 
         out = asdict(side)
         if "env" in out:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from ccswitch_tui import tools
+from ccswitch_tui.tools import clients
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,6 @@ class Action:
 def _launch_actions() -> tuple[Action, ...]:
     """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
     the one parameterised action ``launch('<name>')``."""
-    from ccswitch_tui.tools import clients
 
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
                         f"Launch {s.label} with this profile (clean env, manifest written)",

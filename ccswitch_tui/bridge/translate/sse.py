@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from json import decoder, scanner
+from json import decoder, encoder, scanner
 from typing import Any
 
 DONE = object()  # the ``data: [DONE]`` sentinel
@@ -73,7 +73,6 @@ def _parse(frame: bytes) -> Iterator[Any]:
 def _make_dumps() -> Callable[[Any], str]:
     """Compact JSON, non-ASCII kept: the C encoder made once (``json.dumps`` with options builds a
     new encoder for every call, a tenth of a translation's time per event)."""
-    from json import encoder
 
     if encoder.c_make_encoder is None:  # an interpreter without the C accelerator
         return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -132,7 +131,6 @@ class RepeatedText:
 
 
 def _make_quote() -> Callable[[str], str]:
-    from json import encoder
 
     fast: Callable[[str], str] | None = getattr(encoder, "c_encode_basestring", None)
     return fast or encoder.py_encode_basestring

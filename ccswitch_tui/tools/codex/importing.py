@@ -205,7 +205,7 @@ class CodexImporter(ClientImporter):
 
     def to_cc_switch(self, profile: Any, side: Any, shared_env: Mapping[str, str], env_elsewhere: bool,
                      clean: EnvCleaner, warnings: list[str]) -> dict[str, Any]:
-        import tomlkit
+        import tomlkit  # lazy: tomlkit loads only when a profile is written
 
         doc = tomlkit.document()
         doc.add("model_provider", side.provider_id)
