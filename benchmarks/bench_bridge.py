@@ -451,7 +451,12 @@ def main() -> None:
                 for name, *_ in paths:
                     v, c = statistics.median(rates[name]), statistics.median(cpu[name])
                     print(f"  {name:<16} {v:9.0f} events/s  {100 * v / d:5.1f} % of direct   "
-                          f"CPU {c:5.1f} µs/event ({c / floor:.2f}x the minimal proxy)")
+                          f"CPU {c:5.2f} µs/event ({c / floor:.2f}x the minimal proxy)  rounds "
+                          f"{' '.join(f'{x:.2f}' for x in cpu[name])}")
+                tr, rc = cpu["ccs translating"], cpu["ccs recording"]
+                by_round = " ".join(f"{t / r:.2f}" for t, r in zip(tr, rc, strict=True))
+                print(f"  translating / recording CPU per event: {statistics.median(tr) / statistics.median(rc):.2f}x"
+                      f" (round by round: {by_round})")
             sampling.set()
             sampler.join()
             records = len(bridge.records())

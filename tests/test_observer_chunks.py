@@ -35,6 +35,21 @@ MESSAGES = b"".join(
 MID_ERROR = CHAT.split(b'data: {"id":"c","object":"chat.completion.chunk","model":"gpt-x","choices":[],')[0] + (
     b'data: {"error":{"code":"overloaded","message":"try later"}}\n\n')
 CUT = CHAT[: CHAT.index(b'"tok 20 ')]  # never ends
+# The same streams with CRLF line ends (some gateways send them), and the generateContent API's
+# stream, whose model and usage are modelVersion and usageMetadata.
+CHAT_CRLF = CHAT.replace(b"\n", b"\r\n")
+MESSAGES_CRLF = MESSAGES.replace(b"\n", b"\r\n")
+GENERATE = b"".join(
+    [b'data: {"candidates":[{"content":{"parts":[{"text":"p%d "}],"role":"model"}}],'
+     b'"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":%d},"modelVersion":"gem-x"}\r\n\r\n' % (i, i)
+     for i in range(30)]
+    + [b'data: {"candidates":[{"content":{"parts":[{"text":"."}],"role":"model"},"finishReason":"STOP"}],'
+       b'"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":31,"cachedContentTokenCount":2},'
+       b'"modelVersion":"gem-x"}\r\n\r\n'])
+# A key that starts like "model" comes before the model, in the same event and in an earlier one.
+MODEL_LIKE = (b'data: {"model_route":"r1","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+              b'data: {"id":"c","model_x":1,"model":"gpt-y","choices":[{"index":0,"delta":{"content":"b"}}]}\n\n'
+              + CHAT[CHAT.index(b'data: {"id":"c","object":"chat.completion.chunk","model":"gpt-x","choices":[],'):])
 
 
 def facts(o: ResponseObserver) -> tuple:
@@ -51,18 +66,40 @@ def read(stream: bytes, cuts: list[int]) -> tuple:
     return facts(o)
 
 
-@pytest.mark.parametrize("stream", [CHAT, RESPONSES, MESSAGES, MID_ERROR, CUT],
-                         ids=["chat", "responses", "messages", "mid-error", "cut"])
-def test_the_facts_do_not_depend_on_the_chunking(stream):
+STREAMS = {"chat": CHAT, "responses": RESPONSES, "messages": MESSAGES, "mid-error": MID_ERROR, "cut": CUT,
+           "chat-crlf": CHAT_CRLF, "messages-crlf": MESSAGES_CRLF, "generate": GENERATE, "model-like": MODEL_LIKE}
+# What each stream says, read off it by hand: (model, fingerprint, error, terminal, input, output, cached)
+EXPECTED = {
+    "chat": ("gpt-x", "fp_1", None, True, 11, 40, 3),
+    "responses": ("gpt-r", None, None, True, 5, 40, 1),
+    "messages": ("claude-x", None, None, True, 7, 40, None),
+    "mid-error": ("gpt-x", "fp_1", "overloaded: try later", False, None, None, None),
+    "cut": ("gpt-x", "fp_1", None, False, None, None, None),
+    "chat-crlf": ("gpt-x", "fp_1", None, True, 11, 40, 3),
+    "messages-crlf": ("claude-x", None, None, True, 7, 40, None),
+    "generate": ("gem-x", None, None, True, 4, 31, 2),
+    "model-like": ("gpt-x", None, None, True, 11, 40, 3),
+}
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_the_facts_do_not_depend_on_the_chunking(name):
+    stream = STREAMS[name]
     whole = read(stream, [])
+    model, fingerprint, error, terminal, inp, out, cached = EXPECTED[name]
+    usage = whole[-1]
+    assert whole[:5] == (model, fingerprint, error, True, terminal)
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cached_tokens"]) == (inp, out, cached)
     rng = random.Random(7)
-    events = [i + 2 for i in range(len(stream)) if stream.startswith(b"\n\n", i)]
+    blank = b"\r\n\r\n" if b"\r\n\r\n" in stream else b"\n\n"
+    events = [i + len(blank) for i in range(len(stream)) if stream.startswith(blank, i)]
     for _ in range(60):
         # event boundaries (what a provider usually sends: the shortcut's case) and random cuts
         cuts = sorted(set(rng.sample(events, rng.randint(0, len(events))) +
                           [rng.randrange(1, len(stream)) for _ in range(rng.randint(0, 4))]))
         assert read(stream, cuts) == whole
     assert read(stream, events) == whole  # one event per chunk
+    assert read(stream, list(range(1, len(stream)))) == whole  # one byte per chunk
 
 
 def test_every_terminal_marker_after_plain_chunks_ends_the_stream():

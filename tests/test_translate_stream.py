@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ccswitch_tui.bridge.translate import ReasoningMemory, chat_usage, error_body
 from ccswitch_tui.bridge.translate.exchange import Exchange
-from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder
+from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
 from ccswitch_tui.bridge.translate.tools import convert_tools
 
@@ -301,8 +302,6 @@ def test_the_recorded_error_says_its_code_once() -> None:
 
 
 def test_a_text_delta_from_its_template_is_what_the_encoder_writes() -> None:
-    from ccswitch_tui.bridge.translate.sse import encode
-
     stream = ResponsesStream(model="m", tools=convert_tools([]))
     events = stream.feed({"choices": [{"index": 0, "delta": {"content": 'quote " backslash \\ é \u2028 \n'}}]})
     delta = events[-1]
@@ -324,3 +323,109 @@ def test_the_short_way_for_plain_text_makes_the_same_events() -> None:
         assert types(fast) == types(slow), name
         assert [e.get("delta") for e in fast] == [e.get("delta") for e in slow], name
         assert fast[-1]["response"]["output"][0].get("content") == slow[-1]["response"]["output"][0].get("content")
+
+
+def _normalised(sent: bytes) -> list[dict]:
+    """The events Codex got, parsed, with what is random per exchange (ids, the time) replaced."""
+    text = sent.decode()
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    for i, found in enumerate(ids):
+        text = text.replace(found, f"id{i}")
+    events = [json.loads(line[6:]) for line in text.split("\n") if line.startswith("data: ")]  # not at U+2028
+    for e in events:
+        if isinstance(e.get("response"), dict):
+            e["response"]["created_at"] = 0
+    return events
+
+
+def _exchange(raw: bytes, cuts: list[int]) -> tuple[bytes, dict]:
+    x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
+    sent, last = [x.opening()], 0
+    for at in [*cuts, len(raw)]:
+        sent.append(x.feed(raw[last:at]))
+        last = at
+    sent.append(x.end())
+    return b"".join(sent), x.observed()
+
+
+def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None:
+    """Whole, an event per chunk, a byte per chunk, CRLF, text outside ASCII cut inside a character:
+    Codex gets the same events and the record the same facts (the decoder parses each chunk's
+    complete events in one go, the text deltas come from a template)."""
+    plain = b"".join(b'data: {"id":"c","object":"chat.completion.chunk","model":"served","choices":[{"index":0,'
+                     b'"delta":{"content":"%s"}}]}\n\n' % t.encode() for t in ("h\u00e9", "\u4f60\u597d", ' \\"q\\" ',
+                                                                              "\\u2028\\n", "\U0001f600"))
+    plain += (b'data: {"id":"c","object":"chat.completion.chunk","model":"served","choices":[{"index":0,'
+              b'"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}\n\n'
+              b"data: not json\n\ndata: {\"broken\": \n\ndata: [DONE]\n\n")
+    streams = {"plain": plain, "plain-crlf": plain.replace(b"\n", b"\r\n")}
+    streams |= {name: (FIXTURES / name).read_bytes() for name in (
+        "glm_length.sse", "kimi_parallel_tools.sse", "openrouter_midstream_error.sse", "reasoning_objects.sse",
+        "deepseek_cache_hit.sse", "openai_refusal.sse")}
+    for name, raw in streams.items():
+        whole, facts = _exchange(raw, [])
+        events = _normalised(whole)
+        assert_well_formed(events)
+        blank = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
+        per_event = [i + len(blank) for i in range(len(raw)) if raw.startswith(blank, i)]
+        inside = [i for i in range(1, len(raw)) if raw[i] & 0xC0 == 0x80]  # inside a UTF-8 character
+        for cuts in (per_event, list(range(1, len(raw))), inside):
+            sent, seen = _exchange(raw, cuts)
+            assert _normalised(sent) == events, name
+            assert seen == facts, name
+    text = "".join(e.get("delta", "") for e in _normalised(_exchange(plain, [])[0])
+                   if e["type"] == "response.output_text.delta")
+    assert text == 'h\u00e9\u4f60\u597d "q" \u2028\n\U0001f600'
+
+
+def test_text_deltas_from_the_template_are_the_encoders_bytes() -> None:
+    from ccswitch_tui.bridge.translate.sse import TextDeltas
+
+    for text in ('quote " backslash \\ \u00e9 \u2028 \n', "\x00\x1f\x7f", "\ud800", "\U0001f600", "x" * 5000):
+        for item, index, seq in (("msg_0123", 0, 7), ('odd"id\\', 12, 123456)):
+            event = {"type": "response.output_text.delta", "sequence_number": seq, "item_id": item,
+                     "output_index": index, "content_index": 0, "delta": text}
+            assert TextDeltas(item, index).encode(seq, text) == encode(event)
+            assert encode(event) == ("event: response.output_text.delta\ndata: "
+                                     + json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+                                     ).encode("utf-8", "backslashreplace")
+            assert json.loads(encode(event).decode().split("data: ", 1)[1]) == event  # a lone surrogate too
+
+
+def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_makes() -> None:
+    """The shortcut for an event that repeats the last one with another text (sse.RepeatedText):
+    whatever changes besides the text (the id, the finish, usage, a second "content", a role, a
+    tool call, a null content) is parsed whole, and the events are those of a full parse."""
+    head = 'data: {"id":"c%s","object":"chat.completion.chunk","created":1,"model":"served","choices":[{"index":0,'
+    texts = ["a", 'q\\"u\\"o', "\\u00e9\u4f60", '\\"content\\":\\"x', "\\\\", "\\u2028", "b"]
+    lines = [head % 1 + '"delta":{"role":"assistant","content":""},"finish_reason":null}]}']
+    lines += [head % 1 + f'"delta":{{"content":"{t}"}},"finish_reason":null}}]}}' for t in texts]
+    lines += [head % 2 + '"delta":{"content":"new id"},"finish_reason":null}]}',  # the id changed
+              head % 2 + '"delta":{"content":""},"finish_reason":null}]}',  # empty text
+              head % 2 + '"delta":{"content":"c"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":null},"finish_reason":null}]}',  # not a text
+              head % 2 + '"delta":{"content":"d"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"e","role":"assistant"},"finish_reason":null}]}',  # more than text
+              head % 2 + '"delta":{"content":"f"},"finish_reason":null}],"x":{"content":"decoy"}}',
+              head % 2 + '"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"exec_command",'
+                         '"arguments":"{}"}}]},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"after the call"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"g"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"i"},"finish_reason":null}],"usage":{"prompt_tokens":3,'
+                         '"completion_tokens":9}}',  # usage after the text
+              head % 2 + '"delta":{"content":"j"},"finish_reason":null}]}',
+              head % 2 + '"delta":{"content":"h"},"finish_reason":"stop"}]}',  # the finish after the text
+              "data: [DONE]"]
+    raw = "".join(line + "\n\n" for line in lines).encode()
+    x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
+    fast = _normalised(x.opening() + b"".join(x.feed(raw[i:i + 1]) for i in range(len(raw))) + x.end())
+    stream = ResponsesStream(model="requested-model", tools=convert_tools(TOOLS))
+    decoder = SSEDecoder()
+    slow: list[dict] = []
+    for data in decoder.feed(raw):  # no shortcut: every event parsed and fed as a dict
+        slow += stream.finish() if data is DONE else stream.feed(data)
+    slow += stream.finish()
+    assert fast == _normalised(b"".join(encode(e) for e in slow))
+    deltas = [e["delta"] for e in fast if e["type"] == "response.output_text.delta"]
+    assert deltas[:len(texts)] == ["a", 'q"u"o', "\u00e9\u4f60", '"content":"x', "\\", "\u2028", "b"]
+    assert x.observed()["output_tokens"] == 9

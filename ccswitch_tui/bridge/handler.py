@@ -26,7 +26,10 @@ An exchange that parses the answer itself (a translation) may say so with ``obse
 after ``response_head``): the server then does not parse the same bytes a second time, and takes
 the record's facts of the answer from ``exchange.observed()`` (asked at the end, or when the
 answer was cut): ``model_served``, ``system_fingerprint``, the four token counts,
-``usage_source`` and ``error`` (the provider's error in one line, or None).
+``usage_source`` and ``error`` (the provider's error in one line, or None). Such an exchange also
+says, with ``ended`` (read after each piece it returned went out), whether what it returned so
+far ends the child's stream (its terminal event): the server then does not parse what the child
+gets either.
 
 The records always describe the wire on both sides: the child's path and requested model, the
 upstream URL that was really called, and the served model and usage read from the upstream's own

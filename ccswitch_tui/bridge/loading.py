@@ -7,7 +7,13 @@ the token at once (standard library only); a thread of its own imports the serve
 child is forked (until then the launch's own work has the interpreter to itself) and starts
 serving on that socket while the child starts. A request the child sends meanwhile waits in the
 socket's listen queue and is answered as soon as the server is up. A child that ends before the
-server loaded (``ccs run --record P -- true``) never waits for aiohttp at all.
+server loaded (``ccs run --record P -- true``) never waits for aiohttp at all. aiohttp's TLS
+contexts are built in a thread of their own, beside the rest of the loading
+(``bridge.deferred_tls``).
+
+Why not start the import earlier, beside the launch's own work? Measured: under load the import
+thread holds the interpreter while the launch's thread waits for it, and ``ccs run --record P --
+true`` got 1.5x slower than unrecorded, while the first answer came no sooner.
 
 A failure to bind is the launch's failure (exit 2, nothing launched). A failure of the server
 while the child already runs closes the socket, so the child's requests fail at once instead of
@@ -132,6 +138,9 @@ class LoadingBridge:
         if self._stopped:
             return
         try:
+            from ccswitch_tui.bridge import deferred_tls  # lazy: loaded on the bridge's own thread
+
+            deferred_tls.import_aiohttp()  # its TLS contexts built beside the rest of the loading
             # lazy: loaded on the bridge's own thread while the child starts
             from ccswitch_tui.bridge.server import Bridge
 

@@ -139,21 +139,22 @@ class ResponseObserver:
                 self._buffer += chunk
             return
         # Events end with a blank line; a chunk may hold several events or part of one. Only the
-        # complete events are looked at, and only when one of them can hold something we keep:
-        # most chunks of a stream are text deltas and cost one substring search.
+        # complete events are looked at, and only those that can hold something we keep: an
+        # unpaced stream arrives in chunks of tens of KiB, so each search counts (a stream without
+        # a carriage return, the usual one, is never searched for the CR forms of a blank line).
         data = bytes(self._buffer) + chunk if self._buffer else chunk
-        end = max(data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n"), data.rfind(b"\r\r"))
+        cr = b"\r" in data
+        end = max(data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n"), data.rfind(b"\r\r")) if cr else data.rfind(b"\n\n")
         if end < 0:
             if len(data) <= MAX_JSON_BODY:  # a stream that never ends an event: stop looking
                 self._buffer[:] = data
             return
-        cut = end + (4 if data.startswith(b"\r\n\r\n", end) else 2)
-        complete = data[:cut]
+        cut = end + (4 if cr and data.startswith(b"\r\n\r\n", end) else 2)
+        complete = data[:cut] if cut < len(data) else data
         self._buffer[:] = data[cut:]
         self._at_boundary = not self._buffer and data.endswith(b"\n\n")
-        if self._wanted(complete):
-            for event in self._marked_events(complete):
-                self._event(event)
+        for event in self._marked_events(complete, cr):
+            self._event(event)
 
     def _plain(self, chunk: bytes) -> bool:
         """True for the chunk that most of a stream is made of: whole events after whole events,
@@ -172,41 +173,52 @@ class ResponseObserver:
         self._carry = b""
         return True
 
-    def _marked_events(self, data: bytes) -> list[bytes]:
+    def _marked_events(self, data: bytes, cr: bool = True) -> list[bytes]:
         """The complete events in ``data`` that can hold something we keep, in order, found from
-        their markers (a chunk may hold hundreds of events, of which one carries the usage)."""
-        markers = [(b'"usage"', True), (b'"error"', True), (b'"usageMetadata"', True)]
-        if self.model is None:  # the first event naming it is enough
-            markers += [(b'"model"', False), (b'"response"', True), (b'"modelVersion"', False)]
+        their markers (a chunk may hold hundreds of events, of which one carries the usage):
+        ``"usage`` (``usage``, ``usageMetadata``) and ``"error"`` in every event, and until the
+        model is known the first event naming it (``"model"``, ``"modelVersion"``; a Responses
+        event names it inside its ``response``). ``cr``: ``data`` may hold a carriage return."""
         spans = set()
-        for marker, every in markers:
+        for marker, every in ((b'"usage', True), (b'"error"', True), (b'"model', False)):
+            if not every and self.model is not None:
+                break
             at = data.find(marker)
             while at >= 0:
-                start = max(data.rfind(b"\n\n", 0, at), data.rfind(b"\r\n\r\n", 0, at), data.rfind(b"\r\r", 0, at))
+                if not every and not data.startswith((b'"model"', b'"modelVersion"'), at):
+                    at = data.find(marker, at + 1)  # "model_x": not the model
+                    continue
+                start = data.rfind(b"\n\n", 0, at)
+                stop = data.find(b"\n\n", at)
+                if cr:  # the CR forms of a blank line, searched only between the LF ones
+                    start = max(start, data.rfind(b"\r\n\r\n", start + 1, at), data.rfind(b"\r\r", start + 1, at))
+                    bound = len(data) if stop < 0 else stop
+                    ends = [i for i in (stop, data.find(b"\r\n\r\n", at, bound), data.find(b"\r\r", at, bound))
+                            if i >= 0]
+                    stop = min(ends) if ends else -1
                 start = 0 if start < 0 else start
-                ends = [i for i in (data.find(b"\n\n", at), data.find(b"\r\n\r\n", at), data.find(b"\r\r", at))
-                        if i >= 0]
-                end = min(ends) if ends else len(data)
-                spans.add((start, end))
-                at = data.find(marker, end) if every else -1
-        return [data[start:end] for start, end in sorted(spans)]
+                stop = len(data) if stop < 0 else stop
+                spans.add((start, stop))
+                at = data.find(marker, stop) if every else -1
+        return [data[start:stop] for start, stop in sorted(spans)]
 
     def _look_for_end(self, chunk: bytes) -> None:
+        """Whether ``chunk`` (with the end of the one before, for a marker cut in two) ends the
+        stream. A stream's end is at its end, so each marker is searched from the back (and the two
+        ``[DONE]`` forms by their common part first)."""
         if self.terminal:
             return
         window = self._carry + chunk if self._carry else chunk
         if not self.saw_data and b"data:" in window:
             self.saw_data = True
-        for marker in TERMINAL_MARKERS:
-            if marker in window:
-                self.terminal = True
-                return
+        found = window.rfind
+        if (found(b"[DONE]") >= 0 and (found(b"data: [DONE]") >= 0 or found(b"data:[DONE]") >= 0)) \
+                or found(b'"response.completed"') >= 0 or found(b'"response.incomplete"') >= 0 \
+                or found(b'"response.failed"') >= 0 \
+                or found(b'"message_stop"') >= 0 or found(b"event: error") >= 0 or found(b'"finishReason"') >= 0:
+            self.terminal = True
+            return
         self._carry = window[-24:]
-
-    def _wanted(self, data: bytes) -> bool:
-        if b'"usage"' in data or b'"error"' in data or b'"usageMetadata"' in data:
-            return True
-        return self.model is None and (b'"model"' in data or b'"response"' in data or b'"modelVersion"' in data)
 
     def finish(self) -> None:
         if self.stream:

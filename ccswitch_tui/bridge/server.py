@@ -37,6 +37,7 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from ccswitch_tui.bridge import deferred_tls
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
@@ -364,6 +365,8 @@ class Bridge:
         url = route.upstream.rstrip("/") + out.path
         record["upstream_url"] = self._mask(rec.safe_url(url))
 
+        if not deferred_tls.ready() and (url[:6].lower() == "https:" or route.proxy):
+            await _tls_ready()
         try:
             upstream_cm = self._session.request(out.method, URL(url, encoded=True), headers=out.headers,
                                                 data=out.body or None, allow_redirects=False, proxy=route.proxy)
@@ -433,7 +436,8 @@ class Bridge:
         answer.observer = observer
         answer.failing = status >= 400
         answer.upstream_type = ctype
-        if exchange.rewrites_body:  # what the child gets is not what the upstream sent: watch it too
+        if exchange.rewrites_body and not answer.observes:  # what the child gets is not what the upstream
+            # sent: watch it too (a translation says itself what it sent: see bridge.handler)
             child_sse = any(k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in head.items())
             answer.child = ResponseObserver(stream=child_sse)
         error_body = bytearray()
@@ -458,6 +462,10 @@ class Bridge:
                 answer.child.feed(data)
             if data:
                 await response.write(data)
+            if answer.observes:
+                if exchange.ended:
+                    answer.delivered = True
+                return
             seen = answer.child or observer
             if seen.terminal and seen.stream:
                 answer.delivered = True
@@ -618,6 +626,14 @@ class Bridge:
         no credential shape does)."""
         secrets_ = (self.config.key, self.token, *self.config.extra_secrets)
         return "".join(c for c in _CUT_CHARS if not any(c in s for s in secrets_))
+
+
+async def _tls_ready(timeout: float = 30.0) -> None:
+    """aiohttp's TLS contexts, still being built in their own thread (``bridge.deferred_tls``): a
+    few ms at most, once per launch, and only for a request sent the moment the server is up."""
+    deadline = time.monotonic() + timeout
+    while not deferred_tls.ready() and time.monotonic() < deadline:
+        await asyncio.sleep(0.002)
 
 
 _CUT_CHARS = '",{}[]:'

@@ -22,7 +22,7 @@ from typing import Any
 from ccswitch_tui.bridge.translate.errors import error_body, provider_code, provider_message
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
-from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode, text_delta
+from ccswitch_tui.bridge.translate.sse import DONE, RepeatedText, SSEDecoder, TextDeltas, encode, parse
 from ccswitch_tui.bridge.translate.stream import ResponsesStream, Usage
 
 CHAT_PATH = "chat/completions"
@@ -37,6 +37,8 @@ class Exchange:
     error_text: str | None = None  # the provider's message, as the provider wrote it
     error_code: str | None = None
     system_fingerprint: str | None = None
+    _deltas: TextDeltas | None = None  # the open message's text delta template
+    _repeated: RepeatedText | None = None  # the last event, when it was plain text (see sse.RepeatedText)
 
     @classmethod
     def start(cls, body: Mapping[str, Any], memory: ReasoningMemory | None = None,
@@ -70,17 +72,31 @@ class Exchange:
     def feed(self, chunk: bytes) -> bytes:
         out: list[bytes] = []
         stream = self.stream
-        for data in self.decoder.feed(chunk):
-            if data is DONE:
-                out += [encode(e) for e in stream.finish()]
-                continue
-            if self.system_fingerprint is None and type(data) is dict and "system_fingerprint" in data:
-                self._fingerprint(data)
-            text = stream.more_text(data)
-            if text is not None:  # the common case: more text for the open message, no dict in between
-                out.append(text_delta(*stream.text_delta(), text))
-            else:
-                out += [encode(e) for e in stream.feed(data)]
+        more_text = stream.more_text
+        deltas, repeated = self._deltas, self._repeated
+        for frame in self.decoder.frames(chunk):
+            if repeated is not None:  # the last event again with another text: no parse, no dict
+                text = repeated.text(frame)
+                if text is not None:
+                    out.append(deltas.encode(stream.same_again(text), text))  # type: ignore[union-attr]
+                    continue
+                repeated = None
+            for data in parse(frame):
+                if data is DONE:
+                    out += [encode(e) for e in stream.finish()]
+                    continue
+                if self.system_fingerprint is None and type(data) is dict and "system_fingerprint" in data:
+                    self._fingerprint(data)
+                more = more_text(data)
+                if more is not None:  # the common case: more text for the open message, no dict in between
+                    seq, text = more
+                    if deltas is None or deltas.item_id != stream.text_item:
+                        deltas = self._deltas = TextDeltas(stream.text_item, stream.text_index)
+                    out.append(deltas.encode(seq, text))
+                    repeated = RepeatedText.of(frame, text)
+                else:
+                    out += [encode(e) for e in stream.feed(data)]
+        self._repeated = repeated
         if stream.error is not None:
             self._note_error()
         return b"".join(out)
@@ -125,7 +141,8 @@ class Exchange:
         """The provider answered an HTTP error: same status, its message in the OpenAI error shape."""
         self.error_text = provider_message(raw, status)
         self.error_code = provider_code(raw)
-        return status, json.dumps(error_body(status, raw, self.provider), ensure_ascii=False).encode()
+        return status, json.dumps(error_body(status, raw, self.provider), ensure_ascii=False).encode(
+            "utf-8", "backslashreplace")
 
     def _note_error(self) -> None:
         if self.stream.error and not self.error_text:

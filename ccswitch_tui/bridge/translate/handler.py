@@ -83,7 +83,8 @@ class ChatExchange:
                    if k.lower() not in ("content-type", "accept", "content-length")}
         headers["Content-Type"] = "application/json"
         headers["Accept"] = "text/event-stream"
-        data = json.dumps(self.translation.chat_body, ensure_ascii=False).encode()
+        # a lone surrogate (JSON allows "\\ud800", UTF-8 cannot hold it) goes on as that escape
+        data = json.dumps(self.translation.chat_body, ensure_ascii=False).encode("utf-8", "backslashreplace")
         return Outgoing(outgoing.method, translated_path(outgoing.path) or outgoing.path, headers, data)
 
     def record_fields(self) -> dict[str, Any]:
@@ -112,6 +113,12 @@ class ChatExchange:
 
     def observed(self) -> dict[str, Any]:
         return self.translation.observed() if self.translation is not None else {}
+
+    @property
+    def ended(self) -> bool:
+        """True once what this exchange returned holds the Responses stream's terminal event
+        (completed, incomplete or failed); never for an error answer, which is one JSON body."""
+        return self.mode in ("stream", "whole") and self.translation is not None and self.translation.stream.ended
 
     def response_chunk(self, data: bytes) -> bytes:
         if self.mode == "raw" or self.translation is None:

@@ -165,11 +165,12 @@ class ResponsesStream:
                     self.usage = chat_usage(choice["usage"])
         return out
 
-    def more_text(self, chunk: Any) -> str | None:
+    def more_text(self, chunk: Any) -> tuple[int, str] | None:
         """Most of a stream, the short way: when ``chunk`` only adds text to the message already
-        open (no usage, no finish, no error, nothing else in its delta), the text; the chunk is
-        then taken (the served model noted) and the caller sends the event ``text_delta()`` numbers.
-        None for any other chunk, which goes to ``feed``."""
+        open (no usage, no finish, no error, nothing else in its delta), the sequence number and
+        text of its ``response.output_text.delta`` (item ``text_item``, output index ``text_index``,
+        content index 0): the chunk is then taken (the served model noted), and the caller sends
+        the same event ``feed`` would have made. None for any other chunk, which goes to ``feed``."""
         if self._text is None or self._reasoning is not None or self._ended or type(chunk) is not dict:
             return None
         choices = chunk.get("choices")
@@ -190,13 +191,30 @@ class ResponsesStream:
         if model and isinstance(model, str):
             self.served_model = model
         self._text.append(content)
-        return content
-
-    def text_delta(self) -> tuple[int, str, int]:
-        """Sequence number, item id and output index of the ``response.output_text.delta`` for the
-        text ``more_text`` took (content index 0): the same event ``feed`` would have made."""
         self._seq += 1
-        return self._seq - 1, self._text_item, self._text_index
+        return self._seq - 1, content
+
+    def same_again(self, text: str) -> int:
+        """The chunk ``more_text`` took last, again, with another (non-empty) text: the text is
+        taken and the sequence number of its delta returned. Only right after ``more_text`` took a
+        chunk (nothing else in between), so the message is still open and the served model known."""
+        assert self._text is not None and self._reasoning is None and not self._ended
+        self._text.append(text)
+        self._seq += 1
+        return self._seq - 1
+
+    @property
+    def ended(self) -> bool:
+        """The terminal event (completed, incomplete or failed) was made."""
+        return self._ended
+
+    @property
+    def text_item(self) -> str:
+        return self._text_item
+
+    @property
+    def text_index(self) -> int:
+        return self._text_index
 
     def finish(self) -> list[Event]:
         """The provider's stream ended ([DONE] or the connection closed)."""
