@@ -107,9 +107,9 @@ def new_profile(
     explicit = dict(tool_urls or {})
     for tool, url in explicit.items():
         spec = tools.get(tool)
-        if "base_url" not in spec.fields:
+        if "base_url" not in spec.field_names:
             raise UsageError(f"--base-url {tool}=URL: {spec.label} has no base URL of its own; "
-                             f"give one of: {', '.join(s.name for s in tools.specs() if 'base_url' in s.fields)}")
+                             f"give one of: {', '.join(s.name for s in tools.specs() if 'base_url' in s.field_names)}")
         if fix := spec.url_fix(url):
             raise UsageError(f"--base-url {tool}={url}: {fix[1]}; give --base-url {tool}={fix[0]}")
         if tool not in doc:

@@ -185,7 +185,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     sides: dict[str, Any] = {}
     for spec in clients:
         if spec.name in data:
-            t = c.table(data[spec.name], f"[{spec.name}]", spec.fields)
+            t = c.table(data[spec.name], f"[{spec.name}]", spec.field_names)
             sides[spec.name] = spec.parse(t, c, provider, name)
         elif (default := spec.default_side(provider)) is not None:
             sides[spec.name] = default

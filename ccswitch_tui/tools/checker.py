@@ -121,3 +121,9 @@ class Checker:
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise self.fail(f"{path}.{key} must be a list of strings", f"{path}.{key}")
         return [str(x) for x in value]
+
+    def integer(self, data: Mapping[str, Any], key: str, path: str) -> int | None:
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise self.fail(f"{path}.{key} must be a whole number, not {value!r}", f"{path}.{key}")
+        return value

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +27,17 @@ from ccswitch_tui.model import (
     Finding,
     LaunchPlan,
     Profile,
-    Provider,
     Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import PROXY_VARS, shown
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
-from ccswitch_tui.tools import share
-from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.tools.fields import select, string, url
 from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, CLAUDE_QUIET_SETTINGS_ENV, is_official, quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, newest_session_id
+from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, newest_session_id
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -68,16 +67,18 @@ MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that set
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClaudeSide:
-    base_url: str
-    auth: str = "token"
-    model: str | None = None
-    opus: str | None = None
-    sonnet: str | None = None
-    haiku: str | None = None
-    subagent: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    """The [claude] table, declared once (tools/fields.py)."""
+
+    base_url: str = url(hint="default: the provider's")
+    auth: str = select("auth", AUTH, default="token")
+    model: str | None = string("model", hint="ANTHROPIC_MODEL (optional)")
+    opus: str | None = string("opus", hint="optional")
+    sonnet: str | None = string("sonnet", hint="optional")
+    haiku: str | None = string("haiku", hint="optional")
+    subagent: str | None = string("subagent", hint="optional")
+    env: Mapping[str, str] = fields.env()
 
     def model_vars(self) -> dict[str, str]:
         pairs = {var: getattr(self, f) for var, f in MODEL_VARS.items()}
@@ -204,7 +205,7 @@ def layer_refusals(layers: Sequence[Layer], ours: set[str], isolate: bool) -> tu
     return refusals, warnings
 
 
-class ClaudeSpec(ToolSpec):
+class ClaudeSpec(ToolSpec[ClaudeSide]):
     name = "claude"
     label = "Claude Code"
     short = "Claude"
@@ -221,7 +222,7 @@ class ClaudeSpec(ToolSpec):
         "anthropic:auth": "check the auth kind ([claude].auth)",
     }
     tui_key = "c"
-    fields = ("base_url", "auth", "model", "opus", "sonnet", "haiku", "subagent", "env")
+    side = ClaudeSide
     families = {"claude": r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL|CLAUDE_CONFIG_DIR"}
     family_effects = {"claude": "Claude Code and Anthropic SDK programs"}
     cloud_switches = (r"CLAUDE_CODE_USE_.*",)  # Bedrock, Vertex, Foundry: every request goes to that cloud
@@ -230,29 +231,6 @@ class ClaudeSpec(ToolSpec):
     exe_names = ("claude", "claude.exe")
     scripts = ("@anthropic-ai/claude-code/cli.js", "@anthropic-ai/claude-code/cli.mjs",
                "@anthropic-ai/claude-code/cli-wrapper.cjs", "@anthropic-ai/claude-code/bin/claude.exe")
-    editor = (
-        EditorField("base_url", "base URL", placeholder="default: the provider's"),
-        EditorField("auth", "auth", "select", (("default (token)", ""), *((a, a) for a in AUTH))),
-        EditorField("model", "model", placeholder="ANTHROPIC_MODEL (optional)"),
-        EditorField("opus", "opus", placeholder="optional"),
-        EditorField("sonnet", "sonnet", placeholder="optional"),
-        EditorField("haiku", "haiku", placeholder="optional"),
-        EditorField("subagent", "subagent", placeholder="optional"),
-        EditorField("env", "[claude.env]", "env"),
-    )
-
-    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> ClaudeSide:
-        return ClaudeSide(
-            base_url=c.url(t, "base_url", "[claude]") or provider.base_url,
-            auth=c.choice(t, "auth", "[claude]", AUTH) or "token",
-            model=c.string(t, "model", "[claude]"),
-            opus=c.string(t, "opus", "[claude]"),
-            sonnet=c.string(t, "sonnet", "[claude]"),
-            haiku=c.string(t, "haiku", "[claude]"),
-            subagent=c.string(t, "subagent", "[claude]"),
-            env=c.env_table(t.get("env"), "[claude.env]"),
-        )
-
     def url_fix(self, url: str) -> tuple[str, str] | None:
         base = url.rstrip("/")
         if base.endswith("/v1") and base[:-3].count("/") >= 2:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +38,16 @@ from ccswitch_tui.model import (
     Finding,
     LaunchPlan,
     Profile,
-    Provider,
     Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
-from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec
+from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec
 
 KEY_VAR = "GEMINI_API_KEY"
 SYSTEM_ENV = "CCS_GEMINI_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
@@ -60,11 +60,13 @@ QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
                   "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GeminiSide:
-    base_url: str
-    model: str
-    env: Mapping[str, str] = field(default_factory=dict)
+    """The [gemini] table, declared once (tools/fields.py)."""
+
+    base_url: str = url(hint="default: the provider's; requests go to …/v1beta/models")
+    model: str = string("model", hint="required (GEMINI_MODEL), e.g. gemini-2.5-pro", required=True)
+    env: Mapping[str, str] = fields.env()
 
 
 def system_settings_path(env: Mapping[str, str]) -> Path:
@@ -140,33 +142,20 @@ def _merge(current: dict[str, Any], values: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-class GeminiSpec(ToolSpec):
+class GeminiSpec(ToolSpec[GeminiSide]):
     name = "gemini"
     label = "Gemini CLI"
     short = "Gemini"
     program = "gemini"
     install_hint = "install it with `npm install -g @google/gemini-cli`"
     tui_key = "g"
-    fields = ("base_url", "model", "env")
+    side = GeminiSide
     families = {"gemini": r"GEMINI_.*|GOOGLE_GEMINI_BASE_URL|GOOGLE_API_KEY|GOOGLE_GENAI_.*|GOOGLE_VERTEX_BASE_URL"}
     family_effects = {"gemini": "Gemini CLI and Google GenAI SDK programs"}
     reads = ("gemini",)
     official_hosts = frozenset({"generativelanguage.googleapis.com"})
     exe_names = ("gemini",)
     scripts = ("@google/gemini-cli/dist/index.js", "@google/gemini-cli/bundle/gemini.js")
-    editor = (
-        EditorField("base_url", "base URL", placeholder="default: the provider's; requests go to …/v1beta/models"),
-        EditorField("model", "model", placeholder="required (GEMINI_MODEL), e.g. gemini-2.5-pro"),
-        EditorField("env", "[gemini.env]", "env"),
-    )
-
-    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> GeminiSide:
-        return GeminiSide(
-            base_url=c.url(t, "base_url", "[gemini]") or provider.base_url,
-            model=str(c.string(t, "model", "[gemini]", required=True)),
-            env=c.env_table(t.get("env"), "[gemini.env]"),
-        )
-
     def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
         """GOOGLE_GEMINI_BASE_URL and GEMINI_MODEL; none without the model, which the table requires."""
         if not env.get("GEMINI_MODEL"):

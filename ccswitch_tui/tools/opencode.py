@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +47,12 @@ from ccswitch_tui.model import (
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import redact_url, shown
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, EditorField, ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, chat_probe
 
 KEY_VAR = "CCS_OPENCODE_API_KEY"
 CONFIG = "opencode.json"
@@ -59,12 +61,19 @@ PROVIDER_ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 QUIET_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_SHARE": "1"}
 
 
-@dataclass(frozen=True)
+def _default_provider_id(provider: Provider, profile_name: str) -> str:
+    return re.sub(r"[^a-z0-9_-]+", "-", profile_name).strip("-") or "ccs"
+
+
+@dataclass(frozen=True, kw_only=True)
 class OpenCodeSide:
-    base_url: str  # OpenAI-compatible: requests go to {base_url}/chat/completions
-    model: str
-    provider_id: str
-    env: Mapping[str, str] = field(default_factory=dict)
+    """The [opencode] table, declared once (tools/fields.py)."""
+
+    # OpenAI-compatible: requests go to {base_url}/chat/completions
+    base_url: str = url(hint="default: the provider's; requests go to …/chat/completions")
+    model: str = string("model", hint="required, e.g. kimi-k2.7-code", required=True)
+    provider_id: str = string("provider id", hint="default: from the profile name", default_from=_default_provider_id)
+    env: Mapping[str, str] = fields.env()
 
     @property
     def model_ref(self) -> str:
@@ -100,38 +109,24 @@ def config_content(path: Path, profile: Profile, side: OpenCodeSide, quiet: bool
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-class OpenCodeSpec(ToolSpec):
+class OpenCodeSpec(ToolSpec[OpenCodeSide]):
     name = "opencode"
     label = "OpenCode"
     short = "OpenCode"
     program = "opencode"
     install_hint = "install it with `npm install -g opencode-ai`"
     tui_key = "o"
-    fields = ("base_url", "model", "provider_id", "env")
+    side = OpenCodeSide
     families = {"opencode": r"OPENCODE_.*|CCS_OPENCODE_API_KEY"}
     family_effects = {"opencode": "OpenCode"}
     reads = ("opencode",)
     exe_names = ("opencode", "opencode.exe")
     scripts = ("opencode-ai/bin/opencode",)
-    editor = (
-        EditorField("base_url", "base URL", placeholder="default: the provider's; requests go to …/chat/completions"),
-        EditorField("model", "model", placeholder="required, e.g. kimi-k2.7-code"),
-        EditorField("provider_id", "provider id", placeholder="default: from the profile name"),
-        EditorField("env", "[opencode.env]", "env"),
-    )
-
-    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> OpenCodeSide:
-        pid = c.string(t, "provider_id", "[opencode]") or (re.sub(r"[^a-z0-9_-]+", "-", profile_name).strip("-")
-                                                          or "ccs")
-        if not PROVIDER_ID_RE.fullmatch(pid):
+    def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
+               profile_name: str) -> None:
+        if not PROVIDER_ID_RE.fullmatch(pid := values["provider_id"]):
             raise c.fail(f"[opencode].provider_id {pid!r} may hold only a-z, 0-9, '_' and '-'",
                          "[opencode].provider_id")
-        return OpenCodeSide(
-            base_url=c.url(t, "base_url", "[opencode]") or provider.base_url,
-            model=str(c.string(t, "model", "[opencode]", required=True)),
-            provider_id=pid,
-            env=c.env_table(t.get("env"), "[opencode.env]"),
-        )
 
     def summary(self, side: OpenCodeSide) -> list[str]:
         return [f"model={side.model_ref}"]

@@ -22,17 +22,39 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.export_names import ExportNames, add_names, parse_names, routing_names
-from ccswitch_tui.tools.spec import EditorField, ProbeSpec, ToolSpec, responses_probe
+from ccswitch_tui.tools.fields import declare, string
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, responses_probe
 
 EXPORTS = ("openai", "anthropic")
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"  # a Messages probe needs some model
 
 
-@dataclass(frozen=True)
+def _parse_export(t: Mapping[str, Any], c: Checker, where: str, name: str) -> tuple[str | ExportNames, ...]:
+    """[run].export: the families, and the tables naming a program's own variables, in their order."""
+    value = t.get(name, [])
+    if not isinstance(value, list):
+        raise c.fail("[run].export must be a list of \"openai\", \"anthropic\" and "
+                     "{ key = \"…\", base_url = \"…\" } tables", "[run].export")
+    out: list[str | ExportNames] = []
+    taken: set[str] = set()
+    for i, e in enumerate(value):
+        if isinstance(e, Mapping):
+            out.append(parse_names(e, c, f"[run].export[{i}]", "[run].export", EXPORTS, taken))
+        elif e not in EXPORTS:
+            raise c.fail(f"[run].export {e!r} must be one of: {', '.join(EXPORTS)}, or a table "
+                         "{ key = \"NAME_API_KEY\", base_url = \"NAME_BASE_URL\" }", "[run].export")
+        else:
+            out.append(e)
+    return tuple(out)
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunSide:
-    export: tuple[str, ...] = ()
-    model: str | None = None
-    names: tuple[ExportNames, ...] = ()  # the tables of [run].export, in their order
+    """The [run] table, declared once (tools/fields.py)."""
+
+    export: tuple[str, ...] = declare("exports", "export", choices=EXPORTS, parse=_parse_export)
+    model: str | None = string("model", hint="CCS_MODEL (optional)")
+    names: tuple[ExportNames, ...] = ()  # the tables of [run].export, in their order (split off by refine)
 
     @property
     def exports_anything(self) -> bool:
@@ -78,44 +100,26 @@ def _url_of(profile: Profile, family: str) -> str:
     return _openai_url(profile) if family == "openai" else _anthropic(profile)[0]
 
 
-class RunSpec(ToolSpec):
+class RunSpec(ToolSpec[RunSide]):
     name = "run"
     label = "the `ccs run` program"
     short = "Run"
     program = None
     launchable = False
-    fields = ("export", "model")
-    editor = (
-        EditorField("export", "export", "exports", tuple((e, e) for e in EXPORTS)),
-        EditorField("model", "model", placeholder="CCS_MODEL (optional)"),
-    )
+    side = RunSide
 
-    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> RunSide:
-        value = t.get("export", [])
-        if not isinstance(value, list):
-            raise c.fail("[run].export must be a list of \"openai\", \"anthropic\" and "
-                         "{ key = \"…\", base_url = \"…\" } tables", "[run].export")
-        exports: list[str] = []
-        names: list[ExportNames] = []
-        taken: set[str] = set()
-        for i, e in enumerate(value):
-            if isinstance(e, Mapping):
-                names.append(parse_names(e, c, f"[run].export[{i}]", "[run].export", EXPORTS, taken))
-            elif e not in EXPORTS:
-                raise c.fail(f"[run].export {e!r} must be one of: {', '.join(EXPORTS)}, or a table "
-                             "{ key = \"NAME_API_KEY\", base_url = \"NAME_BASE_URL\" }", "[run].export")
-            else:
-                exports.append(e)
-        return RunSide(export=tuple(dict.fromkeys(exports)), model=c.string(t, "model", "[run]"), names=tuple(names))
+    def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
+               profile_name: str) -> None:
+        """The export list's families (each once) and its tables, apart."""
+        export = values.get("export", ())
+        values["export"] = tuple(dict.fromkeys(e for e in export if isinstance(e, str)))
+        values["names"] = tuple(e for e in export if isinstance(e, ExportNames))
 
     def default_side(self, provider: Provider) -> RunSide:
         return RunSide()  # `ccs run` is always served (it may export nothing)
 
     def side_dict(self, side: RunSide) -> dict[str, Any]:
         return {"export": [*side.export, *(n.as_dict() for n in side.names)], "model": side.model}
-
-    def env_tables(self, side: Any) -> dict[str, Mapping[str, str]]:
-        return {}
 
     def summary(self, side: RunSide) -> list[str]:
         return ([f"exports {', '.join(side.shown_exports())}"] if side.exports_anything else ["exports nothing"]) + (

@@ -14,25 +14,19 @@ nothing heavier than the profile's dataclasses.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+import ccswitch_tui.tools.fields as table
 from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.tools.fields import EditorField, Field
 
-
-@dataclass(frozen=True)
-class EditorField:
-    """One field of the client's table in the TUI editor's form."""
-
-    key: str  # the field in the table, or "env" for its env sub-table
-    label: str
-    kind: str = "text"  # text | select | env
-    choices: tuple[tuple[str, str], ...] = ()  # (shown, value) for a select; "" is the default
-    placeholder: str = ""
+S = TypeVar("S")  # the client's side: the dataclass that declares its table (tools/fields.py)
 
 
 @dataclass(frozen=True)
@@ -127,9 +121,14 @@ class LaunchHook:
         return None
 
 
-class ToolSpec:
+class ToolSpec(ABC, Generic[S]):
     """The base every client spec extends. Attributes describe; methods compute. Defaults fit a
-    client that needs nothing special."""
+    client that needs nothing special.
+
+    A spec names its side dataclass (``side``), whose attributes declare the client's table once
+    (tools/fields.py); the field names, validation, ``show --json``, the editor's form, export's
+    secret fields and the variable tables are derived from it when the spec is built. A spec that
+    lacks ``plan``, a name, a label or a side fails when its module is imported."""
 
     name: str = ""  # the registry name, the profile table and `ccs launch PROFILE NAME`
     label: str = ""  # "Claude Code"
@@ -138,7 +137,7 @@ class ToolSpec:
     install_hint: str = "check the command name and the profile's PATH"
     launchable: bool = True  # `ccs launch PROFILE NAME` (false for `run`, which is `ccs run`)
     tui_key: str | None = None  # the TUI's launch key
-    fields: tuple[str, ...] = ()  # what the table may hold (unknown fields get a did-you-mean)
+    side: type[S]  # the dataclass that declares the table (tools/fields.py) and holds a profile's values
     families: Mapping[str, str] = {}  # family → regex (fullmatch) of the variables it names
     family_effects: Mapping[str, str] = {}  # family → who reads it, for messages
     cloud_switches: tuple[str, ...] = ()  # regexes of variables that turn the client to a cloud platform
@@ -147,8 +146,6 @@ class ToolSpec:
     exe_names: tuple[str, ...] = ()  # executable names of its processes (lower case)
     scripts: tuple[str, ...] = ()  # path suffixes of the scripts an interpreter runs for it
     internal_vars: frozenset[str] = frozenset()  # variables its own launcher puts in its processes
-    editor: tuple[EditorField, ...] = ()
-    secret_fields: tuple[str, ...] = ()  # fields of its table that an export must empty
     official_hosts: frozenset[str] = frozenset()  # its vendor's own API: quiet is off by default there
     default: bool = False  # the client ccs picks when none is named (a blank profile's table)
     importer: str | None = None  # module under tools/ whose IMPORTER reads the client's own configs (`ccs import`)
@@ -157,36 +154,64 @@ class ToolSpec:
     model_example: str | None = None  # a model it serves, for examples in help texts
     probe_hints: Mapping[str, str] = {}  # "api:situation" → what `ccs check` suggests (the client's own words)
 
+    # derived from ``side`` when the spec is built
+    fields: tuple[Field, ...]  # the table's fields, in the side's order
+    field_names: tuple[str, ...]  # what the table may hold (unknown fields get a did-you-mean)
+    editor: tuple[EditorField, ...]  # the TUI editor's form for the table
+    secret_fields: tuple[str, ...]  # fields of its table that an export must empty
+    _required: ClassVar[tuple[str, ...]] = ("name", "label", "short")
+
+    def __init__(self) -> None:
+        where = type(self).__name__
+        for attr in self._required:
+            if not getattr(self, attr, ""):
+                raise TypeError(f"client spec {where} has no {attr}")
+        side = getattr(self, "side", None)
+        if side is None:
+            raise TypeError(f"client spec {where} ({self.name}) has no side: name the dataclass that declares "
+                            "its table (tools/fields.py)")
+        try:
+            self.fields = table.table_fields(side)
+        except TypeError as exc:
+            raise TypeError(f"client spec {where} ({self.name}): {exc}") from None
+        self.field_names = tuple(f.name for f in self.fields)
+        self.editor = tuple(table.editor_field(self.name, f) for f in self.fields if f.editor)
+        self.secret_fields = tuple(f.name for f in self.fields if f.secret)
+
     # --- the profile table ----------------------------------------------------------------------
 
-    def parse(self, table: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> Any:
-        """Validate the client's table (``c.table`` has checked its field names) and build its side."""
-        raise NotImplementedError
+    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> S:
+        """Validate the client's table (``c.table`` has checked its field names) and build its side:
+        each field as its declaration says, then the spec's cross-field rules (``refine``)."""
+        values = table.parse_values(self.fields, t, c, self.name, provider, profile_name)
+        self.refine(values, t, c, provider, profile_name)
+        return self.side(**values)
 
-    def default_side(self, provider: Provider) -> Any | None:
+    def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
+               profile_name: str) -> None:
+        """Cross-field rules and derived values: check or change ``values`` (field name → value, a
+        field left out with a static default is absent) before the side is built; raise ``c.fail``."""
+        return None
+
+    def default_side(self, provider: Provider) -> S | None:
         """The side of a profile without the table: None, the profile does not serve the client."""
         return None
 
-    def side_dict(self, side: Any) -> dict[str, Any]:
+    def side_dict(self, side: S) -> dict[str, Any]:
         """The side as ``ccs show --json`` prints it."""
-        from dataclasses import asdict
-
-        out = asdict(side)
-        if "env" in out:
-            out["env"] = dict(side.env)
-        return out
+        return table.side_dict(self.fields, side)
 
     def new_table_fields(self, profile_name: str) -> dict[str, Any]:
         """Fields besides ``model`` that `ccs new --NAME-model` writes into a table it adds."""
         return {}
 
-    def env_tables(self, side: Any) -> dict[str, Mapping[str, str]]:
+    def env_tables(self, side: S) -> dict[str, Mapping[str, str]]:
         """The side's variable tables, by their place in the file (``[claude.env]``)."""
-        env = getattr(side, "env", None)
-        return {f"[{self.name}.env]": env} if env is not None else {}
+        return table.env_tables(self.fields, self.name, side)
 
-    def base_url(self, side: Any) -> str | None:
-        return getattr(side, "base_url", None)
+    def base_url(self, side: S) -> str | None:
+        value = getattr(side, "base_url", None)
+        return value if isinstance(value, str) else None
 
     def url_fix(self, url: str) -> tuple[str, str] | None:
         """A base URL this client would misuse: (the URL that works instead, why), or None when it is
@@ -194,7 +219,7 @@ class ToolSpec:
         one given for the client, and the launch warns with it."""
         return None
 
-    def endpoint(self, side: Any) -> str | None:
+    def endpoint(self, side: S) -> str | None:
         """Where the client sends its requests with this side (shown by `ccs new`); None: not said."""
         return None
 
@@ -204,20 +229,21 @@ class ToolSpec:
         None when the client reads none of them."""
         return None
 
-    def summary(self, side: Any) -> list[str]:
+    def summary(self, side: S) -> list[str]:
         """Short lines about the side for `ccs show` and the TUI's overview (models first)."""
         return []
 
-    def show(self, side: Any) -> str:
+    def show(self, side: S) -> str:
         """The side on one line of `ccs show`."""
         return "  ".join(x for x in (self.base_url(side) or "", *self.summary(side)) if x)
 
     # --- launching ------------------------------------------------------------------------------
 
+    @abstractmethod
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
              paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
-        raise NotImplementedError
+        """The launch: argv, env, files to write, base URLs and models for the manifest."""
 
     def shell_hint(self, plan: LaunchPlan) -> str | None:
         """What `ccs shell --tool NAME` tells the user about starting the client inside it."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +32,16 @@ from ccswitch_tui.model import (
 )
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.safe_read import parse_toml, read_text
-from ccswitch_tui.tools import share
+from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
 from ccswitch_tui.tools.codex.config import KEY_VAR, toml_string
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.tools.fields import select, string, url
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import (
     DoctorContext,
     DoctorPart,
-    EditorField,
     LaunchHook,
     LaunchRecords,
     ProbeSpec,
@@ -66,17 +66,24 @@ def default_provider_id(profile_name: str) -> str:
     return f"{slug}-ccs" if slug in BUILTIN_PROVIDERS else slug
 
 
-@dataclass(frozen=True)
+def _default_provider_id(provider: Provider, profile_name: str) -> str:
+    return default_provider_id(profile_name)
+
+
+@dataclass(frozen=True, kw_only=True)
 class CodexSide:
-    base_url: str
-    model: str
-    provider_id: str
-    reasoning_effort: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    wire_api: str = "responses"  # what the provider speaks: "responses", or "chat" (Chat Completions)
+    """The [codex] table, declared once (tools/fields.py)."""
+
+    base_url: str = url(hint="default: the provider's; requests go to …/responses")
+    model: str = string("model", hint="required, e.g. gpt-4.1", required=True)
+    provider_id: str = string("provider id", hint="default: from the profile name", default_from=_default_provider_id)
+    reasoning_effort: str | None = select("effort", REASONING_EFFORTS)
+    # what the provider speaks: "responses", or "chat" (Chat Completions)
+    wire_api: str = select("wire API", WIRE_APIS, default="responses")
+    env: Mapping[str, str] = fields.env()
 
 
-class CodexSpec(ToolSpec):
+class CodexSpec(ToolSpec[CodexSide]):
     name = "codex"
     label = "Codex"
     short = "Codex"
@@ -88,7 +95,7 @@ class CodexSpec(ToolSpec):
     probe_hints = {"openai:no-responses": 'if it serves Chat Completions, set wire_api = "chat" in the profile\'s '
                                           "[codex] table and ccs translates for Codex"}
     tui_key = "x"
-    fields = ("base_url", "model", "provider_id", "reasoning_effort", "wire_api", "env")
+    side = CodexSide
     families = {"codex": r"CODEX_.*|CCS_CODEX_API_KEY"}
     family_effects = {"codex": "Codex"}
     reads = ("codex", "openai")
@@ -99,31 +106,15 @@ class CodexSpec(ToolSpec):
         "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID",
         "CODEX_CI", "CODEX_INTERNAL_APP_SERVER_REMOTE_CONTROL_DISABLED",  # set by Codex in its app-server daemons
     })
-    editor = (
-        EditorField("base_url", "base URL", placeholder="default: the provider's; requests go to …/responses"),
-        EditorField("model", "model", placeholder="required, e.g. gpt-4.1"),
-        EditorField("provider_id", "provider id", placeholder="default: from the profile name"),
-        EditorField("reasoning_effort", "effort", "select", (("default", ""), *((e, e) for e in REASONING_EFFORTS))),
-        EditorField("wire_api", "wire API", "select", (("default (responses)", ""), *((w, w) for w in WIRE_APIS))),
-        EditorField("env", "[codex.env]", "env"),
-    )
-
-    def parse(self, t: Mapping[str, Any], c: Checker, provider: Provider, profile_name: str) -> CodexSide:
-        pid = c.string(t, "provider_id", "[codex]") or default_provider_id(profile_name)
+    def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
+               profile_name: str) -> None:
+        pid = values["provider_id"]
         if pid in BUILTIN_PROVIDERS:
             raise c.fail(f'[codex].provider_id "{pid}" is a built-in Codex provider id; pick another',
                          "[codex].provider_id")
         if not PROVIDER_ID_RE.fullmatch(pid):
             raise c.fail(f"[codex].provider_id {pid!r} may hold only letters, digits, '_' and '-'",
                          "[codex].provider_id")
-        return CodexSide(
-            base_url=c.url(t, "base_url", "[codex]") or provider.base_url,
-            model=str(c.string(t, "model", "[codex]", required=True)),
-            provider_id=pid,
-            reasoning_effort=c.choice(t, "reasoning_effort", "[codex]", REASONING_EFFORTS),
-            env=c.env_table(t.get("env"), "[codex.env]"),
-            wire_api=c.choice(t, "wire_api", "[codex]", WIRE_APIS) or "responses",
-        )
 
     def new_table_fields(self, profile_name: str) -> dict[str, Any]:
         return {"provider_id": default_provider_id(profile_name)}

@@ -30,7 +30,7 @@ from ccswitch_tui.tui.screens.modals import Dialog
 class Field:
     path: tuple[str, ...]
     label: str
-    kind: str = "text"  # text | select | env | list
+    kind: str = "text"  # text | select | bool | int | env | list | exports
     options: tuple[tuple[str, str], ...] = ()
     placeholder: str = ""
 
@@ -107,6 +107,8 @@ def form_value(doc: Mapping[str, Any], f: Field) -> Any:
         return " ".join(str(x) for x in raw) if isinstance(raw, list) else ""
     if f.kind == "exports":  # the families; tables naming a program's own variables are kept as written
         return tuple(x for x in raw if isinstance(x, str)) if isinstance(raw, list) else ()
+    if f.kind == "bool" and isinstance(raw, bool):
+        return str(raw).lower()
     return "" if raw is None else str(raw)
 
 
@@ -153,6 +155,10 @@ def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[s
             value: Any = items or None
         elif f.kind == "exports":  # the checkboxes' families, then the tables the file holds, untouched
             value = list(new) + [x for x in (parent.get(leaf) or []) if not isinstance(x, str)]
+        elif f.kind == "bool":
+            value = {"true": True, "false": False}.get(str(new))
+        elif f.kind == "int" and re.fullmatch(r"-?[0-9]+", str(new).strip()):
+            value = int(str(new).strip())  # anything else is written as typed, for validation to name
         else:
             value = str(new).strip() or None
         if value is None:
@@ -228,7 +234,7 @@ class EditorScreen(Dialog[EditResult]):
         value = self.before[f.id]
         with Horizontal(classes="field"):
             yield Label(f.label, classes="field-label")
-            if f.kind == "select":
+            if f.kind in ("select", "bool"):
                 yield Select(list(f.options), value=value if value in dict(f.options).values() else "",
                              allow_blank=False, id=f.id, compact=True)
             elif f.kind == "env":
@@ -257,7 +263,7 @@ class EditorScreen(Dialog[EditResult]):
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for fid, f in FIELDS.items():
-            if f.kind == "select":
+            if f.kind in ("select", "bool"):
                 out[fid] = str(self.query_one(f"#{fid}", Select).value or "")
             elif f.kind == "env":
                 out[fid] = self.query_one(f"#{fid}", TextArea).text
