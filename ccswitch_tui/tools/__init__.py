@@ -24,6 +24,7 @@ _MODULES = {
     "codex": "codex",
     "gemini": "gemini",
     "opencode": "opencode",
+    "qwen": "qwen",
     "run": "run",
 }
 
