@@ -498,3 +498,13 @@ def test_the_install_script_pins_it_and_checks_that_it_runs():
     pkg = CLIENTS_BIN.parent / "@qwen-code" / "qwen-code" / "package.json"
     if pkg.exists():
         assert json.loads(pkg.read_text())["version"] == VERSION
+
+
+def test_presets_whose_provider_serves_chat_completions_carry_a_qwen_table():
+    from ccswitch_tui.profiles.presets import list_presets
+
+    served = {p.name: p.profile.side("qwen") for p in list_presets() if p.profile.side("qwen")}
+    assert {"qwen", "deepseek", "kimi", "glm", "openrouter", "taotoken", "minimax"} <= set(served)
+    assert served["qwen"].base_url == "https://dashscope.aliyuncs.com/compatible-mode/v1"
+    for name, side in served.items():
+        assert side.base_url.startswith("https://") and side.model, name
