@@ -1,7 +1,8 @@
 """Gemini CLI and OpenCode, each added as one spec module (tools/gemini.py, tools/opencode.py) and a
 registry line: the real pinned npm clients against loopback stubs from a contaminated shell, project
-layers that try to redirect them, the profile tables, the plans, `check`, `doctor`, `ps`, export,
-and the proof that nothing else in the core names them."""
+layers that try to redirect them, their own tables, plans, `check` and `doctor` findings, and the
+guard that nothing outside tools/ names any registered client. What every client must get from the
+core (validation, show, export, env, ps, doctor, check, runs, the TUI) is tests/test_conformance.py."""
 
 from __future__ import annotations
 
@@ -324,33 +325,6 @@ def test_doctor_reads_geminis_layers_and_env_files(ccs, base_env, stubs, tmp_pat
     assert any(f["severity"] == "error" and f["variable"] == "security.auth.selectedType" for f in found)
     assert any(f["variable"] == "GOOGLE_GEMINI_BASE_URL" and f["path"].endswith(".env") for f in data["findings"])
     assert {"gemini", "opencode"} <= set(data["clients"])
-
-
-def test_their_env_tables_refuse_a_credential_as_claudes_does(ccs, base_env, tmp_path):
-    """A credential header in [gemini.env] is refused like one in [claude.env] (it was accepted, and
-    only an export emptied it): the file cannot hold it, whichever client's table it is in."""
-    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for table in ("gemini", "opencode", "claude"):
-        path.write_text(PROFILE.format(url="https://gw.example", key_id="gw") +
-                        f'[{table}.env]\nMY_CUSTOM_HEADERS = "Authorization: Bearer abc"\n')
-        for args in (("export", "p"), ("show", "p")):
-            r = ccs(*args, env=base_env)
-            assert r.returncode == 2 and "Bearer abc" not in r.stdout + r.stderr, r.stderr
-            assert f"[{table}.env].MY_CUSTOM_HEADERS holds a credential" in r.stderr
-
-
-def test_cli_and_tui_offer_them_from_the_registry(ccs, base_env):
-    r = ccs("launch", "--help", env=base_env)
-    assert r.returncode == 0
-    r = ccs("launch", "nope", "gemin", env=base_env)
-    assert r.returncode == 2 and "choose one of: claude, codex, gemini, opencode" in r.stderr
-    from ccswitch_tui.tui.actions import BY_NAME
-    from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
-
-    assert (BY_NAME["launch_gemini"].key, BY_NAME["launch_opencode"].key) == ("g", "o")
-    assert {"gemini", "opencode"} <= set(TABLE_SWITCHES)
-    assert {"f-gemini-model", "f-opencode-model", "f-opencode-provider_id"} <= set(FIELDS)
 
 
 def code_words(path: Path) -> set[str]:

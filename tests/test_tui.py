@@ -562,8 +562,26 @@ async def test_works_at_80x24(home: Paths):
             await settle(pilot)
             assert app.detail_pane.active_tab == tab
         footer = app.export_screenshot()
-        for label in ("Claude", "Codex", "Key", "Edit", "Help"):
+        for label in ("Launch…", "Key", "Edit", "Help", "Quit"):
             assert label in footer
+        keys = sorted((k.region.x, k.region.right) for k in app.screen.query("FooterKey"))
+        assert keys[-1][1] <= 80 and all(a[1] <= b[0] for a, b in zip(keys, keys[1:], strict=False)), keys
+
+
+def test_the_registrys_reserved_keys_are_the_apps_own():
+    """tools/registry.py keeps the TUI's keys as a plain tuple (the command path imports no Textual):
+    it must name every key the app binds besides the clients' launch keys, and nothing else."""
+    from textual.app import App
+    from textual.binding import Binding
+
+    from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY, RESERVED_KEYS
+    from ccswitch_tui.tui.actions import BY_NAME, LAUNCHES
+    from ccswitch_tui.tui.app import CcsApp
+
+    bound = {k.strip() for b in (*CcsApp.BINDINGS, *App.BINDINGS)
+             for k in (b.key if isinstance(b, Binding) else b[0]).split(",")}
+    assert bound - {a.key for a in LAUNCHES} == set(RESERVED_KEYS) - {"ctrl+p"}
+    assert BY_NAME["launch_menu"].key == LAUNCH_MENU_KEY
 
 
 async def test_profiles_added_on_disk_show_after_reload(home: Paths):

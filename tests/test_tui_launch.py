@@ -319,3 +319,37 @@ def test_launch_in_a_real_terminal_suspends_and_resumes(home: Paths, work: Path)
     assert manifest["exit_status"] == 5
     assert manifest["argv"][0] == "sh"
 
+
+
+async def test_the_folded_launch_menu_lists_the_profiles_clients_and_launches_by_key(
+        home: Paths, work: Path, tmp_path: Path):
+    """With the launch keys folded behind "Launch…" (they would not fit 80 columns), `l` lists the
+    clients the profile serves with their keys; a client's key there launches it, as it does outside."""
+    from ccswitch_tui import tools
+    from ccswitch_tui.tui.actions import FOLDED
+    from ccswitch_tui.tui.screens.modals import LaunchMenuScreen
+
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    launched: list[m.Launched] = []
+    app = build_app(home, parent_env(PATH=str(empty)), cwd=work)
+    async with app.run_test(size=(80, 24), message_hook=lambda msg: isinstance(msg, m.Launched)
+                            and launched.append(msg)) as pilot:
+        await settle(pilot)
+        await select_profile(pilot, "alpha")
+        await pilot.press("l")
+        menu = await wait_until(pilot, lambda: isinstance(app.screen, LaunchMenuScreen) and app.screen)
+        served = [s for s in tools.clients() if s.name in app.current_entry().profile.tools]
+        assert [c[2] for c in menu.clients] == [s.name for s in served] and len(served) >= 2
+        assert [str(b.label) for b in menu.query(".launch-choice")] == [f"{s.tui_key}  {s.label}" for s in served]
+        await pilot.press("x")
+        await wait_until(pilot, lambda: launched)
+        await settle(pilot)
+        assert launched[0].request.tool == "codex"
+        assert any("'codex' not found on PATH" in n for n in notifications(app))
+        await pilot.press("l")  # Escape closes it and launches nothing
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchMenuScreen))
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(launched) == 1 and not isinstance(app.screen, LaunchMenuScreen)
+    assert FOLDED  # four clients with the rest of the footer need more than 80 columns

@@ -16,6 +16,7 @@ from ccswitch_tui import policy
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.tools.importing import ClientImporter
+from ccswitch_tui.tools.registry import RegistrationError, check_specs
 from ccswitch_tui.tools.spec import ToolSpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
@@ -28,20 +29,60 @@ _MODULES = {
     "run": "run",
 }
 
+# name → full module name of clients registered from Python with ``register`` (tests, plugins).
+# Nothing ccs reads (no variable, no file) adds to it: code that calls ``register`` already runs
+# inside ccs's interpreter (the tests put a sitecustomize on PYTHONPATH).
+_EXTRA: dict[str, str] = {}
+
+
 def names() -> tuple[str, ...]:
-    return tuple(_MODULES)
+    """Every registered name, `run` (the last of ``_MODULES``) still last."""
+    *clients_, last = _MODULES
+    return (*clients_, *_EXTRA, last)
+
+
+def _module(name: str) -> str:
+    return _EXTRA[name] if name in _EXTRA else f"{__name__}.{_MODULES[name]}"
 
 
 def get(name: str) -> ToolSpec:
-    if name not in _MODULES:
-        raise UsageError(f"unknown tool {name!r}; choose one of: {', '.join(_MODULES)}")
-    return importlib.import_module(f"{__name__}.{_MODULES[name]}").TOOL
+    if name not in _MODULES and name not in _EXTRA:
+        raise UsageError(f"unknown tool {name!r}; choose one of: {', '.join(names())}")
+    return importlib.import_module(_module(name)).TOOL
+
+
+def register(name: str, module: str) -> ToolSpec:
+    """Add the client whose spec is ``module``'s ``TOOL`` (a full module name) after the built-in
+    ones; it passes the same checks (tools/registry.py) or is not added."""
+    if name in _MODULES or name in _EXTRA:
+        raise RegistrationError(f"client {name!r} ({module}) is already registered")
+    _EXTRA[name] = module
+    specs.cache_clear()
+    try:
+        specs()
+    except BaseException:
+        del _EXTRA[name]
+        specs.cache_clear()
+        specs()
+        raise
+    return get(name)
+
+
+def unregister(name: str) -> None:
+    """Remove a client ``register`` added (a test's, at its end)."""
+    if name not in _EXTRA:
+        raise RegistrationError(f"client {name!r} was not added with register()")
+    del _EXTRA[name]
+    specs.cache_clear()
+    specs()
 
 
 @cache
 def specs() -> tuple[ToolSpec, ...]:
-    """Every registered spec, in registry order; the policy learns their routing families."""
-    loaded = tuple(get(n) for n in _MODULES)
+    """Every registered spec, in registry order, checked (tools/registry.py); the policy learns
+    their routing families."""
+    loaded = tuple(get(n) for n in names())
+    check_specs(list(zip(names(), loaded, strict=True)))
     policy.register_client_families(
         [(fam, rx) for s in loaded for fam, rx in s.families.items()],
         {fam: text for s in loaded for fam, text in s.family_effects.items()},
@@ -63,7 +104,7 @@ def clients() -> tuple[ToolSpec, ...]:
 
 def label(name: str | None) -> str:
     """A tool's name for messages: "Claude Code"; an unknown one is "the process"."""
-    return get(name).label if name in _MODULES else "the process"
+    return get(name).label if name in names() else "the process"
 
 
 def recognise(exe: str, script: str | None) -> str | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.model import Provider
+from ccswitch_tui.policy import mask
 from ccswitch_tui.tools.checker import Checker
 
 _META = "ccs.field"
@@ -167,11 +168,14 @@ def parse_values(fields: tuple[Field, ...], table: Mapping[str, Any], c: Checker
 
 
 def side_dict(fields: tuple[Field, ...], side: object) -> dict[str, Any]:
-    """The side's fields as ``ccs show --json`` prints them (tables as objects, tuples as lists)."""
+    """The side's fields as ``ccs show --json`` prints them (tables as objects, tuples as lists,
+    a secret field masked)."""
     out: dict[str, Any] = {}
     for f in fields:
         value = getattr(side, f.name)
-        if isinstance(value, Mapping):
+        if f.secret and isinstance(value, str):
+            value = mask(value)
+        elif isinstance(value, Mapping):
             value = dict(value)
         elif isinstance(value, tuple):
             value = list(value)

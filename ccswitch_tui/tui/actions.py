@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from ccswitch_tui import tools
+from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
+
+FOOTER_COLUMNS = 80  # the footer must fit a terminal this wide
+PALETTE_WIDTH = 12  # Textual's "^p palette" at the footer's right end
 
 
 @dataclass(frozen=True)
@@ -33,19 +37,44 @@ class Action:
         return f"{method}({', '.join(map(repr, args))})" if args else method
 
 
-def _launch_actions() -> tuple[Action, ...]:
+def _launch_actions(show: bool) -> tuple[Action, ...]:
     """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
-    the one parameterised action ``launch('<name>')``."""
+    the one parameterised action ``launch('<name>')``; in the footer unless it is folded."""
     from ccswitch_tui.tools import clients
 
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
                         f"Launch {s.label} with this profile (clean env, manifest written)",
-                        method="launch", args=(s.name,))
+                        show=show, method="launch", args=(s.name,))
                  for s in clients() if s.tui_key)
 
 
-ACTIONS: tuple[Action, ...] = (
-    *_launch_actions(),
+def _launch_menu(show: bool) -> Action:
+    return Action("launch_menu", LAUNCH_MENU_KEY, "Launch…", "Choose a client to launch with this profile "
+                  "(each also has its own key)", show=show)
+
+
+def footer_width(actions: tuple[Action, ...]) -> int:
+    """The columns Textual's footer takes for these bindings: " key label " each, and the palette."""
+    return sum(len(a.key_display or a.key) + len(a.label) + 3 for a in actions if a.show) + PALETTE_WIDTH
+
+
+QUIT = Action("quit", "q", "Quit", "Leave ccs", needs_profile=False)  # bound last, after the tabs
+
+
+def _actions(rest: tuple[Action, ...]) -> tuple[Action, ...]:
+    """The launch keys in the footer when every one fits in 80 columns with the rest (a profile may
+    serve every client); otherwise one "Launch…" entry, the keys still bound."""
+    wide = (*_launch_actions(True), _launch_menu(False), *rest)
+    if footer_width((*wide, QUIT)) <= FOOTER_COLUMNS:
+        return wide
+    folded = (*_launch_actions(False), _launch_menu(True), *rest)
+    if footer_width((*folded, QUIT)) > FOOTER_COLUMNS:
+        raise RuntimeError(f"the TUI's footer needs {footer_width((*folded, QUIT))} columns even with the launch "
+                           f"keys folded; it must fit {FOOTER_COLUMNS}")
+    return folded
+
+
+ACTIONS: tuple[Action, ...] = _actions((
     Action("shell", "s", "Shell", "Open a shell with the clean environment of the tool shown", show=False),
     Action("run_command", "r", "Run", "Run a command with this profile's [run] exports", show=False),
     Action("key", "k", "Key", "Set, replace or remove this profile's key in the keyring"),
@@ -62,9 +91,11 @@ ACTIONS: tuple[Action, ...] = (
            key_display="/"),
     Action("reload", "ctrl+r", "Reload", "Read the profiles and keys again", show=False, needs_profile=False),
     Action("help", "question_mark,f1", "Help", "Keys and what ccs shows", needs_profile=False, key_display="?"),
-)
+))
+FOLDED = any(a.name == "launch_menu" and a.show for a in ACTIONS)  # the launch keys are behind "Launch…"
 
 BY_NAME = {a.name: a for a in ACTIONS}
+LAUNCHES = tuple(a for a in ACTIONS if a.method == "launch")
 BY_CALL = {a.call: a for a in ACTIONS}  # what check_action is asked about: ("launch", ("<client>",))
 
 TABS = (("overview", "Overview"), ("environment", "Environment"), ("diff", "Diff"), ("running", "Running"),
@@ -82,5 +113,5 @@ def bindings() -> list[Binding]:
     for n, (tab, label) in enumerate(TABS, 1):
         out.append(Binding(str(n), f"show_tab('{tab}')", label, show=False, id=f"tab-{tab}",
                            tooltip=f"Show the {label} tab"))
-    out.append(Binding("q", "quit", "Quit", id="quit", tooltip="Leave ccs"))
+    out.append(Binding(QUIT.key, QUIT.action, QUIT.label, id=QUIT.name, tooltip=QUIT.help))
     return out

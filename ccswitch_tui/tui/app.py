@@ -204,12 +204,14 @@ class CcsApp(App[None]):
         if a is None or not a.needs_profile:
             return True
         entry = self.current_entry()
-        launch = a.method == "launch"
+        launch = a.method == "launch" or a.name == "launch_menu"
         if entry is None:
             return False if launch else None
         p = entry.profile
         if p is None:
             return True if action in ("edit", "delete") else (False if launch else None)
+        if a.name == "launch_menu":
+            return any(s.name in p.tools for s in tools.clients())
         if launch:
             return a.args[0] in p.tools
         return True
@@ -540,6 +542,9 @@ class CcsApp(App[None]):
     def action_launch(self, tool: str) -> None:
         """Launch the client ``tool`` (a name of the registry: its binding is ``launch('<name>')``)."""
         self.launcher.launch(tool)
+
+    def action_launch_menu(self) -> None:
+        self.launcher.menu()
 
     def action_shell(self) -> None:
         self.launcher.shell()

@@ -59,6 +59,21 @@ class Launcher(Controller):
             return
         self.start(m.LaunchRequest(entry.name, tool, tools.get(tool).label, key_id=entry.profile.key_id))
 
+    def menu(self) -> None:
+        """The folded footer's "Launch…": every client the selected profile serves, by its key."""
+        entry = self.host.current_entry()
+        if entry is None or entry.profile is None:
+            return
+        from ccswitch_tui.tui.screens.modals import LaunchMenuScreen
+
+        served = [(s.tui_key or "", s.label, s.name) for s in tools.clients() if s.name in entry.profile.tools]
+
+        def chosen(tool: str | None) -> None:
+            if tool:
+                self.launch(tool)
+
+        self.host.open_screen(LaunchMenuScreen(entry.name, served), chosen)
+
     def shell(self) -> None:
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -60,6 +60,42 @@ class ConfirmScreen(Dialog[bool]):
     @on(Button.Pressed, "#no")
     def _no(self) -> None:
         self.dismiss(False)
+
+
+class LaunchMenuScreen(Dialog[str]):
+    """The clients a profile serves, each a button with its launch key; pressing the key or the button
+    dismisses with the client's name."""
+
+    def __init__(self, profile: str, clients: Sequence[tuple[str, str, str]]):
+        super().__init__()
+        self.profile, self.clients = profile, list(clients)  # (key, label, name)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog launch-menu"):
+            yield Label(f"Launch with {self.profile}", classes="dialog-title")
+            for key, label, name in self.clients:
+                yield Button(f"{key}  {label}" if key else label, id=f"launch-{name}", classes="launch-choice")
+            with Horizontal(classes="buttons"):
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self.clients:
+            self.query_one(f"#launch-{self.clients[0][2]}", Button).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        name = next((n for k, _, n in self.clients if k and k == event.key), None)
+        if name is not None:
+            event.stop()
+            self.dismiss(name)
+
+    @on(Button.Pressed, ".launch-choice")
+    def _chosen(self, event: Button.Pressed) -> None:
+        self.dismiss((event.button.id or "").removeprefix("launch-"))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
 
 
 @dataclass(frozen=True)

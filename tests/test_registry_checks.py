@@ -1,0 +1,106 @@
+"""The registry refuses a client spec that would collide with another or with the TUI, or whose
+routing families would miss or overreach, with one line naming the spec; the registry is unchanged
+after a refusal. The checks run whenever the registry loads, so every command and the TUI are
+covered."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ccswitch_tui import policy, tools
+from ccswitch_tui.tools.registry import RESERVED_KEYS, RegistrationError
+
+SPEC = '''
+from dataclasses import dataclass
+from collections.abc import Mapping
+from ccswitch_tui.tools import fields
+from ccswitch_tui.tools.fields import string
+from ccswitch_tui.tools.spec import ToolSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class Side:
+    model: str = string("model", required=True)
+    env: Mapping[str, str] = fields.env()
+
+
+class Spec(ToolSpec[Side]):
+    name = {name!r}
+    label = "Probe"
+    short = {short!r}
+    program = "probe"
+    tui_key = {key!r}
+    side = Side
+    families = {families!r}
+
+    def plan(self, *args, **kwargs):
+        raise AssertionError
+
+
+TOOL = Spec()
+'''
+
+
+def register(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str = "probe",
+             short: str = "Probe", key: str | None = "y", families: dict[str, str] | None = None) -> None:
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(SPEC.format(
+        name=name, short=short, key=key, families=families if families is not None else {"probe": r"PROBE_.*"})))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tools.register(name, module)
+
+
+CASES = [
+    ("dup_key", {"key": "c"}, "tui_key 'c' is claude's launch key; pick one of the free keys: b, f"),
+    ("quit_key", {"key": "q"}, "tui_key 'q' is the TUI's own key"),
+    ("long_key", {"key": "ctrl+y"}, "tui_key 'ctrl+y' must be one lower-case letter or digit"),
+    ("long_short", {"short": "ProbeProbeProbe"}, "short = 'ProbeProbeProbe' must be 1-10 characters"),
+    ("no_family", {"families": {}}, "declares no routing family"),
+    ("empty_family", {"families": {"probe": ""}}, "routing family 'probe' has an empty regex"),
+    ("bad_family", {"families": {"probe": "PROBE_(.*"}}, "routing family 'probe' regex 'PROBE_(.*' is invalid"),
+    ("all_family", {"families": {"probe": ".*"}}, "matches the empty name"),
+    ("group_family", {"families": {"probe": "PROBE_KEY|(A|B)_URL"}}, "alternative '(A' does not start with a literal"),
+    ("path_family", {"families": {"probe": "P.*"}}, "reaches PATH, PWD, which every launch needs"),
+    ("optional_family", {"families": {"probe": "X?"}}, "matches the empty name"),
+]
+
+
+@pytest.mark.parametrize(("module", "attrs", "message"), CASES, ids=[c[0] for c in CASES])
+def test_a_bad_spec_is_refused_with_one_line_naming_it(tmp_path, monkeypatch, module, attrs, message):
+    before = tools.names()
+    with pytest.raises(RegistrationError) as err:
+        register(tmp_path, monkeypatch, module, name=module, **attrs)
+    text = str(err.value)
+    assert f"client spec Spec ({module!r})" in text and message in text and "\n" not in text
+    assert tools.names() == before and module not in policy.families()
+
+
+def test_a_name_registered_twice_or_under_another_name_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(RegistrationError, match="'claude' .*already registered"):
+        tools.register("claude", "ccswitch_tui.tools.gemini")
+    (tmp_path / "misnamed.py").write_text(textwrap.dedent(SPEC.format(
+        name="other", short="O", key="y", families={"probe": r"PROBE_.*"})))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RegistrationError, match="says name = 'other'; register it under its own name"):
+        tools.register("misnamed", "misnamed")
+    assert "misnamed" not in tools.names()
+
+
+def test_a_good_spec_joins_every_listing_and_leaves_cleanly(tmp_path, monkeypatch):
+    register(tmp_path, monkeypatch, "goodprobe", name="goodprobe", families={"goodprobe": r"GOODPROBE_.*"})
+    try:
+        assert tools.names()[-2:] == ("goodprobe", "run")  # `run` stays last
+        assert tools.get("goodprobe").label == "Probe" and "goodprobe" in policy.families()
+        assert policy.routing_prefilter().search(b"\0GOODPROBE_KEY=x")
+    finally:
+        tools.unregister("goodprobe")
+    assert "goodprobe" not in tools.names() and "goodprobe" not in policy.families()
+
+
+def test_the_built_in_clients_pass_and_their_keys_are_free():
+    keys = [s.tui_key for s in tools.clients() if s.tui_key]
+    assert len(keys) == len(set(keys)) and not set(keys) & RESERVED_KEYS
+    assert sys.modules["ccswitch_tui.tools.registry"]  # loaded with the registry, checks included
