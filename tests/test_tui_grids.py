@@ -162,9 +162,11 @@ def score(line: str, cells: list[str]) -> int:
     return sum(len(os.path.commonprefix([line[x:], c])) for x, c in zip(at, cells, strict=True))
 
 
-def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str) -> int:
+def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str,
+                  shared: frozenset[str] = frozenset()) -> int:
     """Each visible row (found by its name's head at the grid's left edge) has its last cell's head
-    on the same line, at the same column as the other rows'. Returns how many rows were seen."""
+    on the same line, at the same column as the other rows'. Returns how many rows were seen. A row
+    whose name another grid of the widget also has (``shared``) may be out of view while that one shows."""
     seen, xs = 0, {}
     for cells in rows:
         texts = [c.text for c in cells]
@@ -177,6 +179,8 @@ def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str) -> 
         if not hits:
             continue  # scrolled out of view
         found = [line for line in hits if in_order(line, [texts[i] for i in named])]
+        if not found and name in shared:
+            continue  # those lines are the other grid's rows; this one is scrolled out of view
         assert found, f"{what}: {tag!r} is not on the line of {name!r}: {hits}"
         line = max(found, key=lambda x: score(x, [texts[i] for i in named]))  # the line the row is on
         xs.setdefault(named[-1], set()).add(in_order(line, [texts[i] for i in named])[-1])
@@ -226,7 +230,16 @@ def check_pane(app: Any, tab: str) -> int:
     lines = pane_lines(app)
     grids = shown_grids(app, tab)
     assert grids, f"{tab}: no grid shown"
-    seen = sum(check_columns(widget_lines(app, widget), rows, f"{tab} {name}") for rows, name, widget in grids)
+    def names(rows: list[tuple[Cell, ...]]) -> set[str]:
+        return {t for cells in rows for t in [c.text for c in cells] if len(t.strip()) >= 3}
+
+    def shared(i: int) -> frozenset[str]:
+        widget = grids[i][2]
+        return frozenset(names(grids[i][0]) & set().union(*(names(r) for j, (r, _, w) in enumerate(grids)
+                                                           if j != i and w is widget)))
+
+    seen = sum(check_columns(widget_lines(app, widget), rows, f"{tab} {name}", shared(i))
+               for i, (rows, name, widget) in enumerate(grids))
     check_no_split(lines, tokens_of(grids))
     return seen
 
