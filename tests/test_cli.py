@@ -198,6 +198,7 @@ def test_new_from_preset_keeps_the_preset_text(ccs, ccs_home: Paths):
     assert ok(r).splitlines() == [f"created {path}", "URLs each tool will use:",
                                   "  claude    https://taotoken.net/api  → https://taotoken.net/api/v1/messages",
                                   "  codex     https://taotoken.net/api  → https://taotoken.net/api/responses",
+                                  "  opencode  https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
                                   "  qwen      https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
                                   "next: store its key with `ccs key set taotoken`"]
     text = path.read_text(encoding="utf-8")
@@ -340,8 +341,9 @@ def test_presets_cli(ccs):
         "name": "taotoken", "description": "GPT-4.1 AppWorld reruns through TaoToken", "provider": "TaoToken",
         "website": "https://taotoken.net",
         "base_urls": {"provider": "https://taotoken.net/api", "claude": "https://taotoken.net/api",
-                      "codex": "https://taotoken.net/api", "qwen": "https://taotoken.net/api"},
-        "tools": ["claude", "codex", "qwen", "run"], "key_id": "taotoken",
+                      "codex": "https://taotoken.net/api", "opencode": "https://taotoken.net/api",
+                      "qwen": "https://taotoken.net/api"},
+        "tools": ["claude", "codex", "opencode", "qwen", "run"], "key_id": "taotoken",
     }
     text = ok(ccs("presets"))
     assert text.splitlines()[0].split() == ["PRESET", "PROVIDER", "TOOLS", "DESCRIPTION"]

@@ -125,7 +125,8 @@ async def test_tool_key_cycles_the_previewed_tool_and_the_tool_bar_takes_clicks(
         await pilot.press("t")
         assert app.detail_pane.tool == "codex"
         assert "CODEX_HOME" in plain(app, "#env-body")
-        await pilot.press(*["t"] * (len(app.service.store.load("alpha").tools) - 1))  # round to the first
+        served = app.current_entry().profile.tools  # claude, codex, … run: t cycles through them all
+        await pilot.press(*["t"] * (len(served) - 1))
         assert app.detail_pane.tool == "claude"
         title = plain(app, "#detail-title")
         await pilot.click("#detail-title", offset=(title.index(" run ") + 3, 0))
@@ -369,6 +370,44 @@ async def test_edit_switching_a_tool_off_removes_its_table(home: Paths):
         await settle(pilot)
         assert app.service.store.load("alpha").side("codex") is None
         assert app.check_action("launch", ("codex",)) is False  # not served: out of the footer (its key says why)
+
+
+async def test_every_client_section_shows_how_to_switch_it_on_and_serves_it_without_toml(home: Paths):
+    """A client the profile does not serve keeps its section in the form, saying it is off and how to
+    turn it on (and what it then needs, from the spec's required fields); switching it on and filling
+    those fields in serves the client, with no hand-edited TOML."""
+    from ccswitch_tui import tools
+
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        served = set(app.current_entry().profile.tools)
+        await pilot.press("e")
+        screen = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        off = [s for s in tools.clients() if s.name not in served]
+        assert off, "the test needs a client alpha does not serve"
+        for spec in tools.clients():
+            hint = screen.query_one(f"#off-{spec.name}")
+            assert hint.display == (spec in off) and screen.query_one(f"#fields-{spec.name}").display != hint.display
+        spec = off[0]
+        text = str(screen.query_one(f"#off-{spec.name}").content)
+        assert f"no [{spec.name}] table" in text and "Turn the switch on" in text and spec.label in text
+        required = [f for f in spec.fields if f.required]
+        assert all((f.label or f.name) in text for f in required)
+        screen.query_one(f"#f-{spec.name}").value = True
+        await pilot.pause()
+        assert screen.query_one(f"#fields-{spec.name}").display and not screen.query_one(f"#off-{spec.name}").display
+        if required:
+            assert f"[{spec.name}].{required[0].name} is required" in (screen.error or "")
+        for f in required:
+            screen.query_one(f"#f-{spec.name}-{f.name}", Input).value = f"m-{spec.name}"
+        await pilot.pause()
+        assert screen.error is None
+        await pilot.click("#save")
+        await settle(pilot)
+    side = app.service.store.load("alpha").side(spec.name)
+    assert side is not None and all(getattr(side, f.name) == f"m-{spec.name}" for f in required)
 
 
 async def test_broken_file_opens_the_toml_editor_and_saves_when_valid(home: Paths):

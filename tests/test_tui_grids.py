@@ -162,11 +162,22 @@ def score(line: str, cells: list[str]) -> int:
     return sum(len(os.path.commonprefix([line[x:], c])) for x, c in zip(at, cells, strict=True))
 
 
+def theirs(line: str, mine: list[str], name: str, others: list[tuple[Cell, ...]]) -> bool:
+    """The line is another grid's row of the same name: it shows that row's cells better than ours."""
+    ours = score(line, mine) if in_order(line, mine) else 0
+    for o in others:
+        heads = [c.text for c in o if len(c.text.strip()) >= 3]
+        if o[0].text == name and len(heads) >= 2 and in_order(line, heads) and score(line, heads) > ours:
+            return True
+    return False
+
+
 def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str,
-                  shared: frozenset[str] = frozenset()) -> int:
+                  others: list[tuple[Cell, ...]] = ()) -> int:
     """Each visible row (found by its name's head at the grid's left edge) has its last cell's head
-    on the same line, at the same column as the other rows'. Returns how many rows were seen. A row
-    whose name another grid of the widget also has (``shared``) may be out of view while that one shows."""
+    on the same line, at the same column as the other rows'. Returns how many rows were seen.
+    ``others``: the rows of the other grids in the same widget; a line that is wholly one of theirs
+    (a row of the same name in another section) is not this row's."""
     seen, xs = 0, {}
     for cells in rows:
         texts = [c.text for c in cells]
@@ -175,12 +186,11 @@ def check_columns(lines: list[str], rows: list[tuple[Cell, ...]], what: str,
             continue
         name, tag = texts[named[0]], texts[named[-1]]
         mark = texts[0] if texts[0] in MARKS else None  # a row led by its mark: found by it too
-        hits = [line for line in lines if starts_with_cell(line, name, mark)]
+        mine = [texts[i] for i in named]
+        hits = [line for line in lines if starts_with_cell(line, name, mark) and not theirs(line, mine, name, others)]
         if not hits:
             continue  # scrolled out of view
         found = [line for line in hits if in_order(line, [texts[i] for i in named])]
-        if not found and name in shared:
-            continue  # those lines are the other grid's rows; this one is scrolled out of view
         assert found, f"{what}: {tag!r} is not on the line of {name!r}: {hits}"
         line = max(found, key=lambda x: score(x, [texts[i] for i in named]))  # the line the row is on
         xs.setdefault(named[-1], set()).add(in_order(line, [texts[i] for i in named])[-1])
@@ -230,16 +240,9 @@ def check_pane(app: Any, tab: str) -> int:
     lines = pane_lines(app)
     grids = shown_grids(app, tab)
     assert grids, f"{tab}: no grid shown"
-    def names(rows: list[tuple[Cell, ...]]) -> set[str]:
-        return {t for cells in rows for t in [c.text for c in cells] if len(t.strip()) >= 3}
-
-    def shared(i: int) -> frozenset[str]:
-        widget = grids[i][2]
-        return frozenset(names(grids[i][0]) & set().union(*(names(r) for j, (r, _, w) in enumerate(grids)
-                                                           if j != i and w is widget)))
-
-    seen = sum(check_columns(widget_lines(app, widget), rows, f"{tab} {name}", shared(i))
-               for i, (rows, name, widget) in enumerate(grids))
+    seen = sum(check_columns(widget_lines(app, widget), rows, f"{tab} {name}",
+                             [r for other, _, w in grids if w is widget and other is not rows for r in other])
+               for rows, name, widget in grids)
     check_no_split(lines, tokens_of(grids))
     return seen
 

@@ -70,6 +70,20 @@ FIELDS = {f.id: f for _, _, fields in SECTIONS for f in fields}
 TABLE_SWITCHES = tuple(switch for _, switch, _ in SECTIONS if switch)
 
 
+def _off_hint(name: str) -> str:
+    """What a client's section says while its switch is off: how to serve it, and what it then needs."""
+    from ccswitch_tui import tools
+
+    spec = tools.get(name)
+    required = [f.label or f.name for f in spec.fields if f.required]
+    then = f"; then fill in its {', '.join(required)}" if required else ""
+    return (f"Off: this profile has no [{name}] table, so it does not serve {spec.label}. "
+            f"Turn the switch on to serve it{then}.")
+
+
+OFF_HINTS = {name: _off_hint(name) for name in TABLE_SWITCHES}
+
+
 def _get(doc: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     cur: Any = doc
     for part in path:
@@ -221,6 +235,8 @@ class EditorScreen(Dialog[EditResult]):
                         yield Label(title, classes="section-title")
                         if switch:
                             yield Switch(switch in self.doc, id=f"f-{switch}", tooltip=f"Serve {title}")
+                    if switch:
+                        yield Static(OFF_HINTS[switch], id=f"off-{switch}", classes="section-off", markup=False)
                     with Vertical(classes="fields", id=f"fields-{switch}" if switch else None):
                         for f in fields:
                             yield from self._field(f)
@@ -307,6 +323,7 @@ class EditorScreen(Dialog[EditResult]):
 
     def _toggle_section(self, name: str, on_: bool) -> None:
         self.query_one(f"#fields-{name}").display = on_
+        self.query_one(f"#off-{name}").display = not on_
 
     @on(Input.Changed)
     @on(Select.Changed)
