@@ -504,7 +504,26 @@ def test_presets_whose_provider_serves_chat_completions_carry_a_qwen_table():
     from ccswitch_tui.profiles.presets import list_presets
 
     served = {p.name: p.profile.side("qwen") for p in list_presets() if p.profile.side("qwen")}
-    assert {"qwen", "deepseek", "kimi", "glm", "openrouter", "taotoken", "minimax"} <= set(served)
+    assert {"qwen", "deepseek", "kimi", "glm", "openrouter", "taotoken", "minimax", "openai", "kimi-coding"} <= set(
+        served)
+    # the same rule as OpenCode's: a provider with an OpenAI-compatible endpoint serves both
+    assert set(served) == {p.name for p in list_presets() if p.profile.side("opencode")}
     assert served["qwen"].base_url == "https://dashscope.aliyuncs.com/compatible-mode/v1"
     for name, side in served.items():
         assert side.base_url.startswith("https://") and side.model, name
+
+
+def test_quiet_by_default_except_on_alibabas_own_api(tmp_path):
+    """Its usage statistics go to Alibaba and its update check to npm whatever the endpoint: quiet is on by
+    default even on OpenAI's API, off on DashScope, and [policy] quiet decides when it is set."""
+    paths = Paths(profiles=tmp_path / "profiles", state=tmp_path / "state")
+
+    def quiet(base: str, **policy_) -> bool:
+        data = {**_data(qwen={"model": "q", "base_url": base}), "policy": policy_}
+        return plan_for(profile_from_data("p", data), "qwen", KEY, {}, tmp_path, paths=paths).extra["quiet"]
+
+    assert quiet("https://api.openai.com/v1") and quiet("https://gw.example/v1")
+    assert not quiet("https://dashscope.aliyuncs.com/compatible-mode/v1")
+    assert not quiet("https://coding-intl.dashscope.aliyuncs.com/v1")
+    assert quiet("https://dashscope.aliyuncs.com/compatible-mode/v1", quiet=True)
+    assert not quiet("https://gw.example/v1", quiet=False)

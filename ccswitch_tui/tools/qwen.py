@@ -32,6 +32,8 @@ Measured with qwen-code 0.24.4 against a loopback stub, in a private network nam
   stopped by ``privacy.usageStatisticsEnabled = false``) and, interactive, ``registry.npmjs.org``
   (update check, stopped by ``general.enableAutoUpdate = false``). An update is installed into
   ``$QWEN_HOME/updates/npm`` and then runs instead of the installed package: ccs keeps it off always.
+  Those hosts are Alibaba's and npm's whatever the endpoint, so a launch is quiet by default everywhere
+  but on DashScope, Alibaba's own API (``[policy] quiet`` decides when set).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ccswitch_tui import policy
 from ccswitch_tui.model import (
@@ -59,7 +62,6 @@ from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
-from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, chat_probe, newest_session_id
 
 KEY_VAR = "OPENAI_API_KEY"
@@ -76,6 +78,7 @@ OWNED_KEYS = ("security.auth.selectedType", "security.auth.baseUrl", "security.a
 DROPPED_KEYS = ("security.auth.enforcedType", "security.auth.useExternal", "security.auth.baseUrl",
                 "security.auth.apiKey", "proxy")
 QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}}
+VENDOR_HOSTS = frozenset({"dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "dashscope-us.aliyuncs.com"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +94,15 @@ def system_paths(env: Mapping[str, str]) -> tuple[Path, Path]:
     """The system layer and the system defaults a ccs launch gives Qwen Code (pinned in its environment)."""
     system = Path(env[SYSTEM_ENV]) if env.get(SYSTEM_ENV) else SYSTEM_SETTINGS
     return system, system.parent / "system-defaults.json"
+
+
+def quiet_for(profile: Profile, base_url: str) -> bool:
+    """The profile's ``[policy] quiet``, or by default: on unless the endpoint is DashScope (the usage
+    statistics host is Alibaba's; another vendor's official API does not make it that vendor's)."""
+    if profile.quiet is not None:
+        return profile.quiet
+    host = (urlsplit(base_url).hostname or "").lower()
+    return not (host in VENDOR_HOSTS or host.endswith(".dashscope.aliyuncs.com"))
 
 
 def routing_var(name: str) -> bool:
