@@ -60,20 +60,24 @@ def contaminated(base: dict[str, str], wrong: StubServer, bin_dir: Path) -> dict
     }
 
 
-def redirecting_project(root: Path, wrong: StubServer) -> Path:
-    """A repository whose own files try to send Qwen Code elsewhere (its settings and .env files)."""
+def redirecting_project(root: Path, wrong: StubServer, unbeatable: bool = True) -> Path:
+    """A repository whose own files try to send Qwen Code elsewhere (its settings and .env files): with
+    keys ccs's own system layer and environment beat, and (``unbeatable``) a proxy they cannot."""
     proj = root / "repo"
     (proj / ".qwen").mkdir(parents=True)
-    (proj / ".qwen" / "settings.json").write_text(json.dumps({
+    settings: dict = {
         "security": {"auth": {"selectedType": "anthropic"}, "folderTrust": {"enabled": False}},
         "model": {"name": "project-model"},
         "modelProviders": {"openai": [{"id": "p-qwen", "name": "x", "baseUrl": f"{wrong.url}/v1",
                                        "envKey": "PROJECT_KEY"}]},
-        "proxy": "http://127.0.0.1:9",
-        "env": {"HTTPS_PROXY": "http://127.0.0.1:9", "PROJECT_KEY": "sk-project"},
-    }))
-    dotenv = (f"OPENAI_BASE_URL={wrong.url}/v1\nOPENAI_MODEL=project-model\nHTTPS_PROXY=http://127.0.0.1:9\n"
-              "HTTP_PROXY=http://127.0.0.1:9\nQWEN_CODE_SYSTEM_SETTINGS_PATH=/tmp/x.json\n")
+        "env": {"PROJECT_KEY": "sk-project", "OPENAI_BASE_URL": f"{wrong.url}/v1"},
+    }
+    dotenv = f"OPENAI_BASE_URL={wrong.url}/v1\nOPENAI_MODEL=project-model\nQWEN_CODE_SYSTEM_SETTINGS_PATH=/tmp/x.json\n"
+    if unbeatable:
+        settings["proxy"] = "http://127.0.0.1:9"
+        settings["env"]["HTTPS_PROXY"] = "http://127.0.0.1:9"
+        dotenv += "HTTPS_PROXY=http://127.0.0.1:9\nHTTP_PROXY=http://127.0.0.1:9\n"
+    (proj / ".qwen" / "settings.json").write_text(json.dumps(settings))
     (proj / ".env").write_text(dotenv)
     (proj / ".qwen" / ".env").write_text(dotenv)
     return proj
@@ -144,18 +148,19 @@ def test_qwen_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_t
     (home / ".qwen" / "settings.json").write_text(json.dumps({"model": {"name": "user-model"}}))
     before = sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))
     make_profile(ccs, env, good.url, key_id)
-    proj = redirecting_project(tmp_path, wrong)
-    r = ccs("launch", "p", "qwen", "--", "-p", "say hi", env=env, cwd=proj, timeout=120)
+    proj = redirecting_project(tmp_path, wrong, unbeatable=False)
+    r = ccs("launch", "p", "qwen", "--", "--yolo", "-p", "say hi", env=env, cwd=proj, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("stub reply")
     assert "would redirect a Qwen Code started here by hand" in r.stderr  # the project is named
+    assert "Approval mode overridden" not in r.stderr  # the folder stays trusted: --yolo works
     posts = good.posts()
     assert posts and all(p.path == "/v1/chat/completions" for p in posts)  # the turn, then a memory extraction
     assert {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}
     assert {p.body["model"] for p in posts} == {"p-qwen"}
     assert wrong.requests == []
-    settings = json.loads((tool_dir() / "settings.json").read_text())
-    assert settings["security"] == {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": True}}
+    settings = json.loads((tool_dir() / "system-settings.json").read_text())
+    assert settings["security"] == {"auth": {"selectedType": "openai"}}
     assert settings["model"]["name"] == "p-qwen"
     assert settings["modelProviders"] == {"openai": [{"id": "p-qwen", "name": "p-qwen", "baseUrl": f"{good.url}/v1",
                                                       "envKey": "OPENAI_API_KEY"}]}
@@ -169,6 +174,32 @@ def test_qwen_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_t
     assert m["tool_version"] == f"@qwen-code/qwen-code@{VERSION}"
     assert m["base_urls"] == {"OPENAI_BASE_URL": f"{good.url}/v1"}
     assert m["models"] == {"OPENAI_MODEL": "p-qwen"} and m["exit_status"] == 0
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_a_project_proxy_refuses_the_launch_and_isolate_leaves_the_project_out(
+        ccs, base_env, stubs, qwen_bin, key_id, tmp_path):
+    """A proxy in the project's settings, its env table or its .env is what ccs's own layer cannot
+    replace: the launch is refused with the ways out; --isolate launches with the folder untrusted."""
+    good, wrong = stubs("good"), stubs("wrong")
+    env = {**base_env, "PATH": f"{qwen_bin}:{base_env['PATH']}"}
+    make_profile(ccs, env, good.url, key_id)
+    proj = redirecting_project(tmp_path, wrong)
+    r = ccs("launch", "p", "qwen", "--", "-p", "say hi", env=env, cwd=proj, timeout=120)
+    assert r.returncode == 2, r.stderr
+    for named in (f"{proj / '.qwen' / 'settings.json'} sets proxy",
+                  f"{proj / '.qwen' / 'settings.json'} sets env.HTTPS_PROXY",
+                  f"{proj / '.qwen' / '.env'} sets HTTPS_PROXY"):
+        assert named in r.stderr
+    assert "--isolate" in r.stderr and "--force" in r.stderr and good.requests == []
+    r = ccs("launch", "p", "qwen", "--isolate", "--", "-p", "say hi", env=env, cwd=proj, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "--isolate: Qwen Code runs with this folder untrusted" in r.stderr
+    posts = good.posts()
+    assert posts and {p.body["model"] for p in posts} == {"p-qwen"} and wrong.requests == []
+    assert json.loads((tool_dir() / "trustedFolders.json").read_text()) == {str(proj): "DO_NOT_TRUST"}
+    assert json.loads((tool_dir() / "system-settings.json").read_text())["security"]["folderTrust"] == {
+        "enabled": True}
 
 
 @pytest.mark.usefixtures("secret_service")
@@ -264,7 +295,7 @@ def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
         assert (rec["status"], rec["model_requested"], rec["model_served"]) == (200, "p-qwen", "p-qwen")
         assert rec["usage_source"] == "reported" and rec["input_tokens"] == 5 and rec["output_tokens"] == 1
     assert KEY not in records_path.read_text()
-    settings = (tool_dir() / "settings.json").read_text()
+    settings = (tool_dir() / "system-settings.json").read_text()
     assert good.url not in settings and "127.0.0.1" in settings  # its provider entry names the bridge too
     assert_key_in_no_file(tool_dir())
 
@@ -327,7 +358,7 @@ def test_the_plan_routes_through_the_environment_and_its_own_user_layer(tmp_path
     assert plan.env["OPENAI_API_KEY"] == KEY and plan.secret_names == {"OPENAI_API_KEY"}
     assert (plan.env["OPENAI_BASE_URL"], plan.env["OPENAI_MODEL"], plan.env["X"]) == ("https://gw.example/v1", "q", "1")
     assert plan.env["QWEN_HOME"] == str(home) and "DASHSCOPE_API_KEY" not in plan.env
-    assert plan.env["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == "/etc/qwen-code/settings.json"
+    assert plan.env["QWEN_CODE_SYSTEM_SETTINGS_PATH"] == str(home / "system-settings.json")
     assert plan.env["QWEN_CODE_SYSTEM_DEFAULTS_PATH"] == "/etc/qwen-code/system-defaults.json"
     assert plan.env["QWEN_CODE_TRUSTED_FOLDERS_PATH"] == str(home / "trustedFolders.json")
     assert plan.argv == ("qwen",) and all(KEY not in f.content for f in plan.files)
@@ -335,10 +366,14 @@ def test_the_plan_routes_through_the_environment_and_its_own_user_layer(tmp_path
     assert plan.refusals == () and plan.extra["quiet"] is True
 
 
-def test_its_user_layer_keeps_what_others_wrote_and_drops_what_would_route_it(tmp_path):
-    """What Qwen Code or the user added to the profile's settings stays; a key an interactive /auth saved,
-    a proxy, an auth type ccs did not choose and routing variables in its env table go."""
+def test_its_layers_keep_what_others_wrote_and_drop_what_would_route_it(tmp_path):
+    """ccs's system layer is the machine's with ccs's keys on top. In the profile's user layer what Qwen
+    Code or the user added stays; a key an interactive /auth saved, a proxy, an auth type ccs did not
+    choose and routing variables in its env table go."""
     paths = Paths(profiles=tmp_path / "profiles", state=tmp_path / "state")
+    machine = tmp_path / "etc" / "settings.json"
+    machine.parent.mkdir()
+    machine.write_text('{"ui": {"brand": "Corp"}, // the operator keeps it\n "model": {"maxSessionTurns": 5}}')
     settings = paths.tool_dir("p", "qwen") / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({
@@ -348,13 +383,18 @@ def test_its_user_layer_keeps_what_others_wrote_and_drops_what_would_route_it(tm
         "env": {"HTTPS_PROXY": "http://127.0.0.1:9", "OPENAI_MODEL": "x", "FOO": "bar"},
     }))
     p = profile_from_data("p", _data(qwen={"model": "q"}, policy={"quiet": False}))
-    (f,) = plan_for(p, "qwen", KEY, {"HOME": str(tmp_path)}, tmp_path, paths=paths).files
-    data = json.loads(f.content)
+    parent = {"HOME": str(tmp_path), "CCS_QWEN_SYSTEM_SETTINGS": str(machine)}
+    system, user = plan_for(p, "qwen", KEY, parent, tmp_path, paths=paths).files
+    assert system.path.name == "system-settings.json" and user.path == settings
+    data = json.loads(user.content)
     assert data["$version"] == 4 and data["ui"] == {"theme": "GitHub"} and data["env"] == {"FOO": "bar"}
-    assert "proxy" not in data and data["security"]["auth"] == {"selectedType": "openai"}
-    assert data["modelProviders"]["openai"] == [{"id": "q", "name": "q", "baseUrl": "https://gw.example/v1",
-                                                 "envKey": "OPENAI_API_KEY"}]
-    assert data["modelProviders"]["anthropic"] == [{"id": "a"}]
+    assert "proxy" not in data and data["security"]["auth"] == {"selectedType": "anthropic"}
+    assert data["modelProviders"] == {"openai": [{"id": "other"}], "anthropic": [{"id": "a"}]}
+    data = json.loads(system.content)
+    assert data["ui"] == {"brand": "Corp"} and data["model"] == {"maxSessionTurns": 5, "name": "q"}
+    assert data["security"] == {"auth": {"selectedType": "openai"}}
+    assert data["modelProviders"] == {"openai": [{"id": "q", "name": "q", "baseUrl": "https://gw.example/v1",
+                                                  "envKey": "OPENAI_API_KEY"}]}
     assert "privacy" not in data and data["general"] == {"enableAutoUpdate": False}  # quiet off: stats stay on
     settings.write_text("{not json")
     from ccswitch_tui.errors import UsageError
@@ -450,7 +490,8 @@ def test_doctor_shows_its_layers_and_the_env_files_it_reads(ccs, base_env, stubs
     assert layers["project"]["routing"]["security.auth.selectedType"] == "anthropic"
     assert layers["project"]["routing"]["security.folderTrust.enabled"] is False
     assert f"p-qwen→{wrong.url}/v1" in layers["project"]["routing"]["modelProviders"]
-    assert layers["project"]["routing"]["env"] == "HTTPS_PROXY=http://127.0.0.1:9"  # PROJECT_KEY: not routing
+    assert layers["project"]["routing"]["env"] == (  # PROJECT_KEY: not routing
+        f"OPENAI_BASE_URL={wrong.url}/v1, HTTPS_PROXY=http://127.0.0.1:9")
     assert layers["system"]["routing"]["security.auth.apiKey"] != "sk-system-0123456789abcdef"
     assert not layers["user"]["exists"] and not layers["defaults"]["exists"]
     found = [f for f in data["findings"] if f["code"] == "settings-override" and "Qwen Code" in f["message"]]
@@ -527,3 +568,81 @@ def test_quiet_by_default_except_on_alibabas_own_api(tmp_path):
     assert not quiet("https://coding-intl.dashscope.aliyuncs.com/v1")
     assert quiet("https://dashscope.aliyuncs.com/compatible-mode/v1", quiet=True)
     assert not quiet("https://gw.example/v1", quiet=False)
+
+
+# --- hosts besides the provider, in a private network namespace -----------------------------------
+
+_CONNECT = re.compile(r"connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\), "
+                      r"(?:sin_addr=inet_addr\(\"([^\"]+)\"\)|.*?inet_pton\(AF_INET6, \"([^\"]+)\")")
+
+
+def scenario_hosts(tmp: str, quiet: bool) -> dict:
+    """Inside the namespace: a stub, a profile, and Qwen Code under strace, once with `-p` and once
+    interactive in a terminal for a while; every TCP/UDP connect it tries that is not to loopback."""
+    import subprocess
+    import sys
+    import time
+
+    from pty_session import PtySession
+
+    root = Path(tmp)
+    stub = StubServer("good")
+    home, ccs_home, wrappers = root / "home", root / "ccs-home", root / "bin"
+    for d in (home, wrappers, ccs_home / "profiles"):
+        d.mkdir(parents=True, exist_ok=True)
+    (ccs_home / "profiles" / "p.toml").write_text(
+        PROFILE.format(url=stub.url, key_id="env:QKEY") + f"\n[policy]\nquiet = {str(quiet).lower()}\n")
+    trace = root / "connect.trace"
+    (wrappers / "qwen").write_text(f'#!/bin/sh\nexec strace -f -qq -e trace=connect -o {trace} '
+                                   f'{CLIENTS_BIN / "qwen"} "$@"\n')
+    (wrappers / "qwen").chmod(0o755)
+    env = {"PATH": f"{wrappers}:{CLIENTS_BIN}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+           "CCS_HOME": str(ccs_home), "QKEY": KEY, "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+    ccs_argv = [sys.executable, "-m", "ccswitch_tui", "launch", "p", "qwen"]
+    r = subprocess.run([*ccs_argv, "--", "-p", "say hi"], env=env, cwd=root, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    foreign = {"print": [], "interactive": []}
+
+    def collect(into: list) -> None:
+        for line in trace.read_text(errors="replace").splitlines():
+            m = _CONNECT.search(line)
+            if m and (m.group(2) or m.group(3)) not in ("127.0.0.1", "::1"):
+                into.append(f"{m.group(2) or m.group(3)}:{m.group(1)}")
+        trace.unlink()
+
+    collect(foreign["print"])
+    posts = len(stub.posts())
+    s = PtySession(ccs_argv, env, cwd=root)
+    try:
+        s.expect("Type your message", 90)
+        s.pump(12)  # the update check and usage statistics run after the first render
+    finally:
+        s.close()
+        time.sleep(1)
+    collect(foreign["interactive"])
+    return {"rc": r.returncode, "stderr": r.stderr[-2000:], "posts": posts, "foreign": foreign}
+
+
+@pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "not-quiet"])
+def test_a_quiet_launch_contacts_only_the_provider(qwen_bin, tmp_path, quiet):
+    """In a network namespace where only loopback exists, every connect Qwen Code tries is traced. Quiet,
+    `-p` and an interactive session try nothing but the stub; not quiet, they try the usage statistics
+    and update hosts (a DNS lookup first), which shows the trace would see them."""
+    import shutil
+
+    import netns
+
+    if not shutil.which("strace"):
+        skip_or_fail("strace is needed (scripts/install-test-deps.sh installs it)")
+    out = netns.run("scenario_hosts", script="test_qwen.py", tmp=str(tmp_path), quiet=quiet)
+    assert out["rc"] == 0 and out["posts"], out["stderr"]
+    if quiet:
+        assert out["foreign"] == {"print": [], "interactive": []}
+    else:
+        assert out["foreign"]["print"] and out["foreign"]["interactive"], out
+
+
+if __name__ == "__main__":  # tests/netns.py runs a scenario: `python test_qwen.py NAME JSON`
+    import sys
+
+    print(json.dumps(globals()[sys.argv[1]](**json.loads(sys.argv[2]))))

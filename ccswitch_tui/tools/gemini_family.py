@@ -119,10 +119,11 @@ def _drop(data: dict[str, Any], dotted: str) -> None:
 
 
 def owned_settings(path: Path, owned: Mapping[str, Any], drop: Iterable[str] = (),
-                   drop_env: Callable[[str], bool] | None = None) -> str:
-    """The profile's user layer: ccs's keys (``owned``) set, the ``drop`` keys (dotted) and the
-    variables of its ``env`` table that ``drop_env`` picks removed, whatever the client or the user
-    wrote there kept. A file ccs cannot read is one clear line."""
+                   drop_env: Callable[[str], bool] | None = None, base: Path | None = None) -> str:
+    """A layer ccs writes at ``path``: the settings there (or in ``base``) with ccs's keys (``owned``)
+    set, the ``drop`` keys (dotted) and the variables of its ``env`` table that ``drop_env`` picks
+    removed, whatever the client or the user wrote kept. A file ccs cannot read is one clear line."""
+    path = base or path
     try:
         data = load_settings(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:

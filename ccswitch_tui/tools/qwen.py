@@ -1,6 +1,6 @@
-"""Qwen Code (`@qwen-code/qwen-code`, a Gemini CLI fork): a per-profile QWEN_HOME whose user layer
-pins the OpenAI-compatible auth type, the model and its provider entry, folder trust on so that no
-project layer applies, and the key only in the child's environment (``OPENAI_API_KEY``).
+"""Qwen Code (`@qwen-code/qwen-code`, a Gemini CLI fork): a per-profile QWEN_HOME, a system layer of
+ccs's own (the machine's, with the OpenAI-compatible auth type, the model and its provider entry on
+top) that beats a project's settings, and the key only in the child's environment (``OPENAI_API_KEY``).
 
 Measured with qwen-code 0.24.4 against a loopback stub, in a private network namespace:
 - ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL`` route it with no settings at all:
@@ -20,8 +20,12 @@ Measured with qwen-code 0.24.4 against a loopback stub, in a private network nam
   system defaults, unless a later layer has its own), ``proxy``. ``security.auth.baseUrl``/``apiKey``
   do not beat the variables. A layer's ``env`` table fills in variables the environment lacks.
 - Folder trust is off by default, so every folder is trusted: a project's settings and ``.env``
-  apply. With ``security.folderTrust.enabled`` and no ``trustedFolders.json`` entry they do not, and a
-  headless run still works. It rewrites a project's ``.qwen/settings.json`` to add ``"$version"``
+  apply. With ``security.folderTrust.enabled`` and no ``trustedFolders.json`` entry they do not, but
+  then ``--yolo`` and every approval mode but ``default``/``plan`` are overridden to ``default``, and
+  an interactive start asks "Do you trust this folder?". So ccs leaves the folder trusted and puts its
+  keys in the system layer, which beats the project's; what that cannot override (a ``proxy``, an
+  ``env`` table or ``.env`` that fills in a routing variable) refuses the launch, and ``--isolate``
+  turns folder trust on instead. It rewrites a project's ``.qwen/settings.json`` to add ``"$version"``
   even when the folder is not trusted.
 - ``.env`` files fill in variables the environment lacks (an empty one counts as lacking): the first
   of ``.qwen/.env`` or ``.env`` from the working folder up (trusted folders only), and always
@@ -38,6 +42,7 @@ Measured with qwen-code 0.24.4 against a loopback stub, in a private network nam
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,10 +76,10 @@ SYSTEM_SETTINGS = Path("/etc/qwen-code/settings.json")
 ROUTING_KEYS = ("security.auth.selectedType", "security.auth.enforcedType", "security.auth.useExternal",
                 "security.auth.baseUrl", "security.auth.apiKey", "model.name", "modelProviders", "proxy", "env",
                 "security.folderTrust.enabled")
-# … of which ccs's own user layer sets its own, so a lower layer (the system defaults) cannot decide them
+# … of which ccs's system layer sets its own (or the environment beats them), so no other layer decides them
 OWNED_KEYS = ("security.auth.selectedType", "security.auth.baseUrl", "security.auth.apiKey", "model.name",
               "modelProviders", "security.folderTrust.enabled")
-# … and those ccs removes from its user layer (an interactive /auth may write them)
+# … and those ccs removes from the profile's user layer (an interactive /auth may write them)
 DROPPED_KEYS = ("security.auth.enforcedType", "security.auth.useExternal", "security.auth.baseUrl",
                 "security.auth.apiKey", "proxy")
 QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}}
@@ -133,6 +138,15 @@ def _routing(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return family.read_layer(path, ROUTING_KEYS, _show)
 
 
+def _env_table_names(path: Path) -> list[str]:
+    """The routing variables a settings layer's ``env`` table fills in (where the environment lacks them)."""
+    try:
+        table = family.dig(family.load_settings(path), "env")
+    except (OSError, ValueError, UnicodeDecodeError):
+        return []
+    return [n for n in table if routing_var(n)] if isinstance(table, dict) else []
+
+
 def home_env_files(child_env: Mapping[str, str], qwen_home: Path | None) -> list[Path]:
     """The ``.env`` files Qwen Code reads at every start, whatever the folder: its home's, the legacy
     ``~/.qwen/.env`` and ``~/.env``."""
@@ -187,31 +201,37 @@ class QwenSpec(ToolSpec[QwenSide]):
         home = paths.tool_dir(profile.name, self.name)
         quiet = quiet_for(profile, side.base_url)
         system, defaults = system_paths(parent_env)
+        own_system = home / "system-settings.json"
         b = EnvBuilder(profile, parent_env)
         b.add(side.env, SOURCE_TOOL)
         b.add({"OPENAI_BASE_URL": side.base_url, "OPENAI_MODEL": side.model}, SOURCE_ROUTING)
-        # its own home; the system layers where ccs looked, so that no home .env moves them
-        b.add({"QWEN_HOME": str(home), "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(system),
+        # its own home, ccs's system layer, the machine's defaults and a trust list of the profile's, so
+        # that no home .env moves them
+        b.add({"QWEN_HOME": str(home), "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(own_system),
                "QWEN_CODE_SYSTEM_DEFAULTS_PATH": str(defaults),
                "QWEN_CODE_TRUSTED_FOLDERS_PATH": str(home / "trustedFolders.json")}, SOURCE_ROUTING)
         b.add_secret(KEY_VAR, key)
         b.add_markers(profile, self.name, launch_id)
-        settings = home / "settings.json"
 
         warnings: list[str] = []
         refusals: list[Refusal] = []
-        routing_keys, error = _routing(system)
-        if error:
-            warnings.append(f"Qwen Code system settings {system}: {error}")
+        routing_keys, system_error = _routing(system)
+        if system_error:
+            warnings.append(f"Qwen Code system settings {system}: {system_error}; ccs launches it without them")
         elif routing_keys:
-            refusals.append(family.system_refusal(self.label, system, routing_keys))
+            refusals.append(Refusal(
+                "settings-override",
+                f"the system Qwen Code settings {system} set {', '.join(routing_keys)}, which the machine's "
+                "operator chose for every Qwen Code; a ccs launch would put the profile's routing in their place",
+                ("--force to launch anyway with the profile's routing (recorded in the manifest)",
+                 "ask whoever manages this machine to remove them"),
+                flags=("force",)))
         routing_keys, error = _routing(defaults)
-        routing_keys = {k: v for k, v in (routing_keys or {}).items() if k not in OWNED_KEYS}
         if error:
             warnings.append(f"Qwen Code system defaults {defaults}: {error}")
-        elif routing_keys:
-            refusals.append(family.system_refusal(self.label, defaults, routing_keys,
-                                                  "the environment ccs gives it"))
+        elif leftover := [k for k in routing_keys or {} if k not in (*OWNED_KEYS, "env")] + [
+                f"env.{n}" for n in _env_table_names(defaults) if not b.env.get(n)]:
+            refusals.append(family.system_refusal(self.label, defaults, leftover, "the environment ccs gives it"))
         taken = {p: names for p in home_env_files(b.env, home)
                  if (names := [n for n in family.read_dotenv(p, routing_var) if not b.env.get(n)])}
         if taken:
@@ -222,14 +242,34 @@ class QwenSpec(ToolSpec[QwenSide]):
                 "whatever the folder), so the launch would not get only the profile's routing",
                 ("remove them from the file", "--force to launch anyway (recorded in the manifest)"),
                 flags=("force",)))
-        project = [cwd / ".qwen" / "settings.json"] if _routing(cwd / ".qwen" / "settings.json")[0] else []
-        project += [p for p in project_env_files(cwd, Path(b.env.get("HOME") or "/")) if family.read_dotenv(
-            p, routing_var)]
-        if project:
-            warnings.append(f"{', '.join(map(str, project))} would redirect a Qwen Code started here by hand; "
-                            "ccs launches it with folder trust on, so they do not apply")
+        project = cwd / ".qwen" / "settings.json"
+        project_keys = _routing(project)[0] or {}
+        project_env = project_env_files(cwd, Path(b.env.get("HOME") or "/"))
+        if isolate:
+            warnings.append("--isolate: Qwen Code runs with this folder untrusted, so the project's "
+                            ".qwen/settings.json and .env files do not apply; it then overrides --yolo and every "
+                            "approval mode but default and plan to default")
+        else:
+            unbeaten = [f"{project} sets {k}" for k in project_keys if k not in (*OWNED_KEYS, "env")]
+            unbeaten += [f"{project} sets env.{n}" for n in _env_table_names(project) if not b.env.get(n)]
+            unbeaten += [f"{p} sets {n}" for p in project_env for n in family.read_dotenv(p, routing_var)
+                         if not b.env.get(n)]
+            if unbeaten:
+                refusals.append(Refusal(
+                    "settings-override",
+                    f"{'; '.join(unbeaten)}, which Qwen Code takes in this folder and ccs's own layer cannot replace",
+                    ("--isolate to launch with this folder untrusted (the project's files do not apply; Qwen Code "
+                     "then allows only the default and plan approval modes)",
+                     "--force to launch anyway (recorded in the manifest)"),
+                    flags=("isolate", "force")))
+            beaten = [str(project)] if any(k in OWNED_KEYS for k in project_keys) or any(
+                b.env.get(n) for n in _env_table_names(project)) else []
+            beaten += [str(p) for p in project_env if any(b.env.get(n) for n in family.read_dotenv(p, routing_var))]
+            if beaten:
+                warnings.append(f"{', '.join(beaten)} would redirect a Qwen Code started here by hand; ccs's own "
+                                "settings layer and environment beat what they set")
         owned: dict[str, Any] = {
-            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": True}},
+            "security": {"auth": {"selectedType": "openai"}, **({"folderTrust": {"enabled": True}} if isolate else {})},
             "model": {"name": side.model},
             # beats a provider entry for the model in any lower layer; the key stays in the environment
             "modelProviders": {"openai": [{"id": side.model, "name": side.model, "baseUrl": side.base_url,
@@ -238,14 +278,20 @@ class QwenSpec(ToolSpec[QwenSide]):
             "general": {"enableAutoUpdate": False},
             **(QUIET_SETTINGS if quiet else {}),
         }
+        files = [
+            FileToWrite(own_system, family.owned_settings(own_system, owned, base=None if system_error else system)),
+            FileToWrite(home / "settings.json", family.owned_settings(home / "settings.json", {}, DROPPED_KEYS,
+                                                                      routing_var)),
+        ]
+        if isolate:  # an explicit answer: no "Do you trust this folder?" at an interactive start
+            files.append(FileToWrite(home / "trustedFolders.json", json.dumps({str(cwd): "DO_NOT_TRUST"}) + "\n"))
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=(self.program or "qwen", *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
-            dirs=paths.tool_dirs(profile.name, self.name),
-            files=(FileToWrite(settings, family.owned_settings(settings, owned, DROPPED_KEYS, routing_var)),),
+            dirs=paths.tool_dirs(profile.name, self.name), files=tuple(files),
             base_urls={"OPENAI_BASE_URL": side.base_url}, models={"OPENAI_MODEL": side.model},
             key_id=profile.key_id, warnings=tuple(warnings), refusals=tuple(refusals),
-            extra={"qwen_home": str(home), "quiet": quiet},
+            extra={"qwen_home": str(home), "quiet": quiet, "isolate": isolate},
         )
 
     def endpoint(self, side: QwenSide) -> str | None:
@@ -274,8 +320,9 @@ class QwenSpec(ToolSpec[QwenSide]):
                          "cannot (--force to launch anyway)", ROUTING_KEYS, _show),
             family.Layer("user", qwen_home / "settings.json", WARN, unaffected, ROUTING_KEYS, _show),
             family.Layer("project", ctx.cwd / ".qwen" / "settings.json", ERROR,
-                         "ccs launches are not affected (folder trust on); remove it from the file to choose the "
-                         "provider in one place", ROUTING_KEYS, _show),
+                         "ccs launches put their own system layer above it and refuse what that cannot replace "
+                         "(--isolate, --force); remove it from the file to choose the provider in one place",
+                         ROUTING_KEYS, _show),
         ])
         family.dotenv_findings(
             part, home_env_files(ctx.environ, Path(ctx.environ["QWEN_HOME"]) if ctx.environ.get("QWEN_HOME") else None),
@@ -283,8 +330,8 @@ class QwenSpec(ToolSpec[QwenSide]):
             "ccs launches refuse it unless they set it themselves; remove it to keep routing in one place", ERROR)
         family.dotenv_findings(
             part, project_env_files(ctx.cwd, home), routing_var,
-            f"which a Qwen Code started in {ctx.cwd} takes when the shell lacks it; ccs launches are not affected "
-            "(folder trust on); remove it to keep routing in one place")
+            f"which a Qwen Code started in {ctx.cwd} takes when the shell lacks it; ccs launches refuse it unless "
+            "they set it themselves (--isolate, --force); remove it to keep routing in one place")
         return part
 
 
