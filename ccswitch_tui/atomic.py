@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -44,7 +45,6 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o600, *, durable: b
 def locked(lock_path: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``lock_path`` (created if missing) for the block. When
     another holder has it, ``on_wait()`` (if given) is called once before waiting for it."""
-    import fcntl
 
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)

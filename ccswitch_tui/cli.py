@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -50,7 +51,6 @@ class LazyGroup(click.Group):
         target = COMMANDS.get(cmd_name)
         if target is None:
             return None
-        import importlib
 
         module, attr = target.split(":")
         return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attr)
@@ -67,7 +67,7 @@ def cli(click_ctx: click.Context, debug: bool) -> None:
     """
     click_ctx.ensure_object(Context)
     if click_ctx.invoked_subcommand is None:
-        from ccswitch_tui.tui.app import run_app
+        from ccswitch_tui.tui.app import run_app  # lazy: Textual loads only when the TUI opens
 
         run_app()
 
@@ -118,7 +118,7 @@ def main() -> None:
     try:
         code = run()
     except Exception:  # --debug: the traceback, whose messages quote text from elsewhere, shown visible
-        import traceback
+        import traceback  # lazy: keeps traceback off `ccs run`'s imports
 
         sys.stderr.write(visible(traceback.format_exc()))
         code = 1

@@ -48,7 +48,7 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
         config = env.get("XDG_CONFIG_HOME", "").strip() or str(user_home / ".config")
         state = env.get("XDG_STATE_HOME", "").strip() or str(user_home / ".local" / "state")
         return Paths(profiles=Path(config) / APP_NAME / "profiles", state=Path(state) / APP_NAME)
-    import platformdirs
+    import platformdirs  # lazy: keeps platformdirs off `ccs run`'s imports
 
     return Paths(
         profiles=Path(platformdirs.user_config_dir(APP_NAME)) / "profiles",

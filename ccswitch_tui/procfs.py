@@ -30,7 +30,7 @@ def process_start(pid: int) -> str | None:
 
 
 def _psutil_start(pid: int) -> str | None:
-    import psutil
+    import psutil  # lazy: psutil loads only for process listings
 
     try:
         p = psutil.Process(pid)

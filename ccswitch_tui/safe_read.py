@@ -10,11 +10,17 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import ProfileError
+
+if sys.version_info >= (3, 11):
+    import tomllib  # the standard library's reader: several times cheaper to import than tomlkit
+else:  # Python 3.10: the same API, before it joined the standard library
+    import tomli as tomllib
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
@@ -127,8 +133,8 @@ def too_deep_toml(text: str) -> str:
 
 def parse_toml(text: str, where: str) -> TOMLDocument:
     """Parse TOML text; a syntax error becomes ``where:line:col: message``."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError, TOMLKitError
+    import tomlkit  # lazy: tomlkit loads only when a profile is written
+    from tomlkit.exceptions import ParseError, TOMLKitError  # lazy: tomlkit loads only when a profile is written
 
     if text.startswith("\ufeff"):
         raise ProfileError(f"{where}:1:1: the file starts with a byte-order mark (BOM); save it as UTF-8 without BOM",
@@ -201,11 +207,6 @@ def iter_numbered_lines(path: Path | str, max_line: int = MAX_LINE) -> Iterator[
 def read_toml(text: str, where: str) -> dict[str, Any]:
     """TOML text as plain data with the standard library's parser (tomlkit stays off the launch
     path); a syntax error or too deep a nesting is one ``where: …`` ProfileError."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]  # the same API, before it joined the standard library
-
     try:
         return tomllib.loads(text)
     except RecursionError:

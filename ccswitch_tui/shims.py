@@ -13,6 +13,7 @@ from ccswitch_tui.launch.shims import PROJECT_FILE, SelectionError, choose, find
 
 def _say(message: str) -> None:
     """One line on stderr; a path or name from elsewhere shows its control characters escaped."""
+    # lazy: keeps ccswitch_tui.errors off a shim's pass-through's imports
     from ccswitch_tui.safe_read import no_surrogates
 
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in no_surrogates(message))
@@ -55,12 +56,14 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
              f"{environ.get('CCS_PROFILE', '?')}, and here it would use profile {choice.profile} ({choice.why()}); "
              f"run `ccs launch --nested {choice.profile} {tool} -- ARGS` to launch it anyway")
         return 2
-    from pathlib import Path
+    from pathlib import Path  # lazy: keeps pathlib off a shim's pass-through's imports
 
-    from ccswitch_tui.cli import run
+    from ccswitch_tui.cli import run  # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
+
+    # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
     from ccswitch_tui.commands.common import Context
-    from ccswitch_tui.paths import Paths
-    from ccswitch_tui.policy.redact import install
+    from ccswitch_tui.paths import Paths  # lazy: keeps ccswitch_tui.paths off a shim's pass-through's imports
+    from ccswitch_tui.policy.redact import install  # lazy: keeps ccswitch_tui.model off a shim's pass-through's imports
 
     install()  # what the launch prints passes the key filter, as with `ccs`
 

@@ -143,3 +143,54 @@ def test_the_cycle_finder_sees_imports_inside_functions(tmp_path):
     (pkg / "a.py").write_text("def f():\n    from ccswitch_tui import b\n")
     (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n")
     assert cycles(module_imports(pkg)) == [["ccswitch_tui.a", "ccswitch_tui.b"]]
+
+
+def late_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The imports inside a function body, TYPE_CHECKING blocks aside."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, in_function = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append(child)
+            stack.append((child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))))
+    return sorted(found, key=lambda n: n.lineno)
+
+
+def unexplained_local_imports(package: Path) -> list[str]:
+    """Late imports without a ``# lazy: why`` comment on their last line or on the line above:
+    imports inside a function that nobody explained."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node in late_imports(ast.parse("\n".join(lines))):
+            last = lines[(node.end_lineno or node.lineno) - 1]
+            above = lines[node.lineno - 2] if node.lineno > 1 else ""
+            if "# lazy:" not in last and not above.strip().startswith("# lazy:"):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return found
+
+
+def test_every_import_inside_a_function_says_why_it_is_late():
+    # A late import keeps something heavy (Textual, httpx, aiohttp, tomlkit) or unneeded off the launch
+    # path; any other import belongs at the top of its module, where the cycle check sees it.
+    assert unexplained_local_imports(PACKAGE) == []
+
+
+def test_the_late_import_check_sees_an_unexplained_one(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text(
+        "def f():\n"
+        "    import json\n"
+        "    import textwrap  # lazy: a reason\n"
+        "    # lazy: a reason too long for the line\n"
+        "    import shlex\n"
+        "    if True:\n"
+        "        from os import path\n"
+        "    return json, textwrap, shlex, path\n"
+    )
+    assert unexplained_local_imports(pkg) == ["pkg/a.py:2: import json", "pkg/a.py:7: from os import path"]

@@ -259,4 +259,6 @@ def test_the_tui_offers_its_launch_key_editor_section_and_overview(ccs, env, key
     assert out["fields"] == sorted(f"f-fakecli-{n}" for n in FAKE.field_names if n)
     assert "FAKECLI_MODEL=m-fakecli" in out["overview"] and "FAKECLI_BASE_URL" in out["overview"]
     # the footer folds the launch keys (five clients do not fit 80 columns); the menu lists it
+    assert "[fakecli].retries must be a whole number, not 'x3'" in out["bad_number"] and out["error"] is None
+    assert "retries = 3\n" in out["saved"] and "verbose = true\n" in out["saved"]
     assert out["footer_words"] == ["Launch…", "Quit", "Help"] and ["f", "Fake CLI", "fakecli"] in out["launch_menu"]

@@ -122,6 +122,18 @@ def test_a_spec_missing_a_piece_fails_when_built_not_at_launch():
         declare("number")
     with pytest.raises(TypeError, match="choices"):
         declare("select")
+    with pytest.raises(TypeError, match="default 'medium' is not one of its choices"):
+        declare("select", choices=("fast", "slow"), default="medium")
+
+    @dataclass(frozen=True, kw_only=True)
+    class VarsSide:
+        variables: Mapping[str, str] = fields.env()
+
+    class Vars(ToySpec):
+        side = VarsSide  # type: ignore[assignment]
+
+    with pytest.raises(TypeError, match="Vars .*name the field env, not 'variables'"):
+        Vars()
 
 
 def test_every_registered_spec_declares_its_table_in_its_side():

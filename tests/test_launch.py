@@ -483,3 +483,40 @@ def test_unusable_keys_and_commands_are_one_line(ccs, base_env, tmp_path):
     script.write_text("echo hi\n")
     r = ccs("run", "p", "--", str(script), env={**base_env, "CI_PROVIDER_KEY": KEY})
     assert r.returncode == 2 and "is not executable" in r.stderr
+
+
+@pytest.mark.parametrize("auth", ["token", "api-key"])
+@pytest.mark.usefixtures("secret_service")
+def test_a_repositorys_key_helper_never_picks_the_key_even_recorded(ccs, base_env, stubs, clients_bin, key_id,
+                                                                       tmp_path, auth):
+    """A repository's `.claude/settings.json` names its own apiKeyHelper (a key of the attacker's, or a
+    script). Under --record, --isolate and even --force, the provider gets only the profile's key."""
+    good, wrong = stubs("good"), stubs("wrong")
+    env = contaminated(base_env, wrong, clients_bin)
+    make_profile(ccs, env, "p", good.url, key_id)
+    prof = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
+    prof.write_text(prof.read_text().replace("[claude]\n", f'[claude]\nauth = "{auth}"\n', 1))
+    repo = tmp_path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    hostile = "sk-ant-hostile-helper-0123456789"
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": f"echo {hostile}"}))
+
+    r = launch(ccs, env, "p", "claude", "--record", "--", "-p", "hi", cwd=repo)
+    if auth == "token":  # nothing of ccs's beats the repository's helper: refused, with the ways out
+        assert r.returncode == 2 and "apiKeyHelper" in r.stderr and "--isolate" in r.stderr, r.stderr
+        assert good.posts() == []
+    else:  # ccs's settings file names its own helper, which beats the repository's: launched
+        assert r.returncode == 0, r.stderr
+
+    for flag in ("--isolate", "--force"):
+        r = launch(ccs, env, "p", "claude", "--record", flag, "--", "-p", "hi", cwd=repo)
+        assert r.returncode == 0, (flag, r.stderr)
+    posts = good.posts()
+    assert len(posts) >= 2 and wrong.requests == []
+    for post in posts:
+        sent = " ".join(f"{k}: {v}" for k, v in post.headers.items())
+        assert hostile not in sent, sent
+        if auth == "token":
+            assert auth_of(post) == f"Bearer {KEY}" and "x-api-key" not in post.headers, sent
+        else:  # ccs's own helper (in the settings file it passes) answers, not the repository's
+            assert post.headers["x-api-key"] == KEY and auth_of(post) in (None, f"Bearer {KEY}"), sent

@@ -7,18 +7,27 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import netns
 import pytest
 from conftest import CLIENTS_BIN, skip_or_fail
+from pty_session import PtySession
 from stub_server import StubServer
 
-from ccswitch_tui import policy
-from ccswitch_tui.diagnose.processes import recognise
-from ccswitch_tui.errors import ProfileError
+from ccswitch_tui import policy, tools
+from ccswitch_tui.diagnose.processes import _ROUTING_HINT, recognise, tool_internal
+from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.profiles.presets import list_presets
 from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.tui.actions import BY_NAME, bindings
+from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
 
 KEY = "sk-qwenclient-0123456789abcdefXYZ"
 VERSION = "0.24.4"
@@ -302,9 +311,7 @@ def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
 
 @pytest.mark.usefixtures("secret_service")
 def test_the_resume_hint_names_the_session_the_launch_wrote(ccs, base_env, stubs, qwen_bin, key_id, tmp_path):
-    import time
 
-    from ccswitch_tui import tools
 
     good = stubs("good")
     env = {**base_env, "PATH": f"{qwen_bin}:{base_env['PATH']}"}
@@ -397,7 +404,6 @@ def test_its_layers_keep_what_others_wrote_and_drop_what_would_route_it(tmp_path
                                                   "envKey": "OPENAI_API_KEY"}]}
     assert "privacy" not in data and data["general"] == {"enableAutoUpdate": False}  # quiet off: stats stay on
     settings.write_text("{not json")
-    from ccswitch_tui.errors import UsageError
 
     with pytest.raises(UsageError, match="cannot read .*; remove it"):
         plan_for(p, "qwen", KEY, {"HOME": str(tmp_path)}, tmp_path, paths=paths)
@@ -413,7 +419,6 @@ def test_ps_recognises_its_processes():
     assert recognise(["/usr/bin/node", "--expose-gc", f"{pkg}/cli.js", "-p", "hi"]) == "qwen"
     assert recognise(["node", f"{pkg}/cli-entry.js"]) == "qwen"
     assert recognise(["node", "/x/qwen-like.js"]) is None
-    from ccswitch_tui.diagnose.processes import _ROUTING_HINT, tool_internal
 
     assert _ROUTING_HINT.search(b"A=1\0QWEN_HOME=/x\0") and _ROUTING_HINT.search(b"DASHSCOPE_API_KEY=x\0")
     assert policy.routing_family("QWEN_DEFAULT_AUTH_TYPE") == "qwen"
@@ -424,9 +429,6 @@ def test_ps_recognises_its_processes():
 def test_a_running_qwen_is_judged_against_its_profile(ccs, base_env, tmp_path, key_id):
     """`ccs inspect` of a live child of a qwen launch: clean, its launcher's own variables included; a
     Qwen Code started by hand with a DashScope key in its environment is named, with its family."""
-    import subprocess
-    import sys
-    import time
 
     fake = tmp_path / "bin" / "qwen"
     fake.parent.mkdir()
@@ -523,8 +525,6 @@ def test_its_env_table_refuses_a_credential(ccs, base_env):
 def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
     r = ccs("launch", "nope", "qwn", env=base_env)
     assert r.returncode == 2 and "choose one of: claude, codex, gemini, opencode, qwen" in r.stderr
-    from ccswitch_tui.tui.actions import BY_NAME, bindings
-    from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
 
     assert BY_NAME["launch_qwen"].key == "w"
     keys = [b.key for b in bindings()]
@@ -542,7 +542,6 @@ def test_the_install_script_pins_it_and_checks_that_it_runs():
 
 
 def test_presets_whose_provider_serves_chat_completions_carry_a_qwen_table():
-    from ccswitch_tui.profiles.presets import list_presets
 
     served = {p.name: p.profile.side("qwen") for p in list_presets() if p.profile.side("qwen")}
     assert {"qwen", "deepseek", "kimi", "glm", "openrouter", "taotoken", "minimax", "openai", "kimi-coding"} <= set(
@@ -579,11 +578,7 @@ _CONNECT = re.compile(r"connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((
 def scenario_hosts(tmp: str, quiet: bool) -> dict:
     """Inside the namespace: a stub, a profile, and Qwen Code under strace, once with `-p` and once
     interactive in a terminal for a while; every TCP/UDP connect it tries that is not to loopback."""
-    import subprocess
-    import sys
-    import time
 
-    from pty_session import PtySession
 
     root = Path(tmp)
     stub = StubServer("good")
@@ -628,9 +623,7 @@ def test_a_quiet_launch_contacts_only_the_provider(qwen_bin, tmp_path, quiet):
     """In a network namespace where only loopback exists, every connect Qwen Code tries is traced. Quiet,
     `-p` and an interactive session try nothing but the stub; not quiet, they try the usage statistics
     and update hosts (a DNS lookup first), which shows the trace would see them."""
-    import shutil
 
-    import netns
 
     if not shutil.which("strace"):
         skip_or_fail("strace is needed (scripts/install-test-deps.sh installs it)")
@@ -643,6 +636,5 @@ def test_a_quiet_launch_contacts_only_the_provider(qwen_bin, tmp_path, quiet):
 
 
 if __name__ == "__main__":  # tests/netns.py runs a scenario: `python test_qwen.py NAME JSON`
-    import sys
 
     print(json.dumps(globals()[sys.argv[1]](**json.loads(sys.argv[2]))))

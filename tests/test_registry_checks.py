@@ -104,3 +104,15 @@ def test_the_built_in_clients_pass_and_their_keys_are_free():
     keys = [s.tui_key for s in tools.clients() if s.tui_key]
     assert len(keys) == len(set(keys)) and not set(keys) & RESERVED_KEYS
     assert sys.modules["ccswitch_tui.tools.registry"]  # loaded with the registry, checks included
+
+
+def test_nothing_outside_python_can_add_a_client():
+    """Only code already running in ccs's interpreter adds a client (``tools.register``): the registry
+    reads no variable and no file that could name a module, so a hostile repository or environment
+    cannot make ccs import its code (PYTHONPATH aside, which runs code in any Python anyway)."""
+    from test_new_clients import code_words
+
+    root = Path(tools.__file__).parent
+    for module in ("__init__.py", "registry.py"):
+        words = code_words(root / module)
+        assert not words & {"environ", "getenv", "open", "read", "glob", "entry", "points"}, module

@@ -607,6 +607,19 @@ async def test_works_at_80x24(home: Paths):
         assert keys[-1][1] <= 80 and all(a[1] <= b[0] for a, b in zip(keys, keys[1:], strict=False)), keys
 
 
+async def test_the_launch_menu_of_a_profile_serving_no_client_says_why(home: Paths):
+    (home.profiles / "bare.toml").write_text('schema = 1\n[provider]\nname = "B"\nbase_url = "https://b.example"\n'
+                                             'key = "b"\n')
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "bare")
+        await pilot.press("l")
+        await settle(pilot)
+        assert any("bare serves no client: press e and switch one on" in n for n in notifications(app))
+        assert app.is_running and not app.screen.is_modal
+
+
 def test_the_registrys_reserved_keys_are_the_apps_own():
     """tools/registry.py keeps the TUI's keys as a plain tuple (the command path imports no Textual):
     it must name every key the app binds besides the clients' launch keys, and nothing else."""

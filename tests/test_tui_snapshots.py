@@ -4,6 +4,7 @@ looking at the report."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -86,6 +87,15 @@ class FixedProcesses(Service):
 
     def inspect(self, pid: int) -> tuple[Any, str | None]:
         return self._judge(pid), None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_run_at_a_time() -> Iterator[None]:
+    """The snapshots show ROOT's path, so it is fixed: a second test run on the machine waits for this
+    one instead of deleting the folder under it."""
+    with open(ROOT.with_name(ROOT.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ class LoadingBridge:
         # The child is started with fork hooks (preexec_fn): a module that registers one (logging
         # does, and aiohttp imports it) must not appear between a fork's "before" and "after" hooks
         # in the loading thread, or the "after" hook releases a lock that was never taken.
-        import logging  # noqa: F401
+        import logging  # noqa: F401  # lazy: loaded on the bridge's own thread while the child starts
         self.port: int = sock.getsockname()[1]
         self._child_started = threading.Event()
         _on_next_fork(self._child_started.set)
@@ -132,6 +132,7 @@ class LoadingBridge:
         if self._stopped:
             return
         try:
+            # lazy: loaded on the bridge's own thread while the child starts
             from ccswitch_tui.bridge.server import Bridge
 
             bridge = Bridge(self._make_config(), token=self.token, sock=self._sock)

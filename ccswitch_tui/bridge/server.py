@@ -18,6 +18,7 @@ got: ``ok`` once the answer's end reached it, whatever happens to the last bytes
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import logging
 import secrets
@@ -25,6 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -328,7 +330,6 @@ class Bridge:
         record["model_requested"] = self._mask.exact(facts.model)
         record["stream"] = facts.stream
         if body:
-            import hashlib
 
             digest = hashlib.sha256(request.method.encode() + rest.encode() + b"\0" + body).hexdigest()
             bodies = self._stats.bodies
@@ -590,7 +591,6 @@ class Bridge:
 
     def _body_pool(self) -> Any:
         if self._bodies is None:
-            from concurrent.futures import ThreadPoolExecutor
 
             self._bodies = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccs-bridge-bodies")
         return self._bodies

@@ -10,9 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from ccswitch_tui.bridge import records as rec
+from ccswitch_tui.bridge.guard import Guard
+from ccswitch_tui.bridge.handler import PASSTHROUGH
+from ccswitch_tui.bridge.loading import LoadingBridge
 from ccswitch_tui.bridge.reroute import reroute, route_specs
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths
 
@@ -46,17 +51,15 @@ class RecordingSession:
         specs = route_specs(plan)
         models = tuple(dict.fromkeys(plan.models.values()))
         if options.strict_model and not models:
-            from ccswitch_tui.errors import UsageError
 
             raise UsageError(f"--strict-model needs a model to pin, and profile {plan.profile!r} sets none for "
                              f"{plan.tool}; set one with `ccs edit {plan.profile}`")
-        from ccswitch_tui.bridge.loading import LoadingBridge
 
         records_path = rec.records_path(paths.runs, plan.launch_id)
         extra_secrets = known_secrets(plan, key, specs)
 
         def config() -> Any:  # in the loading thread: the server module imports aiohttp
-            from ccswitch_tui.bridge.handler import PASSTHROUGH
+            # lazy: aiohttp loads only for a recorded or translated launch
             from ccswitch_tui.bridge.server import BridgeConfig, Route
 
             return BridgeConfig(
@@ -66,7 +69,6 @@ class RecordingSession:
                 record_bodies=options.bodies, strict_model=options.strict_model, extra_secrets=extra_secrets,
             )
 
-        from ccswitch_tui.bridge.guard import Guard
 
         # the socket is bound and the token made now; the server loads while the child starts
         bridge = LoadingBridge(config, records_path)
@@ -110,7 +112,6 @@ def known_secrets(plan: LaunchPlan, key: str, specs: list) -> tuple[str, ...]:
     """Every secret of the launch besides the key: the values of its secret variables (the profile's
     ``[secrets]``) and the credentials of the proxies its routes go through. No record holds them and
     the bridge never hands them back to the child."""
-    from urllib.parse import unquote, urlsplit
 
     found = [plan.env[n] for n in sorted(plan.secret_names) if plan.env.get(n) and plan.env[n] != key]
     for value in list(found):  # headers in one variable (ANTHROPIC_CUSTOM_HEADERS): each value on its own

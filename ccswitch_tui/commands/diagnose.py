@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
+from ccswitch_tui.diagnose.doctor import run_doctor
 from ccswitch_tui.diagnose.findings import counts, counts_text, has_errors, sort_findings
+from ccswitch_tui.diagnose.inspect import Inspection, inspect_pid, list_processes
 from ccswitch_tui.errors import FindingsError, UsageError
 from ccswitch_tui.model import Finding
 from ccswitch_tui.terminal_text import visible
@@ -39,7 +42,6 @@ def _raise_if_errors(findings: list[Finding], what: str) -> None:
 @pass_ctx
 def ps_cmd(ctx: Context, all_: bool, as_json: bool) -> None:
     """Running Claude Code and Codex processes and ccs children, with their findings."""
-    from ccswitch_tui.diagnose.inspect import list_processes
 
     procs = list_processes(ctx.store, ctx.keys, all_=all_)
     if as_json:
@@ -71,7 +73,6 @@ def ps_cmd(ctx: Context, all_: bool, as_json: bool) -> None:
 @pass_ctx
 def inspect_cmd(ctx: Context, pid: int, profile: str | None, as_json: bool) -> None:
     """A running process's environment against the plan its profile would produce today."""
-    from ccswitch_tui.diagnose.inspect import inspect_pid
 
     if profile:
         ctx.store.path_for(profile)  # a bad name is bad input before anything is read
@@ -83,7 +84,7 @@ def inspect_cmd(ctx: Context, pid: int, profile: str | None, as_json: bool) -> N
     _raise_if_errors(list(ins.findings), f"pid {pid}")
 
 
-def _inspection_text(ins: Any) -> str:
+def _inspection_text(ins: Inspection) -> str:
     head = f"pid {ins.pid}  {ins.name}  tool {ins.tool or '-'}  "
     if ins.profile:
         head += f"profile {ins.profile} ({'from CCS_PROFILE' if ins.profile_source == 'marker' else '--profile'})"
@@ -127,9 +128,7 @@ def _inspection_text(ins: Any) -> str:
 @pass_ctx
 def doctor_cmd(ctx: Context, cwd: str | None, as_json: bool) -> None:
     """Every contamination source at rest: shell, Claude Code settings layers, Codex config, keys."""
-    from pathlib import Path
 
-    from ccswitch_tui.diagnose.doctor import run_doctor
 
     where = Path(cwd) if cwd else Path.cwd()
     if cwd and not where.is_dir():
@@ -154,7 +153,7 @@ def doctor_cmd(ctx: Context, cwd: str | None, as_json: bool) -> None:
 @pass_ctx
 def check_cmd(ctx: Context, profile: str | None, all_: bool, tool: str | None, timeout: float, as_json: bool) -> None:
     """Probe a profile's endpoints with a request that costs at most a handful of tokens."""
-    from ccswitch_tui.diagnose import check
+    from ccswitch_tui.diagnose import check  # lazy: httpx loads only when ccs sends a request itself
 
     if bool(profile) == all_:
         raise UsageError("give one PROFILE or --all (see `ccs check --help`)")

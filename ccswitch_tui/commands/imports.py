@@ -3,6 +3,7 @@ keyring, never into a file) and hand profiles out without any secret."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.importers.sources import one_import_at_a_time
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.checker import check_name
 from ccswitch_tui.tools.spec import ToolSpec
@@ -20,14 +22,13 @@ dry_run_option = click.option("--dry-run", is_flag=True, help="Show what would h
 
 
 def _planner(ctx: Context, dry_run: bool):  # noqa: ANN202 — keeps the import inside the command
-    from ccswitch_tui.importers.planner import Planner
+    from ccswitch_tui.importers.planner import Planner  # lazy: tomlkit loads only when a profile is written
 
     return Planner(ctx.store, ctx.keys, dry_run=dry_run)
 
 
 def _one_import_at_a_time(ctx: Context, dry_run: bool):  # noqa: ANN202 — the importers' context manager
     """The importers' lock (shared with the TUI); waiting for another import is said on stderr."""
-    from ccswitch_tui.importers.sources import one_import_at_a_time
 
     return one_import_at_a_time(ctx.store, dry_run, lambda line: click.echo(visible(f"ccs: {line}"), err=True))
 
@@ -68,8 +69,9 @@ def import_group() -> None:
 @pass_ctx
 def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool) -> None:
     """Import CC Switch's Claude Code and Codex providers (database opened read-only)."""
+    # lazy: tomlkit loads only when a profile is written
     from ccswitch_tui.importers.cc_switch import default_dir, plan_cc_switch
-    from ccswitch_tui.importers.live import home_dir
+    from ccswitch_tui.importers.live import home_dir  # lazy: tomlkit loads only when a profile is written
 
     db = db.expanduser() if db else default_dir(home_dir(ctx.environ)) / "cc-switch.db"
     with _one_import_at_a_time(ctx, dry_run):
@@ -89,8 +91,9 @@ def _live_command(spec: ToolSpec) -> click.Command:
     @pass_ctx
     def command(ctx: Context, name: str | None, scrub: bool, dry_run: bool, as_json: bool,
                 **where: Path | None) -> None:
+        # lazy: tomlkit loads only when a profile is written
         from ccswitch_tui.importers.live import home_dir, plan_live
-        from ccswitch_tui.importers.live import scrub as do_scrub
+        from ccswitch_tui.importers.live import scrub as do_scrub  # lazy: tomlkit loads only when a profile is written
 
         if name:
             check_name(name)
@@ -136,7 +139,7 @@ def import_env(ctx: Context, file: Path, name: str | None, scrub: bool, dry_run:
     "openai" export, ANTHROPIC_* the "anthropic" one and Claude Code's table, a pair such as
     TAOTOKEN_API_KEY + TAOTOKEN_BASE_URL an export under those names. Every line not used is
     reported with the reason. The key goes into the keyring (a key already there keeps its id)."""
-    from ccswitch_tui.importers import env_file
+    from ccswitch_tui.importers import env_file  # lazy: tomlkit loads only when a profile is written
 
     if name:
         check_name(name)
@@ -178,8 +181,8 @@ def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path |
            "codex": {"providers": {NAME: {id, name, settingsConfig: {auth: {OPENAI_API_KEY: ""},
             config: TOML}, category, websiteUrl?, notes?}}, "current": ""}}
     """
-    import json
 
+    # lazy: tomlkit loads only when a profile is written
     from ccswitch_tui.importers.export import cc_switch_providers, export_toml
 
     names = list(dict.fromkeys(profiles))

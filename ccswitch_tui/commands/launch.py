@@ -10,13 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ccswitch_tui import policy
+from ccswitch_tui import policy, tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
-from ccswitch_tui.errors import UsageError
+from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.keys.extra import resolve
+from ccswitch_tui.launch import launcher as launch
+from ccswitch_tui.launch.environment import diff_env, shell_routing_note
+from ccswitch_tui.launch.launcher import PROFILE_RECORDING, Recording
+from ccswitch_tui.launch.liveness import state, status_text
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
+from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, user_argv
 from ccswitch_tui.terminal_text import visible, visible_json
+from ccswitch_tui.tools.share import describe
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
@@ -26,7 +33,6 @@ nested_option = click.option("--nested", is_flag=True, help="Allow launching ins
 
 
 def _tool_names() -> list[str]:
-    from ccswitch_tui import tools
 
     return list(tools.names())
 
@@ -34,7 +40,6 @@ def _tool_names() -> list[str]:
 def _cwd(cwd: str | None) -> Path:
     path = Path(cwd or os.getcwd()).resolve()
     if not path.is_dir():
-        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"--cwd {cwd!r} is not a directory")
     return path
@@ -54,7 +59,7 @@ def _with_outcomes(ctx: Context, status: int, launch_id: str, path: str | None, 
     the child's status) is kept either way."""
     if path is None:
         return status
-    from ccswitch_tui.errors import CcsError
+    # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
     from ccswitch_tui.runs.outcomes import attach, read_outcomes
 
     try:
@@ -86,11 +91,9 @@ def record_options(f: Any) -> Any:
 
 def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
     """Off (--no-record), as the profile says, or on with the options for the bridge."""
-    from ccswitch_tui.launch.launcher import PROFILE_RECORDING, Recording
 
     if record is False:
         if bodies or strict:
-            from ccswitch_tui.errors import UsageError
 
             raise UsageError("--record-bodies and --strict-model need recording; drop --no-record")
         return Recording("off")
@@ -119,7 +122,6 @@ def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
     """One stderr line naming the shell's routing variables the launch keeps out (names only)."""
     if silent or ctx.environ.get(ENV_NOTE_VAR, "").strip().lower() in ("0", "false", "no", "off"):
         return
-    from ccswitch_tui.launch.environment import shell_routing_note
 
     if note := shell_routing_note(ctx.environ, plan.env, plan.routing_names):
         click.echo(visible(f"ccs: {note} (--no-env-note or {ENV_NOTE_VAR}=0 silences this)"), err=True)
@@ -141,14 +143,11 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
                label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
                tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
-    from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
-    from ccswitch_tui import tools
 
     launchable = [s.name for s in tools.clients()]
     if tool not in launchable:
-        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"unknown tool {tool!r} for launch; choose one of: {', '.join(launchable)} "
                          "(or `ccs run` for any command)")
@@ -171,7 +170,6 @@ def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record:
             strict_model: bool, label: str | None, outcomes: str | None, task_column: str | None,
             success_column: str | None, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
-    from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
@@ -190,14 +188,12 @@ def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record:
 @pass_ctx
 def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     """Open an interactive $SHELL with PROFILE's clean environment for TOOL."""
-    from ccswitch_tui.launch import launcher as launch
 
     launch.refuse_nested(ctx.environ, nested)
     shell = ctx.environ.get("SHELL") or "/bin/sh"
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), argv_override=[shell], force=True, nested=nested)
     _warn(prep.plan)
-    from ccswitch_tui import tools
 
     if hint := tools.get(tool).shell_hint(prep.plan):
         click.echo(f"ccs: {hint}", err=True)
@@ -246,8 +242,6 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
 
     sh and dotenv are safe to eval or source: the key is left out unless --reveal (a comment says so),
     and so are the per-launch markers. json shows the whole plan, the key masked unless --reveal."""
-    from ccswitch_tui.keys.extra import resolve
-    from ccswitch_tui.launch.environment import diff_env
 
     def out(text: str) -> None:  # --reveal asks for the key itself: its lines alone pass unfiltered
         (echo_revealed if reveal else click.echo)(visible_json(text) if fmt == "json" else visible(text))
@@ -291,7 +285,6 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(visible(f"ccs: warning: {w}"), err=True)
-    from ccswitch_tui.tools.share import describe
 
     for line in describe(plan.extra.get("shared", ())):
         click.echo(visible(f"ccs: shared: {line}"), err=True)
@@ -306,19 +299,16 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     """List run manifests, newest first; `ccs runs diff ID ID...` shows drift between runs."""
     if click_ctx.invoked_subcommand is not None:
         return
-    from ccswitch_tui.runs.manifests import load_manifests, user_argv
 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
     if as_json:
-        from ccswitch_tui.launch.liveness import state
 
         emit_json({"runs": [m | {"state": state(m)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
         return
-    from ccswitch_tui.launch.liveness import status_text
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m),
@@ -335,7 +325,7 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
     fingerprint, proxy, endpoints), models (pinned, requested, served), a forced launch, project layers,
     the client and its version, the environment (by variable), and the outcome (requests per path,
     errors, retries, 401/403, 429, exit status). Exit 3 when any run drifted."""
-    from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest
+    # lazy: keeps ccswitch_tui.runs.verdict off `ccs run`'s imports
     from ccswitch_tui.runs.verdict import compare_views, view
 
     if len(launch_ids) < 2:
@@ -383,7 +373,7 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, ro
     if rounds:
         _rounds_report(ctx, launch_ids, label, fmt)
         return
-    from ccswitch_tui.runs.manifests import damage_note, find_manifest, load_manifests
+    # lazy: keeps ccswitch_tui.runs.report off `ccs run`'s imports
     from ccswitch_tui.runs.report import report, table_rows, to_csv
 
     if bool(label) == bool(launch_ids):
@@ -403,7 +393,7 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, ro
     elif fmt == "csv":
         click.echo(visible(to_csv(data)), nl=False)  # a cell's control characters shown, as in the table
     elif fmt == "md":
-        from ccswitch_tui.runs.report import markdown
+        from ccswitch_tui.runs.report import markdown  # lazy: keeps ccswitch_tui.runs.report off `ccs run`'s imports
 
         click.echo(visible(markdown(data)), nl=False)
     else:
@@ -414,8 +404,7 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, ro
 
 
 def _rounds_report(ctx: Context, labels: tuple[str, ...], label: str | None, fmt: str) -> None:
-    from ccswitch_tui.runs import rounds
-    from ccswitch_tui.runs.manifests import damage_note, load_manifests
+    from ccswitch_tui.runs import rounds  # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
 
     labels = (*((label,) if label else ()), *labels)
     if not labels:
@@ -450,6 +439,7 @@ def _rounds_report(ctx: Context, labels: tuple[str, ...], label: str | None, fmt
 def runs_attach(ctx: Context, launch_id: str, file: str, task_column: str | None, success_column: str | None) -> None:
     """Attach a finished run's per-task results (JSONL, JSON or CSV: a task id and a success flag or a
     score from 0 to 1 per row) for `ccs runs report --rounds`."""
+    # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
     from ccswitch_tui.runs.outcomes import attach, read_outcomes
 
     outcomes = read_outcomes(Path(file), task_column, success_column)

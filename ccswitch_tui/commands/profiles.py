@@ -11,7 +11,10 @@ import click
 from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
 from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.launch.toolstate import orphans, remove, running_launches, state_of
 from ccswitch_tui.model import Profile
+from ccswitch_tui.policy import mask
+from ccswitch_tui.profiles.edit_session import edit
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_name
 
@@ -101,7 +104,6 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         value = ctx.keys.lookup(p.key_id)
         key["present"] = value is not None
         if value:
-            from ccswitch_tui.policy import mask
 
             key["mask"], key["fingerprint"] = mask(value), ctx.keys.fingerprint(value)
     except CcsError as exc:
@@ -169,7 +171,7 @@ _MODEL_EXAMPLE = next((f"{s.name}={s.model_example}" for s in tools.clients() if
 def new_cmd(ctx: Context, name: str, preset: str | None, base_urls: tuple[str, ...], key_id: str | None,
             models: tuple[str, ...], **tool_models: str | None) -> None:
     """Create a profile, from a preset or from a base URL, and say the URL each tool will use."""
-    from ccswitch_tui.profiles.presets import new_profile
+    from ccswitch_tui.profiles.presets import new_profile  # lazy: tomlkit loads only when a profile is written
 
     check_name(name)
     chosen: dict[str, str] = {}
@@ -230,7 +232,7 @@ def _base_urls(items: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
 @pass_ctx
 def cp_cmd(ctx: Context, profile: str, new_name: str) -> None:
     """Copy a profile file under a new name (comments kept; the key id is shared)."""
-    from ccswitch_tui.profiles.presets import copy_profile_text
+    from ccswitch_tui.profiles.presets import copy_profile_text  # lazy: tomlkit loads only when a profile is written
 
     ctx.store.save_text(new_name, copy_profile_text(ctx.store, profile, new_name), create=True)
     click.echo(f"created {ctx.store.path_for(new_name)}")
@@ -244,7 +246,6 @@ def edit_cmd(ctx: Context, profile: str) -> None:
 
     When the file changed on disk while the editor was open, nothing is saved: the edited copy is
     kept and its path printed."""
-    from ccswitch_tui.profiles.edit_session import edit
 
     ctx.store.path_for(profile)
     editor = ctx.environ.get("VISUAL") or ctx.environ.get("EDITOR") or "vi"
@@ -264,7 +265,6 @@ def edit_cmd(ctx: Context, profile: str) -> None:
 @pass_ctx
 def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool) -> None:
     """Delete a profile file and its tool state (its key stays in the keyring: `ccs key rm ID`)."""
-    from ccswitch_tui.launch.toolstate import remove, running_launches, state_of
 
     path = ctx.store.path_for(profile)
     ctx.store.read_text(profile)  # unknown profile → one clear line
@@ -287,7 +287,6 @@ def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool) -> None:
 @pass_ctx
 def gc_cmd(ctx: Context, yes: bool, dry_run: bool) -> None:
     """Remove the tool state (sessions, history, downloads) of profiles that no longer exist."""
-    from ccswitch_tui.launch.toolstate import orphans, remove
 
     found = orphans(ctx.paths, {e.name for e in ctx.store.entries()})
     if not found:
@@ -307,7 +306,7 @@ def gc_cmd(ctx: Context, yes: bool, dry_run: bool) -> None:
 @json_option
 def presets_cmd(as_json: bool) -> None:
     """List the presets shipped with ccs."""
-    from ccswitch_tui.profiles.presets import list_presets
+    from ccswitch_tui.profiles.presets import list_presets  # lazy: tomlkit loads only when a profile is written
 
     presets = list_presets()
     if as_json:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import click
 
 from ccswitch_tui.commands.common import Context, emit_json, pass_ctx, table
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.runs.usage import parse_since, profile_prices, summary_lines, table_rows, to_csv, totals
+from ccswitch_tui.tools.checker import check_name
 
 
 @click.command("usage")
@@ -18,13 +21,10 @@ from ccswitch_tui.commands.common import Context, emit_json, pass_ctx, table
 def usage_cmd(ctx: Context, profile: str | None, by: str, since: str | None, as_json: bool, as_csv: bool) -> None:
     """Requests, tokens, errors and cost (where the profile's [pricing] prices the model) from the
     request records of recorded runs. Runs that were not recorded are named, not counted."""
-    from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.runs.usage import parse_since, profile_prices, summary_lines, table_rows, to_csv, totals
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
     if profile is not None:
-        from ccswitch_tui.tools.checker import check_name
 
         check_name(profile)
     u = totals(ctx.paths, by=by, profile=profile, since=parse_since(since) if since else None,

@@ -8,16 +8,17 @@ from pathlib import Path
 import click
 
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.launch import shim_setup, shims
+from ccswitch_tui.launch.use_status import lines, programs, shim_report
 
 
 def _launchable() -> list[str]:
-    from ccswitch_tui.launch.use_status import programs
 
     return list(programs())
 
 
 def _selection_error(exc: Exception) -> None:
-    from ccswitch_tui.errors import UsageError
 
     raise UsageError(str(exc)) from None
 
@@ -36,16 +37,12 @@ def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: boo
 
     A `.ccs-profile` file in a project (or its parents) beats `ccs use PROFILE`; `ccs use --none`
     beats both. `ccs status` (or a bare `ccs use`) says which profile a shim would use here, and why."""
-    from ccswitch_tui.errors import UsageError
-    from ccswitch_tui.launch import shim_setup, shims
-    from ccswitch_tui.launch.use_status import programs
 
     progs = programs()
     for t in tools_:
         if t not in progs:
             raise UsageError(f"unknown tool {t!r} for --tool; choose one of: {', '.join(progs)}")
     if not (profile or off or clear or here or tools_):  # bare `ccs use`: what is chosen here
-        from ccswitch_tui.launch.use_status import lines, shim_report
 
         click.echo("\n".join(lines(shim_report(ctx.paths, ctx.environ, Path(os.getcwd()), ctx.store))))
         return
@@ -111,11 +108,9 @@ def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: boo
 def status_cmd(ctx: Context, as_json: bool) -> None:
     """Which profile a tool started by name here would use, and why (project file, `ccs use`, none),
     and whether the shims are first on PATH."""
-    from ccswitch_tui.launch.use_status import lines, shim_report
 
     report = shim_report(ctx.paths, ctx.environ, Path(os.getcwd()), ctx.store)
     if report["error"]:
-        from ccswitch_tui.errors import UsageError
 
         raise UsageError(report["error"])
     if as_json:

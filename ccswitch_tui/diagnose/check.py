@@ -10,6 +10,7 @@ only in the auth header and scrubbed from anything an endpoint answers.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import ssl
 import time
@@ -408,7 +409,6 @@ def check_profiles(
     max_workers: int = 16,
 ) -> list[ProbeResult]:
     """Probe every side of every profile, concurrently; results in profile, then side order."""
-    import os
 
     environ = os.environ if environ is None else environ
     jobs: list[tuple[int, Probe, str | None, CcsError | None]] = []  # (order, probe, key, key error)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +19,13 @@ from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch.isolation import profile_findings
+from ccswitch_tui.launch.launcher import tool_version
+from ccswitch_tui.launch.shims import which_real
+from ccswitch_tui.launch.use_status import doctor_findings, shim_report
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
+from ccswitch_tui.tools import clients
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
 from ccswitch_tui.tools.spec import DoctorContext
 
@@ -88,7 +92,8 @@ class DoctorReport:
 
 # --- the shell ------------------------------------------------------------------------------------
 
-def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple[list[dict[str, Any]], list[Finding]]:
+def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str] | None = None,
+                   ) -> tuple[list[dict[str, Any]], list[Finding]]:
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
     inside = environ.get("CCS_LAUNCH_ID")
@@ -136,12 +141,10 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Any = None) -> tuple
 # --- clients, keyring, profiles ------------------------------------------------------------------
 
 def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
-    from ccswitch_tui.launch.shims import which_real
 
     exe = which_real(name, environ.get("PATH", os.defpath))  # the real client, not a ccs shim
     if exe is None:
         return {"path": None, "version": None}
-    from ccswitch_tui.launch.launcher import tool_version
 
     version = tool_version(exe)
     if version:
@@ -171,7 +174,6 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
     report.shell, found = shell_findings(environ, fp)
     f += found
     entries = store.entries()
-    from ccswitch_tui.tools import clients
 
     loaded = [e.profile for e in entries if e.profile is not None]
     for spec in clients():
@@ -189,7 +191,6 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
             report.section_lines += part.lines
             f += part.findings
 
-    from ccswitch_tui.launch.use_status import doctor_findings, shim_report
 
     report.sections["shims"] = shim_report(paths, environ, cwd, store)
     f += doctor_findings(report.sections["shims"])

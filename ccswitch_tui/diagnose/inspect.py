@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import tools
+from ccswitch_tui.bridge.reroute import as_recorded
 from ccswitch_tui.diagnose.findings import counts, has_errors, sort_findings
 from ccswitch_tui.diagnose.processes import (
     STATUS_DENIED,
@@ -30,8 +31,10 @@ from ccswitch_tui.diagnose.processes import (
     tool_internal,
 )
 from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.keys.keyring import fingerprint, load_salt
 from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.isolation import inspect_findings
+from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
@@ -46,6 +49,8 @@ from ccswitch_tui.policy import (
     secret_name,
     shown,
 )
+from ccswitch_tui.runs.manifests import find_manifest
+from ccswitch_tui.runs.verdict import against_launch
 from ccswitch_tui.safe_read import no_surrogates
 from ccswitch_tui.tools import label as tools_label
 
@@ -62,13 +67,11 @@ ENV_NOTE = ("environment as handed to the process at exec time; changes the proc
 def own_families(tool: str | None) -> tuple[str, ...] | None:
     """The families a client reads itself (its spec's ``reads``); a variable of another client's family
     is `foreign-family`. None for `run`, shells and unknown programs, which may read any family."""
-    from ccswitch_tui import tools
 
     return tools.get(tool).reads if tool in tools.names() else None
 
 
 def launchable(tool: str | None) -> bool:
-    from ccswitch_tui import tools
 
     return tool in tools.names() and tools.get(tool).launchable
 
@@ -240,7 +243,6 @@ class Inspector:
 
     def fingerprint(self, value: str) -> str:
         if self._fp is None:
-            from ccswitch_tui.keys.keyring import fingerprint, load_salt
 
             salt = load_salt(self.paths)
             self._fp = lambda v: fingerprint(v, salt)
@@ -269,7 +271,6 @@ class Inspector:
         profile_name: str | None = None, profile_source: str | None = None,
     ) -> tuple[dict[str, str], EnvDiff, list[Finding], dict[str, Any]]:
         """(expected env, diff expected→actual, findings, extras) for one process environment."""
-        from ccswitch_tui import tools
 
         findings: list[Finding] = []
         extras: dict[str, Any] = {"profile": None, "key_fingerprint": None, "secret_names": frozenset()}
@@ -307,7 +308,6 @@ class Inspector:
                     extras["key_id"] = prof.key_id
 
         if plan is not None:
-            from ccswitch_tui.bridge.reroute import as_recorded
 
             recorded = as_recorded(plan, actual, self.paths.runs)
             if recorded is not None:  # a recorded launch: the child holds the bridge's URLs and token
@@ -342,7 +342,6 @@ class Inspector:
 
     def _process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None) -> list[Finding]:
         """What each client's spec finds wrong with one of its own processes (an orphaned daemon)."""
-        from ccswitch_tui.launch.launches import Launches
 
         runs = Launches(self.paths)
         return [f for spec in tools.specs() for f in spec.process_findings(pid, argv, env, runs)]
@@ -351,8 +350,6 @@ class Inspector:
         """A bridged launch (recorded or translated): the bridge holds the key the run was launched with,
         the child only a token. The launch's manifest says which key that was; the verdict compares it
         with the key stored now."""
-        from ccswitch_tui.runs.manifests import find_manifest
-        from ccswitch_tui.runs.verdict import against_launch
 
         try:
             manifest = find_manifest(self.paths, actual.get("CCS_LAUNCH_ID", ""))
@@ -537,7 +534,7 @@ class Inspector:
         return out
 
     def inspect_pid(self, pid: int, profile: str | None = None) -> Inspection:
-        import psutil
+        import psutil  # lazy: psutil loads only for process listings
 
         if pid <= 0:
             raise UsageError(f"pid {pid} is not a process id; see `ccs ps`")
@@ -578,7 +575,7 @@ class Inspector:
 
 
 def _owner(pid: int) -> str | None:
-    import psutil
+    import psutil  # lazy: psutil loads only for process listings
 
     try:
         return psutil.Process(pid).username()

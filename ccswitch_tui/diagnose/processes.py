@@ -114,7 +114,7 @@ def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
 
 
 def _scan_psutil(all_: bool, me: int) -> Iterator[Seen]:
-    import psutil
+    import psutil  # lazy: psutil loads only for process listings
 
     for p in psutil.process_iter(["cmdline"]):
         if p.pid == me:
@@ -157,7 +157,7 @@ class Details:
 
 
 def details(pid: int, argv: Sequence[str]) -> Details:
-    import psutil
+    import psutil  # lazy: psutil loads only for process listings
 
     fallback = base_name(argv[0]) if argv else str(pid)
     try:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ccswitch_tui.policy import credential_value
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"(?P<indent>[ \t]*)(?P<export>export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 
@@ -135,7 +137,6 @@ def _word(text: str, values: dict[str, str]) -> tuple[str, list[str]]:
 
 def _first_word(line: str) -> str:
     """The command or name a line starts with, shortened; a word that looks like a credential is not shown."""
-    from ccswitch_tui.policy import credential_value
 
     words = line.strip().removeprefix("export ").split()
     word = words[0] if words else ""

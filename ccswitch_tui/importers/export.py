@@ -14,7 +14,7 @@ from typing import Any
 
 import tomlkit
 
-from ccswitch_tui import policy
+from ccswitch_tui import policy, tools
 from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store
 
@@ -47,7 +47,6 @@ def export_toml(store: Store, name: str) -> Exported:
     """The profile's file as it is (comments, order), with credential-looking env values emptied."""
     doc = store.load_doc(name)
     profile = store.load(name)
-    from ccswitch_tui import tools
 
     warnings: list[str] = []
     tables: dict[str, Mapping[str, str]] = {"[env]": profile.env}
@@ -77,7 +76,6 @@ def export_toml(store: Store, name: str) -> Exported:
 def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[str]]:
     """The CC Switch shape for these profiles, key fields empty: one app per client whose importer
     names its CC Switch app, each entry as that importer writes it."""
-    from ccswitch_tui import tools
 
     warnings: list[str] = []
     apps = [(s, tools.importer(s)) for s in tools.importable() if tools.importer(s).cc_switch_app]

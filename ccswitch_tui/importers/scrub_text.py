@@ -8,10 +8,11 @@ members (with one separator) are cut out.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.safe_read import loads_json
+from ccswitch_tui.safe_read import loads_json, tomllib
 
 
 @dataclass
@@ -126,11 +127,6 @@ def scrub_json_text(text: str, key: str) -> tuple[str, list[str]]:
 def scrub_toml_text(text: str, key: str) -> tuple[str, list[str]]:
     """``text`` without the ``name = "KEY"`` lines (one-line strings), and their dotted names. A key
     inside a longer value, a multi-line string or a comment stays (the caller reports it)."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]  # the same module under its 3.10 name
-
     lines = text.splitlines(keepends=True)
     table: list[str] | None = []  # None inside an array of tables: left alone
     kept: list[str] = []
@@ -172,7 +168,6 @@ def scrub_toml_text(text: str, key: str) -> tuple[str, list[str]]:
 
 
 def _bare_or_quoted(part: str) -> str:
-    import re
 
     return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
 

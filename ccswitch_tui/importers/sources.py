@@ -62,8 +62,8 @@ class Source:
 def default_sources(environ: Mapping[str, str]) -> list[Source]:
     """Where `ccs import cc-switch` and `ccs import NAME` (each client with an importer) look when
     given no path."""
-    from ccswitch_tui.importers.cc_switch import default_dir
-    from ccswitch_tui.importers.live import home_dir
+    from ccswitch_tui.importers.cc_switch import default_dir  # lazy: tomlkit loads only when a profile is written
+    from ccswitch_tui.importers.live import home_dir  # lazy: tomlkit loads only when a profile is written
 
     home = home_dir(environ)
     return [
@@ -83,15 +83,16 @@ def run_import(source: Source, store: Store, keys: KeyStore, environ: Mapping[st
 
 
 def _import(source: Source, store: Store, keys: KeyStore, environ: Mapping[str, str], dry_run: bool) -> Report:
-    from ccswitch_tui.importers.planner import Planner
+    from ccswitch_tui.importers.planner import Planner  # lazy: tomlkit loads only when a profile is written
 
     planner = Planner(store, keys, dry_run=dry_run)
     if source.kind == "cc-switch":
+        # lazy: tomlkit loads only when a profile is written
         from ccswitch_tui.importers.cc_switch import plan_cc_switch
 
         report = plan_cc_switch(planner, source.path, source.path.parent / "config.json")
     else:
-        from ccswitch_tui.importers.live import plan_live
+        from ccswitch_tui.importers.live import plan_live  # lazy: tomlkit loads only when a profile is written
 
         report = plan_live(planner, tools.get(source.kind), source.path, None, environ).report
     if not dry_run:

@@ -83,15 +83,17 @@ def _load_backend() -> Any:
     the choice (PYTHON_KEYRING_BACKEND, a keyringrc.cfg) and a session bus is there, try the
     Secret Service backend directly and fall back to full discovery only if it is not viable.
     """
-    import keyring
+    import keyring  # lazy: the keyring library loads only when the Secret Service fast path cannot answer
 
     if os.environ.get("PYTHON_KEYRING_BACKEND") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return keyring.get_keyring()
+    # lazy: the keyring library loads only when the Secret Service fast path cannot answer
     from keyring.util import platform_ as platform_dirs
 
     if os.path.exists(os.path.join(platform_dirs.config_root(), "keyringrc.cfg")):
         return keyring.get_keyring()
     try:
+        # lazy: the keyring library loads only when the Secret Service fast path cannot answer
         from keyring.backends import SecretService
 
         backend = SecretService.Keyring()
@@ -133,6 +135,7 @@ class KeyStore:
         return _backend_name(self.backend)
 
     def _call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        # lazy: the keyring library loads only when the Secret Service fast path cannot answer
         from keyring.errors import InitError, KeyringError, KeyringLocked, NoKeyringError, PasswordDeleteError
 
         try:
@@ -165,6 +168,7 @@ class KeyStore:
     def get(self, key_id: str) -> str | None:
         check_key_id(key_id)
         if self._backend is None:
+            # lazy: keeps ccswitch_tui.keys.secret_service off `ccs run`'s imports
             from ccswitch_tui.keys import secret_service
 
             if secret_service.usable(self.environ):
@@ -227,6 +231,7 @@ class KeyStore:
 
     def delete(self, key_id: str) -> bool:
         """Remove a key; False when there was none (or another process removed it first)."""
+        # lazy: the keyring library loads only when the Secret Service fast path cannot answer
         from keyring.errors import PasswordDeleteError
 
         check_key_id(key_id)
@@ -331,6 +336,7 @@ class KeyStore:
         if not ids:
             return out
         if self._backend is None:
+            # lazy: keeps ccswitch_tui.keys.secret_service off `ccs run`'s imports
             from ccswitch_tui.keys import secret_service
 
             if secret_service.usable(self.environ):

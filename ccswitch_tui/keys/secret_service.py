@@ -34,8 +34,9 @@ def usable(environ: dict[str, str] | os._Environ[str]) -> bool:
 def _service() -> Iterator[Any]:
     """A blocking connection to the session bus and a caller for the Secret Service; raises
     (ImportError, OSError, D-Bus errors) when there is none."""
+    # lazy: jeepney loads only when the Secret Service is asked
     from jeepney import DBusAddress, MessageType, new_method_call
-    from jeepney.io.blocking import open_dbus_connection
+    from jeepney.io.blocking import open_dbus_connection  # lazy: jeepney loads only when the Secret Service is asked
 
     conn = open_dbus_connection(bus="SESSION")
     ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)

@@ -3,6 +3,7 @@ terminal handed over, forward signals, write the run manifest, return the child'
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,19 +21,23 @@ from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import LaunchRefused, UsageError
 from ccswitch_tui.keys import extra as secondary
 from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch import liveness
+from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.tools import share
 from ccswitch_tui.tools.spec import HookContext, LaunchHook
 
 if TYPE_CHECKING:
+    from ccswitch_tui.launch.ptytail import Tail
     from ccswitch_tui.profiles.store import Store
-
-from ccswitch_tui.terminal_text import visible
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
@@ -94,7 +100,6 @@ def build(
     check_refusals(plan, force)
     if not plan.argv:
         raise UsageError(f"no command given; put it after --, e.g. `ccs run {profile.name} -- python run.py`")
-    from ccswitch_tui.launch.shims import which_real
 
     executable = which_real(plan.argv[0], plan.env.get("PATH", os.defpath))  # never a ccs shim
     if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
@@ -118,7 +123,6 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     Each folder's files are written under that folder's lock, after the temp files of those same
     files are swept (a launch killed between its temp file and the rename leaves one; under the lock
     no live launch can be writing it). Temp names of any other file are left alone."""
-    import hashlib
 
     for d in plan.dirs:
         ensure_private_dir(d)
@@ -152,7 +156,6 @@ def tool_version(executable: str) -> str | None:
 
 def utc_now() -> str:
     """UTC ISO-8601 with microseconds, so runs started within one second still sort."""
-    from datetime import datetime, timezone
 
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -327,7 +330,10 @@ class RecordingHook(LaunchHook):
         self.session: Any = None
 
     def prepare(self, ctx: HookContext) -> None:
+        # lazy: keeps ccswitch_tui.bridge off `ccs run`'s imports
         from ccswitch_tui.bridge.session import RecordingSession, RecordOptions
+
+        # lazy: keeps ccswitch_tui.bridge off `ccs run`'s imports
         from ccswitch_tui.bridge.translate.handler import translation_handlers
 
         handlers = translation_handlers(ctx.plan, self.translations) if self.translations else {}
@@ -348,7 +354,6 @@ class SharedPiecesHook(LaunchHook):
     """The user's own setup linked into the profile's config dirs (``[policy] share``)."""
 
     def before(self, ctx: HookContext) -> None:
-        from ccswitch_tui.tools import share
 
         for problem in share.apply_links(ctx.plan.extra.get("shared", ())):
             print(visible(f"ccs: warning: {problem}"), file=sys.stderr)
@@ -368,12 +373,10 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
 
 
 def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
-            tail: Any = None) -> int:
+            tail: Tail | None = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
     hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
     a pseudo-terminal of its own and its last output is kept there."""
-    from ccswitch_tui.launch import liveness
-    from ccswitch_tui.launch.launches import Launches
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
     hooks = hooks_for(prep, recording)
@@ -402,6 +405,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                     hook.child_started(ctx, pgid)
 
             if tail is not None:
+                # lazy: keeps ccswitch_tui.launch.ptytail off `ccs run`'s imports
                 from ccswitch_tui.launch.ptytail import supervise_on_pty
 
                 status = supervise_on_pty(plan.argv, prep.executable, plan.env, plan.cwd, tail, FORWARDED,

@@ -9,12 +9,15 @@ passed through raw, Ctrl-C from its own terminal); ccs's terminal is put back as
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import re
 import select
 import signal
 import subprocess
+import termios
 import time
+import tty
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -51,8 +54,6 @@ class Tail:
 
 
 def _window_size(fd: int) -> bytes | None:
-    import fcntl
-    import termios
 
     try:
         return fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
@@ -61,8 +62,6 @@ def _window_size(fd: int) -> bytes | None:
 
 
 def _set_window_size(fd: int, size: bytes | None) -> None:
-    import fcntl
-    import termios
 
     if size is not None:
         try:
@@ -75,8 +74,6 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
                      forwarded: Sequence[int], started: Callable[[int], None] | None = None) -> int:
     """As ``launcher.supervise``, with the child on a pseudo-terminal whose output also goes to
     ``tail``. Returns the child's status (128+N for signal N)."""
-    import termios
-    import tty
 
     # the process's own descriptors: the TUI's stand-ins for sys.stdout are not the terminal
     stdin: int | None = 0 if os.isatty(0) else None
@@ -85,7 +82,6 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
     _set_window_size(slave, _window_size(stdin) if stdin is not None else None)
 
     def in_child() -> None:
-        import fcntl
 
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the pseudo-terminal is the child's own terminal
         signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)

@@ -4,10 +4,14 @@ scripts, and tells where the shim folder is on PATH. What a shim does when it st
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import ccswitch_tui
+from ccswitch_tui.atomic import atomic_write
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.shims import (
     ALL,
     MARKER,
@@ -19,11 +23,10 @@ from ccswitch_tui.launch.shims import (
     read_small,
     selection_path,
 )
+from ccswitch_tui.paths import ensure_private_dir
 
 
 def write_selection(state: str | Path, tools: Mapping[str, str | None]) -> Path:
-    from ccswitch_tui.atomic import atomic_write
-    from ccswitch_tui.paths import ensure_private_dir
 
     ensure_private_dir(Path(state))
     path = Path(selection_path(state))
@@ -35,7 +38,6 @@ def write_selection(state: str | Path, tools: Mapping[str, str | None]) -> Path:
 
 def write_project_file(folder: Path, profile: str, tool: str | None) -> Path:
     """Set ``.ccs-profile`` in ``folder``: the default line, or ``tool``'s line; other lines are kept."""
-    from ccswitch_tui.atomic import atomic_write
 
     path = Path(folder) / PROJECT_FILE
     lines: list[str] = []
@@ -62,9 +64,7 @@ def write_project_file(folder: Path, profile: str, tool: str | None) -> Path:
 
 
 def script(tool: str, program: str, python: str, profiles: Path, state: Path) -> str:
-    import shlex
 
-    import ccswitch_tui
 
     # -I: the shell's PYTHONPATH and the working directory (a repository's json.py, say) never load in
     # place of ccs's modules; the folder holding ccs comes last, for an install outside site-packages.
@@ -79,8 +79,6 @@ def install(folder: Path, programs: Mapping[str, str], profiles: Path, state: Pa
             python: str | None = None) -> list[Path]:
     """Write (or refresh) one shim per ``tool → program`` in ``folder``. A file there that is not a
     ccs shim is never replaced; a folder that cannot be written is one line."""
-    from ccswitch_tui.atomic import atomic_write
-    from ccswitch_tui.errors import UsageError
 
     folder = Path(folder)
     try:

@@ -45,7 +45,7 @@ PROBE_BYTES = 256
 
 def shim_dir(state: Path, environ: Mapping[str, str] | None = None) -> Path:
     """``$CCS_SHIM_DIR`` when set, otherwise ``<state>/shims``."""
-    from pathlib import Path
+    from pathlib import Path  # lazy: keeps pathlib off a shim's pass-through's imports
 
     env = os.environ if environ is None else environ
     return Path(env["CCS_SHIM_DIR"]).expanduser() if env.get("CCS_SHIM_DIR") else Path(state) / "shims"
@@ -188,6 +188,7 @@ def read_small(path: str | Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # lazy: keeps ccswitch_tui.errors off a shim's pass-through's imports
         from ccswitch_tui.safe_read import decode_error_line
 
         raise SelectionError(f"{path}: {decode_error_line(exc)}") from None

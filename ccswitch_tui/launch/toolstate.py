@@ -14,9 +14,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch import liveness
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs.manifests import load_manifests
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,6 @@ def orphans(paths: Paths, profiles: set[str]) -> list[ToolState]:
 
 
 def running_launches(paths: Paths, profile: str) -> list[str]:
-    from ccswitch_tui.runs.manifests import load_manifests
 
     return [m.get("launch_id", "?") for m in load_manifests(paths, profile) if liveness.state(m) == liveness.RUNNING]
 
@@ -68,7 +69,6 @@ def running_launches(paths: Paths, profile: str) -> list[str]:
 def remove(paths: Paths, state: ToolState) -> None:
     """End what still uses the profile's tool state (each client's ``before_remove``) and delete it;
     refused while a launch runs."""
-    from ccswitch_tui import tools
 
     live = running_launches(paths, state.profile)
     if live:

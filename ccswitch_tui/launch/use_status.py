@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui import tools
+from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch import shim_setup, shims
+from ccswitch_tui.model import ERROR, WARN, Finding
 from ccswitch_tui.paths import Paths
 
 if TYPE_CHECKING:
@@ -19,7 +22,6 @@ if TYPE_CHECKING:
 
 def programs() -> dict[str, str]:
     """tool → program, for every client `ccs launch` takes that has a program on PATH."""
-    from ccswitch_tui import tools
 
     return {s.name: s.program for s in tools.clients() if s.program}
 
@@ -60,7 +62,6 @@ def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Stor
 
 def profile_problem(store: Store, name: str, tool: str) -> str | None:
     """Why a shim of ``tool`` could not launch ``name`` (missing, invalid, no table); None when it can."""
-    from ccswitch_tui.errors import CcsError
 
     try:
         profile = store.load(name)
@@ -121,7 +122,6 @@ def header(paths: Paths, environ: Mapping[str, str], cwd: Path) -> str:
 def doctor_findings(report: Mapping[str, Any]) -> list[Any]:
     """The shim setup as doctor findings: a folder missing from PATH or shadowed, a selection that
     names a profile that cannot launch the tool, a damaged project file."""
-    from ccswitch_tui.model import ERROR, WARN, Finding
 
     out = []
     folder = report["shim_dir"]

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ccswitch_tui.errors import ProfileError
+
 FIELDS = ("input", "output")
 
 
@@ -29,7 +31,6 @@ class Price:
 
 def read_table(data: Mapping[str, Any], where: str) -> dict[str, Price]:
     """``[pricing]`` of a profile's data (absent: no prices); bad input is one ProfileError naming the field."""
-    from ccswitch_tui.errors import ProfileError
 
     table = data.get("pricing")
     if table is None:

@@ -29,6 +29,7 @@ from ccswitch_tui.tools.checker import (
     key_looks_pasted,
     looks_like_a_key,
 )
+from ccswitch_tui.tools.share import DEFAULT_PIECES, PIECES
 
 SCHEMA = 1
 _LONG_TOKEN = LazyPattern(r"[A-Za-z0-9+/_.~-]{20}")
@@ -145,7 +146,6 @@ _POLICY = ("inherit", "record", "quiet", "share", "trust")
 def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``)."""
-    from ccswitch_tui.profiles.schema import check_document
 
     check_name(name)
     check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
@@ -226,7 +226,6 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
 
 def _share_value(c: Checker, value: Any) -> tuple[str, ...]:
     """``share = true`` (the default pieces), ``false`` (nothing) or a list of piece names."""
-    from ccswitch_tui.tools.share import DEFAULT_PIECES, PIECES
 
     if isinstance(value, bool):
         return DEFAULT_PIECES if value else ()

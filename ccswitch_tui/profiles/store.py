@@ -18,7 +18,7 @@ from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
 from ccswitch_tui.profiles.schema import profile_from_data
-from ccswitch_tui.safe_read import decode_error_line, parse_toml, read_text
+from ccswitch_tui.safe_read import decode_error_line, parse_toml, read_text, tomllib
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.checker import NAME_RE, check_name
 
@@ -56,10 +56,6 @@ def profile_from_text(name: str, text: str, where: str | None = None) -> Profile
     """Validate for reading only. The standard library's parser is several times cheaper to import
     than tomlkit, which matters on the launch path; tomlkit still gives the positioned error."""
     where = where or f"{name}.toml"
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        return validate_text(name, text, where)[1]
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -197,7 +193,7 @@ class Store:
             yield
 
     def save_doc(self, name: str, doc: TOMLDocument, *, create: bool = False) -> Profile:
-        import tomlkit
+        import tomlkit  # lazy: tomlkit loads only when a profile is written
 
         return self.save_text(name, tomlkit.dumps(doc), create=create)
 

@@ -198,6 +198,7 @@ def observed(paths: Paths | None, m: Mapping[str, Any], problems: list[str] | No
     rec_info = m.get("recording")
     if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
         return None
+    # lazy: keeps ccswitch_tui.runs.record_reader off `ccs run`'s imports
     from ccswitch_tui.runs.record_reader import read_summary
 
     name = Path(rec_info["records"]).name

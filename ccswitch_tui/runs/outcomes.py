@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.runs.manifests import find_manifest, manifest_path, write_manifest
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 
 if TYPE_CHECKING:
@@ -158,7 +159,6 @@ def results_of(m: Mapping[str, Any]) -> dict[str, float] | None:
 
 def attach(paths: Paths, launch_id: str, outcomes: Mapping[str, Any]) -> Path:
     """Add outcomes to a finished run's manifest: the file as it is on disk plus the one field."""
-    from ccswitch_tui.runs.manifests import find_manifest, manifest_path, write_manifest
 
     m = find_manifest(paths, launch_id)
     if m.get("ended") is None and m.get("exit_status") is None:

@@ -8,11 +8,13 @@ first bad line); the good records still count.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.bridge.records import summarize
 from ccswitch_tui.safe_read import iter_numbered_lines, loads_json
 
 # Fields a summary hashes or splits: they must be text (or absent).
@@ -86,7 +88,6 @@ class _Counted:
 
 def read_summary(path: Path, expected_models: Iterable[str] = ()) -> Reading:
     """The summary of a records file, streamed."""
-    from ccswitch_tui.bridge.records import summarize
 
     reading = Reading({})
     counted = _Counted(iter_records(path, reading))
@@ -102,7 +103,6 @@ def read_summary(path: Path, expected_models: Iterable[str] = ()) -> Reading:
 
 def read_list(path: Path, limit: int = 5000) -> tuple[list[dict[str, Any]], list[str]]:
     """The last ``limit`` good records of a file (for a view that lists them), and the problems."""
-    from collections import deque
 
     reading = Reading({})
     last = deque(iter_records(path, reading), maxlen=limit)

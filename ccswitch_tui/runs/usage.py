@@ -11,6 +11,8 @@ record does not have, or has with another type, count as missing; unknown fields
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,7 +21,10 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.safe_read import iter_lines
 
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.pricing import Price
@@ -69,7 +74,6 @@ def _int(v: Any) -> int:
 def parse_since(text: str, today: date | None = None) -> str:
     """``YYYY-MM-DD``, an ISO date-time (UTC), or ``Nd`` (the last N days, today included) → the
     UTC ``YYYY-MM-DDTHH:MM:SS`` that records' ``started`` are compared with."""
-    from ccswitch_tui.errors import UsageError
 
     text = text.strip()
     if m := _DAYS.fullmatch(text):
@@ -89,7 +93,6 @@ def parse_since(text: str, today: date | None = None) -> str:
 
 def read_records(path: Path, notes: list[str]) -> Iterable[dict[str, Any]]:
     """The records of one file; what cannot be read becomes one note for the file."""
-    from ccswitch_tui.safe_read import iter_lines
 
     damaged = 0
     try:
@@ -148,7 +151,6 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
     """Sum the records of every recorded run (of ``profile``, started at or after ``since``).
     ``prices(profile_name)`` gives that profile's ``[pricing]`` (model → Price); None: no costs.
     ``manifests`` (newest first, as ``runs.load_manifests`` gives them): already loaded ones."""
-    from ccswitch_tui.runs.manifests import load_manifests
 
     if manifests is None:
         manifests = load_manifests(paths, profile)
@@ -191,7 +193,6 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
 
 def profile_prices(store: Store) -> Callable[[str], Mapping[str, Any]]:
     """``[pricing]`` of a profile by name; a profile that is gone or invalid has none."""
-    from ccswitch_tui.errors import CcsError
 
     def prices(name: str) -> Mapping[str, Any]:
         try:
@@ -227,8 +228,6 @@ def table_rows(u: Usage) -> tuple[list[str], list[list[str]]]:
 
 
 def to_csv(u: Usage) -> str:
-    import csv
-    import io
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.model import Profile
 from ccswitch_tui.tools.checker import ENV_NAME_RE
 from ccswitch_tui.tools.claude import MODEL_VARS, ClaudeSide
 from ccswitch_tui.tools.importing import (
@@ -131,7 +132,7 @@ def parse_settings(settings: Any, api_key_field: str | None = None, env_check: E
     return Parsed(fields=fields, key=key, key_vars=key_vars, warnings=warnings)
 
 
-class ClaudeImporter(ClientImporter):
+class ClaudeImporter(ClientImporter[ClaudeSide]):
     cc_switch_app = "claude"
     live_label = "Claude Code's live settings"
     live_what = "a Claude Code settings.json"
@@ -188,7 +189,7 @@ class ClaudeImporter(ClientImporter):
             t["env"] = dict(side.env)
         return t
 
-    def to_cc_switch(self, profile: Any, side: ClaudeSide, shared_env: Mapping[str, str], env_elsewhere: bool,
+    def to_cc_switch(self, profile: Profile, side: ClaudeSide, shared_env: Mapping[str, str], env_elsewhere: bool,
                      clean: EnvCleaner, warnings: list[str]) -> dict[str, Any]:
         key_field = "ANTHROPIC_AUTH_TOKEN" if side.auth == "token" else "ANTHROPIC_API_KEY"
         env: dict[str, str] = {"ANTHROPIC_BASE_URL": side.base_url, key_field: ""}

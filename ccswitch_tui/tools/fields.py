@@ -70,6 +70,8 @@ class Field:
             raise TypeError(f"field kind {self.kind!r} is not one of: {', '.join(KINDS)}")
         if self.kind == "select" and not self.choices:
             raise TypeError("a select field needs its choices")
+        if self.kind == "select" and self.default not in (None, MISSING) and self.default not in self.choices:
+            raise TypeError(f"a select field's default {self.default!r} is not one of its choices")
 
 
 def declare(kind: str = "string", label: str = "", *, hint: str = "", choices: tuple[str, ...] = (),
@@ -126,8 +128,12 @@ def table_fields(side: type) -> tuple[Field, ...]:
     """The table's fields, in the order the side declares them."""
     if not dataclasses.is_dataclass(side):
         raise TypeError(f"{side!r} is not a dataclass")
-    return tuple(dataclasses.replace(f.metadata[_META], name=f.name)
-                 for f in dataclasses.fields(side) if _META in f.metadata)
+    out = tuple(dataclasses.replace(f.metadata[_META], name=f.name)
+                for f in dataclasses.fields(side) if _META in f.metadata)
+    for f in out:
+        if f.kind == "env" and f.name != "env":
+            raise TypeError(f"the variable table is the [tool.env] sub-table: name the field env, not {f.name!r}")
+    return out
 
 
 def read_field(f: Field, table: Mapping[str, Any], c: Checker, tool: str) -> Any:

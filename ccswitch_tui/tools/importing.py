@@ -9,12 +9,14 @@ imported only when a TOML text is parsed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.model import Profile
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 
 # (variable, value) → why that value may not be written into a profile file, or None. The profiles
@@ -81,8 +83,8 @@ def env_value(v: Any) -> str | None:
 
 def parse_toml_text(text: str) -> dict[str, Any]:
     """A TOML text → plain dict; a syntax error → RowProblem naming line and column."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError
+    import tomlkit  # lazy: tomlkit loads only when a profile is written
+    from tomlkit.exceptions import ParseError  # lazy: tomlkit loads only when a profile is written
 
     try:
         return tomlkit.parse(text).unwrap()
@@ -114,7 +116,6 @@ def read_file_text(path: Path, missing: str | None = "not found") -> str | None:
 
 def read_json_file(path: Path, required: bool = True) -> Any:
     """The file's JSON (an empty file reads as {}); None for a missing file that is not required."""
-    import json
 
     text = read_file_text(path, "not found" if required else None)
     if text is None:
@@ -164,7 +165,10 @@ class LiveOption:
     help: str
 
 
-class ClientImporter:
+S = TypeVar("S")  # the side an import compares and writes: the client's side, or what its parser reads
+
+
+class ClientImporter(Generic[S]):
     """The base every client's importer extends."""
 
     cc_switch_app: str | None = None  # CC Switch's ``app_type`` for the client's providers
@@ -191,15 +195,15 @@ class ClientImporter:
         """One CC Switch row of the client's app (its ``settings_config`` and ``meta``). Raises RowProblem."""
         raise NotImplementedError
 
-    def compared(self, side: Any) -> dict[str, Any]:
+    def compared(self, side: S) -> dict[str, Any]:
         """The settings that make two sides the same setup (what the planner matches on)."""
         raise NotImplementedError
 
-    def table(self, side: Any, provider_base_url: str, profile_name: str) -> dict[str, Any]:
+    def table(self, side: S, provider_base_url: str, profile_name: str) -> dict[str, Any]:
         """The profile table an import writes for the side, fields in order (a dict value is a sub-table)."""
         raise NotImplementedError
 
-    def to_cc_switch(self, profile: Any, side: Any, shared_env: Mapping[str, str], env_elsewhere: bool,
+    def to_cc_switch(self, profile: Profile, side: S, shared_env: Mapping[str, str], env_elsewhere: bool,
                      clean: EnvCleaner, warnings: list[str]) -> dict[str, Any]:
         """The CC Switch provider entry for the profile's side, key fields empty (`ccs export --format json`):
         ``settingsConfig`` and any other fields it adds. ``shared_env`` is the profile's [env], already

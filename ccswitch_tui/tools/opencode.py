@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import (
     ERROR,
     SOURCE_ROUTING,
@@ -90,7 +91,6 @@ def config_content(path: Path, profile: Profile, side: OpenCodeSide, quiet: bool
     except FileNotFoundError:
         data = {}
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        from ccswitch_tui.errors import UsageError
 
         raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
     data.setdefault("$schema", "https://opencode.ai/config.json")

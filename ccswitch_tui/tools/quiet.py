@@ -13,6 +13,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ccswitch_tui.model import Profile
+from ccswitch_tui.tools import specs
 
 OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
@@ -27,7 +28,6 @@ CLAUDE_QUIET_SETTINGS_ENV = {"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTA
 
 def is_official(base_url: str) -> bool:
     """The API of a client's own vendor (each spec names its ``official_hosts``)."""
-    from ccswitch_tui.tools import specs
 
     host = (urlsplit(base_url).hostname or "").lower()
     return host in OFFICIAL_HOSTS or any(host in s.official_hosts for s in specs())

@@ -23,7 +23,7 @@ from typing import Any
 
 from ccswitch_tui.paths import ensure_private_dir
 from ccswitch_tui.policy import routing_family
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, tomllib
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
 DEFAULT_PIECES = PIECES  # every piece is harmless: share them all unless the profile says otherwise
@@ -179,7 +179,6 @@ def codex_mcp(pieces: Iterable[str], user_codex: Path,
         return {}, [], []
     source = user_codex / "config.toml"
     try:
-        import tomllib
 
         data = tomllib.loads(read_text(source))
     except FileNotFoundError:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from ccswitch_tui import tools
+from ccswitch_tui.tools import clients
 from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
 
 FOOTER_COLUMNS = 80  # the footer must fit a terminal this wide
@@ -40,7 +41,6 @@ class Action:
 def _launch_actions(show: bool) -> tuple[Action, ...]:
     """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
     the one parameterised action ``launch('<name>')``; in the footer unless it is folded."""
-    from ccswitch_tui.tools import clients
 
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
                         f"Launch {s.label} with this profile (clean env, manifest written)",

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
+from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
@@ -36,7 +37,10 @@ from ccswitch_tui.tui.commands import CcsCommands
 from ccswitch_tui.tui.importing import Importer
 from ccswitch_tui.tui.launching import Launcher
 from ccswitch_tui.tui.profile_actions import ProfileActions
+from ccswitch_tui.tui.screens.help import HelpScreen
 from ccswitch_tui.tui.service import Service
+from ccswitch_tui.tui.settings import load_settings, save_setting
+from ccswitch_tui.tui.watch import changed, snapshot
 from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
 from ccswitch_tui.tui.widgets.running import RunningView
@@ -153,7 +157,6 @@ class CcsApp(App[None]):
 
     def _restore_theme(self) -> None:
         """The theme chosen last time (a file read at start-up: a few hundred bytes)."""
-        from ccswitch_tui.tui.settings import load_settings
 
         theme = load_settings(self.service.paths).get("theme")
         if theme and theme in self.available_themes:
@@ -161,7 +164,6 @@ class CcsApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def _save_theme(self, theme: Any) -> None:
-        from ccswitch_tui.tui.settings import save_setting
 
         def save() -> None:
             try:
@@ -230,6 +232,9 @@ class CcsApp(App[None]):
             self.notify(NO_PROFILE, title=a.label)
         elif entry.profile is None:
             self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
+        elif not a.args:  # the launch menu of a profile that serves no client
+            self.notify(f"{entry.name} serves no client: press e and switch one on", title=a.label,
+                        severity="warning", markup=False)
         else:
             tool = a.args[0]
             self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
@@ -263,7 +268,6 @@ class CcsApp(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _read_profiles(self, keep: str | None, first: bool, generation: int) -> None:
         if first:
-            from ccswitch_tui.tui.watch import snapshot
 
             self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
         entries = self._first_entries.result() if first else self.service.entries()
@@ -272,7 +276,6 @@ class CcsApp(App[None]):
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
         """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
-        from ccswitch_tui.tui.watch import changed, snapshot
 
         now = snapshot(self.service.paths.profiles)
         before, self._folder = self._folder, now
@@ -484,7 +487,7 @@ class CcsApp(App[None]):
     def _inspected(self, event: m.InspectionReady) -> None:
         self._show_inspection(event.pid, event.inspection, event.error)
 
-    def _show_inspection(self, pid: int, insp: Any, error: str | None) -> None:
+    def _show_inspection(self, pid: int, insp: Inspection | None, error: str | None) -> None:
         view = self.running_view()
         if view is None or pid != view.selected_pid:
             return
@@ -577,7 +580,6 @@ class CcsApp(App[None]):
         self.load_profiles(self.selected)
 
     def action_help(self) -> None:
-        from ccswitch_tui.tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
 

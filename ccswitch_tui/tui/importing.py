@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui.importers.sources import default_sources
 from ccswitch_tui.tui.host import Controller
+from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
 
 if TYPE_CHECKING:
     from ccswitch_tui.tui.screens.importing import ImportChoice
@@ -12,8 +15,6 @@ if TYPE_CHECKING:
 
 class Importer(Controller):
     def import_profiles(self) -> None:
-        from ccswitch_tui.importers.sources import default_sources
-        from ccswitch_tui.tui.screens.importing import ImportScreen
 
         sources = default_sources(self.service.environ)
         self.host.open_screen(ImportScreen(sources), lambda choice: self._import(sources, choice))
@@ -23,7 +24,6 @@ class Importer(Controller):
             return
         source = next(s for s in sources if s.kind == choice.kind)
         if choice.path is not None:  # a file the user pointed at
-            from dataclasses import replace
 
             source = replace(source, path=choice.path)
 
@@ -32,7 +32,6 @@ class Importer(Controller):
                 self._import(sources, replace_choice(choice))
 
         def shown(report: Any) -> None:
-            from ccswitch_tui.tui.screens.importing import ReportScreen
 
             what = "Preview (dry run)" if choice.dry_run else "Imported"
             if not choice.dry_run:
@@ -46,6 +45,5 @@ class Importer(Controller):
 
 
 def replace_choice(choice: ImportChoice) -> ImportChoice:
-    from dataclasses import replace
 
     return replace(choice, dry_run=False)

@@ -4,25 +4,29 @@ included); back in the app, show the exit status. A refusal is shown with its wa
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
+import termios
+import tty
 from collections.abc import Sequence
-from typing import Any
 
 from textual.app import SuspendNotSupported
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, LaunchRefused
+from ccswitch_tui.launch.launcher import Prepared
+from ccswitch_tui.launch.ptytail import Tail
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.host import Controller
+from ccswitch_tui.tui.screens.modals import CommandScreen, LaunchMenuScreen, RefusalScreen
+from ccswitch_tui.tui.service import in_tui
 
 
 def wait_for_key(what: str) -> None:
     """While the app is suspended: say how the command ended and wait for one key on the terminal,
     so its output stays readable until then."""
-    import os
-    import termios
-    import tty
 
     prompt = f"{what} — press any key to return to ccs"
     try:
@@ -64,8 +68,6 @@ class Launcher(Controller):
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        from ccswitch_tui.tui.screens.modals import LaunchMenuScreen
-
         served = [(s.tui_key or "", s.label, s.name) for s in tools.clients() if s.name in entry.profile.tools]
 
         def chosen(tool: str | None) -> None:
@@ -89,7 +91,6 @@ class Launcher(Controller):
         if entry is None or entry.profile is None:
             return
         p = entry.profile
-        from ccswitch_tui.tui.screens.modals import CommandScreen
 
         run = p.side("run")
         exported = ", ".join(run.shown_exports()) if run else ""
@@ -97,7 +98,6 @@ class Launcher(Controller):
 
         def chosen(command: str | None) -> None:
             if command:
-                import shlex
 
                 args = tuple(shlex.split(command))
                 self.start(m.LaunchRequest(p.name, "run", args[0], args=args, hold=True, key_id=p.key_id))
@@ -117,7 +117,6 @@ class Launcher(Controller):
             self.host.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))
             return
         except CcsError as exc:
-            from ccswitch_tui.tui.service import in_tui
 
             self.host.post_message(m.Failed(f"Cannot launch {request.label}", in_tui(exc, request.key_id)))
             self.host.post_message(m.Launched(request, None, str(exc)))
@@ -125,7 +124,6 @@ class Launcher(Controller):
         self.host.post_message(m.LaunchReady(request, prep))
 
     def refused(self, event: m.LaunchRefused) -> None:
-        from ccswitch_tui.tui.screens.modals import RefusalScreen
 
         request = event.request
 
@@ -141,7 +139,6 @@ class Launcher(Controller):
         request, prep = event.request, event.prepared
         status: int | None = None
         error: str | None = None
-        from ccswitch_tui.launch.ptytail import Tail
 
         tail = Tail()  # what the tool wrote last, shown if it ends with an error
         try:
@@ -157,7 +154,7 @@ class Launcher(Controller):
                 status, error = self._execute(request, prep, tail, announce=False)
         self._finished(request, prep, status, error, tail.lines() if status else [])
 
-    def _execute(self, request: m.LaunchRequest, prep: Any, tail: Any,
+    def _execute(self, request: m.LaunchRequest, prep: Prepared, tail: Tail,
                  announce: bool) -> tuple[int | None, str | None]:
         """Run the child; nothing may escape from here (the app must come back)."""
         if announce:
@@ -171,7 +168,7 @@ class Launcher(Controller):
         except Exception as exc:  # noqa: BLE001 — reported, never fatal to the app
             return None, f"{type(exc).__name__}: {exc}"
 
-    def _finished(self, request: m.LaunchRequest, prep: Any, status: int | None, error: str | None,
+    def _finished(self, request: m.LaunchRequest, prep: Prepared, status: int | None, error: str | None,
                   last: Sequence[str] = ()) -> None:
         if error is not None:
             self.host.notify(error, title=f"Cannot launch {request.label}", severity="error", timeout=12)

@@ -8,6 +8,8 @@ from typing import Any
 
 from textual.message import Message
 
+from ccswitch_tui.diagnose.inspect import Inspection
+from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.profiles.store import Entry
 from ccswitch_tui.tui.service import Detail, Presence, Severity
 
@@ -40,7 +42,7 @@ class RequestsReady(Message):
 
 
 class ProcessesReady(Message):
-    def __init__(self, processes: Sequence[Any], inspection: Any = None, error: str | None = None,
+    def __init__(self, processes: Sequence[Any], inspection: Inspection | None = None, error: str | None = None,
                  inspected_pid: int | None = None):
         super().__init__()
         self.processes = list(processes)
@@ -50,7 +52,7 @@ class ProcessesReady(Message):
 
 
 class InspectionReady(Message):
-    def __init__(self, pid: int, inspection: Any = None, error: str | None = None):
+    def __init__(self, pid: int, inspection: Inspection | None = None, error: str | None = None):
         super().__init__()
         self.pid = pid
         self.inspection = inspection
@@ -108,7 +110,7 @@ class LaunchRequest:
 
 
 class LaunchReady(Message):
-    def __init__(self, request: LaunchRequest, prepared: Any):
+    def __init__(self, request: LaunchRequest, prepared: Prepared):
         super().__init__()
         self.request = request
         self.prepared = prepared

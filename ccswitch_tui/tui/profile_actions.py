@@ -10,6 +10,7 @@ from ccswitch_tui.errors import CcsError
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.host import Controller
+from ccswitch_tui.tui.screens.modals import ConfirmScreen, KeyScreen, NameScreen, NewProfileScreen
 
 if TYPE_CHECKING:
     from ccswitch_tui.tui.screens.editor import EditResult
@@ -29,7 +30,6 @@ class ProfileActions(Controller):
             return
 
         def ask(info: tuple[Any, list[str]]) -> None:
-            from ccswitch_tui.tui.screens.modals import KeyScreen
 
             state, users = info
             if state.present:
@@ -62,7 +62,6 @@ class ProfileActions(Controller):
         taken = [e.name for e in self.host.profile_entries()]
 
         def ask(presets: list[Any]) -> None:
-            from ccswitch_tui.tui.screens.modals import NewProfileScreen
 
             self.host.open_screen(NewProfileScreen(presets, taken), self._create)
 
@@ -86,6 +85,7 @@ class ProfileActions(Controller):
             return
 
         def opened(text: str) -> None:
+            # lazy: tomlkit loads only when a profile is written
             from ccswitch_tui.tui.screens.editor import EditorScreen, RawEditorScreen
 
             try:
@@ -100,6 +100,7 @@ class ProfileActions(Controller):
         if result is None:
             return
         if result.raw:
+            # lazy: tomlkit loads only when a profile is written
             from ccswitch_tui.tui.screens.editor import RawEditorScreen
 
             self.host.open_screen(RawEditorScreen(name, result.text, original),
@@ -120,7 +121,6 @@ class ProfileActions(Controller):
         initial = next(f"{name}-{i}" if i > 1 else f"{name}-copy" for i in range(1, 1000)
                        if (f"{name}-{i}" if i > 1 else f"{name}-copy") not in taken)
 
-        from ccswitch_tui.tui.screens.modals import NameScreen
 
         def chosen(new: str | None) -> None:
             if new:
@@ -134,7 +134,6 @@ class ProfileActions(Controller):
         entry = self.host.current_entry()
         if entry is None:
             return
-        from ccswitch_tui.tui.screens.modals import ConfirmScreen
 
         key = f" Its key ({entry.profile.key_id}) stays in the keyring." if entry.profile else ""
 

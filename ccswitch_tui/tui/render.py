@@ -12,10 +12,14 @@ from textual.content import Content, Span
 
 from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import EnvDiff
+from ccswitch_tui.launch.liveness import status_text as run_status
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
 from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
 from ccswitch_tui.runs.manifests import user_argv
+from ccswitch_tui.runs.rounds import cell
+from ccswitch_tui.runs.usage import summary_lines
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
+from ccswitch_tui.tools.share import describe
 from ccswitch_tui.tui.grid import Cell, Fit, Grid, Sheet, SheetBuilder
 from ccswitch_tui.tui.service import Detail, KeyState, RunRow, ToolView
 
@@ -211,7 +215,6 @@ def findings_grid(b: SheetBuilder, findings: Sequence[Any], whole: bool = False)
 
 def usage_grid(b: SheetBuilder, usage: Any) -> None:
     """The profile's totals (``ccs usage --profile NAME --since 7d``) and what they leave out."""
-    from ccswitch_tui.runs.usage import summary_lines
 
     t = usage.totals
     g = b.grid("name", "prose", "line")
@@ -248,7 +251,6 @@ def environment_head(view: ToolView | None, theme: Mapping[str, str] | None = No
             MUTED))
     facts = b.grid("name", "value")  # cut in the middle: the command and its last argument stay
     facts.add(("argv", LABEL), " ".join(plan.argv) or "(the command you give)")
-    from ccswitch_tui.tools.share import describe
 
     for line in describe(plan.extra.get("shared", ())):
         facts.add(("shared", LABEL), line)
@@ -414,7 +416,6 @@ def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
 
 def round_text(rd: Mapping[str, Any]) -> str:
     """A run's round (its label) in one line: the scores, the key strategy and the verdict."""
-    from ccswitch_tui.runs.rounds import cell
 
     scores = (f"pass@1 {cell(rd, 'pass_at_1')}, pass^k {cell(rd, 'pass_hat_k')}, gap {cell(rd, 'gap')}"
               if rd.get("pass_at_1") is not None else "no outcomes attached")
@@ -451,6 +452,5 @@ def observed_grid(b: SheetBuilder, o: Mapping[str, Any], live: bool) -> None:
 def status_text(m: Mapping[str, Any]) -> str:
     if m.get("exit_status") is None and m.get("ended"):
         return "?"
-    from ccswitch_tui.launch.liveness import status_text as run_status
 
     return run_status(m)  # the exit status, "running", or "lost" when the ccs that ran it is gone

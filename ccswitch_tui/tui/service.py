@@ -8,20 +8,34 @@ into small frozen records for the widgets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from ccswitch_tui import policy
-from ccswitch_tui.errors import CcsError, KeyError_
+from ccswitch_tui.diagnose.inspect import inspect_pid, list_processes
+from ccswitch_tui.errors import CcsError, KeyError_, UsageError
+from ccswitch_tui.importers.report import Report as ImportReport
+from ccswitch_tui.importers.sources import Source, run_import
 from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch import launcher as launch
 from ccswitch_tui.launch.environment import EnvDiff, diff_env
+from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.launch.plan import plan_for
+from ccswitch_tui.launch.ptytail import Tail
+from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import mask
-from ccswitch_tui.profiles.store import Entry, Store
+from ccswitch_tui.profiles.edit_session import keep_aside
+from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
+from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.runs.record_reader import read_list
+from ccswitch_tui.runs.rounds import round_row
+from ccswitch_tui.runs.usage import parse_since, totals
+from ccswitch_tui.runs.verdict import compare_views
+from ccswitch_tui.runs.verdict import view as run_view
 
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
@@ -184,19 +198,16 @@ class Service:
         """The profile's manifests, newest first. A run with a label is compared with the first run of its
         round (as `ccs runs report --label` does) and carries its round's summary; any other run with the
         previous run of its tool."""
-        from ccswitch_tui.runs.manifests import load_manifests
-        from ccswitch_tui.runs.rounds import round_row
-        from ccswitch_tui.runs.verdict import compare_views, view
 
         manifests = load_manifests(self.paths, name)
-        views = [view(m, self.paths) for m in manifests]
+        views = [run_view(m, self.paths) for m in manifests]
         labels = {m["label"] for m in manifests if isinstance(m.get("label"), str)}
         rounds: dict[str, tuple[Any, Mapping[str, Any]]] = {}
         if labels:
             every = list(reversed(load_manifests(self.paths)))  # oldest first; a round may span profiles
             for label in labels:
                 mine = [m for m in every if m.get("label") == label]
-                rounds[label] = (view(mine[0], self.paths), round_row(label, mine, self.paths))
+                rounds[label] = (run_view(mine[0], self.paths), round_row(label, mine, self.paths))
         rows = []
         for i, (m, v) in enumerate(zip(manifests, views, strict=True)):
             first, summary = rounds.get(str(m.get("label") or ""), (None, None))
@@ -220,7 +231,6 @@ class Service:
 
     def requests(self, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A recorded run's request records so far (none for a run that was not recorded)."""
-        from ccswitch_tui.runs.record_reader import read_list
 
         rec = manifest.get("recording")
         if not isinstance(rec, dict) or not isinstance(rec.get("records"), str):
@@ -248,14 +258,12 @@ class Service:
 
     def usage(self, profile: Profile, manifests: Sequence[Mapping[str, Any]] | None = None, days: int = 7) -> Any:
         """The profile's usage totals over the last ``days`` days (today included), priced by its ``[pricing]``."""
-        from ccswitch_tui.runs.usage import parse_since, totals
 
         return totals(self.paths, profile=profile.name, since=parse_since(f"{days}d"),
                       prices=lambda _name: profile.pricing, manifests=manifests)
 
     def shim_header(self) -> str:
         """Which profile a tool started by name here would get, and why (empty when shims are unused)."""
-        from ccswitch_tui.launch.use_status import header
 
         return header(self.paths, self.environ, self.cwd)
 
@@ -273,7 +281,7 @@ class Service:
         return [e.name for e in self.store.entries() if e.profile and e.profile.key_id == key_id]
 
     def presets(self) -> list[Any]:
-        from ccswitch_tui.profiles.presets import list_presets
+        from ccswitch_tui.profiles.presets import list_presets  # lazy: tomlkit loads only when a profile is written
 
         return list_presets()
 
@@ -281,12 +289,13 @@ class Service:
                key: str | None) -> tuple[Profile, tuple[str, ...]]:
         """The new profile, and the URL each tool will use (``ccs new``'s lines: a URL a tool would
         misuse is fixed and said)."""
-        from ccswitch_tui.profiles.presets import new_profile
+        from ccswitch_tui.profiles.presets import new_profile  # lazy: tomlkit loads only when a profile is written
 
         new = new_profile(name, preset, base_url=base_url or None, key=key or None)
         return self.store.save_text(name, new.text, create=True), new.urls
 
     def duplicate(self, name: str, new_name: str) -> Profile:
+        # lazy: tomlkit loads only when a profile is written
         from ccswitch_tui.profiles.presets import copy_profile_text
 
         return self.store.save_text(new_name, copy_profile_text(self.store, name, new_name), create=True)
@@ -301,13 +310,10 @@ class Service:
         """Save an edit; refuse when the file changed on disk since the editor read it (checked
         under the store's lock, so a concurrent writer cannot slip in between). A refused edit is
         kept in a file of its own, named in the error, as `ccs edit` keeps it."""
-        from ccswitch_tui.profiles.store import ProfileChanged
 
         try:
             return self.store.save_text(name, text, expected=expected)
         except ProfileChanged as exc:
-            from ccswitch_tui.errors import UsageError
-            from ccswitch_tui.profiles.edit_session import keep_aside
 
             try:
                 kept = f"is kept in {keep_aside(name, text)}"
@@ -316,10 +322,10 @@ class Service:
             raise UsageError(f"{exc}; your edit was not saved and {kept} — press e to reopen the editor on "
                              "the new file and carry it over") from None
 
-    def import_from(self, source: Any, dry_run: bool = False, on_wait: Any = None) -> Any:
+    def import_from(self, source: Source, dry_run: bool = False,
+                    on_wait: Callable[[str], None] | None = None) -> ImportReport:
         """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report.
         Another import running (a `ccs import`, say) is waited for; ``on_wait`` gets the line saying so."""
-        from ccswitch_tui.importers.sources import run_import
 
         return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run, on_wait=on_wait)
 
@@ -328,28 +334,24 @@ class Service:
     def prepare(self, name: str, tool: str, *, args: Sequence[str] = (), argv_override: Sequence[str] | None = None,
                 isolate: bool = False, force: bool = False, nested: bool = False) -> Any:
         """What `ccs launch|run|shell` does before the fork; raises LaunchRefused with its ways out."""
-        from ccswitch_tui.launch import launcher as launch
 
         launch.refuse_nested(self.environ, nested)
         return launch.build(name, tool, store=self.store, keys=self.keys, paths=self.paths,
                             environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
                             nested=nested, argv_override=argv_override)
 
-    def execute(self, prep: Any, tail: Any = None) -> int:
-        from ccswitch_tui.launch import launcher as launch
+    def execute(self, prep: Prepared, tail: Tail | None = None) -> int:
 
         return launch.execute(prep, self.paths, tail=tail)  # the plan carries force/nested
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 
     def processes(self, all_: bool = False) -> list[Any]:
-        from ccswitch_tui.diagnose.inspect import list_processes
 
         return list_processes(self.store, self.keys, all_)
 
     def inspect(self, pid: int) -> tuple[Any, str | None]:
         """The inspection of one process, or why there is none (it exited, another user's…)."""
-        from ccswitch_tui.diagnose.inspect import inspect_pid
 
         try:
             return inspect_pid(pid, self.store, self.keys), None
@@ -362,7 +364,7 @@ class Service:
 
     def check(self, name: str, timeout: float = 10.0) -> tuple[list[Any], str, Severity]:
         """Probe the profile's endpoints; (findings, one-line summary, notification severity)."""
-        from ccswitch_tui.diagnose.check import check_profile
+        from ccswitch_tui.diagnose.check import check_profile  # lazy: httpx loads only when ccs sends a request itself
 
         profile = self.store.load(name)
         results = check_profile(profile, self.keys, timeout=timeout, environ=self.environ)

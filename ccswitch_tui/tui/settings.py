@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.paths import Paths, ensure_private_dir
+from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 
@@ -26,7 +27,6 @@ def load_settings(paths: Paths) -> dict[str, str]:
 
 
 def save_setting(paths: Paths, name: str, value: str) -> None:
-    from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS
 
     data = load_settings(paths) | {name: value}
     ensure_private_dir(paths.state)

@@ -17,7 +17,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
-from ccswitch_tui.tools.fields import select, string, url
+from ccswitch_tui.tools.fields import boolean, integer, select, string, url
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, chat_probe
 
 
@@ -27,6 +27,8 @@ class FakeSide:
     model: str = string("model", hint="required", required=True)
     flavour: str = select("flavour", ("plain", "fancy"), default="plain")
     token: str | None = string("token", hint="a second credential of its own", secret=True)
+    retries: int | None = integer("retries", hint="how often it retries (a number)")
+    verbose: bool | None = boolean("verbose")
     env: Mapping[str, str] = fields.env()
 
 

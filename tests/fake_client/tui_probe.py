@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the TUI test helpers
 
-from test_tui_support import build_app, plain, select, settle  # noqa: E402
+from test_tui_support import build_app, plain, select, settle, wait_until  # noqa: E402
 
 from ccswitch_tui.paths import resolve_paths  # noqa: E402
 from ccswitch_tui.tui.actions import BY_NAME  # noqa: E402
@@ -34,11 +34,21 @@ async def main(home: str, profile: str) -> dict[str, object]:
         await pilot.press("escape")
         await settle(pilot)
         out["launch_enabled"] = app.check_action("launch", ("fakecli",)) is True
-        app.push_screen(EditorScreen(profile, (paths.profiles / f"{profile}.toml").read_text()))
-        await settle(pilot)
-        editor = app.screen
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
         out["switch_on"] = bool(editor.query_one("#f-fakecli").value)
         out["section_shown"] = bool(editor.query_one("#fields-fakecli").display)
+        # the kinds beyond text: a number and an on/off written as TOML integers and booleans
+        editor.query_one("#f-fakecli-retries").value = "x3"
+        await pilot.pause()
+        out["bad_number"] = editor.error
+        editor.query_one("#f-fakecli-retries").value = "3"
+        editor.query_one("#f-fakecli-verbose").value = "true"
+        await pilot.pause()
+        out["error"] = editor.error
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    out["saved"] = (paths.profiles / f"{profile}.toml").read_text()
     action = BY_NAME.get("launch_fakecli")
     out["launch_key"] = action.key if action else None
     out["switches"] = list(TABLE_SWITCHES)

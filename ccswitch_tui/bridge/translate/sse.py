@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
+from json import decoder, encoder, scanner
 from typing import Any
 
 DONE = object()  # the ``data: [DONE]`` sentinel
@@ -62,7 +63,6 @@ def _parse(frame: bytes) -> Iterator[Any]:
 def _make_dumps() -> Callable[[Any], str]:
     """Compact JSON, non-ASCII kept: the C encoder made once (``json.dumps`` with options builds a
     new encoder for every call, a tenth of a translation's time per event)."""
-    from json import encoder
 
     if encoder.c_make_encoder is None:  # an interpreter without the C accelerator
         return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -72,7 +72,6 @@ def _make_dumps() -> Callable[[Any], str]:
 
 def _make_loads() -> Callable[[bytes], Any]:
     """``json.loads`` for one event's bytes, straight to the C scanner."""
-    from json import decoder, scanner
 
     scan = scanner.make_scanner(decoder.JSONDecoder())
 
@@ -94,7 +93,6 @@ _loads = _make_loads()
 
 
 def _make_quote() -> Callable[[str], str]:
-    from json import encoder
 
     fast: Callable[[str], str] | None = getattr(encoder, "c_encode_basestring", None)
     return fast or encoder.py_encode_basestring

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ccswitch_tui.bridge.translate.errors import provider_code, provider_message
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.tools import CUSTOM, CUSTOM_INPUT, TOOL_SEARCH, ToolTable
 
@@ -216,7 +217,6 @@ class ResponsesStream:
 
     def fail(self, error: Any, status: int | None = None) -> list[Event]:
         """An error inside the stream: ``response.failed`` with the provider's message."""
-        from ccswitch_tui.bridge.translate.errors import provider_code, provider_message
 
         out = self.start()
         if self._ended:

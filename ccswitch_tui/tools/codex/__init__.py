@@ -19,6 +19,7 @@ from typing import Any
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import (
     ERROR,
+    INFO,
     SOURCE_ROUTING,
     SOURCE_TOOL,
     WARN,
@@ -31,7 +32,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.safe_read import parse_toml, read_text
+from ccswitch_tui.safe_read import parse_toml, read_text, read_toml
 from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
@@ -138,6 +139,7 @@ class CodexSpec(ToolSpec[CodexSide]):
         return side.base_url.rstrip("/") + "/responses"
 
     def hooks(self, plan: LaunchPlan) -> Sequence[LaunchHook]:
+        # lazy: keeps ccswitch_tui.tools.codex.daemons off `ccs run`'s imports
         from ccswitch_tui.tools.codex.daemons import DaemonHook
 
         return (DaemonHook(),) if plan.extra.get("codex_home") else ()
@@ -157,11 +159,13 @@ class CodexSpec(ToolSpec[CodexSide]):
 
     def process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None,
                          runs: LaunchRecords) -> list[Finding]:
+        # lazy: keeps ccswitch_tui.tools.codex.daemons off `ccs run`'s imports
         from ccswitch_tui.tools.codex.daemons import orphan_findings
 
         return orphan_findings(pid, argv, env, runs)
 
     def before_remove(self, state_dir: Path) -> None:
+        # lazy: keeps ccswitch_tui.tools.codex.daemons off `ccs run`'s imports
         from ccswitch_tui.tools.codex import daemons
 
         home = state_dir / "codex"
@@ -254,7 +258,6 @@ def _project_dirs(cwd: Path) -> list[Path]:
 
 
 def _trusted(home_config: Path) -> set[str]:
-    from ccswitch_tui.safe_read import read_toml
 
     try:
         data = read_toml(read_text(home_config), str(home_config))
@@ -268,8 +271,6 @@ def _trusted(home_config: Path) -> set[str]:
 
 def project_layers(cwd: Path, home_config: Path) -> list[ProjectLayer]:
     """The project config files that apply (or would, once trusted) to a Codex started in ``cwd``."""
-    from ccswitch_tui.errors import ProfileError
-    from ccswitch_tui.safe_read import read_toml
 
     dirs = _project_dirs(cwd)
     trusted = _trusted(home_config)
@@ -339,7 +340,6 @@ def project_overrides(layers: Sequence[ProjectLayer], side: CodexSide, cwd: Path
 
 def project_findings(cwd: Path, homes: Sequence[Path]) -> tuple[list[dict[str, Any]], list[Finding]]:
     """For doctor: the project config files a Codex started here would read, and what they set."""
-    from ccswitch_tui.model import INFO, WARN, Finding
 
     info, out = [], []
     seen: set[Path] = set()

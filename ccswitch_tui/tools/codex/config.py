@@ -16,6 +16,7 @@ tomlkit, which costs the launch path ~20 ms to import.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
-from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
+from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, tomllib, too_deep_toml
 
 KEY_VAR = "CCS_CODEX_API_KEY"
 # table → key → value that a quiet launch sets: no metrics (ab.chatgpt.com), no plugin catalogue
@@ -85,7 +86,6 @@ def _toml_value(value: Any) -> str:
 
 
 def _key(name: str) -> str:
-    import re
 
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_string(name)
 
@@ -129,7 +129,7 @@ def agrees(data: Mapping[str, Any], w: Wanted) -> bool:
 
 
 def _table(doc: Any, name: str) -> Any:
-    import tomlkit
+    import tomlkit  # lazy: tomlkit loads only when a profile is written
 
     if name not in doc or not isinstance(doc[name], dict):
         doc[name] = tomlkit.table()
@@ -138,7 +138,7 @@ def _table(doc: Any, name: str) -> Any:
 
 def edit(text: str, w: Wanted) -> str:
     """Set the owned keys in an existing file with tomlkit; everything else stays as written."""
-    import tomlkit
+    import tomlkit  # lazy: tomlkit loads only when a profile is written
 
     doc = tomlkit.parse(text)
     tables = [k for k, v in doc.items() if isinstance(v, dict)]
@@ -188,7 +188,6 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
         raise UsageError(f"{path}: cannot read ({exc}); fix its permissions or remove it") from None
     if not text.strip():
         return fresh(profile.name, w)
-    import tomllib
 
     try:
         data = tomllib.loads(text)
@@ -199,7 +198,7 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
                          "remove it (ccs writes a new one)") from None
     if agrees(data, w):
         return text
-    from tomlkit.exceptions import TOMLKitError
+    from tomlkit.exceptions import TOMLKitError  # lazy: tomlkit loads only when a profile is written
 
     try:
         return edit(text, w)

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.tools.codex import BUILTIN_PROVIDERS, PROVIDER_ID_RE, REASONING_EFFORTS, default_provider_id
+from ccswitch_tui.model import Profile
+from ccswitch_tui.tools.codex import (
+    BUILTIN_PROVIDERS,
+    PROVIDER_ID_RE,
+    REASONING_EFFORTS,
+    CodexSide,
+    default_provider_id,
+)
 from ccswitch_tui.tools.importing import (
     ClientImporter,
     EnvCheck,
@@ -143,7 +150,7 @@ def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str
     return Parsed(fields=fields, provider_name=provider_name, key=key, key_from=key_from, warnings=warnings)
 
 
-class CodexImporter(ClientImporter):
+class CodexImporter(ClientImporter["CodexSide | CodexFields"]):
     cc_switch_app = "codex"
     live_label = "Codex's live config"
     live_what = "a Codex home folder"
@@ -186,12 +193,12 @@ class CodexImporter(ClientImporter):
             raise fail("settings_config.config is not a TOML text")
         return parse_config(parse_toml_text(config_text), settings.get("auth"), environ={})
 
-    def compared(self, side: Any) -> dict[str, Any]:
+    def compared(self, side: CodexSide | CodexFields) -> dict[str, Any]:
         """The base URL, the model, the reasoning effort and the wire API (not the provider id or env)."""
         return {"base_url": norm_url(side.base_url), "model": side.model, "reasoning_effort": side.reasoning_effort,
                 "wire_api": side.wire_api}
 
-    def table(self, side: Any, provider_base_url: str, profile_name: str) -> dict[str, Any]:
+    def table(self, side: CodexSide | CodexFields, provider_base_url: str, profile_name: str) -> dict[str, Any]:
         t: dict[str, Any] = {}
         if norm_url(side.base_url) != norm_url(provider_base_url):
             t["base_url"] = side.base_url
@@ -203,9 +210,9 @@ class CodexImporter(ClientImporter):
             t["wire_api"] = side.wire_api
         return t
 
-    def to_cc_switch(self, profile: Any, side: Any, shared_env: Mapping[str, str], env_elsewhere: bool,
-                     clean: EnvCleaner, warnings: list[str]) -> dict[str, Any]:
-        import tomlkit
+    def to_cc_switch(self, profile: Profile, side: CodexSide | CodexFields, shared_env: Mapping[str, str],
+                     env_elsewhere: bool, clean: EnvCleaner, warnings: list[str]) -> dict[str, Any]:
+        import tomlkit  # lazy: tomlkit loads only when a profile is written
 
         doc = tomlkit.document()
         doc.add("model_provider", side.provider_id)

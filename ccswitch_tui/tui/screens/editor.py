@@ -20,10 +20,11 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Switch, TextArea
 from tomlkit.toml_document import TOMLDocument
 
+from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, ProfileError
 from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import parse_toml
-from ccswitch_tui.tui.screens.modals import Dialog
+from ccswitch_tui.tui.screens.modals import ConfirmScreen, Dialog
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ class Field:
 def _client_sections() -> tuple[tuple[str, str | None, tuple[Field, ...]], ...]:
     """One section per registered client, from its spec's editor fields; a client's table has an
     on/off switch (its presence says whether the profile serves it), `ccs run`'s has none."""
-    from ccswitch_tui import tools
 
     return tuple(
         (s.label if s.launchable else "ccs run", s.name if s.launchable else None,
@@ -72,8 +72,6 @@ TABLE_SWITCHES = tuple(switch for _, switch, _ in SECTIONS if switch)
 
 def _off_hint(name: str) -> str:
     """What a client's section says while its switch is off: how to serve it, and what it then needs."""
-    from ccswitch_tui import tools
-
     spec = tools.get(name)
     required = [f.label or f.name for f in spec.fields if f.required]
     then = f"; then fill in its {', '.join(required)}" if required else ""
@@ -372,7 +370,6 @@ def confirm_discard(screen: Dialog[Any], changed: bool) -> None:
     if not changed:
         screen.dismiss(None)
         return
-    from ccswitch_tui.tui.screens.modals import ConfirmScreen
 
     def answered(discard: bool | None) -> None:
         if discard:

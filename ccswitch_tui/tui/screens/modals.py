@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -228,7 +229,6 @@ class CommandScreen(Dialog[str]):
     @on(Input.Submitted, "#command")
     @on(Button.Pressed, "#ok")
     def _ok(self) -> None:
-        import shlex
 
         value = self.query_one("#command", Input).value.strip()
         try:

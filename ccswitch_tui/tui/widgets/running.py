@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ccswitch_tui import tools
+from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.grid import FitTable, SheetBuilder
@@ -103,7 +104,7 @@ class RunningView(Vertical):
         if event.row_key.value is not None:
             self._select(int(event.row_key.value))
 
-    def show_inspection(self, insp: Any) -> None:
+    def show_inspection(self, insp: Inspection) -> None:
         """The process's facts, its findings one row each (the selected one in full below them) and
         its inherited environment as a diff table."""
         body = self.query_one("#inspect-body", Static)
