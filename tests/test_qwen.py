@@ -636,5 +636,4 @@ def test_a_quiet_launch_contacts_only_the_provider(qwen_bin, tmp_path, quiet):
 
 
 if __name__ == "__main__":  # tests/netns.py runs a scenario: `python test_qwen.py NAME JSON`
-
     print(json.dumps(globals()[sys.argv[1]](**json.loads(sys.argv[2]))))
