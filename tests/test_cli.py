@@ -171,7 +171,8 @@ def test_show_text_and_json_with_env_key(ccs, ccs_home: Paths):
         "tools": ["codex", "run"], "claude": None,
         "codex": {"base_url": "https://env.example/api", "model": "m-1", "provider_id": "envy",
                   "reasoning_effort": "high", "wire_api": "responses", "env": {"CODEX_EXTRA": "x"}},
-        "gemini": None, "opencode": None, "kilo": None, "run": {"export": ["openai", "anthropic"], "model": None},
+        "gemini": None, "opencode": None, "kilo": None, "qwen": None,
+        "run": {"export": ["openai", "anthropic"], "model": None},
         "env": {"API_TIMEOUT_MS": "600000"}, "policy": {"inherit": ["MY_*"], "quiet": None, "share": None},
         "secrets": {},
         "path": str(ccs_home.profiles / "envy.toml"),
@@ -200,6 +201,7 @@ def test_new_from_preset_keeps_the_preset_text(ccs, ccs_home: Paths):
                                   "  codex     https://taotoken.net/api  → https://taotoken.net/api/responses",
                                   "  opencode  https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
                                   "  kilo      https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
+                                  "  qwen      https://taotoken.net/api  → https://taotoken.net/api/chat/completions",
                                   "next: store its key with `ccs key set taotoken`"]
     text = path.read_text(encoding="utf-8")
     assert text == (ROOT / "profiles" / "taotoken.toml").read_text(encoding="utf-8")
@@ -342,8 +344,8 @@ def test_presets_cli(ccs):
         "website": "https://taotoken.net",
         "base_urls": {"provider": "https://taotoken.net/api", "claude": "https://taotoken.net/api",
                       "codex": "https://taotoken.net/api", "opencode": "https://taotoken.net/api",
-                      "kilo": "https://taotoken.net/api"},
-        "tools": ["claude", "codex", "opencode", "kilo", "run"], "key_id": "taotoken",
+                      "kilo": "https://taotoken.net/api", "qwen": "https://taotoken.net/api"},
+        "tools": ["claude", "codex", "opencode", "kilo", "qwen", "run"], "key_id": "taotoken",
     }
     text = ok(ccs("presets"))
     assert text.splitlines()[0].split() == ["PRESET", "PROVIDER", "TOOLS", "DESCRIPTION"]

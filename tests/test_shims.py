@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from test_launch import KEY, contaminated, make_profile
 
+from ccswitch_tui import tools
 from ccswitch_tui.launch import shim_setup, shims
 
 
@@ -314,7 +315,7 @@ def test_use_with_a_tool_changes_that_tool_only(ccs, base_env, tmp_path):
     assert ccs("use", "--none", env=base_env).returncode == 0
     assert set(sources().values()) == {"off"}  # --none beats the project's file
     assert ccs("use", "p", "--tool", "claude", env=base_env).returncode == 0
-    assert sources() == {"claude": "project", "codex": "off", "gemini": "off", "opencode": "off", "kilo": "off"}
+    assert sources() == {s.name: "project" if s.name == "claude" else "off" for s in tools.clients()}
     assert ccs("use", "--clear", env=base_env).returncode == 0
     assert set(sources().values()) == {"project"}
     r = ccs("use", "p", "--tool", "gemini", env=base_env)

@@ -26,6 +26,7 @@ _MODULES = {
     "gemini": "gemini",
     "opencode": "opencode",
     "kilo": "kilo",
+    "qwen": "qwen",
     "run": "run",
 }
 

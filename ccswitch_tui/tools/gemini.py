@@ -22,29 +22,26 @@ Measured with gemini-cli 0.61.0 against a loopback stub:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import (
     ERROR,
     SOURCE_ROUTING,
     SOURCE_TOOL,
     WARN,
     FileToWrite,
-    Finding,
     LaunchPlan,
     Profile,
     Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
 from ccswitch_tui.tools import fields
+from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.quiet import quiet_for
@@ -78,68 +75,24 @@ def system_settings_path(env: Mapping[str, str]) -> Path:
     return Path("/etc/gemini-cli/settings.json")
 
 
-def _dig(data: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return None
-        data = data[part]
-    return data
-
-
 def read_layer(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """(routing keys the file sets, None) or (None, why it cannot be read); (None, None) when absent."""
-    try:
-        data = loads_json(read_text(path))
-    except FileNotFoundError:
-        return None, None
-    except UnicodeDecodeError as exc:
-        return None, f"cannot read: {decode_error_line(exc)}"
-    except (OSError, ValueError) as exc:
-        return None, f"cannot read: {exc}"
-    return {k: v for k in _ROUTING_KEYS if (v := _dig(data, k)) is not None}, None
+    return family.read_layer(path, _ROUTING_KEYS)
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
     """The routing variables a ``.env`` file would fill in for a Gemini CLI started by hand."""
-    try:
-        text = read_text(path)
-    except (OSError, UnicodeDecodeError):
-        return {}
-    out = {}
-    for line in text.splitlines():
-        name, sep, value = line.strip().removeprefix("export ").partition("=")
-        if sep and name.strip() in _ROUTING_ENV:
-            out[name.strip()] = value.strip().strip("'\"")
-    return out
+    return family.read_dotenv(path, _ROUTING_ENV.__contains__)
 
 
 def settings_content(path: Path, side: GeminiSide, quiet: bool) -> str:
     """The profile's user layer: ccs's keys set, whatever Gemini CLI or the user wrote there kept."""
-    try:
-        data = loads_json(read_text(path))
-        if not isinstance(data, dict):
-            data = {}
-    except FileNotFoundError:
-        data = {}
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-
-        raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
     owned: dict[str, Any] = {
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "model": {"name": side.model},
         **(QUIET_SETTINGS if quiet else {}),
     }
-    for table, values in owned.items():
-        current = data.get(table) if isinstance(data.get(table), dict) else {}
-        data[table] = _merge(current, values)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _merge(current: dict[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(current)
-    for k, v in values.items():
-        out[k] = _merge(out[k] if isinstance(out.get(k), dict) else {}, v) if isinstance(v, Mapping) else v
-    return out
+    return family.owned_settings(path, owned)
 
 
 class GeminiSpec(ToolSpec[GeminiSide]):
@@ -192,14 +145,7 @@ class GeminiSpec(ToolSpec[GeminiSide]):
         if error:
             warnings.append(f"Gemini CLI system settings {system}: {error}")
         elif routing_keys:
-            names = ", ".join(routing_keys)
-            refusals.append(Refusal(
-                "settings-override",
-                f"the system Gemini CLI settings {system} set {names}, which beat every other layer; "
-                "ccs cannot override them",
-                ("--force to launch anyway (recorded in the manifest)",
-                 "ask whoever manages this machine to remove them"),
-                flags=("force",)))
+            refusals.append(family.system_refusal(self.label, system, routing_keys))
         project = [cwd / ".gemini" / "settings.json"] if read_layer(cwd / ".gemini" / "settings.json")[0] else []
         project += [p for p in (cwd / ".env", cwd / ".gemini" / ".env") if read_dotenv(p)]
         if project:
@@ -229,36 +175,18 @@ class GeminiSpec(ToolSpec[GeminiSide]):
         """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
 
         home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
-        layers = [("system", system_settings_path(ctx.environ)), ("user", home / ".gemini" / "settings.json"),
-                  ("project", ctx.cwd / ".gemini" / "settings.json")]
-        rows: list[dict[str, Any]] = []
-        part = DoctorPart("gemini_layers", rows, lines=["gemini cli settings layers (system beats the rest)"])
-        for kind, path in layers:
-            keys, error = read_layer(path)
-            rows.append({"kind": kind, "path": str(path), "exists": keys is not None or error is not None,
-                         "error": error, "routing": keys or {}})
-            if error:
-                part.findings.append(Finding("settings-invalid", WARN, f"{kind} settings layer {error}; "
-                                             "Gemini CLI may refuse or ignore it; fix the file", path=str(path)))
-            for k, v in (keys or {}).items():
-                severity = ERROR if kind in ("system", "project") else WARN
-                part.findings.append(Finding(
-                    "settings-override", severity,
-                    f"{kind} Gemini CLI settings set {k}={v}, which a Gemini CLI started "
-                    f"{'in ' + str(ctx.cwd) if kind == 'project' else 'directly'} follows; "
-                    + ("ccs launches refuse it (--force to launch anyway)" if kind == "system" else
-                       "ccs launches are not affected; remove it from the file to choose the provider in one place"),
-                    path=str(path), variable=k))
-            state = "absent" if keys is None and error is None else (error or (
-                ", ".join(f"{k}={v}" for k, v in (keys or {}).items()) or "no routing keys"))
-            part.lines.append(f"  {kind:<8} {path}: {state}")
-        for path in (ctx.cwd / ".env", ctx.cwd / ".gemini" / ".env"):
-            for name in read_dotenv(path):
-                part.findings.append(Finding(
-                    "settings-override", WARN,
-                    f"{path} sets {name}, which a Gemini CLI started in {ctx.cwd} takes when the shell lacks it; "
-                    "ccs launches are not affected (untrusted workspace); remove it to keep routing in one place",
-                    path=str(path), variable=name))
+        refused = "ccs launches refuse it (--force to launch anyway)"
+        unaffected = "ccs launches are not affected; remove it from the file to choose the provider in one place"
+        part = family.layers_part("gemini_layers", "gemini cli settings layers (system beats the rest)", self.label,
+                                  ctx.cwd, [
+            family.Layer("system", system_settings_path(ctx.environ), ERROR, refused, _ROUTING_KEYS),
+            family.Layer("user", home / ".gemini" / "settings.json", WARN, unaffected, _ROUTING_KEYS),
+            family.Layer("project", ctx.cwd / ".gemini" / "settings.json", ERROR, unaffected, _ROUTING_KEYS),
+        ])
+        family.dotenv_findings(
+            part, (ctx.cwd / ".env", ctx.cwd / ".gemini" / ".env"), _ROUTING_ENV.__contains__,
+            f"which a Gemini CLI started in {ctx.cwd} takes when the shell lacks it; ccs launches are not affected "
+            "(untrusted workspace); remove it to keep routing in one place")
         return part
 
 
