@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ccswitch_tui import tools
 from ccswitch_tui.paths import Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,8 +88,8 @@ def forget_indexed_keys(paths: Paths) -> None:
 
 @pytest.fixture(scope="session")
 def clients_bin() -> Path:
-    """The folder holding the real, pinned `claude`, `codex`, `gemini` and `opencode` executables."""
-    names = ("claude", "codex", "gemini", "opencode")
+    """The folder holding the real, pinned executable of every registered client (scripts/install-clients.sh)."""
+    names = tuple(s.program for s in tools.clients() if s.program)
     if not all((CLIENTS_BIN / n).exists() for n in names):
         rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
         if rc != 0 or not all((CLIENTS_BIN / n).exists() for n in names):
