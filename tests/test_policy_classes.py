@@ -39,6 +39,20 @@ def test_loaders_from_an_env_table_warn_alike(ccs, ccs_home, name):
     assert warning and "what code the child loads" in warning[0], r.stderr
 
 
+def test_a_clients_own_loader_variable_warns_as_a_loader(ccs, ccs_home):
+    """Kilo Code's npm launcher runs the binary KILO_BIN_PATH names instead of its own (read in its
+    launcher): set in a profile it is called a loader, not routing, though its name is Kilo's family."""
+    owner = next(s for s in tools.specs() if "KILO_BIN_PATH" in s.loaders)
+    assert policy.is_loader("KILO_BIN_PATH") and policy.kind("KILO_BIN_PATH") == "loader"
+    assert policy.routing_family("KILO_BIN_PATH") == owner.name  # still dropped from the shell as its family
+    write_profile(ccs_home.profiles, "p", HEAD + f'[{owner.name}]\nmodel = "m"\n[{owner.name}.env]\n'
+                  'KILO_BIN_PATH = "/tmp/not-kilo"\n')
+    r = ccs("env", "p", "--tool", owner.name, env=env())
+    assert r.returncode == 0, r.stderr
+    warning = [line for line in r.stderr.splitlines() if "KILO_BIN_PATH" in line]
+    assert warning and "what code the child loads" in warning[0], r.stderr
+
+
 @pytest.mark.parametrize("glob", ["BUN_*", "B*", "OPENCODE_*", "GEMINI_*", "GOOGLE_GEMINI*", "SSL_*", "NODE_EXTRA*"])
 def test_globs_reaching_any_clients_family_loaders_or_trust_are_refused(ccs, ccs_home, glob):
     """OPENCODE_CONFIG_CONTENT overrides every OpenCode layer: a glob may not let it in unnamed."""

@@ -212,16 +212,19 @@ class _Clients:
     families: tuple[tuple[str, str], ...] = ()  # (family, regex)
     effects: dict[str, str] = {}
     switches: tuple[str, ...] = ()  # regexes of variables that switch a client to a cloud platform
+    loaders: frozenset[str] = frozenset()  # variables a client's own launcher reads to run other code
     compiled: list[tuple[str, re.Pattern[str]]] | None = None
     switch_re: re.Pattern[str] | None = None
     loaded = False
 
 
 def register_client_families(families: Iterable[tuple[str, str]], effects: Mapping[str, str],
-                             switches: Iterable[str]) -> None:
+                             switches: Iterable[str], loaders: Iterable[str] = ()) -> None:
     """The registry hands in every client's families (client first, so their names win), who reads
-    each family, and the cloud switches. Called once, when the registry loads."""
+    each family, the cloud switches and the clients' own loader variables. Called once, when the
+    registry loads."""
     _Clients.families = tuple(families)
+    _Clients.loaders = frozenset(loaders)
     _Clients.effects = dict(effects)
     _Clients.switches = tuple(switches)
     _Clients.compiled = None
@@ -279,12 +282,15 @@ def is_trust(name: str) -> bool:
 
 
 def is_loader(name: str) -> bool:
-    return name in LOADER_NAMES or name.startswith(LOADER_PREFIXES)
+    return name in LOADER_NAMES or name in _Clients.loaders or name.startswith(LOADER_PREFIXES)
 
 
 def kind(name: str) -> str | None:
     """What a variable does to a launch, when it is one ccs names: cloud-switch, routing, proxy,
-    cloud, loader, trust; None for ordinary variables."""
+    cloud, loader, trust; None for ordinary variables. A client's own loader variable is a loader
+    first, although its name is in the client's routing family."""
+    if name in _Clients.loaders:
+        return "loader"
     if cloud_switch(name):
         return "cloud-switch"
     family = routing_family(name)

@@ -88,6 +88,7 @@ def specs() -> tuple[ToolSpec, ...]:
         [(fam, rx) for s in loaded for fam, rx in s.families.items()],
         {fam: text for s in loaded for fam, text in s.family_effects.items()},
         [rx for s in loaded for rx in s.cloud_switches],
+        [v for s in loaded for v in s.loaders],
     )
     return loaded
 

@@ -71,6 +71,7 @@ class KiloSpec(OpenCodeFamilySpec):
     exe_names = ("kilo", ".kilo", "kilocode", "kilo.exe")
     scripts = ("@kilocode/cli/bin/kilo",)
     internal_vars = frozenset({"KILO_TREE_SITTER_WASM_DIR"})  # its npm launcher sets it for the binary
+    loaders = frozenset({"KILO_BIN_PATH"})  # its npm launcher runs the binary this names instead of its own
     key_var = KEY_VAR
     config_file = "kilo.json"
     config_dir_var = "KILO_CONFIG_DIR"

@@ -141,6 +141,7 @@ class ToolSpec(ABC, Generic[S]):
     families: Mapping[str, str] = {}  # family → regex (fullmatch) of the variables it names
     family_effects: Mapping[str, str] = {}  # family → who reads it, for messages
     cloud_switches: tuple[str, ...] = ()  # regexes of variables that turn the client to a cloud platform
+    loaders: frozenset[str] = frozenset()  # variables its own launcher reads to run other code (policy: loaders)
     multiline_vars: frozenset[str] = frozenset()  # variables it reads as several lines (a header list)
     reads: tuple[str, ...] | None = None  # the families the client itself reads; None: any (not judged)
     exe_names: tuple[str, ...] = ()  # executable names of its processes (lower case)
