@@ -478,7 +478,7 @@ def test_the_env_table_refuses_a_credential_and_export_show_say_where(ccs, base_
 
 def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
     r = ccs("launch", "nope", "kil", env=base_env)
-    assert r.returncode == 2 and "choose one of: claude, codex, gemini, opencode, kilo" in r.stderr
+    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.clients())}" in r.stderr
     assert tools.label("kilo") == "Kilo Code" and tools.get("kilo").install_hint.endswith("@kilocode/cli`")
     from ccswitch_tui.tui.actions import BY_NAME
     from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES

@@ -311,8 +311,6 @@ def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
 
 @pytest.mark.usefixtures("secret_service")
 def test_the_resume_hint_names_the_session_the_launch_wrote(ccs, base_env, stubs, qwen_bin, key_id, tmp_path):
-
-
     good = stubs("good")
     env = {**base_env, "PATH": f"{qwen_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, good.url, key_id)
@@ -524,7 +522,7 @@ def test_its_env_table_refuses_a_credential(ccs, base_env):
 
 def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
     r = ccs("launch", "nope", "qwn", env=base_env)
-    assert r.returncode == 2 and "choose one of: claude, codex, gemini, opencode, qwen" in r.stderr
+    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.clients())}" in r.stderr
 
     assert BY_NAME["launch_qwen"].key == "w"
     keys = [b.key for b in bindings()]
@@ -542,7 +540,6 @@ def test_the_install_script_pins_it_and_checks_that_it_runs():
 
 
 def test_presets_whose_provider_serves_chat_completions_carry_a_qwen_table():
-
     served = {p.name: p.profile.side("qwen") for p in list_presets() if p.profile.side("qwen")}
     assert {"qwen", "deepseek", "kimi", "glm", "openrouter", "taotoken", "minimax", "openai", "kimi-coding"} <= set(
         served)
