@@ -70,6 +70,7 @@ def import_aiohttp() -> None:
         def no_verify_paths(self: ssl.SSLContext) -> None:
             return None
 
+        # patched for the length of one import, and put back below: not a type the stubs can express
         ssl.create_default_context = empty_default_context  # type: ignore[assignment]
         context_class.set_default_verify_paths = no_verify_paths  # type: ignore[method-assign]
         try:

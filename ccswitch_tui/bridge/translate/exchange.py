@@ -78,6 +78,7 @@ class Exchange:
             if repeated is not None:  # the last event again with another text: no parse, no dict
                 text = repeated.text(frame)
                 if text is not None:
+                    # `repeated` is set only once `deltas` is, for the same message
                     out.append(deltas.encode(stream.same_again(text), text))  # type: ignore[union-attr]
                     continue
                 repeated = None
