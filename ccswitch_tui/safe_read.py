@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -118,6 +119,32 @@ def loads_json(text: str | bytes) -> Any:
     except RecursionError:
         doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise json.JSONDecodeError("nested too deeply for ccs to read", doc, _depth_position(doc, 200)) from None
+
+
+def strip_jsonc(text: str, *, trailing_commas: bool = True) -> str:
+    """JSON with comments (``//``, ``/* */``) as plain JSON, strings kept, as the clients that allow
+    comments in their config files read it; with ``trailing_commas`` a comma before ``}`` or ``]`` goes too."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(c)
+            i += 1
+    plain = "".join(out)
+    return re.sub(r",(\s*[}\]])", r"\1", plain) if trailing_commas else plain
 
 
 def line_col(text: str, pos: int) -> tuple[int, int]:

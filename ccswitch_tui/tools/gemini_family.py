@@ -17,7 +17,7 @@ from typing import Any
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import WARN, Finding, Refusal
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, strip_jsonc
 from ccswitch_tui.tools.spec import DoctorPart
 
 # How a layer's value is shown (``key``, raw value → what doctor and messages print): no secrets
@@ -35,26 +35,7 @@ def dig(data: Any, dotted: str) -> Any:
 
 def strip_comments(text: str) -> str:
     """JSON with ``//`` and ``/* */`` comments as plain JSON (strings kept), as the clients read it."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    return strip_jsonc(text, trailing_commas=False)
 
 
 def load_settings(path: Path) -> Any:

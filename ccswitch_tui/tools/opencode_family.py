@@ -35,7 +35,7 @@ from ccswitch_tui.model import (
 )
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import redact_url, shown
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, strip_jsonc
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -301,25 +301,3 @@ def read_config_layer(path: Path, agent_models: bool = False) -> tuple[dict[str,
     return keys, None
 
 
-def strip_jsonc(text: str) -> str:
-    """JSON with comments (``//``, ``/* */``) and trailing commas, as plain JSON (strings kept)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(c)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
