@@ -70,9 +70,8 @@ def import_aiohttp() -> None:
         def no_verify_paths(self: ssl.SSLContext) -> None:
             return None
 
-        # patched for the length of one import, and put back below: not a type the stubs can express
-        ssl.create_default_context = empty_default_context  # type: ignore[assignment]
-        context_class.set_default_verify_paths = no_verify_paths  # type: ignore[method-assign]
+        ssl.create_default_context = empty_default_context  # type: ignore[assignment]  # for one import only
+        context_class.set_default_verify_paths = no_verify_paths  # type: ignore[method-assign]  # likewise
         try:
             import aiohttp.connector as connector  # lazy: on the bridge's loading thread, ssl patched
         finally:
@@ -80,7 +79,7 @@ def import_aiohttp() -> None:
             if own is None:
                 del context_class.set_default_verify_paths
             else:
-                context_class.set_default_verify_paths = own  # type: ignore[method-assign]
+                context_class.set_default_verify_paths = own  # type: ignore[method-assign]  # put back
         _ready.clear()
         threading.Thread(target=_build, args=(connector,), name="ccs-bridge-tls", daemon=True).start()
 

@@ -77,9 +77,8 @@ class Exchange:
         for frame in self.decoder.frames(chunk):
             if repeated is not None:  # the last event again with another text: no parse, no dict
                 text = repeated.text(frame)
-                if text is not None:
-                    # `repeated` is set only once `deltas` is, for the same message
-                    out.append(deltas.encode(stream.same_again(text), text))  # type: ignore[union-attr]
+                if text is not None and deltas is not None:  # deltas: set with `repeated`, for its message
+                    out.append(deltas.encode(stream.same_again(text), text))
                     continue
                 repeated = None
             for data in parse(frame):
