@@ -444,21 +444,25 @@ def test_launch_path_imports_neither_textual_nor_httpx(tmp_path, clients_bin):
 
 
 def test_plain_launch_path_does_not_import_the_bridge(tmp_path):
-    """aiohttp (the recording bridge) is imported only when recording is on."""
+    """The bridge's server (and asyncio under it) is imported only when recording is on, and even
+    then no HTTP library: the bridge speaks HTTP with the standard library (``bridge.wire``)."""
+    bridge = ('asyncio', 'ccswitch_tui.bridge.server', 'ccswitch_tui.bridge.wire')
     code = (
         "import sys\n"
         "from ccswitch_tui.cli import run\n"
         "codes = [run(['new', 'p', '--base-url', 'http://127.0.0.1:9/v1', '--key', 'env:LIGHT_KEY',\n"
         "              '--codex-model', 'm'])]\n"
         "codes.append(run(['run', 'p', '--', 'true']))\n"
-        "plain = sorted(m for m in ('aiohttp', 'ccswitch_tui.bridge.server') if m in sys.modules)\n"
-        # the bridge loads aiohttp once the child runs (a child that ends at once may never need it)
+        f"plain = sorted(m for m in {bridge!r} if m in sys.modules)\n"
+        # the bridge's server loads once the child runs (a child that ends at once may never need it)
         "codes.append(run(['run', '--record', 'p', '--', 'sleep', '1']))\n"
-        "print(codes, plain, 'aiohttp' in sys.modules, file=sys.stderr)\n"
+        f"recorded = sorted(m for m in {bridge!r} if m in sys.modules)\n"
+        "libraries = sorted(m for m in ('aiohttp', 'httpx', 'yarl', 'multidict') if m in sys.modules)\n"
+        "print(codes, plain, recorded, libraries, file=sys.stderr)\n"
     )
     env = {**os.environ, "CCS_HOME": str(tmp_path), "LIGHT_KEY": KEY}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert r.stderr.strip().splitlines()[-1] == "[0, 0, 0] [] True", r.stdout + r.stderr
+    assert r.stderr.strip().splitlines()[-1] == f"[0, 0, 0] [] {sorted(bridge)} []", r.stdout + r.stderr
 
 
 @pytest.mark.usefixtures("secret_service")

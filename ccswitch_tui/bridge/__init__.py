@@ -2,8 +2,9 @@
 holds the real key, forwards every request of the child to the profile's real endpoint and
 writes one record per request to ``runs/<launch-id>.requests.jsonl``.
 
-Importing this package is cheap: only ``bridge.server`` imports aiohttp, and only a launch with
-recording on imports ``bridge.server``. The pure parts (records, observation of responses, the
+Importing this package is cheap: only ``bridge.server`` imports asyncio (its HTTP is
+``bridge.wire``, the standard library alone), and only a launch with recording on imports
+``bridge.server``. The pure parts (records, observation of responses, the
 plan rewrite) are importable without it.
 
     from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route

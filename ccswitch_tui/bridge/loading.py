@@ -1,19 +1,17 @@
-"""The bridge started without making the child wait for aiohttp.
+"""The bridge started without making the child wait for it.
 
-Importing aiohttp and setting up its server costs a recorded launch about three times an
-unrecorded one. None of that has to happen before the child starts: the child needs only the
-bridge's address and token. ``LoadingBridge`` binds the listening socket on 127.0.0.1 and makes
-the token at once (standard library only); a thread of its own imports the server as soon as the
-child is forked (until then the launch's own work has the interpreter to itself) and starts
-serving on that socket while the child starts. A request the child sends meanwhile waits in the
-socket's listen queue and is answered as soon as the server is up. A child that ends before the
-server loaded (``ccs run --record P -- true``) never waits for aiohttp at all. aiohttp's TLS
-contexts are built in a thread of their own, beside the rest of the loading
-(``bridge.deferred_tls``).
+The child needs only the bridge's address and token. ``LoadingBridge`` binds the listening socket
+on 127.0.0.1 and makes the token at once; a thread of its own imports the server (asyncio and
+``bridge.wire``: the standard library, some 20-30 ms) as soon as the child is forked (until then the
+launch's own work has the interpreter to itself) and starts serving on that socket while the
+child starts. A request the child sends meanwhile waits in the socket's listen queue and is
+answered as soon as the server is up. A child that ends before the server loaded (``ccs run
+--record P -- true``) never waits for it at all.
 
-Why not start the import earlier, beside the launch's own work? Measured: under load the import
-thread holds the interpreter while the launch's thread waits for it, and ``ccs run --record P --
-true`` got 1.5x slower than unrecorded, while the first answer came no sooner.
+Why not start the import earlier, beside the launch's own work? Measured (when the server still
+imported aiohttp): under load the import thread holds the interpreter while the launch's thread
+waits for it, and ``ccs run --record P -- true`` got 1.5x slower than unrecorded, while the first
+answer came no sooner.
 
 A failure to bind is the launch's failure (exit 2, nothing launched). A failure of the server
 while the child already runs closes the socket, so the child's requests fail at once instead of
@@ -22,7 +20,6 @@ waiting, and ``stop()`` says so in one line.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import secrets
 import socket
@@ -70,9 +67,6 @@ class LoadingBridge:
     ``server.BridgeConfig`` in the loading thread (it needs the server module)."""
 
     def __init__(self, make_config: Callable[[], Any], records_path: Path):
-        if importlib.util.find_spec("aiohttp") is None:
-            raise BridgeStartError("cannot start the recording bridge: aiohttp is not installed; "
-                                   "launch without --record")
         self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
         self.records_path = records_path
         self.error: BaseException | None = None
@@ -98,7 +92,7 @@ class LoadingBridge:
         sock.set_inheritable(False)
         self._sock = sock
         # The child is started with fork hooks (preexec_fn): a module that registers one (logging
-        # does, and aiohttp imports it) must not appear between a fork's "before" and "after" hooks
+        # does, and asyncio imports it) must not appear between a fork's "before" and "after" hooks
         # in the loading thread, or the "after" hook releases a lock that was never taken.
         import logging  # noqa: F401  # lazy: loaded on the bridge's own thread while the child starts
         self.port: int = sock.getsockname()[1]
@@ -138,9 +132,6 @@ class LoadingBridge:
         if self._stopped:
             return
         try:
-            from ccswitch_tui.bridge import deferred_tls  # lazy: loaded on the bridge's own thread
-
-            deferred_tls.import_aiohttp()  # its TLS contexts built beside the rest of the loading
             # lazy: loaded on the bridge's own thread while the child starts
             from ccswitch_tui.bridge.server import Bridge
 

@@ -1,6 +1,6 @@
-"""The bridge server: aiohttp on 127.0.0.1:<random port>, in a thread of its own with its own
-event loop, so the supervising main thread keeps its signal handling and its blocking wait for
-the child.
+"""The bridge server: HTTP/1.1 on 127.0.0.1:<random port> (``bridge.wire``, the standard library
+alone), in a thread of its own with its own event loop, so the supervising main thread keeps its
+signal handling and its blocking wait for the child.
 
 A route is a path prefix: the child's base URL ``{bridge.url}/{route.name}`` stands for
 ``route.upstream``. Every request must carry the launch token (where the child's SDK puts its key:
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import json
 import logging
 import secrets
 import socket
@@ -31,14 +32,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-import aiohttp
-from aiohttp import web
-from yarl import URL
-
-from ccswitch_tui.bridge import deferred_tls
 from ccswitch_tui.bridge import records as rec
+from ccswitch_tui.bridge import wire
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
@@ -51,7 +48,7 @@ MAX_RECORDED_BODY = 1024 * 1024  # per body, with --record-bodies
 MAX_ERROR_BODY = 8192  # of an error answer, read for its message
 _BODY_MARGIN = 4096  # read past a cut, so that a secret across it is masked whole before cutting
 # The bridge reads (decodes) every answer before the child gets it, to keep secrets out: it asks for
-# what aiohttp decodes, and answers 502 for any other Content-Encoding.
+# what it decodes (``bridge.wire``), and answers 502 for any other Content-Encoding.
 ACCEPT_ENCODING = "gzip, deflate"
 _READABLE_ENCODINGS = frozenset({"", "identity", "gzip", "deflate"})
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
@@ -149,12 +146,10 @@ class Bridge:
 
     def start(self, timeout: float = 10.0) -> Bridge:
         # The tool owns the terminal: nothing of the bridge's may print there (a failure is recorded).
-        for name in ("aiohttp", "asyncio"):
-            logging.getLogger(name).addHandler(logging.NullHandler())
-            logging.getLogger(name).propagate = False
+        logging.getLogger("asyncio").addHandler(logging.NullHandler())
+        logging.getLogger("asyncio").propagate = False
         try:
-            # Made here (or before the server loaded), not by aiohttp, so that a guard can share it
-            # (``bridge.guard``).
+            # Made here (or before the server loaded), so that a guard can share it (``bridge.guard``).
             sock = self._sock or socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             if self._sock is None:
                 sock.bind(("127.0.0.1", 0))
@@ -208,22 +203,15 @@ class Bridge:
 
     async def _serve(self) -> None:
         self._stopping = asyncio.Event()
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, enable_cleanup_closed=True)
-        self._session = aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False, auto_decompress=True,
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.connect_timeout),
-            skip_auto_headers=("User-Agent",),
-        )
-        app = web.Application(client_max_size=MAX_REQUEST_BODY, handler_args={"access_log": None})
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        # handler_cancellation: a child that hangs up ends its request at once (recorded), even while the
-        # upstream has not answered yet.
-        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5,
-                               handler_cancellation=True)
+        # No proxy from the environment, no cookies, no User-Agent of the bridge's own.
+        self._pool = wire.Pool(self.config.connect_timeout)
+        if any(r.upstream[:6].lower() == "https:" for r in self.config.routes):
+            self._pool.prepare_tls()  # the system's CAs are read in a thread while the first request comes
+        server: wire.Server | None = None
         try:
-            await runner.setup()
-            site = web.SockSite(runner, self._sock)
-            await site.start()
+            # A child that hangs up ends its request at once (recorded), even while the upstream has
+            # not answered yet.
+            server = await wire.serve(self._sock, self._handle, MAX_REQUEST_BODY)
             self.port = self._sock.getsockname()[1]
             self._ready.set()
             await self._stopping.wait()
@@ -234,12 +222,13 @@ class Bridge:
             if tasks:
                 await asyncio.wait(tasks, timeout=2.0)
         finally:
-            await runner.cleanup()
-            await self._session.close()
+            if server is not None:
+                await server.close(0.5)
+            await self._pool.close()
 
     # --- one request ------------------------------------------------------------------------
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, request: wire.Request) -> None:
         now = time.time()
         t0 = time.perf_counter()
         stats = self._stats
@@ -265,22 +254,25 @@ class Bridge:
             self._tasks.add(task)
         stats.in_flight += 1
         try:
-            return await self._forward(request, route, rest, record, t0, answer)
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:  # the child left early
+            reply = await self._forward(request, route, rest, record, t0, answer)
+            if reply is not None:
+                await request.answer.whole(reply.status, reply.body)
+        except ConnectionError as exc:  # the child left early
             self._ended_early(record, answer, rec.CLIENT_GONE, f"the client went away ({type(exc).__name__})")
             raise
-        except web.HTTPException as exc:  # e.g. a body over MAX_REQUEST_BODY
-            record.update(status=exc.status, outcome=rec.REFUSED, error=exc.reason)
-            raise
+        except wire.WireError as exc:  # a body over MAX_REQUEST_BODY, or one that breaks HTTP
+            record.update(status=exc.status, outcome=rec.REFUSED, error=self._mask.clip(str(exc)))
+            reply = self._bridge_answer(exc.status, record["error"], "bad_request_body")
+            await request.answer.whole(reply.status, reply.body)
         except Exception as exc:  # noqa: BLE001 — a failure of the bridge itself: answered and recorded
             record.update(status=502, outcome=rec.BRIDGE_ERROR, error=self._mask.clip(f"{type(exc).__name__}: {exc}"))
             if answer.prepared:  # the head went out already: the child must see a cut answer
-                if request.transport is not None:
-                    request.transport.abort()
-                raise
-            return self._bridge_answer(502, record["error"], "bridge_error")
+                request.answer.abort()
+                return
+            reply = self._bridge_answer(502, record["error"], "bridge_error")
+            await request.answer.whole(reply.status, reply.body)
         except asyncio.CancelledError:
-            # The launch ended (stop) or the child hung up (aiohttp cancels the handler then).
+            # The launch ended (stop) or the child hung up (``bridge.wire`` cancels the handling then).
             if self._stopping is not None and self._stopping.is_set():
                 self._ended_early(record, answer, rec.STOPPED, "the launch ended while this request was in flight")
             else:
@@ -297,28 +289,29 @@ class Bridge:
                 else:
                     self._writer.write(record)
 
-    def _bridge_answer(self, status: int, message: str | None, code: str) -> web.Response:
+    def _bridge_answer(self, status: int, message: str | None, code: str) -> _Reply:
         """An answer made by the bridge itself (its text already masked, and filtered like any other)."""
         text = self._filter.text(f"ccs bridge: {message}")
-        return web.json_response({"error": {"message": text, "type": "bridge_error", "code": code}}, status=status)
+        return _Reply(status, {"error": {"message": text, "type": "bridge_error", "code": code}})
 
-    def _refuse(self, record: dict[str, Any], status: int, message: str, route: Route | None) -> web.Response:
+    def _refuse(self, record: dict[str, Any], status: int, message: str, route: Route | None) -> _Reply:
         record.update(status=status, outcome=rec.REFUSED, error=self._mask.clip(message, 2000))
         message = self._filter.text(message)
         anthropic = route is not None and "anthropic" in route.name
         body = ({"type": "error", "error": {"type": "invalid_request_error", "message": message}} if anthropic
                 else {"error": {"message": message, "type": "invalid_request_error", "code": "ccs_bridge_refused"}})
-        return web.json_response(body, status=status)
+        return _Reply(status, body)
 
-    def _carries_token(self, request: web.Request) -> bool:
+    def _carries_token(self, request: wire.Request) -> bool:
         token = self.token
-        for value in request.headers.values():
+        for _, value in request.headers:
             if token in value:
                 return True
-        return token in request.query_string
+        return token in request.query_string or token in unquote(request.query_string)
 
-    async def _forward(self, request: web.Request, route: Route | None, rest: str, record: dict[str, Any],
-                       t0: float, answer: _Answer) -> web.StreamResponse:
+    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: dict[str, Any],
+                       t0: float, answer: _Answer) -> _Reply | None:
+        """Forward one request and relay its answer (None), or the bridge's own answer to send."""
         if route is None:
             return self._refuse(record, 404, f"ccs bridge: no route {record['path']!r}; "
                                 f"use one of {', '.join('/' + n for n in self._routes)}", None)
@@ -365,24 +358,19 @@ class Bridge:
         url = route.upstream.rstrip("/") + out.path
         record["upstream_url"] = self._mask(rec.safe_url(url))
 
-        if not deferred_tls.ready() and (url[:6].lower() == "https:" or route.proxy):
-            await _tls_ready()
         try:
-            upstream_cm = self._session.request(out.method, URL(url, encoded=True), headers=out.headers,
-                                                data=out.body or None, allow_redirects=False, proxy=route.proxy)
-            upstream = await upstream_cm.__aenter__()
-        except (aiohttp.ClientConnectorError, asyncio.TimeoutError, aiohttp.InvalidURL) as exc:
-            record.update(status=502, outcome=rec.UNREACHABLE,
-                          error=self._mask.clip(f"upstream unreachable: {type(exc).__name__}: {exc}"))
+            upstream = await self._pool.request(out.method, url, out.headers, out.body, proxy=route.proxy)
+        except wire.Unreachable as exc:
+            record.update(status=502, outcome=rec.UNREACHABLE, error=self._mask.clip(f"upstream unreachable: {exc}"))
             return self._bridge_answer(502, record["error"], "upstream_unreachable")
-        except aiohttp.ClientError as exc:
+        except wire.UpstreamFailed as exc:
             record.update(status=502, outcome=rec.UPSTREAM_ABORTED,
-                          error=self._mask.clip(f"upstream failed before answering: {type(exc).__name__}: {exc}"))
+                          error=self._mask.clip(f"upstream failed before answering: {exc}"))
             return self._bridge_answer(502, record["error"], "upstream_failed")
         try:
             return await self._relay(request, route, upstream, exchange, record, t0, answer)
         finally:
-            await upstream_cm.__aexit__(None, None, None)
+            upstream.release()
 
     def _child_head(self, route: Route, headers: Mapping[str, str]) -> dict[str, str]:
         """The upstream's headers as the child may see them: no hop-by-hop header, no secret in a
@@ -406,8 +394,8 @@ class Bridge:
             return f"/{route.name}" + location
         return location
 
-    async def _relay(self, request: web.Request, route: Route, upstream: aiohttp.ClientResponse, exchange: Exchange,
-                     record: dict[str, Any], t0: float, answer: _Answer) -> web.StreamResponse:
+    async def _relay(self, request: wire.Request, route: Route, upstream: wire.Upstream, exchange: Exchange,
+                     record: dict[str, Any], t0: float, answer: _Answer) -> _Reply | None:
         status = upstream.status
         record["upstream_status"] = status
         upstream_head = {k: self._filter.text(v) for k, v in upstream.headers.items()}
@@ -428,10 +416,9 @@ class Bridge:
         answer.exchange = exchange
         answer.observes = getattr(exchange, "observes", False)  # a translation parses the answer for us: once
         record["status"] = status
-        response = web.StreamResponse(status=status, headers=head)
+        child = request.answer
         plain = not exchange.rewrites_body and not encoding and not self._filter
-        if plain and upstream.content_length is not None:
-            response.content_length = upstream.content_length
+        length = upstream.content_length if plain else None
         observer = ResponseObserver(stream=is_sse)
         answer.observer = observer
         answer.failing = status >= 400
@@ -447,12 +434,12 @@ class Bridge:
         child_filter = self._filter.stream() if exchange.rewrites_body else None
         received = 0
         try:
-            await response.prepare(request)
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
+            await child.prepare(status, head, length)
+        except ConnectionError as exc:
             gone = f"the client went away mid-answer ({type(exc).__name__})"
             self._ended_early(record, answer, rec.CLIENT_GONE, gone)
-            self._abort(request)
-            return response
+            child.abort()
+            return None
         answer.prepared = True
 
         async def send(data: bytes, last: bool = False) -> None:
@@ -461,7 +448,7 @@ class Bridge:
             if answer.child is not None:
                 answer.child.feed(data)
             if data:
-                await response.write(data)
+                await child.write(data)
             if answer.observes:
                 if exchange.ended:
                     answer.delivered = True
@@ -484,18 +471,18 @@ class Bridge:
 
         try:
             try:
-                async for chunk in upstream.content.iter_any():
+                async for chunk in upstream.chunks():
                     if record["ttfb_ms"] is None:
                         record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
                     received += len(chunk)
                     record["response_bytes"] = received
                     await send(take(chunk))
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
                 record.update(outcome=rec.UPSTREAM_ABORTED, error=self._mask.clip(
-                    f"upstream broke off after {received} bytes: {type(exc).__name__}: {exc}"))
-                self._abort(request)  # the child must see a cut answer, not a clean end
-                return response
+                    f"upstream broke off after {received} bytes: {exc}"))
+                child.abort()  # the child must see a cut answer, not a clean end
+                return None
             if record["ttfb_ms"] is None:
                 record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             await send(take(b""))
@@ -503,17 +490,12 @@ class Bridge:
             answer.delivered = True  # every byte of the answer is out; only the end of the chunking remains
             self._finish(record, answer)
             self._conclude(record, answer, error_body)
-            await response.write_eof()
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError) as exc:
+            await child.end()
+        except ConnectionError as exc:
             gone = f"the client went away mid-answer ({type(exc).__name__})"
             self._ended_early(record, answer, rec.CLIENT_GONE, gone, error_body)
-            self._abort(request)
-        return response
-
-    @staticmethod
-    def _abort(request: web.Request) -> None:
-        if request.transport is not None:
-            request.transport.abort()
+            child.abort()
+        return None
 
     def _finish(self, record: dict[str, Any], answer: _Answer) -> None:
         if answer.finished or answer.observer is None:
@@ -628,14 +610,6 @@ class Bridge:
         return "".join(c for c in _CUT_CHARS if not any(c in s for s in secrets_))
 
 
-async def _tls_ready(timeout: float = 30.0) -> None:
-    """aiohttp's TLS contexts, still being built in their own thread (``bridge.deferred_tls``): a
-    few ms at most, once per launch, and only for a request sent the moment the server is up."""
-    deadline = time.monotonic() + timeout
-    while not deferred_tls.ready() and time.monotonic() < deadline:
-        await asyncio.sleep(0.002)
-
-
 _CUT_CHARS = '",{}[]:'
 MASK_PIECE = 8192  # characters masked per step; the event loop's thread may run between two steps
 
@@ -661,6 +635,16 @@ def mask_in_pieces(mask: Callable[[str], str | None], text: str, cuts: str, size
         start = stop
         time.sleep(0)  # let the event loop's thread take the interpreter
     return "".join(out)
+
+
+class _Reply:
+    """An answer the bridge makes itself: a status and a JSON body."""
+
+    __slots__ = ("status", "body")
+
+    def __init__(self, status: int, body: Any):
+        self.status = status
+        self.body = json.dumps(body).encode()
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Recording for one launch: start the bridge for the plan's base URLs, hand back the plan the child
 gets (bridge URLs, the launch token), and at the end stop the bridge and summarize its records.
 
-Only the bridge's loading thread imports the server (and so aiohttp), while the child starts
+Only the bridge's loading thread imports the server (and so asyncio), while the child starts
 (see ``bridge.loading``).
 """
 
@@ -58,8 +58,8 @@ class RecordingSession:
         records_path = rec.records_path(paths.runs, plan.launch_id)
         extra_secrets = known_secrets(plan, key, specs)
 
-        def config() -> Any:  # in the loading thread: the server module imports aiohttp
-            # lazy: aiohttp loads only for a recorded or translated launch
+        def config() -> Any:  # in the loading thread: the server module imports asyncio
+            # lazy: the server loads only for a recorded or translated launch, once its child runs
             from ccswitch_tui.bridge.server import BridgeConfig, Route
 
             return BridgeConfig(

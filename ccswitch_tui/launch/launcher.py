@@ -321,7 +321,7 @@ NO_RECORDING = Recording("off")
 class RecordingHook(LaunchHook):
     """The child talks to a loopback bridge that alone holds the key (``bridge/``): the plan is
     rerouted before its files are written, the manifest keeps the real base URLs and gains where the
-    records are and, at the end, their summary. Imports aiohttp only here."""
+    records are and, at the end, their summary. Imports the bridge only here."""
 
     def __init__(self, key: str, recording: Recording, translations: Mapping[str, str]):
         self.key = key
@@ -333,10 +333,12 @@ class RecordingHook(LaunchHook):
         # lazy: keeps ccswitch_tui.bridge off `ccs run`'s imports
         from ccswitch_tui.bridge.session import RecordingSession, RecordOptions
 
-        # lazy: keeps ccswitch_tui.bridge off `ccs run`'s imports
-        from ccswitch_tui.bridge.translate.handler import translation_handlers
+        handlers: dict[str, Any] = {}
+        if self.translations:
+            # lazy: the translation only for a launch that needs it
+            from ccswitch_tui.bridge.translate.handler import translation_handlers
 
-        handlers = translation_handlers(ctx.plan, self.translations) if self.translations else {}
+            handlers = translation_handlers(ctx.plan, self.translations)
         options = RecordOptions(bodies=self.recording.bodies, strict_model=self.recording.strict_model)
         self.session = RecordingSession.start(ctx.plan, self.key, ctx.key_fingerprint, ctx.paths, options, handlers)
         ctx.plan = self.session.plan
