@@ -16,9 +16,9 @@ asserted:
   once and for `codex exec`; with BENCH_BASE (a checkout of the main branch, say) the same for that
   tree, interleaved.
 
-The upstream, the minimal proxy and the load generator are separate processes (aiohttp), the
-bridge runs in this process exactly as in ccs (its own thread and loop). Everything stays on
-127.0.0.1.
+The upstream, the minimal proxy and the load generator are separate processes (aiohttp, one of
+the test extras; ccs itself does not use it), the bridge runs in this process exactly as in ccs
+(its own thread and loop). Everything stays on 127.0.0.1.
 
     .venv/bin/python benchmarks/bench_bridge.py            # BENCH_BASE=/path/to/main to compare launches
 """
@@ -464,7 +464,7 @@ def main() -> None:
             print(f"bridge memory: {before:.1f} MB before start, {idle:.1f} MB idle, {max(peak):.1f} MB peak "
                   f"under 200 streams ({records} requests recorded)")
             bodies_gaps(direct, tmp)
-        print("start-up (recording imports aiohttp; the plain launch path does not):")
+        print("start-up (recording loads the bridge once the child runs; the plain launch path does not):")
         launch_path(int(os.environ.get("BENCH_LAUNCH_RUNS", "20")), direct, answered)
     finally:
         for proc in (minimal, upstream):
