@@ -1,4 +1,4 @@
-"""The bridge of a recorded launch starts without making the child wait for aiohttp: its socket is
+"""The bridge of a recorded launch starts without making the child wait for it: its socket is
 bound and its token made before the child starts, its server loads meanwhile, and a request sent in
 between waits in the listen queue and is answered."""
 
@@ -7,14 +7,17 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from provider_stub import ProviderStub
 
+from ccswitch_tui.bridge.guard import Guard
 from ccswitch_tui.bridge.loading import LoadingBridge
 
 KEY = "sk-loading-bridge-0123456789abcdef"
@@ -87,3 +90,23 @@ def test_a_recorded_run_whose_child_ends_at_once_ends_cleanly(ccs, base_env, key
     assert len(manifests) == 2 and all(m["requests"]["requests"] == 0 for m in manifests)
     records = Path(os.environ["CCS_HOME"]) / "state" / "runs"
     assert all((records / m["recording"]["records"]).read_text() == "" for m in manifests)
+
+
+def test_a_released_guard_leaves_the_child_alone_and_exits_without_being_waited_for(tmp_path):
+    """``release()`` returns at once, even while the guard is still starting; the guard still reads
+    ``done`` before the pipe's end, so it exits without ending the child's group."""
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        guard = Guard.start(listener.fileno())
+        guard.watch(child.pid)
+        guard.release()  # at once: the guard has most likely not even started reading yet
+        deadline = time.monotonic() + 10
+        while guard._proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert guard._proc.returncode == 0
+        assert child.poll() is None  # had the guard missed "done", it would have ended the group
+    finally:
+        listener.close()
+        child.kill()
+        child.wait()
