@@ -275,3 +275,28 @@ def test_the_head_of_a_slow_answer_reaches_the_child_before_its_body(bridge_to):
         while not got.endswith(b"0\r\n\r\n"):
             got += s.recv(65536)
     assert b"data: [DONE]" in got
+
+
+def test_a_post_is_never_sent_twice_when_a_kept_connection_breaks(bridge_to):
+    """An LLM call the upstream may have run already is not resent: the upstream answers the first
+    request on a connection, then drops it after reading the second."""
+    def answer(n: int, req: bytes) -> bytes:
+        if n == 2:
+            raise ConnectionResetError  # read, maybe run, never answered
+        return head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY
+
+    upstream = Scripted(answer)
+    b = bridge_to(upstream)
+    assert ask(b) == (200, BODY)
+    assert ask(b)[0] == 502
+    assert len(upstream.requests) == 2
+
+
+def test_bytes_past_an_answers_end_never_become_the_next_answer(bridge_to):
+    extra = head(Content_Type="application/json", Content_Length="9") + b'"smuggle"'
+    upstream = Scripted(lambda n, req: head(Content_Type="application/json", Transfer_Encoding="chunked")
+                        + chunked(BODY) + (extra if n == 1 else b""))
+    b = bridge_to(upstream)
+    assert ask(b) == (200, BODY)
+    assert ask(b) == (200, BODY)  # its own answer, on a new connection
+    assert upstream.connections == 2

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import socket
 import ssl
 import zlib
@@ -98,7 +99,7 @@ def _content_length(headers: Headers, error: type[Exception]) -> int | None:
     values = {v.strip() for k, v in headers if k.lower() == "content-length"}
     if not values:
         return None
-    if len(values) > 1 or not next(iter(values)).isdigit():
+    if len(values) > 1 or not (next(iter(values)).isascii() and next(iter(values)).isdigit()):
         raise error(f"a Content-Length that is not one number: {sorted(values)!r}")
     return int(next(iter(values)))
 
@@ -126,6 +127,7 @@ class ChunkedDecoder:
         self._crlf = False  # the CRLF after a chunk's payload is still to come
         self._trailers = False  # the last chunk came: trailer lines until an empty one
         self.done = False
+        self.leftover = False  # bytes came after the body's end
 
     def feed(self, data: bytes) -> bytes:
         buf = self._buf + data if self._buf else data
@@ -147,6 +149,7 @@ class ChunkedDecoder:
                     break
                 if size == 0:
                     self.done = True
+                    self.leftover = len(buf) > end + 2
                     self._buf = b""
                     return b"".join(out)
                 out.append(buf[start:end])
@@ -190,7 +193,11 @@ class ChunkedDecoder:
             if size == 0:
                 self._trailers = True
             self._left = size
-        self._buf = buf[pos:] if not self.done else b""
+        if self.done:
+            self.leftover = pos < len(buf)
+            self._buf = b""
+        else:
+            self._buf = buf[pos:]
         return b"".join(out)
 
 
@@ -437,8 +444,8 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
                     request = await _read_request(reader, writer, proto, max_body)
                 except WireError as exc:
                     answer = Answer(writer, proto, "HTTP/1.1", keep_alive=False)
-                    await answer.whole(exc.status, f'{{"error": {{"message": "ccs bridge: {exc}", "type": '
-                                       f'"invalid_request_error", "code": "bad_http"}}}}'.encode("latin-1", "replace"))
+                    error = {"message": f"ccs bridge: {exc}", "type": "invalid_request_error", "code": "bad_http"}
+                    await answer.whole(exc.status, json.dumps({"error": error}).encode())
                     break
                 if request is None:
                     break
@@ -500,17 +507,21 @@ class _Connection:
 class Upstream:
     """The upstream's answer: ``status``, ``headers``, ``content_length``; ``chunks()`` its body."""
 
-    def __init__(self, pool: Pool, key: Any, conn: _Connection, method: str, status: int, headers: Headers):
+    def __init__(self, pool: Pool, key: Any, conn: _Connection, method: str, status: int, headers: Headers,
+                 version: str = "HTTP/1.1"):
         self._pool = pool
         self._key = key
         self._conn = conn
         self.status = status
         self.headers = headers
         self._chunked = _chunked(headers, UpstreamFailed)
-        self.content_length = None if self._chunked else _content_length(headers, UpstreamFailed)
+        length = _content_length(headers, UpstreamFailed)
+        self.content_length = None if self._chunked else length
+        self._doubtful = self._chunked and length is not None  # both: read as chunked, never reused
         self._empty = method == "HEAD" or status in (204, 304)
         connection = (headers.get("Connection") or "").lower()
-        self._reusable = "close" not in connection and (self._empty or self._chunked or self.content_length is not None)
+        self._reusable = ("close" not in connection and not self._doubtful and version == "HTTP/1.1"
+                          and (self._empty or self._chunked or self.content_length is not None))
         self._finished = False
 
     async def chunks(self) -> AsyncIterator[bytes]:
@@ -540,6 +551,8 @@ class Upstream:
                 if data:
                     yield data
                 if (chunked is not None and chunked.done) or left == 0:
+                    if chunked is not None and chunked.leftover:
+                        self._reusable = False  # bytes past the end: the next answer would start wrong
                     break
             if unzip is not None:
                 rest = unzip.flush()
@@ -578,13 +591,22 @@ class Pool:
     async def _context(self) -> ssl.SSLContext:
         self.prepare_tls()
         assert self._tls is not None
-        return await self._tls
+        if self._tls.done() and (self._tls.cancelled() or self._tls.exception() is not None):
+            self._tls = None  # a build that failed is tried again, not reused
+            self.prepare_tls()
+            assert self._tls is not None
+        # shielded: a request whose child hung up must not cancel the build every request shares
+        return await asyncio.shield(self._tls)
 
     def _put(self, key: Any, conn: _Connection) -> None:
         idle = self._idle.setdefault(key, [])
         if len(idle) < IDLE_PER_HOST:
             idle.append(conn)
         else:
+            conn.close()
+
+    def _drop(self, key: Any) -> None:
+        for conn in self._idle.pop(key, []):
             conn.close()
 
     def _take(self, key: Any) -> _Connection | None:
@@ -638,16 +660,18 @@ class Pool:
             try:
                 conn.writer.write(head + body)  # one segment for a small request
                 await conn.writer.drain()
-                status, fields = await _read_answer_head(conn.reader)
-                return Upstream(self, key, conn, method, status, fields)
+                status, fields, version = await _read_answer_head(conn.reader)
+                return Upstream(self, key, conn, method, status, fields, version)
             except _ClosedUnanswered:
                 conn.close()
-                if reused and attempt == 0:
-                    continue  # the upstream had closed this idle connection: once more on a new one
+                if reused and attempt == 0 and method in _REPEATABLE:
+                    self._drop(key)  # the upstream closed idle connections: once more on a new one
+                    continue
                 raise UpstreamFailed("the upstream closed the connection without answering") from None
             except (ConnectionError, OSError) as exc:
                 conn.close()
-                if reused and attempt == 0:
+                if reused and attempt == 0 and method in _REPEATABLE:
+                    self._drop(key)
                     continue
                 raise UpstreamFailed(f"{type(exc).__name__}: {exc}") from None
             except BaseException:
@@ -698,6 +722,9 @@ class Pool:
             except OSError as exc:
                 sock.close()
                 error = exc
+            except BaseException:  # cancelled (the connect timeout, or the child hung up)
+                sock.close()
+                raise
         else:
             raise error
         try:
@@ -721,11 +748,16 @@ class Pool:
             raise
 
 
+# A request the upstream may have run already is never sent twice (an LLM call is billed): only
+# these are resent when a kept connection turns out closed.
+_REPEATABLE = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 class _ClosedUnanswered(Exception):
     pass
 
 
-async def _read_answer_head(reader: asyncio.StreamReader) -> tuple[int, Headers]:
+async def _read_answer_head(reader: asyncio.StreamReader) -> tuple[int, Headers, str]:
     while True:
         try:
             raw = await reader.readuntil(b"\r\n\r\n")
@@ -743,7 +775,9 @@ async def _read_answer_head(reader: asyncio.StreamReader) -> tuple[int, Headers]
         status = int(code)
         if 100 <= status < 200 and status != 101:
             continue  # 100 Continue, 103 Early Hints: the answer comes after
-        return status, _fields(lines[1:], UpstreamFailed)
+        if status < 100 or status == 101:  # nothing the bridge forwards asked to switch protocols
+            raise UpstreamFailed(f"the upstream answered with status {status}, which the bridge does not relay")
+        return status, _fields(lines[1:], UpstreamFailed), version
 
 
 def _basic(user: str, password: str) -> str:
