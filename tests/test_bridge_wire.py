@@ -6,11 +6,13 @@ says its length twice)."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import http.client
 import json
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +65,7 @@ class Scripted:
         self.close_after = close_after
         self.requests: list[bytes] = []
         self.connections = 0
+        self.sent = 0  # pieces sent
         self._sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
         threading.Thread(target=self._accept, daemon=True).start()
@@ -99,6 +102,7 @@ class Scripted:
                             return
                     else:
                         conn.sendall(piece)
+                        self.sent += 1
                 if self.close_after:
                     return
 
@@ -300,3 +304,100 @@ def test_bytes_past_an_answers_end_never_become_the_next_answer(bridge_to):
     assert ask(b) == (200, BODY)
     assert ask(b) == (200, BODY)  # its own answer, on a new connection
     assert upstream.connections == 2
+
+
+@pytest.mark.parametrize("when", ["with-the-answer", "after-the-answer"])
+def test_an_answer_longer_than_its_content_length_never_becomes_the_next_answer(bridge_to, when):
+    """A Content-Length answer the upstream follows with more bytes (with it, or a moment later on
+    the idle connection): those bytes are no answer of any request, and the connection is dropped."""
+    extra = head(Content_Type="application/json", Content_Length="9") + b'"smuggle"'
+    later = threading.Event()
+    first = head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY
+
+    def answer(n: int, req: bytes) -> bytes | list[bytes | threading.Event]:
+        if n > 1:
+            return first
+        return [first + extra] if when == "with-the-answer" else [first, later, extra]
+
+    upstream = Scripted(answer)
+    b = bridge_to(upstream)
+    assert ask(b) == (200, BODY)
+    if when == "after-the-answer":
+        later.set()
+        deadline = time.monotonic() + 5
+        while upstream.sent < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # the bytes reach the bridge's idle connection
+    assert ask(b) == (200, BODY)  # its own answer, on a new connection
+    assert upstream.connections == 2
+
+
+def test_a_request_right_behind_a_chunked_body_is_answered_too(bridge_to):
+    """A child may send its next request in the same segment as the end of a chunked body: reading
+    the body must not swallow it."""
+    upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY)
+    b = bridge_to(upstream)
+    auth = f"Authorization: Bearer {b.token}\r\n"
+    reply = raw_reply(b.port, (f"POST /openai/chat/completions HTTP/1.1\r\nHost: x\r\n{auth}"
+                               "Transfer-Encoding: chunked\r\n\r\n").encode() + chunked(b'{"model": "m"}')
+                      + f"GET /openai/models HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n".encode())
+    assert reply.count(b"HTTP/1.1 200 OK\r\n") == 2
+    assert [r.split(b" ", 2)[:2] for r in upstream.requests] == [[b"POST", b"/v1/chat/completions"],
+                                                                 [b"GET", b"/v1/models"]]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_small_body_that_inflates_to_a_huge_one_arrives_in_pieces(encoding):
+    """A decompression bomb (a few KiB that inflate to 64 MiB) is handed on a bounded piece at a
+    time, like any other body, never decoded whole in memory."""
+    size = 64 * 1024 * 1024
+    packed = gzip.compress(bytes(size), compresslevel=9) if encoding == "gzip" else zlib.compress(bytes(size), 9)
+    assert len(packed) < size // 500
+    upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Encoding=encoding,
+                                            Content_Length=str(len(packed))) + packed)
+
+    async def fetch() -> list[int]:
+        pool = wire.Pool(5)
+        answer = await pool.request("GET", upstream.url + "/x", {}, b"")
+        sizes = [len(piece) async for piece in answer.chunks()]
+        answer.release()
+        await pool.close()
+        return sizes
+
+    try:
+        sizes = asyncio.run(fetch())
+    finally:
+        upstream.close()
+    assert sum(sizes) == size
+    assert max(sizes) <= wire.READ
+
+
+@pytest.mark.parametrize("why", ["no-token", "over-the-limit"])
+def test_a_request_refused_before_its_large_body_came_still_gets_its_answer(bridge_to, monkeypatch, why):
+    """The bridge answers a request without reading its body (no token, or a body over the limit)
+    while the child is still sending it. The child, like most HTTP clients, sends the whole body
+    before it reads an answer: the bridge must not reset the connection under it."""
+    monkeypatch.setattr(bridge_server, "MAX_REQUEST_BODY", 1000 if why == "over-the-limit" else 10**9)
+    upstream = Scripted(lambda n, req: head(Content_Length="0"))
+    b = bridge_to(upstream)
+    body = b'{"model": "m", "x": "' + b"y" * (24 * 1024 * 1024) + b'"}'
+    conn = http.client.HTTPConnection("127.0.0.1", b.port, timeout=20)
+    headers = {"Content-Type": "application/json"}
+    if why == "over-the-limit":
+        headers["Authorization"] = f"Bearer {b.token}"
+    conn.request("POST", "/openai/chat/completions", body=body, headers=headers)
+    r = conn.getresponse()
+    assert r.status == (401 if why == "no-token" else 413)
+    assert b"ccs" in r.read() and upstream.requests == []
+
+
+def test_an_upstream_error_text_is_masked_before_it_is_cut(bridge_to):
+    """An upstream's broken status line that carries the key where an error message would be cut:
+    neither the record nor the child's answer may hold a piece of it."""
+    line = b"XTTP/1.1 200 " + b"a" * 50 + KEY.encode() + b"\r\n\r\n"
+    b = bridge_to(Scripted(lambda n, req: line))
+    status, body = ask(b)
+    (record,) = wait_records(b, 1)
+    assert status == 502 and record["outcome"] == "upstream-aborted"
+    for text in (record["error"], body.decode()):
+        assert "not HTTP/1.x" in text and KEY[:12] not in text, text

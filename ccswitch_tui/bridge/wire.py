@@ -84,13 +84,20 @@ class Headers(list):  # type: ignore[type-arg]  # of (name, value): a list keeps
 _BREAKS = ("\r", "\n", "\0")
 
 
+def _quote(text: str | bytes, error: type[Exception]) -> str:
+    """A piece of what the other side sent, for an error message. The child's own text is cut here;
+    the upstream's is kept whole, because the server masks secrets in it before it cuts (a key cut
+    in half here would no longer be recognised as the key)."""
+    return repr(text[:80] if issubclass(error, WireError) else text)
+
+
 def _fields(lines: list[str], error: type[Exception]) -> Headers:
     headers = Headers()
     for line in lines:
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip() or line[:1] in " \t" or any(c in line for c in _BREAKS):
             # a lone CR or LF would end the line for the next reader: a header smuggled in
-            raise error(f"a header line that is not 'name: value': {line[:80]!r}")
+            raise error(f"a header line that is not 'name: value': {_quote(line, error)}")
         headers.append((name, value.strip(" \t")))
     return headers
 
@@ -183,13 +190,7 @@ class ChunkedDecoder:
                 if not line:
                     self.done = True
                 continue
-            size_text = line.split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                size = -1
-            if size < 0 or not size_text or size_text[:1] in b"+-":
-                raise self._error(f"a chunk size that is not a hexadecimal number: {line[:40]!r}")
+            size = _chunk_size(line, self._error)
             if size == 0:
                 self._trailers = True
             self._left = size
@@ -199,6 +200,18 @@ class ChunkedDecoder:
         else:
             self._buf = buf[pos:]
         return b"".join(out)
+
+
+def _chunk_size(line: bytes, error: type[Exception]) -> int:
+    """The size a chunk's size line gives (its extensions ignored)."""
+    size_text = line.split(b";", 1)[0].strip()
+    try:
+        size = int(size_text, 16)
+    except ValueError:
+        size = -1
+    if size < 0 or not size_text or size_text[:1] in b"+-":
+        raise error(f"a chunk size that is not a hexadecimal number: {_quote(line, error)}")
+    return size
 
 
 def _decompressor(encoding: str) -> Any:
@@ -216,7 +229,11 @@ class _Deflate:
         self._z: Any = None
         self._start = b""
 
-    def decompress(self, data: bytes) -> bytes:
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self._z.unconsumed_tail if self._z is not None else b""
+
+    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
         if self._z is None:
             self._start += data
             if len(self._start) < 2:
@@ -225,7 +242,7 @@ class _Deflate:
             wrapped = first & 0x0F == 8 and (first << 8 | self._start[1]) % 31 == 0
             self._z = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
             data, self._start = self._start, b""
-        return self._z.decompress(data)
+        return self._z.decompress(data, max_length)
 
     def flush(self) -> bytes:
         if self._z is None:
@@ -299,22 +316,38 @@ class Request:
                     raise BodyTooLarge(f"a request body of {self._length} bytes, over {self._max_body}")
                 self._body = await self._reader.readexactly(self._length) if self._length else b""
             elif self._chunked:
-                decoder, parts, size = ChunkedDecoder(WireError), [], 0
-                while not decoder.done:
-                    data = await self._reader.read(READ)
-                    if not data:
-                        raise WireError("the request's chunked body ended early")
-                    piece = decoder.feed(data)
-                    size += len(piece)
-                    if size > self._max_body:
-                        raise BodyTooLarge(f"a request body over {self._max_body} bytes")
-                    parts.append(piece)
-                self._body = b"".join(parts)
+                self._body = await self._read_chunked()
             else:
                 self._body = b""
         except asyncio.IncompleteReadError:
-            raise WireError("the request's body ended before its Content-Length") from None
+            what = "chunked body" if self._chunked else "body"
+            raise WireError(f"the request's {what} ended before its end") from None
+        except asyncio.LimitOverrunError:
+            raise WireError(f"a chunk size or trailer line over {MAX_HEAD // 1024} KiB") from None
         return self._body
+
+    async def _read_chunked(self) -> bytes:
+        """A chunked body, read to its last byte and not one byte further: a request the child
+        sent right behind it on the same connection is still there for the next read."""
+        reader, parts, size = self._reader, [], 0
+        while True:
+            chunk = _chunk_size((await reader.readuntil(b"\n")).rstrip(b"\r\n"), WireError)
+            if chunk == 0:
+                break
+            size += chunk
+            if size > self._max_body:
+                raise BodyTooLarge(f"a request body over {self._max_body} bytes")
+            parts.append(await reader.readexactly(chunk))
+            if (await reader.readuntil(b"\n")).rstrip(b"\r\n"):
+                raise WireError("a chunk of the request's body is longer than its size said")
+        trailers = 0
+        while True:  # trailer fields, up to an empty line
+            line = await reader.readuntil(b"\n")
+            if not line.rstrip(b"\r\n"):
+                return b"".join(parts)
+            trailers += len(line)
+            if trailers > MAX_HEAD:
+                raise WireError(f"trailer fields over {MAX_HEAD // 1024} KiB")
 
 
 class Answer:
@@ -446,6 +479,7 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
                     answer = Answer(writer, proto, "HTTP/1.1", keep_alive=False)
                     error = {"message": f"ccs bridge: {exc}", "type": "invalid_request_error", "code": "bad_http"}
                     await answer.whole(exc.status, json.dumps({"error": error}).encode())
+                    await _linger(reader, writer)
                     break
                 if request is None:
                     break
@@ -456,6 +490,8 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
                     proto.busy = False
                 answer = request.answer
                 if not (answer.ended and answer.keep_alive and request.keep_alive and request.body_read):
+                    if answer.ended and not request.body_read:
+                        await _linger(reader, writer)
                     break
         except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
             pass  # the child went away, or the bridge stops: what the request came to is recorded
@@ -469,6 +505,33 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
 
     server._server = await loop.create_server(protocol, sock=sock)
     return server
+
+
+LINGER_SECONDS = 5.0
+LINGER_BYTES = 64 * 1024 * 1024
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Close a connection whose child is still sending (a body the bridge refused without reading
+    it, or what followed a request that broke HTTP) so that the child reads the answer: closing
+    with its bytes unread would make the kernel answer them with a reset, and a reset can destroy
+    the answer before the child has read it. So the bridge's side ends first, then what the child
+    still sends is read and dropped until it closes too, for a bounded time and amount."""
+    transport = writer.transport
+    if transport.is_closing() or not transport.can_write_eof():
+        return
+    try:
+        await writer.drain()
+        transport.write_eof()
+        loop = asyncio.get_running_loop()
+        deadline, dropped = loop.time() + LINGER_SECONDS, 0
+        while dropped < LINGER_BYTES:
+            data = await asyncio.wait_for(reader.read(READ), max(0.0, deadline - loop.time()))
+            if not data:
+                return
+            dropped += len(data)
+    except (asyncio.TimeoutError, ConnectionError, OSError):
+        return
 
 
 async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proto: _ChildProtocol,
@@ -492,13 +555,42 @@ async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
 # --- the client: the upstream's side ------------------------------------------------------
 
 
+class _Counting(asyncio.StreamReaderProtocol):
+    """An upstream connection's protocol, counting the bytes that arrive."""
+
+    received = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.received += len(data)
+        super().data_received(data)
+
+
+async def _open(host: str | None = None, port: int | None = None, *, sock: socket.socket | None = None,
+                tls: ssl.SSLContext | None = None, server_hostname: str | None = None) -> _Connection:
+    """``asyncio.open_connection``, with a protocol that counts what arrives."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_HEAD, loop=loop)
+    protocol = _Counting(reader, loop=loop)
+    transport, _ = await loop.create_connection(lambda: protocol, host, port, sock=sock, ssl=tls,
+                                                server_hostname=server_hostname)
+    return _Connection(reader, asyncio.StreamWriter(transport, protocol, reader, loop), protocol)
+
+
 class _Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    """One upstream connection. ``consumed`` counts the bytes read of it: a connection that has
+    received more than the answers it carried were made of holds bytes no request asked for (an
+    answer longer than it said, or one sent after it), which would be read as the next request's
+    answer. It is not reused."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, protocol: _Counting):
         self.reader = reader
         self.writer = writer
+        self.protocol = protocol
+        self.consumed = 0
 
     def usable(self) -> bool:
-        return not self.writer.transport.is_closing() and not self.reader.at_eof()
+        return (not self.writer.transport.is_closing() and not self.reader.at_eof()
+                and self.protocol.received == self.consumed)
 
     def close(self) -> None:
         self.writer.transport.abort()
@@ -542,13 +634,22 @@ class Upstream:
                         raise UpstreamBroke(f"the connection closed after {got} bytes of the body, before its end")
                     break  # a body that ends with the connection
                 got += len(data)
+                self._conn.consumed += len(data)
                 if chunked is not None:
                     data = chunked.feed(data)
                 elif left is not None:
                     left -= len(data)
-                if unzip is not None and data:
-                    data = unzip.decompress(data)
-                if data:
+                if unzip is not None:
+                    # At most READ decoded bytes at a time: a small body that inflates to a huge
+                    # one (a decompression bomb) arrives in pieces like any other, never whole.
+                    more = bool(data)
+                    while more:
+                        piece = unzip.decompress(data, READ)
+                        data = unzip.unconsumed_tail
+                        if piece:
+                            yield piece
+                        more = bool(data) or len(piece) == READ  # a full piece: more may wait inside
+                elif data:
                     yield data
                 if (chunked is not None and chunked.done) or left == 0:
                     if chunked is not None and chunked.leftover:
@@ -660,7 +761,7 @@ class Pool:
             try:
                 conn.writer.write(head + body)  # one segment for a small request
                 await conn.writer.drain()
-                status, fields, version = await _read_answer_head(conn.reader)
+                status, fields, version = await _read_answer_head(conn)
                 return Upstream(self, key, conn, method, status, fields, version)
             except _ClosedUnanswered:
                 conn.close()
@@ -683,12 +784,9 @@ class Pool:
         context = await self._context() if scheme == "https" else None
         try:
             if proxy:
-                reader, writer = await asyncio.wait_for(self._through(proxy, scheme, host, port, context),
-                                                        self.connect_timeout)
-            else:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(host, port, ssl=context, server_hostname=host if context else None,
-                                            limit=MAX_HEAD), self.connect_timeout)
+                return await asyncio.wait_for(self._through(proxy, scheme, host, port, context), self.connect_timeout)
+            return await asyncio.wait_for(_open(host, port, tls=context, server_hostname=host if context else None),
+                                          self.connect_timeout)
         except asyncio.TimeoutError:
             raise Unreachable(f"TimeoutError: no connection to {host}:{port} within {self.connect_timeout:g} s") \
                 from None
@@ -697,10 +795,9 @@ class Pool:
         except OSError as exc:
             raise Unreachable(f"{type(exc).__name__}: cannot connect to {host}:{port}: {exc.strerror or exc}") \
                 from None
-        return _Connection(reader, writer)
 
     async def _through(self, proxy: str, scheme: str, host: str, port: int,
-                       context: ssl.SSLContext | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+                       context: ssl.SSLContext | None) -> _Connection:
         """A connection to ``host`` through an HTTP proxy: to the proxy itself for an http upstream,
         a CONNECT tunnel with TLS inside it for an https one."""
         p = urlsplit(proxy)
@@ -708,7 +805,7 @@ class Pool:
             raise Unreachable(f"ProxyError: the bridge goes through http:// proxies only, not {p.scheme}://")
         proxy_port = p.port or 80
         if scheme == "http":
-            return await asyncio.open_connection(p.hostname, proxy_port, limit=MAX_HEAD)
+            return await _open(p.hostname, proxy_port)
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(p.hostname, proxy_port, type=socket.SOCK_STREAM)
         error: OSError = OSError(f"no address for {p.hostname}")
@@ -741,8 +838,8 @@ class Pool:
             status_line = got.split(b"\r\n", 1)[0].decode("latin-1")
             code = status_line.split(" ")[1] if status_line.count(" ") >= 1 else ""
             if not code.startswith("2"):
-                raise Unreachable(f"ProxyError: the proxy answered {status_line[:80]!r} to CONNECT {host}:{port}")
-            return await asyncio.open_connection(sock=sock, ssl=context, server_hostname=host, limit=MAX_HEAD)
+                raise Unreachable(f"ProxyError: the proxy answered {status_line!r} to CONNECT {host}:{port}")
+            return await _open(sock=sock, tls=context, server_hostname=host)
         except BaseException:
             sock.close()
             raise
@@ -757,21 +854,22 @@ class _ClosedUnanswered(Exception):
     pass
 
 
-async def _read_answer_head(reader: asyncio.StreamReader) -> tuple[int, Headers, str]:
+async def _read_answer_head(conn: _Connection) -> tuple[int, Headers, str]:
     while True:
         try:
-            raw = await reader.readuntil(b"\r\n\r\n")
+            raw = await conn.reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as exc:
             if not exc.partial:
                 raise _ClosedUnanswered from None
             raise UpstreamFailed("the upstream closed the connection inside its answer's head") from None
         except asyncio.LimitOverrunError:
             raise UpstreamFailed(f"the upstream's answer head is over {MAX_HEAD // 1024} KiB") from None
+        conn.consumed += len(raw)
         lines = raw[:-4].decode("latin-1").split("\r\n")
         version, _, rest = lines[0].partition(" ")
         code = rest[:3]
         if not version.startswith("HTTP/1.") or not code.isdigit() or rest[3:4] not in ("", " "):
-            raise UpstreamFailed(f"the upstream's answer is not HTTP/1.x: {lines[0][:80]!r}")
+            raise UpstreamFailed(f"the upstream's answer is not HTTP/1.x: {lines[0]!r}")
         status = int(code)
         if 100 <= status < 200 and status != 101:
             continue  # 100 Continue, 103 Early Hints: the answer comes after
