@@ -10,6 +10,7 @@ import asyncio
 import gzip
 import http.client
 import json
+import random
 import socket
 import threading
 import time
@@ -401,3 +402,58 @@ def test_an_upstream_error_text_is_masked_before_it_is_cut(bridge_to):
     assert status == 502 and record["outcome"] == "upstream-aborted"
     for text in (record["error"], body.decode()):
         assert "not HTTP/1.x" in text and KEY[:12] not in text, text
+
+
+def test_parallel_requests_find_their_upstream_connections_open_again(bridge_to):
+    """Forty requests at once, twice: the second forty reuse the first forty's connections."""
+    gate = threading.Barrier(40, timeout=10)
+
+    def answer(n: int, req: bytes) -> bytes:
+        if n <= 40:
+            gate.wait()  # all forty are in flight at once
+        return head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY
+
+    upstream = Scripted(answer)
+    b = bridge_to(upstream)
+    for _ in range(2):
+        threads = [threading.Thread(target=ask, args=(b,)) for _ in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(15)
+    assert len(upstream.requests) == 80
+    assert upstream.connections == 40
+
+
+def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
+    monkeypatch.setattr(wire, "IDLE_SECONDS", 0.2)
+    upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY)
+    b = bridge_to(upstream)
+    assert ask(b) == (200, BODY) and ask(b) == (200, BODY)
+    assert upstream.connections == 1
+    time.sleep(0.3)
+    assert ask(b) == (200, BODY)
+    assert upstream.connections == 2
+
+
+def test_whole_chunks_found_at_once_agree_with_the_careful_way():
+    """The chunks found in one sweep and the careful reading give the same payload, whatever the
+    payloads hold (a CRLF of their own, a chunk's framing as text), and however the body is cut."""
+    rng = random.Random(7)
+    alphabet = [b"a", b"\r\n", b"\n\n", b"5\r\n", b"\r\n0\r\n", b"data: x", b"\r"]
+    for _ in range(300):
+        pieces = [b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(rng.randint(1, 9))]
+        raw = chunked(*pieces)
+        if rng.random() < 0.3:
+            raw = raw.replace(b"\r\n", b";ext=1\r\n", 1)
+        cut = rng.randint(0, len(raw))
+        decoder = wire.ChunkedDecoder()
+        assert decoder.feed(raw[:cut]) + decoder.feed(raw[cut:]) == b"".join(pieces), (pieces, cut)
+        assert decoder.done and not decoder.leftover
+
+
+def test_a_chunk_size_the_sweep_cannot_read_is_still_an_error():
+    for raw in (b"5\r\nhello\r\nzz\r\nab\r\n0\r\n\r\n", b"5\r\nhello\r\n-2\r\nab\r\n0\r\n\r\n",
+                b"5\r\nhello\r\n2\r\nabc\r\n0\r\n\r\n"):
+        with pytest.raises(wire.UpstreamBroke):
+            wire.ChunkedDecoder().feed(raw)
