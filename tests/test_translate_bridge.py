@@ -69,6 +69,21 @@ def test_the_record_has_the_usage_codex_was_shown(translating):
         shown["input_tokens"], shown["output_tokens"], shown["input_tokens_details"]["cached_tokens"]) == (65, 3, 1)
 
 
+def test_a_translated_answer_is_read_once_for_codex_and_the_record(translating, monkeypatch):
+    """The upstream's stream is parsed by the translation alone: the record's facts and what the
+    server says of a failure come from that one parse, not from a second reading of the bytes."""
+    from ccswitch_tui.bridge.observe import ResponseObserver
+
+    fed = []
+    real_feed = ResponseObserver.feed
+    monkeypatch.setattr(ResponseObserver, "feed", lambda self, chunk: (fed.append(len(chunk)), real_feed(self, chunk)))
+    bridge, _ = translating(Reply(raw=(FIXTURES / "deepseek_cache_hit.sse").read_bytes()))
+    status, events, _ = responses(bridge, {"model": "deepseek-chat", "input": "hi", "stream": True})
+    record = one_record(bridge)
+    assert status == 200 and record["outcome"] == rec.OK and record["output_tokens"] == 3
+    assert fed == [] and "upstream" not in record
+
+
 def test_a_refusal_reaches_codex_and_the_record_says_so(translating):
     bridge, _ = translating(Reply(raw=(FIXTURES / "openai_refusal.sse").read_bytes()))
     _, events, _ = responses(bridge, {"model": "gpt-4o", "input": "do the bad thing", "stream": True})

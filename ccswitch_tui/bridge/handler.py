@@ -26,7 +26,10 @@ An exchange that parses the answer itself (a translation) may say so with ``obse
 after ``response_head``): the server then does not parse the same bytes a second time, and takes
 the record's facts of the answer from ``exchange.observed()`` (asked at the end, or when the
 answer was cut): ``model_served``, ``system_fingerprint``, the four token counts,
-``usage_source`` and ``error`` (the provider's error in one line, or None). Such an exchange also
+``usage_source`` and ``error`` (the provider's error in one line, or None), and, not for the
+record, ``upstream``: what the server says of the upstream's answer when the exchange failed on it
+(``saw_data``: it held an SSE data line; ``terminal``: its stream's own end came; ``said_error``:
+the failure is the provider's own error). Such an exchange also
 says, with ``ended`` (read after each piece it returned went out), whether what it returned so
 far ends the child's stream (its terminal event): the server then does not parse what the child
 gets either.

@@ -457,10 +457,12 @@ class Bridge:
             if seen.terminal and seen.stream:
                 answer.delivered = True
 
+        observe = None if answer.observes else observer.feed  # a translation reads the bytes itself: once
+
         def take(raw: bytes) -> bytes:
             clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
-            observer.feed(clean)  # the record's facts come from the translation when it reads them itself;
-            # this observer still says what the upstream sent, when the translation could not use it
+            if observe is not None:
+                observe(clean)
             if answer.failing and len(error_body) < MAX_ERROR_BODY:
                 error_body.extend(clean[:MAX_ERROR_BODY - len(error_body)])
             if len(answer.sample) < 200:
@@ -510,6 +512,7 @@ class Bridge:
         if answer.observes:  # the translation's own reading of the answer (see bridge.handler)
             seen = dict(answer.exchange.observed())
             answer.error = seen.pop("error", None)
+            answer.upstream = seen.pop("upstream", None) or {}
             record.update({k: (self._mask.exact(v) if k in ("model_served", "system_fingerprint") else self._masked(v))
                            for k, v in seen.items()})
             return
@@ -530,7 +533,8 @@ class Bridge:
             record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text) or f"HTTP {status}")
         elif answer.error:
             text = answer.error
-            if answer.observes and observer.error is None:  # the translation failed on what the upstream sent
+            if answer.observes and not answer.upstream.get("said_error"):  # the translation failed on what
+                # the upstream sent
                 text = f"{text} (the upstream sent {self._describe(record, answer)})"
             record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text, 1000))
         elif child_error:  # the translation failed: say so, and what the upstream sent that it could not use
@@ -546,9 +550,12 @@ class Bridge:
         what = f"HTTP {record['upstream_status']} {answer.upstream_type or 'without a Content-Type'}"
         if not size:
             return f"{what} with an empty body"
-        if observer is not None and observer.stream and not observer.saw_data:
+        stream = observer is not None and observer.stream
+        seen = answer.upstream if answer.observes else {"saw_data": observer is not None and observer.saw_data,
+                                                          "terminal": observer is not None and observer.terminal}
+        if stream and not seen.get("saw_data"):
             what += f", {size} bytes without one SSE data line"
-        elif observer is not None and observer.stream and not observer.terminal:
+        elif stream and not seen.get("terminal"):
             what += f", {size} bytes that never ended the stream"
         else:
             what += f", {size} bytes"
@@ -660,6 +667,7 @@ class _Answer:
     exchange: Any = None
     observes: bool = False  # the exchange reads the answer itself (a translation): its facts are the record's
     error: str | None = None  # the provider's error, as the observer or the exchange read it
+    upstream: dict[str, Any] = field(default_factory=dict)  # what a translation saw of the upstream's answer
     prepared: bool = False
     finished: bool = False
     delivered: bool = False  # the answer's end (its terminal event, or its last byte) reached the child

@@ -37,6 +37,8 @@ class Exchange:
     error_text: str | None = None  # the provider's message, as the provider wrote it
     error_code: str | None = None
     system_fingerprint: str | None = None
+    saw_data: bool = False  # the upstream's stream held a ``data:`` line
+    saw_done: bool = False  # ... and its ``data: [DONE]``
     _deltas: TextDeltas | None = None  # the open message's text delta template
     _repeated: RepeatedText | None = None  # the last event, when it was plain text (see sse.RepeatedText)
 
@@ -74,7 +76,10 @@ class Exchange:
         stream = self.stream
         more_text = stream.more_text
         deltas, repeated = self._deltas, self._repeated
-        for frame in self.decoder.frames(chunk):
+        frames = self.decoder.frames(chunk)
+        if not self.saw_data and frames:
+            self.saw_data = any(f.startswith("data:") or "\ndata:" in f for f in frames)
+        for frame in frames:
             if repeated is not None:  # the last event again with another text: no parse, no dict
                 text = repeated.text(frame)
                 if text is not None and deltas is not None:  # deltas: set with `repeated`, for its message
@@ -83,6 +88,7 @@ class Exchange:
                 repeated = None
             for data in parse(frame):
                 if data is DONE:
+                    self.saw_done = True
                     out += [encode(e) for e in stream.finish()]
                     continue
                 if self.system_fingerprint is None and type(data) is dict and "system_fingerprint" in data:
@@ -103,7 +109,9 @@ class Exchange:
 
     def end(self) -> bytes:
         events = []
+        self.saw_data = self.saw_data or self.decoder.holds(b"data:")
         for data in self.decoder.close():
+            self.saw_done = self.saw_done or data is DONE
             events += self.stream.finish() if data is DONE else self.stream.feed(data)
         events += self.stream.finish()
         self._note_error()
@@ -122,6 +130,7 @@ class Exchange:
         if isinstance(body, Mapping):
             self._fingerprint(body)
         if isinstance(body, Mapping) and body.get("error") is not None:
+            self.stream.provider_failed = True
             events = self.stream.fail(body["error"])
         elif isinstance(body, Mapping) and isinstance(body.get("choices"), list):
             events = self.stream.from_completion(body)
@@ -163,6 +172,9 @@ class Exchange:
                           cached_tokens=usage.cached_tokens, reasoning_tokens=usage.reasoning_tokens,
                           usage_source="reported")
         fields["error"] = self.record_error
+        # not for the record: what the server says of the upstream's answer when the translation failed
+        fields["upstream"] = {"saw_data": self.saw_data, "terminal": self.saw_done,
+                              "said_error": self.stream.provider_failed}
         if self.stream.refused:
             fields["refusal"] = True
         return fields

@@ -37,6 +37,10 @@ class SSEDecoder:
         self._buffer = data[cut + 2:]
         return data[:cut].decode("utf-8", "replace").split("\n\n")
 
+    def holds(self, marker: bytes) -> bool:
+        """Whether what waits for its blank line holds ``marker``."""
+        return marker in self._buffer
+
     def close(self) -> list[Any]:
         """Whatever a stream that ended without a blank line left behind."""
         frame, self._buffer = self._buffer, b""

@@ -106,6 +106,7 @@ class ResponsesStream:
     error: dict[str, Any] | None = None
     refused: bool = False
     error_message: str | None = None  # the provider's own words, without the provider's name
+    provider_failed: bool = False  # the failure is the provider's own error event, not a stream that made no sense
     _seq: int = 0
     _started: bool = False
     _ended: bool = False
@@ -136,9 +137,11 @@ class ResponsesStream:
             return out
         get = chunk.get
         if get("error") is not None:
+            self.provider_failed = True
             return out + self.fail(chunk["error"])
         base = get("base_resp")  # MiniMax reports errors this way, even inside a 200 stream
         if base is not None and isinstance(base, dict) and base.get("status_code") not in (None, 0):
+            self.provider_failed = True
             return out + self.fail({"message": str(base.get("status_msg") or base["status_code"]),
                                     "code": str(base["status_code"])})
         model = get("model")
