@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
+from json import decoder, scanner
 from typing import Any
 
 # Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
@@ -33,22 +35,129 @@ class RequestFacts:
 _GENERATE = re.compile(r"/models/([^/:?]+):(streamGenerateContent|generateContent)(?:\?|$)")
 
 
-def request_facts(body: bytes, content_type: str, path: str = "") -> RequestFacts:
+def request_facts_in_steps(body: bytes, content_type: str, path: str = "") -> Generator[None, None, RequestFacts]:
     """The requested model and whether a stream was asked for, from a JSON request body; for the
-    generateContent API (``/models/{model}:streamGenerateContent``) from the path, which names both."""
+    generateContent API (``/models/{model}:streamGenerateContent``) from the path, which names both.
+    A large body is read a piece at a time, with a pause (a ``yield``) after each (``parse_in_steps``)."""
     m = _GENERATE.search(path)
     if m:
         return RequestFacts(m.group(1), m.group(2) == "streamGenerateContent")
     if not body or "json" not in content_type.lower():
         return RequestFacts(None, False)
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return RequestFacts(None, False)
+    data = yield from parse_in_steps(body)
     if not isinstance(data, dict):
         return RequestFacts(None, False)
     model = data.get("model")
     return RequestFacts(model if isinstance(model, str) else None, data.get("stream") is True)
+
+
+# --- JSON a piece at a time --------------------------------------------------------------------
+#
+# ``json.loads`` of a MiB holds the interpreter for 3-6 ms, and the bridge's event loop with it:
+# every stream it serves waits that long for its next event. A large body is parsed instead one
+# top-level member at a time, and a member that is an array one element at a time, each piece by
+# the same C scanner ``json.loads`` uses, with a pause between pieces for the loop to serve the
+# others. The result is ``json.loads``'s, except that the arrays not asked for are left empty.
+
+STEPWISE_FROM = 256 * 1024  # bytes: a smaller body is parsed in one go
+STEP = 64 * 1024  # characters parsed between two pauses, about 0.2 ms
+_scan = scanner.make_scanner(decoder.JSONDecoder())  # what json.loads runs: value, end = _scan(text, start)
+_scan_string = decoder.scanstring
+_space = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace, as json.loads skips it
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _value(text: str, i: int) -> tuple[Any, int]:
+    try:
+        return _scan(text, i)
+    except StopIteration:  # the scanner's "no JSON value here" (inside a generator it would be an error)
+        raise _Invalid from None
+
+
+def finish_steps(steps: Generator[None, None, Any]) -> Any:
+    """Run ``steps`` to its end without pausing; its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def parse_in_steps(body: bytes, keep_arrays: frozenset[str] = frozenset()) -> Generator[None, None, Any]:
+    """``json.loads(body)``, or None where it would fail; a large JSON object a piece at a time,
+    pausing (``yield``) between pieces, with its top-level arrays left empty unless their key is in
+    ``keep_arrays``."""
+    start = len(body) - len(body.lstrip(b" \t\n\r"))
+    if len(body) < STEPWISE_FROM or body[start:start + 1] != b"{" or b"\0" in body[:4]:
+        # small, or not an object in UTF-8 (json.loads reads UTF-16 and UTF-32 too)
+        try:
+            return json.loads(body)
+        except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth
+            return None
+    try:
+        text = body.decode("utf-8", "surrogatepass")  # as json.loads decodes UTF-8
+        return (yield from _object_in_steps(text, start, keep_arrays))
+    except (_Invalid, ValueError, RecursionError):
+        return None
+
+
+def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generator[None, None, dict[str, Any]]:
+    out: dict[str, Any] = {}
+    paused = i
+    i = _space(text, i + 1).end()
+    if text[i:i + 1] == "}":
+        i += 1
+    else:
+        while True:
+            if text[i:i + 1] != '"':
+                raise _Invalid
+            key, i = _scan_string(text, i + 1)
+            i = _space(text, i).end()
+            if text[i:i + 1] != ":":
+                raise _Invalid
+            i = _space(text, i + 1).end()
+            if text[i:i + 1] == "[":  # an array: one element at a time
+                items: list[Any] = []
+                keep = key in keep_arrays
+                i = _space(text, i + 1).end()
+                if text[i:i + 1] == "]":
+                    i += 1
+                else:
+                    while True:
+                        value, i = _value(text, i)
+                        if keep:
+                            items.append(value)
+                        if i - paused > STEP:
+                            yield
+                            paused = i
+                        i = _space(text, i).end()
+                        c = text[i:i + 1]
+                        i += 1
+                        if c == "]":
+                            break
+                        if c != ",":
+                            raise _Invalid
+                        i = _space(text, i).end()
+                out[key] = items
+            else:
+                out[key], i = _value(text, i)
+            if i - paused > STEP:
+                yield
+                paused = i
+            i = _space(text, i).end()
+            c = text[i:i + 1]
+            i += 1
+            if c == "}":
+                break
+            if c != ",":
+                raise _Invalid
+            i = _space(text, i).end()
+    if _space(text, i).end() != len(text):  # anything after the object: json.loads refuses it too
+        raise _Invalid
+    return out
 
 
 @dataclass
@@ -221,6 +330,10 @@ class ResponseObserver:
         self._carry = window[-24:]
 
     def finish(self) -> None:
+        finish_steps(self.finish_in_steps())
+
+    def finish_in_steps(self) -> Iterator[None]:
+        """``finish``, pausing (a ``yield``) between the pieces of a large answer (``parse_in_steps``)."""
         if self.stream:
             if self._buffer.strip():
                 self._event(bytes(self._buffer))
@@ -228,12 +341,9 @@ class ResponseObserver:
             return
         if self._overflow or not self._buffer:
             return
-        try:
-            data = json.loads(bytes(self._buffer))
-        except ValueError:
-            return
-        finally:
-            self._buffer.clear()
+        body = bytes(self._buffer)
+        self._buffer.clear()
+        data = yield from parse_in_steps(body, _READ_ARRAYS)
         self._object(data)
 
     def _event(self, event: bytes) -> None:
@@ -271,6 +381,10 @@ class ResponseObserver:
         if err:
             self.error = error_text(err)
 
+
+# The members ``ResponseObserver._object`` reads: kept whole by ``parse_in_steps`` even when arrays.
+_READ_ARRAYS = frozenset({"type", "message", "response", "model", "system_fingerprint", "usage", "modelVersion",
+                          "usageMetadata", "error"})
 
 # Texts are kept whole up to this many characters: the server masks them and only then cuts them to
 # their recorded length, so that a secret across the cut is masked whole.

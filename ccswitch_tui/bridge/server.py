@@ -22,11 +22,13 @@ import hashlib
 import itertools
 import json
 import logging
+import os
 import secrets
 import socket
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -37,7 +39,7 @@ from urllib.parse import unquote, urlsplit
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge import wire
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
-from ccswitch_tui.bridge.observe import ResponseObserver, error_from_body, request_facts
+from ccswitch_tui.bridge.observe import STEPWISE_FROM, ResponseObserver, error_from_body, request_facts_in_steps
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
 from ccswitch_tui.errors import CcsError
@@ -113,6 +115,7 @@ class Bridge:
         self._stats = _Stats()
         self._writer: rec.RecordWriter | None = None
         self._bodies: Any = None  # with --record-bodies: the thread that masks and writes records
+        self._switch: float | None = None  # the interpreter's switch interval before the bridge set its own
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -160,6 +163,12 @@ class Bridge:
                 from None
         self._sock = sock
         self._writer = rec.RecordWriter(self.config.records_path)
+        if self.config.record_bodies:
+            # The bodies thread runs Python for hundreds of ms per MiB (masking). By default the
+            # interpreter hands itself to the waiting event loop only every 5 ms, and each stream's
+            # next event would wait that long: hand over within half a millisecond instead.
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch, BODIES_SWITCH_INTERVAL))
         self._thread = threading.Thread(target=self._run, name="ccs-bridge", daemon=True)
         self._thread.start()
         if not self._ready.wait(timeout) or self._error is not None:
@@ -177,6 +186,9 @@ class Bridge:
             self._thread.join(timeout)
         if self._bodies is not None:
             self._bodies.shutdown(wait=True)  # the records still being masked are written first
+        if self._switch is not None:
+            sys.setswitchinterval(self._switch)
+            self._switch = None
         if self._writer is not None:
             self._writer.close()
         if self._sock is not None:
@@ -319,13 +331,16 @@ class Bridge:
             return self._refuse(record, 401, "ccs bridge: this request does not carry the launch's token", route)
         body = await request.read()
         record["request_bytes"] = len(body)
-        facts = request_facts(body, request.headers.get("Content-Type", ""), rest)
+        facts = await _in_steps(request_facts_in_steps(body, request.headers.get("Content-Type", ""), rest))
         # A model name is the child's text: the token sent as a model must not land in a record.
         record["model_requested"] = self._mask.exact(facts.model)
         record["stream"] = facts.stream
         if body:
-
-            digest = hashlib.sha256(request.method.encode() + rest.encode() + b"\0" + body).hexdigest()
+            what = request.method.encode() + rest.encode() + b"\0" + body
+            if len(body) < STEPWISE_FROM:
+                digest = hashlib.sha256(what).hexdigest()
+            else:  # a MiB takes a millisecond; hashlib lets go of the interpreter, so in a thread
+                digest = await asyncio.get_running_loop().run_in_executor(None, _sha256, what)
             bodies = self._stats.bodies
             record["retry_of"] = bodies.get(digest)
             bodies.setdefault(digest, record["id"])
@@ -490,9 +505,11 @@ class Bridge:
             await send(take(b""))
             await send(exchange.response_end(), last=True)
             answer.delivered = True  # every byte of the answer is out; only the end of the chunking remains
+            await child.end()
+            if not answer.observes:  # a large JSON answer is read a piece at a time, the loop serving others
+                await _in_steps(observer.finish_in_steps())
             self._finish(record, answer)
             self._conclude(record, answer, error_body)
-            await child.end()
         except ConnectionError as exc:
             gone = f"the client went away mid-answer ({type(exc).__name__})"
             self._ended_early(record, answer, rec.CLIENT_GONE, gone, error_body)
@@ -589,7 +606,8 @@ class Bridge:
     def _body_pool(self) -> Any:
         if self._bodies is None:
 
-            self._bodies = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccs-bridge-bodies")
+            self._bodies = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccs-bridge-bodies",
+                                              initializer=_in_the_background)
         return self._bodies
 
     def _write_with_bodies(self, record: dict[str, Any]) -> None:
@@ -598,7 +616,7 @@ class Bridge:
             if isinstance(record.get(k), bytes):
                 record[k] = self._body_text(record[k])
         if self._writer is not None:
-            self._writer.write(record)
+            self._writer.write(record, large=("request_body", "response_body"))
 
     def _body_text(self, body: bytes) -> str:
         """A body for the record: masked first (with a margin past the cut, so that a secret across it
@@ -642,6 +660,32 @@ def mask_in_pieces(mask: Callable[[str], str | None], text: str, cuts: str, size
         start = stop
         time.sleep(0)  # let the event loop's thread take the interpreter
     return "".join(out)
+
+
+async def _in_steps(steps: Generator[None, None, Any] | Iterator[None]) -> Any:
+    """Run ``steps`` to its end, letting the event loop serve others at each of its pauses."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        await asyncio.sleep(0)
+
+
+BODIES_SWITCH_INTERVAL = 0.0005
+
+
+def _in_the_background() -> None:
+    """The bodies thread yields the CPU to the event loop's thread (and to the tool): on Linux a
+    thread has a nice value of its own. Where it has not, it runs as it is."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (OSError, AttributeError):
+        pass
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 class _Reply:
