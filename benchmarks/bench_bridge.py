@@ -9,7 +9,8 @@ asserted:
   the proxy's CPU time per event: direct, the minimal proxy, the bridge recording (pass-through),
   the bridge translating (Codex's Responses API to the upstream's Chat Completions);
 - with ``--record-bodies``: the longest gap between two events of 50 paced streams while a 1 MiB
-  request and its 1 MiB answer pass, against the same streams without it;
+  request and its 1 MiB answer pass, against the same streams without it, direct and through the
+  bridge (the difference is the bridge's share), and the longest stall of the bridge's event loop;
 - the bridge's memory (RSS of its process: before start, idle, peak under the 200 streams);
 - start-up: `ccs run P -- true` with and without --record, and the time from starting ccs to the
   child's first answered request, with and without --record, for a Python child that sends it at
@@ -236,17 +237,17 @@ async def streams(base):
         got = await asyncio.gather(*(read_stream(s, base) for _ in range(conc)))
         return sum(got) / (time.perf_counter() - t)
 
-async def gaps(big):
+async def gaps(big, base):
     """The longest gaps between events of ``conc`` paced streams, with one 1 MiB request and its
     1 MiB answer sent 0.5 s in when ``big``."""
     all_gaps = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
         async def heavy():
             await asyncio.sleep(0.5)
-            url, body = request(via, big=True)
-            async with s.post(url, data=body, headers=HEADERS[via]) as r:
+            url, body = request(base, big=True)
+            async with s.post(url, data=body, headers=HEADERS[base]) as r:
                 await r.read()
-        jobs = [read_stream(s, via, all_gaps) for _ in range(conc)] + ([heavy()] if big else [])
+        jobs = [read_stream(s, base, all_gaps) for _ in range(conc)] + ([heavy()] if big else [])
         await asyncio.gather(*jobs)
     all_gaps.sort()
     return [all_gaps[-1], all_gaps[int(len(all_gaps) * 0.999)], statistics_median(all_gaps)]
@@ -259,8 +260,8 @@ async def main():
         result = await paired(one_latency)
     elif mode == "ttfb":
         result = await paired(one_ttfb)
-    elif mode in ("gaps", "gaps-big"):
-        result = await gaps(mode == "gaps-big")
+    elif mode.startswith("gaps"):  # gaps, gaps-big, and the same -direct
+        result = await gaps("-big" in mode, direct if mode.endswith("-direct") else via)
     else:
         result = await streams(direct if mode == "direct-streams" else via)
     print(json.dumps(result))
@@ -361,25 +362,55 @@ def launch_path(runs: int, upstream: str, answered: Path) -> None:
                 print(f"  {label}: {rec} / {plain}: {ratio:.2f}x")
 
 
+class LoopStalls:
+    """The longest time the bridge's event loop could not run a 1 ms ticker: how long every stream
+    it serves waited for it at worst."""
+
+    def __init__(self, loop) -> None:
+        self.lags: list[float] = []
+        self._loop = loop
+        loop.call_soon_threadsafe(self._tick, time.perf_counter())
+
+    def _tick(self, due: float) -> None:
+        self.lags.append((time.perf_counter() - due) * 1000)
+        self._loop.call_later(0.001, self._tick, time.perf_counter() + 0.001)
+
+    def take(self) -> float:
+        worst = max(self.lags, default=0.0)
+        self.lags.clear()
+        return worst
+
+
 def bodies_gaps(direct: str, tmp: str) -> None:
-    """--record-bodies: what one 1 MiB request and its 1 MiB answer do to 50 concurrent paced streams."""
+    """--record-bodies: what one 1 MiB request and its 1 MiB answer do to 50 concurrent paced streams,
+    through the bridge and direct (the upstream's own share: it parses and writes the MiB too), and
+    to the bridge's event loop itself."""
     from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
 
     bridge = Bridge(BridgeConfig(routes=(Route("openai", direct),), key="sk-bench-0123456789abcdef",
                                  records_path=Path(tmp) / "bodies.requests.jsonl", record_bodies=True)).start()
     try:
         via = bridge.route_url("openai")
-        rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
-        quiet, busy = [], []
-        for _ in range(rounds):
-            quiet.append(load(direct, via, bridge.token, "gaps", conc=50, n=75, pace=0.02))
-            busy.append(load(direct, via, bridge.token, "gaps-big", conc=50, n=75, pace=0.02))
-        q = statistics.median(r[0] for r in quiet)
-        b = statistics.median(r[0] for r in busy)
-        print(f"--record-bodies, 50 streams with an event every 20 ms (median of {rounds} rounds):")
-        print(f"  longest gap between events: {q:6.1f} ms alone, {b:6.1f} ms while a 1 MiB request and its 1 MiB "
-              f"answer pass (+{b - q:.1f} ms); p99.9 {statistics.median(r[1] for r in quiet):.1f} / "
-              f"{statistics.median(r[1] for r in busy):.1f} ms")
+        stalls = LoopStalls(bridge._loop)  # noqa: SLF001 — the loop the bridge serves on
+        rounds = int(os.environ.get("BENCH_BODY_ROUNDS", "9"))
+        got: dict[str, list[float]] = {}
+        for _ in range(rounds):  # alternating, and the median of each
+            for mode in ("gaps", "gaps-big", "gaps-direct", "gaps-big-direct"):
+                stalls.take()
+                got.setdefault(mode, []).append(load(direct, via, bridge.token, mode, conc=50, n=75, pace=0.02)[0])
+                if not mode.endswith("direct"):
+                    got.setdefault(mode + " stall", []).append(stalls.take())
+        m = {k: statistics.median(v) for k, v in got.items()}
+        via_added = m["gaps-big"] - m["gaps"]
+        direct_added = m["gaps-big-direct"] - m["gaps-direct"]
+        print(f"--record-bodies, 50 streams with an event every 20 ms, the longest gap between two events "
+              f"(median of {rounds} alternating rounds):")
+        print(f"  direct:      {m['gaps-direct']:6.1f} ms alone, {m['gaps-big-direct']:6.1f} ms while a 1 MiB request "
+              f"and its 1 MiB answer pass (+{direct_added:.1f} ms: the upstream's and the client's own)")
+        print(f"  via ccs:     {m['gaps']:6.1f} ms alone, {m['gaps-big']:6.1f} ms while they pass "
+              f"(+{via_added:.1f} ms); the bridge's share +{via_added - direct_added:.1f} ms")
+        print(f"  the bridge's event loop, longest stall: {m['gaps stall']:6.1f} ms alone, "
+              f"{m['gaps-big stall']:6.1f} ms while they pass (+{m['gaps-big stall'] - m['gaps stall']:.1f} ms)")
     finally:
         bridge.stop()
 
