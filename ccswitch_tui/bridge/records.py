@@ -140,9 +140,17 @@ class RecordWriter:
 LINE_PIECE = 64 * 1024  # characters of a large field encoded at a time
 
 
+def give_way(took: float) -> None:
+    """After a piece of work that took ``took`` seconds in a thread beside the bridge's event loop:
+    sleep as long, so that the loop finds the interpreter free at least half the time. A thread
+    that lets go of it only for an instant (``sleep(0)``) takes it back before the loop can, and
+    the loop, which lets go of it at every read and write, then waits for it again and again."""
+    time.sleep(min(took, 0.005))
+
+
 def record_line(record: Mapping[str, Any], large: tuple[str, ...] = ()) -> bytes:
     """``record`` as one JSON line (compact, non-ASCII kept). The string fields named in ``large``
-    are encoded a piece at a time with the interpreter let go between pieces: ``json.dumps`` of a
+    are encoded a piece at a time, giving way between pieces (``give_way``): ``json.dumps`` of a
     record with two MiB of body text holds it for 10-25 ms, and the bridge's event loop, in another
     thread, would wait that long. The line is byte for byte what ``json.dumps`` makes."""
     def dumps(value: Any) -> str:
@@ -155,8 +163,9 @@ def record_line(record: Mapping[str, Any], large: tuple[str, ...] = ()) -> bytes
         if key in large and isinstance(value, str):
             pieces = []
             for start in range(0, len(value), LINE_PIECE):
+                took = time.perf_counter()
                 pieces.append(_encode_string(value[start:start + LINE_PIECE])[1:-1])
-                time.sleep(0)
+                give_way(time.perf_counter() - took)
             encoded = '"' + "".join(pieces) + '"'
         else:
             encoded = dumps(value)

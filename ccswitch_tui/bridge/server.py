@@ -641,8 +641,8 @@ MASK_PIECE = 8192  # characters masked per step; the event loop's thread may run
 
 def mask_in_pieces(mask: Callable[[str], str | None], text: str, cuts: str, size: int = MASK_PIECE) -> str:
     """``mask(text)`` a piece at a time, each piece ending at one of ``cuts`` (which nothing to be
-    masked contains), yielding the interpreter between pieces: one regex over a MiB holds it for
-    about 0.2 s, which would stall every stream the bridge serves."""
+    masked contains), giving way to the event loop between pieces: masking a MiB takes about 0.2 s,
+    which would stall every stream the bridge serves."""
     if len(text) <= size or not cuts:
         return mask(text) or ""
     out = []
@@ -656,9 +656,10 @@ def mask_in_pieces(mask: Callable[[str], str | None], text: str, cuts: str, size
             else:  # no cut in this window: to the next one (or the end)
                 found = [i for i in (text.find(c, stop) for c in cuts) if i >= 0]
                 stop = min(found) + 1 if found else end
+        took = time.perf_counter()
         out.append(mask(text[start:stop]) or "")
         start = stop
-        time.sleep(0)  # let the event loop's thread take the interpreter
+        rec.give_way(time.perf_counter() - took)
     return "".join(out)
 
 
