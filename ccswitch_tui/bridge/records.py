@@ -151,8 +151,9 @@ def give_way(took: float) -> None:
 def record_line(record: Mapping[str, Any], large: tuple[str, ...] = ()) -> bytes:
     """``record`` as one JSON line (compact, non-ASCII kept). The string fields named in ``large``
     are encoded a piece at a time, giving way between pieces (``give_way``): ``json.dumps`` of a
-    record with two MiB of body text holds it for 10-25 ms, and the bridge's event loop, in another
-    thread, would wait that long. The line is byte for byte what ``json.dumps`` makes."""
+    record with two MiB of body text holds the interpreter for 10-25 ms, and the bridge's event
+    loop, in another thread, would wait that long. The line is byte for byte what ``json.dumps``
+    makes."""
     def dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

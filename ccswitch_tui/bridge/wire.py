@@ -207,7 +207,6 @@ class ChunkedDecoder:
             self._buf = buf[pos:]
         return b"".join(out)
 
-
     @staticmethod
     def _whole_chunks(buf: bytes, out: list[bytes]) -> int:
         """The whole chunks at the start of ``buf``, found all at once (an unpaced stream brings
