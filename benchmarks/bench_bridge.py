@@ -462,7 +462,7 @@ def main() -> None:
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
-            rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
+            rounds = int(os.environ.get("BENCH_ROUNDS", "5"))
             loads = (("paced, an event every 50 ms", 60, 0.05), ("paced, an event every 20 ms", 100, 0.02),
                      ("unpaced", 300, 0.0))
             for label, n, pace in loads:

@@ -436,13 +436,25 @@ def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
     assert upstream.connections == 2
 
 
-def test_whole_chunks_found_at_once_agree_with_the_careful_way():
+@pytest.mark.parametrize("sweep_left", [0, wire._SWEEP_LEFT])
+def test_whole_chunks_found_at_once_agree_with_the_careful_way(monkeypatch, sweep_left):
     """The chunks found in one sweep and the careful reading give the same payload, whatever the
     payloads hold (a CRLF of their own, a chunk's framing as text), and however the body is cut."""
+    monkeypatch.setattr(wire, "_SWEEP_LEFT", sweep_left)
+    swept = []
+    real = wire.ChunkedDecoder._whole_chunks
+    monkeypatch.setattr(wire.ChunkedDecoder, "_whole_chunks",
+                        staticmethod(lambda buf, out: swept.append(real(buf, out)) or swept[-1]))
     rng = random.Random(7)
-    alphabet = [b"a", b"\r\n", b"\n\n", b"5\r\n", b"\r\n0\r\n", b"data: x", b"\r"]
-    for _ in range(300):
-        pieces = [b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(rng.randint(1, 9))]
+    plain = [b"a" * 30, b"\n\n", b"data: x", b"\r"]
+    framing = [b"\r\n", b"5\r\n", b"\r\n0\r\n"]  # a payload holding what looks like chunked framing
+
+    def piece() -> bytes:
+        odd = rng.random() < 0.05
+        return b"".join(rng.choice(plain + framing if odd else plain) for _ in range(rng.randint(1, 12)))
+
+    for _ in range(600):
+        pieces = [piece() for _ in range(rng.randint(1, 60))]
         raw = chunked(*pieces)
         if rng.random() < 0.3:
             raw = raw.replace(b"\r\n", b";ext=1\r\n", 1)
@@ -450,6 +462,8 @@ def test_whole_chunks_found_at_once_agree_with_the_careful_way():
         decoder = wire.ChunkedDecoder()
         assert decoder.feed(raw[:cut]) + decoder.feed(raw[cut:]) == b"".join(pieces), (pieces, cut)
         assert decoder.done and not decoder.leftover
+    if not sweep_left:  # the sweep took whole chunks, not only the careful way
+        assert sum(1 for n in swept if n) > 200
 
 
 def test_a_chunk_size_the_sweep_cannot_read_is_still_an_error():

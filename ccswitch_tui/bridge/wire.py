@@ -144,29 +144,6 @@ class ChunkedDecoder:
     def feed(self, data: bytes) -> bytes:
         buf = self._buf + data if self._buf else data
         pos, out = 0, []
-        # Most chunks arrive whole: a size line, the payload and its CRLF in one piece.
-        if not (self._left or self._crlf or self._trailers):
-            pos = self._whole_chunks(buf, out)
-            find = buf.find
-            while True:
-                i = find(b"\r\n", pos)
-                if i < 0:
-                    break
-                try:
-                    size = int(buf[pos:i], 16)
-                except ValueError:
-                    break  # an extension, or a broken size: the careful way below says which
-                start = i + 2
-                end = start + size
-                if buf[end:end + 2] != b"\r\n" or size < 0:
-                    break
-                if size == 0:
-                    self.done = True
-                    self.leftover = len(buf) > end + 2
-                    self._buf = b""
-                    return b"".join(out)
-                out.append(buf[start:end])
-                pos = end + 2
         while not self.done:
             if self._left:
                 piece = buf[pos:pos + self._left]
@@ -185,6 +162,10 @@ class ChunkedDecoder:
                     raise self._error("a chunk of the body is longer than its size said")
                 pos += 2
                 self._crlf = False
+            if not self._trailers:  # at the start of a chunk: those that came whole, the quick way
+                pos = self._whole(buf, pos, out)
+                if self.done:
+                    break
             i = buf.find(b"\n", pos)
             if i < 0:
                 if len(buf) - pos > 4096:
@@ -206,6 +187,35 @@ class ChunkedDecoder:
         else:
             self._buf = buf[pos:]
         return b"".join(out)
+
+    def _whole(self, buf: bytes, pos: int, out: list[bytes]) -> int:
+        """The chunks from ``pos`` on that came whole (a size line with no extension, the payload,
+        its CRLF): their payloads to ``out``; where the first that did not starts (the careful way
+        reads it). Most chunks come whole. A few are read one by one; when more came in the same
+        read, the rest are found all at once (``_whole_chunks``)."""
+        find = buf.find
+        sweep = _SWEEP_AFTER
+        while True:
+            sweep -= 1
+            if not sweep and len(buf) - pos > _SWEEP_LEFT:
+                pos += self._whole_chunks(buf[pos:] if pos else buf, out)
+                sweep = _SWEEP_AFTER
+            i = find(b"\r\n", pos)
+            if i < 0:
+                return pos
+            try:
+                size = int(buf[pos:i], 16)
+            except ValueError:
+                return pos  # an extension, or a broken size: the careful way says which
+            start = i + 2
+            end = start + size
+            if buf[end:end + 2] != b"\r\n" or size < 0:
+                return pos
+            if size == 0:  # the last chunk, with no trailer
+                self.done = True
+                return end + 2
+            out.append(buf[start:end])
+            pos = end + 2
 
     @staticmethod
     def _whole_chunks(buf: bytes, out: list[bytes]) -> int:
@@ -237,6 +247,12 @@ class ChunkedDecoder:
             sizes, payloads, lengths = sizes[:good], payloads[:good], lengths[:good]
         out.append(b"".join(payloads))
         return sum(lengths) + sum(map(len, sizes)) + 4 * len(sizes)
+
+
+# The sweep costs about as much as reading three chunks one by one, then far less a chunk: one
+# chunk a read (a paced stream) is read one by one, hundreds (an unpaced one) mostly all at once.
+_SWEEP_AFTER = 3
+_SWEEP_LEFT = 1024  # bytes: less than this left in the read, and the rest are read one by one too
 
 
 def _chunk_size(line: bytes, error: type[Exception]) -> int:
