@@ -77,6 +77,17 @@ def _value(text: str, i: int) -> tuple[Any, int]:
         raise _Invalid from None
 
 
+def _next(text: str, i: int, close: str) -> tuple[int, bool]:
+    """After a member or an element: where the next one starts, or past ``close`` and True."""
+    i = _space(text, i).end()
+    c = text[i:i + 1]
+    if c == close:
+        return i + 1, True
+    if c != ",":
+        raise _Invalid
+    return _space(text, i + 1).end(), False
+
+
 def finish_steps(steps: Generator[None, None, Any]) -> Any:
     """Run ``steps`` to its end without pausing; its result."""
     while True:
@@ -133,28 +144,18 @@ def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generato
                         if i - paused > STEP:
                             yield
                             paused = i
-                        i = _space(text, i).end()
-                        c = text[i:i + 1]
-                        i += 1
-                        if c == "]":
+                        i, ended = _next(text, i, "]")
+                        if ended:
                             break
-                        if c != ",":
-                            raise _Invalid
-                        i = _space(text, i).end()
                 out[key] = items
             else:
                 out[key], i = _value(text, i)
             if i - paused > STEP:
                 yield
                 paused = i
-            i = _space(text, i).end()
-            c = text[i:i + 1]
-            i += 1
-            if c == "}":
+            i, ended = _next(text, i, "}")
+            if ended:
                 break
-            if c != ",":
-                raise _Invalid
-            i = _space(text, i).end()
     if _space(text, i).end() != len(text):  # anything after the object: json.loads refuses it too
         raise _Invalid
     return out
