@@ -24,6 +24,7 @@ from pathlib import Path
 from ccswitch_tui.terminal_text import visible
 
 TAIL_BYTES = 16384
+DRAIN_QUIET = 0.25  # seconds of silence after the child ended that end the relay
 # escape sequences (CSI, OSC, DCS/APC/PM strings, two-byte ones): what a terminal would obey, not text
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P_^X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
 
@@ -148,27 +149,16 @@ def _relay(master: int, stdin: int | None, out: int | None, tail: Tail, pid: int
     """Keys to the child, its output to the terminal and the tail, until it has ended and its
     terminal has nothing more to read; its return code."""
     watched = [master] + ([stdin] if stdin is not None else [])
-    rc: int | None = None
     while True:
         try:
             ready, _, _ = select.select(watched, [], [], 0.1)
         except InterruptedError:
             continue
         if master in ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError as exc:
-                if exc.errno not in (errno.EIO, errno.EBADF):  # EIO: every copy of its terminal is closed
-                    raise
-                chunk = b""
+            chunk = _read(master)
             if not chunk:
-                return rc if rc is not None else _wait(pid)
-            tail.add(chunk)
-            if out is not None:
-                try:
-                    os.write(out, chunk)
-                except OSError:
-                    out = None
+                return _wait(pid)
+            out = _pass_on(chunk, out, tail)
         if stdin is not None and stdin in ready:
             try:
                 keys = os.read(stdin, 4096)
@@ -178,11 +168,46 @@ def _relay(master: int, stdin: int | None, out: int | None, tail: Tail, pid: int
                 os.write(master, keys)
             else:
                 watched = [master]
-        if rc is None:
-            rc = _reap(pid)
-        if rc is not None and master not in ready:
-            # it ended and wrote nothing more (a process it started may hold its terminal open)
+        rc = _reap(pid)
+        if rc is not None:
+            _drain(master, out, tail)
             return rc
+
+
+def _read(master: int) -> bytes:
+    """What the child's terminal has to read; empty once every copy of it is closed."""
+    try:
+        return os.read(master, 65536)
+    except OSError as exc:
+        if exc.errno not in (errno.EIO, errno.EBADF):  # EIO: every copy of its terminal is closed
+            raise
+        return b""
+
+
+def _pass_on(chunk: bytes, out: int | None, tail: Tail) -> int | None:
+    tail.add(chunk)
+    if out is not None:
+        try:
+            os.write(out, chunk)
+        except OSError:
+            return None
+    return out
+
+
+def _drain(master: int, out: int | None, tail: Tail, quiet: float = DRAIN_QUIET) -> None:
+    """After the child has ended: what it wrote last. Its output reaches this side of the terminal
+    after a delay of the kernel's (so the child may have ended before the read that would show it);
+    read until every copy of the terminal is closed, or until ``quiet`` seconds pass with nothing
+    to read (a process the child started holds the terminal open)."""
+    while True:
+        try:
+            ready, _, _ = select.select([master], [], [], quiet)
+        except InterruptedError:
+            continue
+        chunk = _read(master) if ready else b""
+        if not chunk:
+            return
+        out = _pass_on(chunk, out, tail)
 
 
 def _wait(pid: int) -> int:
