@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -397,9 +398,13 @@ def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_m
     whatever changes besides the text (the id, the finish, usage, a second "content", a role, a
     tool call, a null content) is parsed whole, and the events are those of a full parse."""
     head = 'data: {"id":"c%s","object":"chat.completion.chunk","created":1,"model":"served","choices":[{"index":0,'
-    texts = ["a", 'q\\"u\\"o', "\\u00e9\u4f60", '\\"content\\":\\"x', "\\\\", "\\u2028", "b"]
+    texts = ["a", 'q\\"u\\"o', "\\u00e9\u4f60", '\\"content\\":\\"x', "\\\\", "\\u2028", "b", "plain",
+             "runs", " of", " text", "\u00e9", "\\t", "z"]
     lines = [head % 1 + '"delta":{"role":"assistant","content":""},"finish_reason":null}]}']
     lines += [head % 1 + f'"delta":{{"content":"{t}"}},"finish_reason":null}}]}}' for t in texts]
+    lines += [head % 1 + '"delta":{"content":"k","role":"assistant"},"finish_reason":null}]}',  # its text
+              head % 1 + '"delta":{"content":"m"},"finish_reason":null}]}',  # would be "k","role":"assistant"
+              head % 1 + '"delta":{"content":"n"},"finish_reason":null}]}']
     lines += [head % 2 + '"delta":{"content":"new id"},"finish_reason":null}]}',  # the id changed
               head % 2 + '"delta":{"content":""},"finish_reason":null}]}',  # empty text
               head % 2 + '"delta":{"content":"c"},"finish_reason":null}]}',
@@ -417,15 +422,44 @@ def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_m
               head % 2 + '"delta":{"content":"h"},"finish_reason":"stop"}]}',  # the finish after the text
               "data: [DONE]"]
     raw = "".join(line + "\n\n" for line in lines).encode()
-    x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
-    fast = _normalised(x.opening() + b"".join(x.feed(raw[i:i + 1]) for i in range(len(raw))) + x.end())
     stream = ResponsesStream(model="requested-model", tools=convert_tools(TOOLS))
     decoder = SSEDecoder()
     slow: list[dict] = []
     for data in decoder.feed(raw):  # no shortcut: every event parsed and fed as a dict
         slow += stream.finish() if data is DONE else stream.feed(data)
     slow += stream.finish()
-    assert fast == _normalised(b"".join(encode(e) for e in slow))
-    deltas = [e["delta"] for e in fast if e["type"] == "response.output_text.delta"]
-    assert deltas[:len(texts)] == ["a", 'q"u"o', "\u00e9\u4f60", '"content":"x', "\\", "\u2028", "b"]
-    assert x.observed()["output_tokens"] == 9
+    rng = random.Random(7)
+    # an event per read (each read alone), all at once (runs read together), and reads cut anywhere
+    for cuts in [range(1, len(raw)), [], *(sorted(rng.sample(range(1, len(raw)), k)) for k in (3, 10, 40) * 5)]:
+        x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
+        pieces = [raw[i:j] for i, j in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+        fast = _normalised(x.opening() + b"".join(x.feed(piece) for piece in pieces) + x.end())
+        assert fast == _normalised(b"".join(encode(e) for e in slow))
+        deltas = [e["delta"] for e in fast if e["type"] == "response.output_text.delta"]
+        assert deltas[:len(texts)] == ["a", 'q"u"o', "\u00e9\u4f60", '"content":"x', "\\", "\u2028", "b", "plain",
+                                       "runs", " of", " text", "\u00e9", "\t", "z"]
+        assert x.observed()["output_tokens"] == 9
+
+
+def test_a_run_of_plain_texts_is_read_at_once_only_when_every_event_is_the_template() -> None:
+    """sse.RepeatedText.texts: a run is taken whole only when each event is the template with a
+    plain text; one event that differs anywhere, or a text a quote could end early, and it is not."""
+    from ccswitch_tui.bridge.translate.sse import RepeatedText
+
+    head = 'data: {"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"'
+    tail = '"},"finish_reason":null}]}'
+    template = RepeatedText.of(head + "first" + tail, "first")
+    assert template is not None
+    frames = [head + t + tail for t in ("a", " b", "\\u00e9", "c")]
+    assert template.texts([frames[0], frames[1], frames[3]]) == ["a", " b", "c"]
+    assert template.texts(frames) is None  # an escape: read one by one (scan_string decodes it)
+    for odd in (head + 'x","role":"assistant' + tail,  # a text that would close early
+                head + "" + tail,  # empty
+                head + "x" + tail + " ",  # anything after
+                " " + head + "x" + tail,  # anything before
+                head.replace("c1", "c2") + "x" + tail,  # another id
+                head + "x\n\nd" + tail,
+                head[:-1] + tail,  # too short to hold the template
+                "data: [DONE]"):
+        assert template.texts([frames[0], odd, frames[1]]) is None, odd
+        assert template.texts([odd, frames[0]]) is None, odd

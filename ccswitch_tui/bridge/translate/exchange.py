@@ -79,6 +79,11 @@ class Exchange:
         frames = self.decoder.frames(chunk)
         if not self.saw_data and frames:
             self.saw_data = any(f.startswith("data:") or "\ndata:" in f for f in frames)
+        if repeated is not None and deltas is not None and len(frames) > 1:
+            texts = repeated.texts(frames)  # a run of the same event with other texts, read at once
+            if texts is not None:
+                out.append(deltas.encode_plain(stream.same_again_each(texts), texts))
+                frames = []
         for frame in frames:
             if repeated is not None:  # the last event again with another text: no parse, no dict
                 text = repeated.text(frame)

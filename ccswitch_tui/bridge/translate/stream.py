@@ -206,6 +206,13 @@ class ResponsesStream:
         self._seq += 1
         return self._seq - 1
 
+    def same_again_each(self, texts: list[str]) -> int:
+        """``same_again`` for each text in turn: the sequence number of the first one's delta."""
+        assert self._text is not None and self._reasoning is None and not self._ended
+        self._text += texts
+        self._seq += len(texts)
+        return self._seq - len(texts)
+
     @property
     def ended(self) -> bool:
         """The terminal event (completed, incomplete or failed) was made."""
