@@ -339,6 +339,15 @@ def _normalised(sent: bytes) -> list[dict]:
     return events
 
 
+def _unrandom(sent: bytes) -> bytes:
+    """The bytes Codex got, with what is random per exchange (ids, the time) replaced."""
+    text = sent.decode()
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    for i, found in enumerate(ids):
+        text = text.replace(found, f"id{i}")
+    return re.sub(r'"created_at":[0-9]+', '"created_at":0', text).encode()
+
+
 def _exchange(raw: bytes, cuts: list[int]) -> tuple[bytes, dict]:
     x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
     sent, last = [x.opening()], 0
@@ -433,33 +442,53 @@ def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_m
     for cuts in [range(1, len(raw)), [], *(sorted(rng.sample(range(1, len(raw)), k)) for k in (3, 10, 40) * 5)]:
         x = Exchange.start({"model": "requested-model", "input": "hi", "tools": TOOLS})
         pieces = [raw[i:j] for i, j in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
-        fast = _normalised(x.opening() + b"".join(x.feed(piece) for piece in pieces) + x.end())
+        sent = x.opening() + b"".join(x.feed(piece) for piece in pieces) + x.end()
+        fast = _normalised(sent)
         assert fast == _normalised(b"".join(encode(e) for e in slow))
+        assert _unrandom(sent) == _unrandom(b"".join(encode(e) for e in slow))  # byte for byte
         deltas = [e["delta"] for e in fast if e["type"] == "response.output_text.delta"]
         assert deltas[:len(texts)] == ["a", 'q"u"o', "\u00e9\u4f60", '"content":"x', "\\", "\u2028", "b", "plain",
                                        "runs", " of", " text", "\u00e9", "\t", "z"]
         assert x.observed()["output_tokens"] == 9
 
 
-def test_a_run_of_plain_texts_is_read_at_once_only_when_every_event_is_the_template() -> None:
+def test_a_run_of_texts_is_read_at_once_only_when_every_event_is_the_template() -> None:
     """sse.RepeatedText.texts: a run is taken whole only when each event is the template with a
-    plain text; one event that differs anywhere, or a text a quote could end early, and it is not."""
-    from ccswitch_tui.bridge.translate.sse import RepeatedText
+    well-formed non-empty text; one event that differs anywhere, or a text that is not one JSON
+    string (a quote that ends it early, a control character, a broken escape), and it is not."""
+    from ccswitch_tui.bridge.translate.sse import RepeatedText, Texts
 
     head = 'data: {"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"'
     tail = '"},"finish_reason":null}]}'
     template = RepeatedText.of(head + "first" + tail, "first")
     assert template is not None
-    frames = [head + t + tail for t in ("a", " b", "\\u00e9", "c")]
-    assert template.texts([frames[0], frames[1], frames[3]]) == ["a", " b", "c"]
-    assert template.texts(frames) is None  # an escape: read one by one (scan_string decodes it)
-    for odd in (head + 'x","role":"assistant' + tail,  # a text that would close early
-                head + "" + tail,  # empty
-                head + "x" + tail + " ",  # anything after
-                " " + head + "x" + tail,  # anything before
-                head.replace("c1", "c2") + "x" + tail,  # another id
-                head + "x\n\nd" + tail,
-                head[:-1] + tail,  # too short to hold the template
-                "data: [DONE]"):
+    frames = [head + t + tail for t in ("a", " b", "\\u00e9\\n\\\"\\/\\ud800", "c")]
+    assert template.texts([frames[0], frames[1], frames[3]]) == Texts(["a", " b", "c"], ["a", " b", "c"])
+    assert template.texts(frames) == Texts(["a", " b", '\u00e9\n"/\ud800', "c"],
+                                           ["a", " b", '\u00e9\\n\\"/\ud800', "c"])  # as `encode` writes it
+    odds = (head + 'x","role":"assistant' + tail,  # a text that would close early
+            head + 'x","y' + tail,  # ... into a frame that is not JSON, but two texts if the quotes were not checked
+            head + "" + tail,  # empty
+            head + "x" + tail + " ",  # anything after
+            " " + head + "x" + tail,  # anything before
+            head.replace("c1", "c2") + "x" + tail,  # another id
+            head + "x\nd" + tail,  # a control character
+            head + "x\x00" + tail,  # NUL, which joins the texts while they are checked
+            head + "x\\" + tail,  # an escape that takes the closing quote
+            head + "x\\u12" + tail, head + "x\\q" + tail,  # broken escapes
+            head[:-1] + tail,  # too short to hold the template
+            "data: [DONE]")
+    for odd in odds:
         assert template.texts([frames[0], odd, frames[1]]) is None, odd
         assert template.texts([odd, frames[0]]) is None, odd
+        assert template.texts([frames[2], odd]) is None, odd
+    # a run ends at the first event of another shape; an event of the template's shape that is not
+    # the template with a text (its text is not one JSON string) leaves the run to be read one at a time
+    for odd in odds:
+        shaped = odd.startswith(head) and odd.endswith(tail)
+        found = template.run([frames[0], frames[1], frames[3], odd, frames[0]], 1)
+        assert found == ((1, None) if shaped else (3, Texts([" b", "c"], [" b", "c"]))), odd
+        assert template.run([frames[0], frames[1], frames[3], odd, frames[0]], 3)[1] is None
+    assert template.run([frames[0], frames[1], frames[3]], 0) == (3, Texts(["a", " b", "c"], ["a", " b", "c"]))
+    finish = head + "d" + tail.replace("null", '"stop"')
+    assert template.run([frames[0], frames[3], finish, "data: [DONE]"], 0) == (2, Texts(["a", "c"], ["a", "c"]))

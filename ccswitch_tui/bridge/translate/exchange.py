@@ -26,6 +26,7 @@ from ccswitch_tui.bridge.translate.sse import DONE, RepeatedText, SSEDecoder, Te
 from ccswitch_tui.bridge.translate.stream import ResponsesStream, Usage
 
 CHAT_PATH = "chat/completions"
+_RUNS_PER_READ = 4
 
 
 @dataclass
@@ -79,12 +80,18 @@ class Exchange:
         frames = self.decoder.frames(chunk)
         if not self.saw_data and frames:
             self.saw_data = any(f.startswith("data:") or "\ndata:" in f for f in frames)
-        if repeated is not None and deltas is not None and len(frames) > 1:
-            texts = repeated.texts(frames)  # a run of the same event with other texts, read at once
-            if texts is not None:
-                out.append(deltas.encode_plain(stream.same_again_each(texts), texts))
-                frames = []
-        for frame in frames:
+        i, n = 0, len(frames)
+        runs = _RUNS_PER_READ  # a bound on the runs looked for: a stream that keeps breaking them costs no more
+        while i < n:
+            if repeated is not None and deltas is not None and n - i > 1 and runs:
+                runs -= 1
+                i, run = repeated.run(frames, i)  # the same event with other texts, read at once
+                if run is not None:
+                    out.append(deltas.encode_each(stream.same_again_each(run.texts), run.written))
+                    if i == n:
+                        break
+            frame = frames[i]
+            i += 1
             if repeated is not None:  # the last event again with another text: no parse, no dict
                 text = repeated.text(frame)
                 if text is not None and deltas is not None:  # deltas: set with `repeated`, for its message

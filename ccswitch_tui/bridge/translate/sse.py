@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from itertools import repeat
 from json import decoder, encoder, scanner
-from operator import getitem
-from typing import Any
+from operator import and_, getitem
+from typing import Any, NamedTuple
 
 DONE = object()  # the ``data: [DONE]`` sentinel
 
@@ -90,7 +90,9 @@ def _make_dumps() -> Callable[[Any], str]:
 _dumps = _make_dumps()
 _scan = scanner.make_scanner(decoder.JSONDecoder())  # the C scanner, straight: value, end = _scan(text, start)
 scan_string = decoder.scanstring  # a JSON string's value from just after its opening quote: value, end
-_NOT_PLAIN = re.compile(r'["\\\x00-\x1f]')  # what a JSON string's text cannot hold as it is
+_NOT_PLAIN = re.compile(r'["\\\x01-\x1f]')  # what a JSON string's text cannot hold as it is (NUL apart)
+# well-formed JSON string bodies, NUL between two (a NUL inside one is not well-formed: JSON escapes it)
+_STRINGS = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*+')
 
 
 class RepeatedText:
@@ -100,7 +102,7 @@ class RepeatedText:
     by checking that everything around its text is byte for byte the same, and reading the text
     alone; it is then the same event with another text. Anything else is parsed whole."""
 
-    __slots__ = ("prefix", "suffix", "_start", "_raw", "_joint")
+    __slots__ = ("prefix", "suffix", "_start", "_end", "_raw", "_joint")
 
     MARK = '"content":"'
 
@@ -108,6 +110,7 @@ class RepeatedText:
         self.prefix = prefix  # up to the text's opening quote, included
         self.suffix = suffix  # from the text's closing quote, excluded
         self._start = len(prefix)
+        self._end = f'"{suffix}'  # how each event of a run ends
         self._raw = slice(len(prefix), -len(suffix) - 1)  # an event's text as written, without its quotes
         self._joint = f'"{suffix}\n\n{prefix}'  # from one event's text to the next one's
 
@@ -139,17 +142,49 @@ class RepeatedText:
             return None
         return value if value and end == len(frame) - len(self.suffix) else None
 
-    def texts(self, frames: list[str]) -> list[str] | None:
+    def texts(self, frames: list[str]) -> Texts | None:
         """Every text of ``frames`` at once, when each frame is this event with another non-empty
-        text written plainly (no escape, quote or control character: the text is then the bytes
-        between its quotes), else None. Most of a fast stream's read is such a run: one check of the
-        whole run against the texts put back into the template replaces a check per event."""
-        raws = list(map(getitem, frames, repeat(self._raw)))
-        joined = "".join(raws)
-        if _NOT_PLAIN.search(joined) or not all(raws):
+        text, else None. Most of a fast stream's read is such a run: one check of the whole run
+        (each text a well-formed JSON string, then the texts put back into the template give the
+        run byte for byte) replaces a check per event."""
+        raws = list(map(getitem, frames, repeat(self._raw)))  # each text as written, without its quotes
+        joined = "\x00".join(raws)  # NUL: in no well-formed text, so it cannot join two into one
+        if not all(raws) or joined.count("\x00") != len(raws) - 1:
             return None
+        if _NOT_PLAIN.search(joined) is None:
+            texts = written = raws  # no escape, quote or control character: the text is what is written
+        elif _STRINGS.fullmatch(joined) is None:
+            return None
+        else:
+            try:
+                texts = json.loads('["' + '","'.join(raws) + '"]')
+            except ValueError:  # an escape JSON does not allow (a lone surrogate escape is allowed)
+                return None
+            written = _dumps(texts)[2:-2].split('","')  # each as ``encode`` writes it: a quote inside is \"
         rebuilt = f'{self.prefix}{self._joint.join(raws)}"{self.suffix}'
-        return raws if rebuilt == "\n\n".join(frames) else None
+        return Texts(texts, written) if rebuilt == "\n\n".join(frames) else None
+
+    def run(self, frames: list[str], start: int) -> tuple[int, Texts | None]:
+        """The run of such events that begins at ``frames[start]``: where it ends, and its texts
+        (None when it is not there: the events from ``start`` are then read one at a time). A run
+        usually fills a read; the first read of a stream begins with the events that made the
+        template and the last ends with the finish, the usage and ``[DONE]``."""
+        rest = frames[start:] if start else frames
+        texts = self.texts(rest)
+        if texts is not None:
+            return len(frames), texts
+        fits = list(map(and_, map(str.startswith, rest, repeat(self.prefix)),
+                        map(str.endswith, rest, repeat(self._end))))
+        size = fits.index(False) if False in fits else len(fits)
+        texts = self.texts(rest[:size]) if size > 1 else None
+        return (start + size, texts) if texts is not None else (start, None)
+
+
+class Texts(NamedTuple):
+    """A run's texts, and each as the JSON of its delta writes it (without the quotes)."""
+
+    texts: list[str]
+    written: list[str]
 
 
 def _make_quote() -> Callable[[str], str]:
@@ -177,11 +212,11 @@ class TextDeltas:
     def encode(self, seq: int, text: str) -> bytes:
         return f"{self._head}{seq:d}{self._middle}{_quote(text)}}}\n\n".encode("utf-8", "backslashreplace")
 
-    def encode_plain(self, seq: int, texts: list[str]) -> bytes:
-        """``encode`` of each text in turn, numbered from ``seq``, for texts that JSON writes as they
-        are (``RepeatedText.texts``: no escape, quote or control character)."""
+    def encode_each(self, seq: int, written: list[str]) -> bytes:
+        """``encode`` of each text in turn, numbered from ``seq``, from each as JSON writes it
+        (``RepeatedText.texts``)."""
         head, middle = self._head, self._middle
-        return "".join([f'{head}{n:d}{middle}"{text}"}}\n\n' for n, text in enumerate(texts, seq)]).encode(
+        return "".join([f'{head}{n:d}{middle}"{text}"}}\n\n' for n, text in enumerate(written, seq)]).encode(
             "utf-8", "backslashreplace")
 
 
