@@ -91,6 +91,7 @@ _dumps = _make_dumps()
 _scan = scanner.make_scanner(decoder.JSONDecoder())  # the C scanner, straight: value, end = _scan(text, start)
 scan_string = decoder.scanstring  # a JSON string's value from just after its opening quote: value, end
 _NOT_PLAIN = re.compile(r'["\\\x01-\x1f]')  # what a JSON string's text cannot hold as it is (NUL apart)
+_TRAILING = 4  # events after a run that a run's end is first looked for among
 # well-formed JSON string bodies, NUL between two (a NUL inside one is not well-formed: JSON escapes it)
 _STRINGS = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*+')
 
@@ -170,13 +171,16 @@ class RepeatedText:
         usually fills a read; the first read of a stream begins with the events that made the
         template and the last ends with the finish, the usage and ``[DONE]``."""
         rest = frames[start:] if start else frames
-        texts = self.texts(rest)
-        if texts is not None:
-            return len(frames), texts
-        fits = list(map(and_, map(str.startswith, rest, repeat(self.prefix)),
-                        map(str.endswith, rest, repeat(self._end))))
-        size = fits.index(False) if False in fits else len(fits)
-        texts = self.texts(rest[:size]) if size > 1 else None
+        prefix, end = self.prefix, self._end
+        size = len(rest)
+        while size and not (rest[size - 1].startswith(prefix) and rest[size - 1].endswith(end)) \
+                and len(rest) - size < _TRAILING:
+            size -= 1  # the events a stream ends with (finish, usage, [DONE]), looked at from the back
+        texts = self.texts(rest[:size] if size < len(rest) else rest) if size > 1 else None
+        if texts is None:  # something else in between: where the run ends, an event at a time in C
+            fits = list(map(and_, map(str.startswith, rest, repeat(prefix)), map(str.endswith, rest, repeat(end))))
+            size = fits.index(False) if False in fits else len(fits)
+            texts = self.texts(rest[:size]) if size > 1 else None
         return (start + size, texts) if texts is not None else (start, None)
 
 
