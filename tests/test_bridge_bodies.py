@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 
 from provider_stub import ProviderStub
-from test_bridge import post
+from test_bridge import post, wait_records
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route, mask_in_pieces
@@ -55,9 +54,7 @@ def test_bodies_are_masked_and_written_off_the_event_loop(tmp_path):
         status, _, _ = post(bridge.route_url("openai"), "/chat/completions",
                             {"model": "m", "messages": [{"role": "user", "content": content}]}, bridge.token)
         assert status == 200
-        deadline = time.monotonic() + 10
-        while not bridge.records() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_records(bridge, 1, timeout=10)
     finally:
         bridge.stop()
         stub.close()
@@ -141,9 +138,7 @@ def test_a_large_request_is_read_in_pieces_and_recorded_right(tmp_path, monkeypa
         status, _, _ = post(bridge.route_url("openai"), "/chat/completions",
                             {"messages": turns, "model": "big-model", "stream": False, "n": 1}, bridge.token)
         assert status == 200
-        deadline = time.monotonic() + 10
-        while not bridge.records() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_records(bridge, 1, timeout=10)
     finally:
         bridge.stop()
         stub.close()
