@@ -174,3 +174,15 @@ def test_a_process_left_holding_the_terminal_does_not_keep_the_relay(tmp_path: P
     finally:
         if holder.exists():
             os.kill(int(holder.read_text()), 9)
+
+
+def test_a_process_left_writing_to_the_terminal_does_not_keep_the_relay(tmp_path: Path):
+    writer = tmp_path / "writer.pid"
+    script = f"trap '' HUP; (while :; do echo tick; sleep 0.1; done) & echo $! > {writer}; echo first; exit 4"
+    try:
+        result = _relayed(tmp_path, script)
+        assert result["status"] == 4 and result["lines"][-1] == "tick"
+        assert result["took"] < 10  # the relay reads on for a moment, not for as long as the process writes
+    finally:
+        if writer.exists():
+            os.killpg(os.getpgid(int(writer.read_text())), 9)

@@ -408,7 +408,7 @@ def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_m
     tool call, a null content) is parsed whole, and the events are those of a full parse."""
     head = 'data: {"id":"c%s","object":"chat.completion.chunk","created":1,"model":"served","choices":[{"index":0,'
     texts = ["a", 'q\\"u\\"o', "\\u00e9\u4f60", '\\"content\\":\\"x', "\\\\", "\\u2028", "b", "plain",
-             "runs", " of", " text", "\u00e9", "\\t", "z"]
+             "runs", " of", " text", "\u00e9", "\\t", "z", "x = [", '\\"a', '\\",', ' \\"b', '\\"]', "\\\\", "\\\\\\\\"]
     lines = [head % 1 + '"delta":{"role":"assistant","content":""},"finish_reason":null}]}']
     lines += [head % 1 + f'"delta":{{"content":"{t}"}},"finish_reason":null}}]}}' for t in texts]
     lines += [head % 1 + '"delta":{"content":"k","role":"assistant"},"finish_reason":null}]}',  # its text
@@ -448,7 +448,8 @@ def test_a_repeated_event_read_by_its_text_alone_makes_the_events_a_full_parse_m
         assert _unrandom(sent) == _unrandom(b"".join(encode(e) for e in slow))  # byte for byte
         deltas = [e["delta"] for e in fast if e["type"] == "response.output_text.delta"]
         assert deltas[:len(texts)] == ["a", 'q"u"o', "\u00e9\u4f60", '"content":"x', "\\", "\u2028", "b", "plain",
-                                       "runs", " of", " text", "\u00e9", "\t", "z"]
+                                       "runs", " of", " text", "\u00e9", "\t", "z", "x = [", '"a', '",', ' "b',
+                                       '"]', "\\", "\\\\"]  # a text that ends in a quote and a comma too
         assert x.observed()["output_tokens"] == 9
 
 

@@ -25,6 +25,7 @@ from ccswitch_tui.terminal_text import visible
 
 TAIL_BYTES = 16384
 DRAIN_QUIET = 0.25  # seconds of silence after the child ended that end the relay
+DRAIN_LIMIT = 1.0  # seconds the relay reads on after the child ended, at most
 # escape sequences (CSI, OSC, DCS/APC/PM strings, two-byte ones): what a terminal would obey, not text
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P_^X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
 
@@ -194,14 +195,19 @@ def _pass_on(chunk: bytes, out: int | None, tail: Tail) -> int | None:
     return out
 
 
-def _drain(master: int, out: int | None, tail: Tail, quiet: float = DRAIN_QUIET) -> None:
+def _drain(master: int, out: int | None, tail: Tail, quiet: float = DRAIN_QUIET, limit: float = DRAIN_LIMIT) -> None:
     """After the child has ended: what it wrote last. Its output reaches this side of the terminal
     after a delay of the kernel's (so the child may have ended before the read that would show it);
     read until every copy of the terminal is closed, or until ``quiet`` seconds pass with nothing
-    to read (a process the child started holds the terminal open)."""
+    to read (a process the child started holds the terminal open), and for ``limit`` seconds at
+    most (such a process may write on and on; keys no longer reach anything)."""
+    deadline = time.monotonic() + limit
     while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
         try:
-            ready, _, _ = select.select([master], [], [], quiet)
+            ready, _, _ = select.select([master], [], [], min(quiet, left))
         except InterruptedError:
             continue
         chunk = _read(master) if ready else b""

@@ -161,7 +161,7 @@ class RepeatedText:
                 texts = json.loads('["' + '","'.join(raws) + '"]')
             except ValueError:  # an escape JSON does not allow (a lone surrogate escape is allowed)
                 return None
-            written = _dumps(texts)[2:-2].split('","')  # each as ``encode`` writes it: a quote inside is \"
+            written = [_quote(text)[1:-1] for text in texts]  # each as ``encode`` writes it
         rebuilt = f'{self.prefix}{self._joint.join(raws)}"{self.suffix}'
         return Texts(texts, written) if rebuilt == "\n\n".join(frames) else None
 
