@@ -151,10 +151,7 @@ def _relay(master: int, stdin: int | None, out: int | None, tail: Tail, pid: int
     terminal has nothing more to read; its return code."""
     watched = [master] + ([stdin] if stdin is not None else [])
     while True:
-        try:
-            ready, _, _ = select.select(watched, [], [], 0.1)
-        except InterruptedError:
-            continue
+        ready, _, _ = select.select(watched, [], [], 0.1)  # retried after a signal (PEP 475)
         if master in ready:
             chunk = _read(master)
             if not chunk:
@@ -206,10 +203,7 @@ def _drain(master: int, out: int | None, tail: Tail, quiet: float = DRAIN_QUIET,
         left = deadline - time.monotonic()
         if left <= 0:
             return
-        try:
-            ready, _, _ = select.select([master], [], [], min(quiet, left))
-        except InterruptedError:
-            continue
+        ready, _, _ = select.select([master], [], [], min(quiet, left))
         chunk = _read(master) if ready else b""
         if not chunk:
             return

@@ -176,11 +176,12 @@ class RepeatedText:
         while size and not (rest[size - 1].startswith(prefix) and rest[size - 1].endswith(end)) \
                 and len(rest) - size < _TRAILING:
             size -= 1  # the events a stream ends with (finish, usage, [DONE]), looked at from the back
+        tried = size
         texts = self.texts(rest[:size] if size < len(rest) else rest) if size > 1 else None
         if texts is None:  # something else in between: where the run ends, an event at a time in C
             fits = list(map(and_, map(str.startswith, rest, repeat(prefix)), map(str.endswith, rest, repeat(end))))
             size = fits.index(False) if False in fits else len(fits)
-            texts = self.texts(rest[:size]) if size > 1 else None
+            texts = self.texts(rest[:size]) if 1 < size != tried else None  # the same events fail the same way
         return (start + size, texts) if texts is not None else (start, None)
 
 
