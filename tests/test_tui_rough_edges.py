@@ -143,3 +143,21 @@ async def test_refused_launch_lists_each_way_once_and_focuses_the_safest(home: P
         assert "remove env.ANTHROPIC_MODEL from" in shown
         # the safest way that launches has the focus: Enter launches isolated
         assert app.focused is screen.query_one("#way-isolate", Button)
+
+
+async def test_a_timer_that_fires_while_the_tabs_are_gone_does_not_crash_the_app(home: Paths):
+    # Seen in a run: the Runs tab's timer fired while the app tore its screen down, the detail
+    # pane was still there but its tabs were not, and the query for them ended the app.
+    from textual.widgets import TabbedContent
+
+    app = build_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        pane = app.detail_pane
+        await pane.query_one("#tabs", TabbedContent).remove()  # as when the screen is torn down
+        assert pane.active_tab is None
+        app._tick_runs()  # the timer's work, and Enter on a profile: both leave it be
+        app.focus_detail()
+        await pilot.pause()
+    assert app.return_code in (0, None)  # ended by the test, not by an exception

@@ -587,12 +587,15 @@ class CcsApp(App[None]):
     def focus_detail(self) -> None:
         """Enter on a profile: into the active tab, to scroll or pick a row with the keyboard."""
         pane = self.detail_pane
-        target = {"environment": "#env-body", "running": "#procs", "runs": "#runs-table"}.get(pane.active_tab)
+        tab = pane.active_tab
+        if tab is None:
+            return
+        target = {"environment": "#env-body", "running": "#procs", "runs": "#runs-table"}.get(tab)
         if target:
             for widget in self.query(target):
                 widget.focus()
         else:
-            pane.query_one(f"#{pane.active_tab} .body").focus()
+            pane.query_one(f"#{tab} .body").focus()
 
     def action_cycle_tool(self) -> None:
         self.detail_pane.cycle_tool()

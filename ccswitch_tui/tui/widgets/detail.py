@@ -74,8 +74,11 @@ class DetailPane(Vertical):
             self.refresh_all()
 
     @property
-    def active_tab(self) -> str:
-        return self.query_one("#tabs", TabbedContent).active
+    def active_tab(self) -> str | None:
+        """The tab shown; None while the tabs are not there (mounting, or the app closing: a timer
+        can fire in between)."""
+        tabs = self.query("#tabs").results(TabbedContent)
+        return next((t.active for t in tabs), None)
 
     def show_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
