@@ -1,0 +1,35 @@
+"""What a new user met in the TUI: the raw editor scrolled sideways on a broken file, a deleted
+profile's tool state left behind, keys that did not leave a pane, a filter that matched nothing
+still showing a profile, the resume hint after a client exits. Pilot tests asserting on what the
+screen shows and what is on disk."""
+
+from __future__ import annotations
+
+from test_tui_support import build_app, plain, select, settle, wait_until
+from textual.widgets import TextArea
+
+from ccswitch_tui.paths import Paths
+from ccswitch_tui.tui.screens.editor import RawEditorScreen
+
+SMALL = (80, 24)
+
+
+async def test_the_raw_editor_opens_a_broken_file_at_its_error_without_scrolling_sideways(home: Paths):
+    """The cursor goes to the error; the lines stay shown from their first column while that column
+    fits the editor (it showed every line from column 19, and Home was needed to read them)."""
+    path = home.profiles / "broken.toml"
+    path.write_text('schema = 1\ndescription = "d"\n\n[provider]\nname = "Kimi (Moonshot)"\n'
+                    'base_url = "https://api.moonshot.cn/v1" website = "https://platform.kimi.com"\nkey = "k"\n')
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "broken")
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, RawEditorScreen) and app.screen)
+        await pilot.pause()
+        await pilot.pause()
+        area = editor.query_one("#raw-text", TextArea)
+        assert "broken.toml:6:41: unexpected 'w' after the value of base_url" in plain(editor, "#raw-error")
+        assert area.cursor_location == (5, 40)
+        assert area.scroll_offset.x == 0, area.scroll_offset
+        assert 'schema = 1' in area.render_line(0).text or area.scroll_offset.y > 0
