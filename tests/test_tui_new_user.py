@@ -33,3 +33,26 @@ async def test_the_raw_editor_opens_a_broken_file_at_its_error_without_scrolling
         assert area.cursor_location == (5, 40)
         assert area.scroll_offset.x == 0, area.scroll_offset
         assert 'schema = 1' in area.render_line(0).text or area.scroll_offset.y > 0
+
+
+async def test_deleting_a_profile_removes_its_tool_state_as_ccs_rm_does(home: Paths):
+    """The TUI's delete left state/tools/<profile>/ behind (`ccs gc --dry-run` then listed it)."""
+    from ccswitch_tui.launch.toolstate import orphans
+    from ccswitch_tui.tui.screens.modals import ConfirmScreen
+
+    state = home.state / "tools" / "beta"
+    (state / "claude" / "projects").mkdir(parents=True)
+    (state / "claude" / "projects" / "session.jsonl").write_text("x" * 5000)
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "beta")
+        await pilot.press("delete")
+        confirm = await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen)
+        body = plain(confirm, ".dialog-body")
+        assert str(state) in body and "sessions, history; " in body and "stays in the keyring" in body, body
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert not (home.profiles / "beta.toml").exists()
+        assert not state.exists()
+        assert orphans(home, {"alpha", "broken"}) == []

@@ -24,6 +24,7 @@ from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.launch.ptytail import Tail
+from ccswitch_tui.launch.removal import Removal, carry_out, plan_removal
 from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
@@ -300,8 +301,13 @@ class Service:
 
         return self.store.save_text(new_name, copy_profile_text(self.store, name, new_name), create=True)
 
-    def delete(self, name: str) -> Path:
-        return self.store.delete(name)
+    def removal(self, name: str) -> Removal:
+        """What deleting ``name`` removes (``ccs rm``'s plan): its file and tool state."""
+        return plan_removal(self.store, self.paths, name)
+
+    def delete(self, removal: Removal) -> list[str]:
+        """Delete the profile and its tool state, as `ccs rm` does; the lines saying what went."""
+        return carry_out(self.store, self.paths, None, removal)
 
     def read_text(self, name: str) -> str:
         return self.store.read_text(name)
