@@ -310,9 +310,15 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
         return
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
-             status_text(m),
-             m.get("key_fingerprint") or "-", shlex.join(user_argv(m))[:60]] for m in runs]
-    click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
+             status_text(m), str(m.get("label") or "-"), m.get("key_fingerprint") or "-", _argv_cell(m)]
+            for m in runs]
+    click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "LABEL", "KEY", "ARGV"]))
+
+
+def _argv_cell(manifest: dict[str, Any], width: int = 60) -> str:
+    """The run's argv as typed, cut with a mark when it is long (the manifest keeps all of it)."""
+    text = shlex.join(user_argv(manifest))
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 @runs_group.command("diff")

@@ -70,6 +70,7 @@ class Prepared:
     key_fingerprint: str
     key: str = field(default="", repr=False)  # for the recording bridge, which holds it instead of the child
     record: bool = False  # the profile's [policy].record
+    user_args: tuple[str, ...] | None = None  # the client's arguments as typed (None: a shell, argv overridden)
 
 
 def build(
@@ -108,7 +109,8 @@ def build(
         hint = adapter.install_hint if adapter.program and plan.argv[0] == adapter.program else \
             "check the command name and the profile's PATH"
         raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
-    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
+    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record,
+                    None if argv_override is not None else tuple(args))
 
 
 def files_lock(folder: Path) -> Path:
@@ -167,6 +169,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "profile": plan.profile,
         "tool": plan.tool,
         "argv": [redact_text(a) for a in plan.argv],  # a credential typed into argv stays out of the record
+        **({} if prep.user_args is None else {"user_args": [redact_text(a) for a in prep.user_args]}),
         "executable": prep.executable,
         "cwd": str(plan.cwd),
         "started": utc_now(),
