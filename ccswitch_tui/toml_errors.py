@@ -91,6 +91,8 @@ def _unexpected(here: str, line: int, col: int, message: str) -> tuple[int, int,
         return line, col + 1, _plain(message) + " (each line is key = value, a [table] or a # comment)"
     value_at = m.start("value")
     value = m.group("value").split("#")[0].strip()
+    if not value:
+        return line, value_at + 1, f'{m.group("key")} has no value: write {m.group("key")} = "…" (text in quotes)'
     if col == value_at and value and value.lower() not in _BARE_VALUES:
         return (line, col + 1, f'the value of {m.group("key")} is not quoted: write {m.group("key")} = "{value}"')
     return (line, col + 1, f"unexpected {here[col:col + 1]!r} after the value of {m.group('key')}: one value per line "
