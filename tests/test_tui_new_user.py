@@ -56,3 +56,27 @@ async def test_deleting_a_profile_removes_its_tool_state_as_ccs_rm_does(home: Pa
         assert not (home.profiles / "beta.toml").exists()
         assert not state.exists()
         assert orphans(home, {"alpha", "broken"}) == []
+
+
+async def test_a_fresh_profile_from_the_google_preset_is_not_flagged(home: Paths, key_id: str):
+    """It was marked `!` for `[run].export is empty`: a `ccs run` side the profile never set up."""
+    from test_tui_support import parent_env
+
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.presets import new_profile_text
+    from ccswitch_tui.profiles.store import Store
+
+    Store(home).save_text("gem", new_profile_text("gem", "google", key=f"{key_id}-g"), create=True)
+    KeyStore(home, parent_env()).set(f"{key_id}-g", "AIzaSyB3x9kQ2mV7nL4pR8tW1zY6cD0fH5jK2aE")
+    try:
+        app = build_app(home)
+        async with app.run_test(size=SMALL) as pilot:
+            await settle(pilot)
+            await select(pilot, "gem")
+            await settle(pilot)
+            assert app.profile_list.presence.problems["gem"] == ()
+            assert app.detail_pane.detail.problems == ()
+            prompt = {o.id: str(o.prompt) for o in app.profile_list.options.options}["gem"]
+            assert not prompt.startswith(("!", "✗")), prompt
+    finally:
+        KeyStore(home, parent_env()).delete(f"{key_id}-g")

@@ -16,6 +16,7 @@ from ccswitch_tui.launch.toolstate import orphans, remove
 from ccswitch_tui.model import Profile
 from ccswitch_tui.policy import mask
 from ccswitch_tui.profiles.edit_session import edit
+from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_name
 
@@ -65,7 +66,7 @@ def list_cmd(ctx: Context, as_json: bool) -> None:
                 "error": e.error,
                 "provider": p.provider.name if p else None,
                 "base_url": p.provider.base_url if p else None,
-                "tools": list(p.tools) if p else [],
+                "tools": list(configured_tools(p)) if p else [],
                 "key_id": p.key_id if p else None,
                 "key_present": present.get(p.key_id) if p else None,
                 "description": p.description if p else None,
@@ -307,8 +308,8 @@ def presets_cmd(as_json: bool) -> None:
         emit_json({"presets": [
             {"name": pr.name, "description": pr.profile.description, "provider": pr.profile.provider.name,
              "website": pr.profile.provider.website, "base_urls": pr.profile.base_urls(),
-             "tools": list(pr.profile.tools), "key_id": pr.profile.key_id}
+             "tools": list(configured_tools(pr.profile)), "key_id": pr.profile.key_id}
             for pr in presets]})
         return
-    click.echo(table([[pr.name, pr.profile.provider.name, join(pr.profile.tools), pr.profile.description]
+    click.echo(table([[pr.name, pr.profile.provider.name, join(configured_tools(pr.profile)), pr.profile.description]
                       for pr in presets], ["PRESET", "PROVIDER", "TOOLS", "DESCRIPTION"]))

@@ -30,6 +30,7 @@ from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import mask
 from ccswitch_tui.profiles.edit_session import keep_aside
+from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
 from ccswitch_tui.runs.manifests import load_manifests
 from ccswitch_tui.runs.record_reader import read_list
@@ -157,7 +158,10 @@ class Service:
             out.append(Problem("error", f"key {p.key_id} is missing ({how})"))
         views = views or self.views(p, "")
         seen: set[str] = set()
+        configured = configured_tools(p)
         for view in views.values():
+            if view.tool not in configured:  # a side the profile does not set up (an empty `ccs run`)
+                continue
             if view.error:
                 out.append(Problem("error", f"{view.tool}: {view.error}"))
             if view.plan is None:
