@@ -14,6 +14,19 @@ from ccswitch_tui.tui.screens.editor import RawEditorScreen
 SMALL = (80, 24)
 
 
+def screen_lines(app) -> list[str]:  # noqa: ANN001
+    """What the terminal shows, line by line, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True,
+                      color_system=None, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()
+
+
 async def test_the_raw_editor_opens_a_broken_file_at_its_error_without_scrolling_sideways(home: Paths):
     """The cursor goes to the error; the lines stay shown from their first column while that column
     fits the editor (it showed every line from column 19, and Home was needed to read them)."""
@@ -80,3 +93,72 @@ async def test_a_fresh_profile_from_the_google_preset_is_not_flagged(home: Paths
             assert not prompt.startswith(("!", "✗")), prompt
     finally:
         KeyStore(home, parent_env()).delete(f"{key_id}-g")
+
+
+async def test_ctrl_c_says_how_to_quit_in_plain_words(home: Paths):
+    from test_tui_support import notifications
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        said = [n for n in notifications(app) if "quit" in n]
+        assert said and "[b]" not in said[-1] and "Press ctrl+q or q to quit" in said[-1], said
+
+
+async def test_the_launch_menu_lines_its_keys_up(home: Paths):
+    from ccswitch_tui.tui.screens.modals import LaunchMenuScreen
+
+    app = build_app(home)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        app.launcher.menu()
+        menu = await wait_until(pilot, lambda: isinstance(app.screen, LaunchMenuScreen) and app.screen)
+        await pilot.pause()
+        lines = screen_lines(app)
+        starts = set()
+        for key, label, _ in menu.clients:
+            line = next(ln for ln in lines if f"{key}  {label}" in ln)
+            starts.add(line.index(f"{key}  {label}"))
+        assert len(menu.clients) >= 3 and len(starts) == 1, starts
+
+
+def test_help_names_each_key_once():
+    """Help listed `?, ?` for help (question_mark and f1 both shown as `?`) and nothing for Esc."""
+    from ccswitch_tui.tui.screens.help import keys_table
+
+    table = keys_table()
+    assert "`?, f1`" in table and "`?, ?`" not in table
+    assert "| `esc` |" in table
+
+
+async def test_the_requests_of_a_run_are_listed_in_the_order_they_started():
+    """The records file holds requests in the order they ended: the table read 1 3 5 7 2 4 6 8."""
+    from textual.app import App, ComposeResult
+
+    from ccswitch_tui.tui.widgets.requests import RequestsTable
+
+    class Host(App):
+        def compose(self) -> ComposeResult:
+            yield RequestsTable(id="t")
+
+    def rec(n: int) -> dict:
+        return {"id": n, "started": f"2026-12-06T10:00:0{n}.000Z", "method": "POST", "path": "/v1/x", "status": 200,
+                "outcome": "ok"}
+
+    styles = {"ok": "green", "warn": "yellow"}
+    app = Host()
+    async with app.run_test() as pilot:
+        table = app.query_one(RequestsTable)
+        table.display = True
+        table.show("L", [rec(n) for n in (1, 3, 5, 7)], styles)
+        await pilot.pause()
+        ids = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert ids == ["1", "3", "5", "7"]
+        table.show("L", [rec(n) for n in (1, 3, 5, 7, 2, 4, 6, 8)], styles)  # the run goes on
+        await pilot.pause()
+        ids = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert ids == ["1", "2", "3", "4", "5", "6", "7", "8"]
+        assert table.cursor_row == 7  # it was following the last row: still does

@@ -84,7 +84,8 @@ ACTIONS: tuple[Action, ...] = _actions((
     Action("import_profiles", "i", "Import", "Import providers from CC Switch or the live "
            f"{tools.client_labels('/', tools.importable())} configs (the report of `ccs import`)", needs_profile=False),
     Action("duplicate", "d", "Duplicate", "Copy this profile under a new name", show=False),
-    Action("delete", "delete", "Delete", "Delete this profile file (asks first; the key stays)", show=False,
+    Action("delete", "delete", "Delete", "Delete this profile file and its tool state (asks first; the key stays)",
+           show=False,
            key_display="del"),
     Action("cycle_tool", "t", "Tool", "Show another tool's plan in Environment and Diff", show=False),
     Action("filter", "slash", "Filter", "Filter the profile list", show=False, needs_profile=False,

@@ -119,6 +119,13 @@ class CcsApp(App[None]):
         names and paths from elsewhere, so neither markup nor a control character in them is obeyed."""
         super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit (it copies): say which key does, as plain text (Textual's own note is
+        markup, which ``notify`` shows as it is: ``Press [b]ctrl+q[/b]``)."""
+        keys = [k for k, b in self.active_bindings.items() if b.binding.action in ("quit", "app.quit")]
+        if keys:
+            self.notify(f"Press {' or '.join(keys)} to quit ccs", title="Do you want to quit?")
+
     # --- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
