@@ -66,12 +66,15 @@ def _base_urls_seen(v: RunView) -> list[str]:
     return sorted(seen)
 
 
-def _why(field: str, diffs: Sequence[Any], fps: int) -> str:
+def _why(field: str, diffs: Sequence[Any], fps: int, used: Sequence[str] = ()) -> str:
+    """``used``: the base URLs requests went to (recorded runs); a changed base URL no request used (an
+    Anthropic export beside the OpenAI one the program called) is not named."""
     d = diffs[0]
     if field == "key_fingerprint":
         return f"key rotated ({fps} fingerprints): {d.cause}" if d.cause else f"key rotated ({fps} fingerprints)"
     if field == "base_urls":
         urls = sorted({str(u) for x in diffs for side in (x.base, x.run) for u in (side or {}).values()})
+        urls = [u for u in urls if u in used] or urls
         return f"base URLs {', '.join(urls)}" + (f" ({d.cause})" if d.cause else "")
     what = f"{field} ({d.kind})"
     if field in INFRA_OUTCOMES:
@@ -140,7 +143,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     if len(urls) > 1 and "base_urls" not in by_field and "endpoints" not in by_field:
         notes.append(f"requests went to {len(urls)} base URLs within a run: {', '.join(urls)}")
         by_field["endpoints"] = []
-    reasons = [(_why(f, ds, len(fps)) if ds else f"requests to {', '.join(urls)}") for f, ds in by_field.items()]
+    used = urls if summaries else ()
+    reasons = [(_why(f, ds, len(fps), used) if ds else f"requests to {', '.join(urls)}") for f, ds in by_field.items()]
     row["comparable"] = not reasons
     row["drifted"] = list(by_field)
     row["verdict"] = "clean: the gap is the agent's" if not reasons else "not comparable: " + "; ".join(reasons)
