@@ -157,7 +157,7 @@ class Store:
     def entries(self) -> list[Entry]:
         """Every profile file; a broken one is listed with its error instead of hiding the others."""
         out = []
-        for name, path in sorted(self._files(), key=lambda f: f[1].name):
+        for name, path in sorted(self._files(), key=lambda f: (f[1].stem, f[1].name)):  # tt before tt-b
             if name is None:
                 out.append(Entry(path.name, path, error=(
                     f"{path}: not loaded: a profile file is named NAME.toml with NAME matching {NAME_RE.pattern}; "
