@@ -299,3 +299,25 @@ def test_lines_not_evaluated_are_named_never_shown(ccs, base_env, tmp_path):
     assert skipped["4"][0] == "(line)" and skipped["5"][0] == "printf"
     assert KEY not in r.stdout and OTHER not in r.stdout
     assert KEY not in ccs("import", "env", str(f), "--dry-run", env=base_env).stdout
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_a_dry_run_says_what_it_would_do_and_name_names_the_key_too(ccs, tmp_path):
+    """`--dry-run` said `created` for what it did not create; `--name tt` named the profile tt but the
+    key `127.0.0.1` (the host's label)."""
+    env_file = tmp_path / "gw.env"
+    env_file.write_text(f"OPENAI_API_KEY={KEY}\nOPENAI_BASE_URL=http://127.0.0.1:43125/v1\n")
+    r = ccs("import", "env", str(env_file), "--dry-run", "--name", "tt")
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("would create") and " tt " in first, r.stdout
+    assert "key tt (would store)" in r.stdout and "127.0.0.1 (" not in r.stdout, r.stdout
+    assert "dry run, nothing written: 1 to create, 0 to merge, 0 unchanged" in r.stdout
+    assert json.loads(ccs("import", "env", str(env_file), "--dry-run", "--name", "tt", "--json").stdout)[
+        "items"][0]["action"] == "created"  # the JSON keeps its action words
+    assert not (profiles_dir() / "tt.toml").exists()
+    r = ccs("import", "env", str(env_file), "--name", "tt")
+    assert r.returncode == 0 and r.stdout.startswith("created") and "key tt (stored" in r.stdout, r.stdout
+    assert keyring_value("tt") == KEY and profile_data("tt")["provider"]["key"] == "tt"
+    r = ccs("import", "env", str(env_file), "--dry-run")  # without --name: the existing profile, unchanged
+    assert "unchanged" in r.stdout.splitlines()[0], r.stdout

@@ -294,8 +294,9 @@ def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provid
     new, n = base, 2
     while new in store.names() and name is None:
         new, n = with_suffix(base, n, 64), n + 1
-    cand = Candidate(source=str(plan.path), origin=f"env file {plan.path}", provider_name=host_label(host) or new,
-                     key=plan.key)
+    # the key's id: the preset's (its own name), else the name given with --name, else the host's label
+    cand = Candidate(source=str(plan.path), origin=f"env file {plan.path}",
+                     provider_name=preset or name or host_label(host) or new, key=plan.key)
     kid, state = planner._key_for_new(cand, new)
     text = new_profile_text(new, preset, base_url=provider_url, key=kid,
                             provider_name=None if preset else host_label(host))
