@@ -136,6 +136,8 @@ def doctor_findings(report: Mapping[str, Any]) -> list[Any]:
         out.append(Finding("shim-selection", ERROR, report["error"]))
     for row in report["tools"]:
         if row.get("problem"):
-            out.append(Finding("shim-selection", ERROR, f"a {row['program']} started here would fail: "
+            program = row["program"]
+            out.append(Finding("shim-selection", ERROR, f"{'an' if program[:1] in 'aeiou' else 'a'} {program} "
+                               "started here would fail: "
                                f"{row['problem']} (chosen by {row['why']})", path=row.get("where")))
     return out

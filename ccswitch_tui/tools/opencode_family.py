@@ -118,7 +118,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
             return ERROR, ("which beats every other layer, ccs's own included: ccs launches refuse it (--force "
                            "to launch anyway)")
         if kind == "project":
-            return ERROR, (f"which a {self.label} started in {cwd} follows (it beats the global config); ccs "
+            return ERROR, (f"which {_a(self.label)} started in {cwd} follows (it beats the global config); ccs "
                            f"launches are not affected (they set {self.disable_project_var}=1)")
         if key.split(".")[0] == "disabled_providers" and kind in ("global", "home"):
             return WARN, (f"which every {self.label} reads, ccs launches included: a profile whose provider id it "
@@ -126,7 +126,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         if key.startswith("agent.") and kind in ("global", "home", "env"):
             return WARN, (f"which every {self.label} reads, ccs launches included: an agent's model beats the "
                           "profile's (a launch then fails on a provider ccs did not enable)")
-        return WARN, (f"which a {self.label} started directly follows; ccs launches are not affected (their own "
+        return WARN, (f"which {_a(self.label)} started directly follows; ccs launches are not affected (their own "
                       "config dir sets model, small_model, provider and enabled_providers)")
 
     # --- launching ------------------------------------------------------------------------------
@@ -301,3 +301,6 @@ def read_config_layer(path: Path, agent_models: bool = False) -> tuple[dict[str,
     return keys, None
 
 
+def _a(label: str) -> str:
+    """``a Kilo Code``, ``an OpenCode``."""
+    return f"{'an' if label[:1].lower() in 'aeiou' else 'a'} {label}"
