@@ -162,3 +162,55 @@ async def test_the_requests_of_a_run_are_listed_in_the_order_they_started():
         ids = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
         assert ids == ["1", "2", "3", "4", "5", "6", "7", "8"]
         assert table.cursor_row == 7  # it was following the last row: still does
+
+
+async def test_esc_and_the_tab_keys_leave_a_pane(home: Paths):
+    """In the Runs table at 80x24 neither Esc nor 1 did anything: a pane could only be left with tab."""
+    from ccswitch_tui.runs.manifests import write_manifest
+
+    write_manifest(home, {"launch_id": "20261206T100000Z-aaaaaaaa", "profile": "alpha", "tool": "run",
+                          "argv": ["true"], "started": "2026-12-06T10:00:00Z", "ended": "2026-12-06T10:00:01Z",
+                          "exit_status": 0})
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        for tab, key, target in (("runs", "5", "runs-table"), ("environment", "2", "env-body"),
+                                 ("overview", "1", None)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.detail_pane.active_tab == tab
+            await pilot.press("enter")
+            await settle(pilot)
+            focused = app.focused
+            assert focused is not None and focused is not app.profile_list.options, (tab, focused)
+            if target:
+                assert focused.id == target, (tab, focused)
+            await pilot.press("1" if tab != "overview" else "2")
+            await settle(pilot)
+            assert app.detail_pane.active_tab == ("overview" if tab != "overview" else "environment"), tab
+            await pilot.press(key)
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.focused is app.profile_list.options, (tab, app.focused)
+
+
+async def test_a_filter_matching_nothing_shows_no_profile(home: Paths):
+    """With `zzz` in the filter the list was empty but the detail still showed the profile it hid."""
+    from test_tui_support import type_text
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        await pilot.press("slash")
+        await type_text(pilot, "zzz")
+        await settle(pilot)
+        assert app.selected is None
+        title, body = plain(app, "#detail-title"), plain(app, "#overview-body")
+        assert "alpha" not in title and "No profile matches the filter 'zzz'" in body, (title, body)
+        assert app.detail_pane.detail is None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.selected == "alpha" and "alpha" in plain(app, "#detail-title")

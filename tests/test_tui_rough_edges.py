@@ -117,7 +117,7 @@ async def test_import_with_no_source_says_where_it_looked_and_takes_a_path(ccs_h
             await pilot.click("#preview")
             report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
             text = plain(report, "#report-text")
-            assert "created" in text and "dry run" in text
+            assert "would create" in text and "dry run" in text
             assert not any(ccs_home.profiles.glob("*.toml"))
     finally:
         forget_indexed_keys(ccs_home)

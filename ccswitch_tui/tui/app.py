@@ -69,7 +69,9 @@ class CcsApp(App[None]):
     # Tab-level keys live on the app, so they work whatever has focus; check_action limits them to their tab.
     BINDINGS = [*bindings(), Binding("a", "toggle_all_processes", "All processes", id="running-all",
                                      tooltip="Running tab: also list any process whose environment holds "
-                                             "routing variables")]
+                                             "routing variables"),
+                Binding("escape", "leave_pane", "Back to the list", show=False, id="leave-pane",
+                        tooltip="From a pane back to the profile list")]
     TAB_ACTIONS = {"toggle_all_processes": "running"}
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
@@ -257,7 +259,7 @@ class CcsApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         a = BY_CALL.get((action, tuple(map(str, parameters))))
-        if (a is not None or action in ("quit", "show_tab", *self.TAB_ACTIONS)) and self.screen.is_modal:
+        if (a is not None or action in ("quit", "show_tab", "leave_pane", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         if action in self.TAB_ACTIONS:
             return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
@@ -335,6 +337,10 @@ class CcsApp(App[None]):
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
         self._refresh_bindings_if_changed()
+        pl = self.profile_list
+        if event.profile is None and pl.filter_text and pl.entries:
+            self._shown = None  # the filter hides every profile: so does the detail (one still read is dropped)
+            self.detail_pane.clear("No profile matches the filter", no_match(pl.filter_text, len(pl.entries)))
         if event.profile is not None and event.profile != self._shown:
             self._shown = event.profile
             self.request_detail(event.profile)
@@ -588,8 +594,24 @@ class CcsApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def _in_pane(self) -> bool:
+        return self.focused is not None and self.detail_pane in self.focused.ancestors_with_self
+
     def action_show_tab(self, tab: str) -> None:
+        """Show ``tab``; from inside a pane, into the new tab's pane. The focus leaves the old pane
+        first: a widget focused there (the next one of that pane, once the first is hidden) brought
+        its tab back, so `1` did nothing in the Runs table."""
+        inside = self._in_pane()
+        if inside:
+            self.profile_list.options.focus()
         self.detail_pane.show_tab(tab)
+        if inside:
+            self.call_after_refresh(self.focus_detail)
+
+    def action_leave_pane(self) -> None:
+        """Esc in a pane: back to the profile list (in the list, Esc clears the filter)."""
+        if self._in_pane():
+            self.profile_list.options.focus()
 
     def focus_detail(self) -> None:
         """Enter on a profile: into the active tab, to scroll or pick a row with the keyboard."""
