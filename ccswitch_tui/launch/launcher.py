@@ -46,11 +46,9 @@ def refuse_nested(environ: Mapping[str, str], nested: bool) -> None:
     """Inside a ccs child a launch is refused unless asked for; checked before anything else."""
     if environ.get("CCS_LAUNCH_ID") and not nested:
         where = f"profile {environ.get('CCS_PROFILE', '?')}, launch {environ['CCS_LAUNCH_ID']}"
-        raise LaunchRefused(
-            f"refusing a nested launch: this shell is already a ccs child ({where}); "
-            "pass --nested to launch inside it anyway",
-            ("--nested",), flags=("nested",),
-        )
+        reason = f"refusing a nested launch: this shell is already a ccs child ({where})"
+        raise LaunchRefused(f"{reason}; pass --nested to launch inside it anyway", ("--nested",), flags=("nested",),
+                            reason=reason)
 
 
 def check_refusals(plan: LaunchPlan, force: bool) -> None:
@@ -59,8 +57,8 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
         r = live[0]
         more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
         flags = tuple(f for f in r.flags if all(f in other.flags for other in live))  # what lifts them all
-        raise LaunchRefused(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}",
-                            r.ways_out, flags)
+        reason = f"refusing to launch: {r.message}{more}"
+        raise LaunchRefused(f"{reason}; ways out: {'; '.join(r.ways_out)}", r.ways_out, flags, reason=reason)
 
 
 @dataclass(frozen=True)

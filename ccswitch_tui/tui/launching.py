@@ -114,7 +114,7 @@ class Launcher(Controller):
                                         argv_override=request.argv_override, isolate=request.isolate,
                                         force=request.force, nested=request.nested)
         except LaunchRefused as exc:
-            self.host.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))
+            self.host.post_message(m.LaunchRefused(request, exc.reason, exc.ways_out, exc.flags))
             return
         except CcsError as exc:
 
