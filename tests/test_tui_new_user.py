@@ -214,3 +214,22 @@ async def test_a_filter_matching_nothing_shows_no_profile(home: Paths):
         await pilot.press("escape")
         await settle(pilot)
         assert app.selected == "alpha" and "alpha" in plain(app, "#detail-title")
+
+
+async def test_diff_tells_two_keys_with_alike_masks_apart(home: Paths):
+    """A shell key replaced by the profile's showed `sk-…cdef → sk-…cdef`: nothing said they differ."""
+    from test_tui_support import KEY_VALUE, parent_env
+
+    stale = "sk-" + "Q" * 20 + KEY_VALUE[-4:]
+    app = build_app(home, parent_env(ANTHROPIC_AUTH_TOKEN=stale))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        app.detail_pane.set_tool("claude")
+        await pilot.press("3")
+        await settle(pilot)
+        row = next(ln for ln in str(app.detail_pane.query_one("#diff-body").content).splitlines()
+                   if "ANTHROPIC_AUTH_TOKEN" in ln and "→" in ln)
+        fps = [w for w in row.split() if w.startswith("fp:")]
+        assert len(fps) == 2 and fps[0] != fps[1], row
+        assert stale not in row and KEY_VALUE not in row

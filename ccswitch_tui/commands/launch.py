@@ -267,7 +267,8 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         # Routing, key and proxy changes in full first; the harmless rest folded into one line of names.
         lines = [d.summary()]
         lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items() if d.matters(k)]
-        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items() if d.matters(k)]
+        lines += [f"~ {k}: {_change(show(k, a), show(k, b), a, b, ctx.keys.fingerprint)}"
+                  for k, (a, b) in d.changed.items() if d.matters(k)]
         lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items() if d.matters(k)]
         other = d.marked(False)
         if other:
@@ -288,6 +289,13 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     for line in describe(plan.extra.get("shared", ())):
         click.echo(visible(f"ccs: shared: {line}"), err=True)
     out(_format_env(*_evaluable_env(plan, reveal), fmt))
+
+
+def _change(old_shown: str, new_shown: str, old: str, new: str, fingerprint: Any) -> str:
+    """``old -> new``; two masks alike (two keys with the same ends) get their fingerprints."""
+    if old_shown == new_shown and old != new:
+        return f"{old_shown} {fingerprint(old)} -> {new_shown} {fingerprint(new)}"
+    return f"{old_shown} -> {new_shown}"
 
 
 @click.group("runs", invoke_without_command=True)

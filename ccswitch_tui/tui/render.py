@@ -299,13 +299,24 @@ def diff(view: ToolView | None, parent_env: Mapping[str, str], label: str = "the
     assert d is not None
     trust = {k: v for k, v in view.plan.env.items() if view.plan.sources.get(k) == SOURCE_TRUST}
     return env_diff(d, view.shown_value, f"{label} → {view.tool} under {view.plan.profile}", trust=trust,
-                    sources=view.plan.sources, theme=theme)
+                    sources=view.plan.sources, theme=theme, fingerprint=view.fingerprint)
+
+
+def _change(name: str, old: str, new: str, shown: Any, fingerprint: Any) -> str:
+    """``old → new`` as shown; two masks alike (``sk-…kLmN → sk-…kLmN``) get their fingerprints, or
+    are said to differ."""
+    a, b = shown(name, old), shown(name, new)
+    if a == b and old != new:
+        if fingerprint is not None:
+            return f"{a} {fingerprint(old)} → {b} {fingerprint(new)}"
+        return f"{a} → {b} (another value)"
+    return f"{a} → {b}"
 
 
 def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
              removed: str = "kept out", launch: bool = True, trust: Mapping[str, str] | None = None,
              sources: Mapping[str, str] | None = None, theme: Mapping[str, str] | None = None,
-             builder: SheetBuilder | None = None) -> Sheet:
+             builder: SheetBuilder | None = None, fingerprint: Any = None) -> Sheet:
     """A diff as a table, summary line first: the routing, key and proxy changes grouped (kept out,
     replaced, added), the TLS trust variables the launch carries, then the harmless rest; each row
     ``mark  NAME  old → new  reason`` (the summary and the order are the core's, as `ccs env --diff`
@@ -336,8 +347,7 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     if replaced:
         g = group("replaced" if launch else "differs", len(replaced))
         for k in replaced:
-            a, c = d.changed[k]
-            g.add(("~", WARN), (k, "bold " + WARN), f"{shown(k, a)} → {shown(k, c)}",
+            g.add(("~", WARN), (k, "bold " + WARN), _change(k, *d.changed[k], shown, fingerprint),
                   ("by the profile" if launch else "routing differs", WARN))
     if new:
         g = group(added, len(new))

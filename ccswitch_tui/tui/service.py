@@ -75,6 +75,8 @@ class ToolView:
     tool: str
     plan: LaunchPlan | None
     error: str | None = None
+    # the key store's fingerprint (fp:…), for two secrets whose masks look alike
+    fingerprint: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
     def shown_value(self, name: str, value: str) -> str:
         """A value as the TUI may show it: the policy's one rule (``policy.plan_shown``), a missing key said so."""
@@ -194,7 +196,7 @@ class Service:
             try:
                 plan = plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
                                       launch_id=PREVIEW_LAUNCH_ID)
-                out[tool] = ToolView(tool, plan)
+                out[tool] = ToolView(tool, plan, fingerprint=self.keys.fingerprint)
             except CcsError as exc:
                 out[tool] = ToolView(tool, None, str(exc))
         return out
