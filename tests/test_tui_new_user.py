@@ -233,3 +233,38 @@ async def test_diff_tells_two_keys_with_alike_masks_apart(home: Paths):
         fps = [w for w in row.split() if w.startswith("fp:")]
         assert len(fps) == 2 and fps[0] != fps[1], row
         assert stale not in row and KEY_VALUE not in row
+
+
+def _contrast(a, b) -> float:  # noqa: ANN001 — WCAG contrast of two Rich colours
+    def lum(c) -> float:  # noqa: ANN001
+        def ch(v: int) -> float:
+            v = v / 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        r, g, bl = c.triplet
+        return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(bl)
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+async def test_the_editors_off_switch_can_be_seen(home: Paths):
+    """The switch of a client the profile does not serve was dark on dark (contrast about 1.4)."""
+    from textual.widgets import Switch
+
+    from ccswitch_tui.tui.screens.editor import EditorScreen
+
+    app = build_app(home)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await select(pilot, "beta")  # kimi: serves some clients, not every one
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await pilot.press("e")
+            screen = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+            await pilot.pause()
+            switches = list(screen.query(Switch))
+            assert any(not s.value for s in switches) and any(s.value for s in switches)
+            for s in switches:
+                style = s.get_component_rich_style("switch--slider")
+                assert _contrast(style.color, style.bgcolor) >= 3, (theme, s.id, s.value, style)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.screen.is_modal)
