@@ -268,3 +268,42 @@ async def test_the_editors_off_switch_can_be_seen(home: Paths):
                 assert _contrast(style.color, style.bgcolor) >= 3, (theme, s.id, s.value, style)
             await pilot.press("escape")
             await wait_until(pilot, lambda: not app.screen.is_modal)
+
+
+async def test_the_import_dialog_reads_a_dotenv_file(ccs, ccs_home: Paths, secret_service: str, tmp_path):
+    """`ccs import env FILE` had no place in the TUI's import dialog."""
+    import keyring
+    from conftest import forget_indexed_keys
+    from textual.widgets import Select
+
+    from ccswitch_tui.keys.keyring import SERVICE
+    from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
+
+    work = tmp_path / "work"
+    work.mkdir()
+    key = "sk-tui-dotenv-0123456789abcdefXYZ"
+    (work / ".env").write_text(f"OPENAI_API_KEY={key}\nOPENAI_BASE_URL=https://api.deepseek.com/v1\n")
+    expected = ccs("import", "env", str(work / ".env"), "--dry-run").stdout.rstrip("\n")
+    assert expected.startswith("would create")
+    app = build_app(ccs_home, cwd=work)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            await pilot.press("i")
+            screen = await wait_until(pilot, lambda: isinstance(app.screen, ImportScreen) and app.screen)
+            screen.query_one("#source", Select).value = "env-file"
+            await pilot.pause()
+            assert str(work / ".env") in plain(screen, "#source-path")
+            await pilot.click("#preview")
+            report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
+            assert plain(report, "#report-text") == expected
+            await pilot.click("#import")
+            done = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen is not report
+                                    and app.screen)
+            assert plain(done, "#report-text").startswith("created")
+            await pilot.click("#close")
+            await settle(pilot)
+            (name,) = [e.name for e in app.profile_entries()]
+            assert keyring.get_password(SERVICE, app.service.store.load(name).key_id) == key
+    finally:
+        forget_indexed_keys(ccs_home)
