@@ -217,6 +217,14 @@ def _nothing_written(f: Path, before: bytes | None) -> None:
     (lambda p: p.write_bytes(b"K=\xff\xfe\n"), "not UTF-8"),
     (lambda p: p.write_text("X_BASE_URL=https://x.example/v1\nX_API_KEY=YOUR_API_KEY\n"),
      "line 2: X_API_KEY's value does not look like an API key"),
+    # a walk-through's template: a marked key whose body is a placeholder (it was imported as a key)
+    (lambda p: p.write_text("OPENAI_BASE_URL=https://x.example/v1\nOPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxx\n"),
+     "line 2: OPENAI_API_KEY's value does not look like an API key"),
+    (lambda p: p.write_text("OPENAI_BASE_URL=https://x.example/v1\nOPENAI_API_KEY=sk-your-api-key-here-0000\n"),
+     "line 2: OPENAI_API_KEY's value does not look like an API key"),
+    # a key with an escape in it: stored, then every launch refused it
+    (lambda p: p.write_bytes(b'OPENAI_BASE_URL=https://x.example/v1\nOPENAI_API_KEY="sk-live0123\x1b[31m4567abcdefXYZ"\n'),
+     "line 2: OPENAI_API_KEY's value holds a control character"),
     (lambda p: None, "not found"),
 ])
 def test_bad_files_one_line_nothing_written(ccs, base_env, tmp_path, make, message):

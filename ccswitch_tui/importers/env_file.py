@@ -31,6 +31,7 @@ from ccswitch_tui.importers.naming import host_label, host_of, slugify, with_suf
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Item, Report
 from ccswitch_tui.importers.writer import today
+from ccswitch_tui.keys.keyring import has_control_chars
 from ccswitch_tui.policy.shapes import looks_like_key
 from ccswitch_tui.profiles.presets import list_presets, new_profile_text
 from ccswitch_tui.profiles.store import validate_text
@@ -98,11 +99,29 @@ class EnvPlan:
     item: Item | None = None
 
 
+# what a walk-through's template holds where the key goes: sk-xxxxxxxx…, sk-your-key-here, <KEY>, sk-...
+_PLACEHOLDER_WORDS = ("your", "xxxx", "placeholder", "changeme", "change-me", "change_me", "replace", "redacted",
+                      "<", ">", "...", "…", "****")
+
+
+def _placeholder(value: str) -> bool:
+    """A template's stand-in for a key: a placeholder word, or a body (after its issuer's ``sk-``,
+    ``sk-proj-`` …) of three different characters at most."""
+    if any(w in value.lower() for w in _PLACEHOLDER_WORDS):
+        return True
+    body = re.sub(r"^(?:[A-Za-z]+[-_])+", "", value)
+    return len({c.lower() for c in body if c.isalnum()}) <= 3
+
+
 def _key_problem(entry: Entry) -> str | None:
-    if looks_like_key(entry.value):
+    if has_control_chars(entry.value):
+        return (f"line {entry.line}: {entry.name}'s value holds a control character (an escape, a tab, a NUL), "
+                "which no environment variable can hand to a client; fix the line and import again")
+    if looks_like_key(entry.value) and not _placeholder(entry.value):
         return None
     return (f"line {entry.line}: {entry.name}'s value does not look like an API key (a placeholder such as "
-            "YOUR_API_KEY?); put the real key in the file, or import without it and use `ccs key set`")
+            "YOUR_API_KEY or sk-xxxx…?); put the real key in the file, or import without it and use "
+            "`ccs key set`")
 
 
 def _preset_for(host: str) -> str | None:
