@@ -53,6 +53,8 @@ def test_the_gap_on_the_published_example():
     ("r.json", '{"a": "pass", "b": "fail"}'),
     ("r.csv", "id,score\na,1.0\nb,0.25\n"),
     ("r.csv", "name,ok\na,yes\nb,no\n"),  # named with --success-column ok
+    ("r.csv", "\ufefftask_id,success\r\na,1\r\nb,0\r\n"),  # Excel's "CSV UTF-8": a BOM, CRLF (it was rejected)
+    ("r.jsonl", '\ufeff{"task_id": "a", "success": true}\n{"task_id": "b", "success": false}\n'),
 ])
 def test_outcomes_files(ccs, tmp_path, name, content):
     runs = Path(os.environ["CCS_HOME"]) / "state" / "runs"
@@ -61,7 +63,7 @@ def test_outcomes_files(ccs, tmp_path, name, content):
     m = {"launch_id": lid, "profile": "p", "tool": "run", "started": "x", "ended": "y", "exit_status": 0}
     (runs / f"{lid}.json").write_text(json.dumps(m))
     f = tmp_path / name
-    f.write_text(content)
+    f.write_text(content, newline="")
     extra = ["--success-column", "ok"] if "ok" in content else []
     r = ccs("runs", "attach", lid[:12], str(f), *extra)
     assert r.returncode == 0, r.stderr

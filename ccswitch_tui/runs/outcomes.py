@@ -104,7 +104,7 @@ def read_outcomes(path: Path, task_column: str | None = None, success_column: st
     "passed", "results": {task id: score}}``. UsageError (one line) for a file that cannot be read or a
     bad row."""
     try:
-        text = read_text(path)
+        text = read_text(path).removeprefix("\ufeff")  # Excel's "CSV UTF-8" (and Notepad) start with a BOM
     except FileNotFoundError:
         raise UsageError(f"{path}: no such outcomes file; give the file the agent wrote its results to") from None
     except UnicodeDecodeError as exc:
