@@ -401,7 +401,14 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         started = time.time()
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
-            reserve(write_manifest(paths, manifest))
+            try:
+                reserve(write_manifest(paths, manifest))
+            except OSError as exc:  # before the child: nothing ran, nothing to complete
+                manifest = None
+                raise UsageError(f"cannot write the run manifest in {paths.runs} ({exc.strerror or exc}), so "
+                                 f"{plan.argv[0]!r} was not started; make ccs's state folder writable (CCS_HOME, "
+                                 "or ~/.local/state/ccs)") from None
+
             def started_(pgid: int) -> None:
                 for hook in hooks:
                     hook.child_started(ctx, pgid)
@@ -415,6 +422,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             else:
                 status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_)
         except OSError as exc:
+            assert manifest is not None
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
         finally:
@@ -422,6 +430,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             for hook in hooks:
                 hook.after(ctx)
         ctx.status = status
+        assert manifest is not None
         manifest.update(ended=utc_now(), exit_status=status)
     finally:
         for hook in reversed(prepared):
