@@ -661,7 +661,9 @@ def test_a_read_only_state_folder_starts_nothing_and_says_so(home: Paths, tmp_pa
 
         skip_or_fail("no private mount namespaces here (unshare -rm)")
     state = home.state
-    (state / "runs").mkdir(parents=True)
+    first = subprocess.run([sys.executable, "-m", "ccswitch_tui", "run", "good", "--", "true"], capture_output=True,
+                           text=True, env={**os.environ, "CCS_T_KEY": KEY})  # the salt and the runs folder
+    assert first.returncode == 0, first.stderr
     marker = tmp_path / "ran"
     ccs = shlex.join([sys.executable, "-m", "ccswitch_tui", "run", "good", "--", "touch", str(marker)])
     script = f"mount --bind {state} {state} && mount -o remount,bind,ro {state} && {ccs}"
