@@ -23,13 +23,13 @@ from typing import Any
 import tomlkit
 
 from ccswitch_tui import policy, tools
-from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.importers.dotenv import Entry, EnvFile, parse
 from ccswitch_tui.importers.model import Candidate, norm_url
 from ccswitch_tui.importers.naming import host_label, host_of, slugify, with_suffix
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Item, Report
+from ccswitch_tui.importers.scrub_file import rewrite
 from ccswitch_tui.importers.writer import today
 from ccswitch_tui.keys.keyring import has_control_chars
 from ccswitch_tui.policy.shapes import looks_like_key
@@ -445,4 +445,8 @@ def scrub(planner: Planner, plan: EnvPlan) -> None:
         entry["note"] = ((entry["note"] + "; ") if entry["note"] else "") + (
             f"the key still appears on line {', '.join(map(str, left))}; remove it by hand")
     if cut and not planner.dry_run:
-        atomic_write(real, new_text.encode("utf-8"), mode=real.stat().st_mode & 0o777)
+        why = rewrite(real, text.encode("utf-8"), new_text.encode("utf-8"))
+        if why:
+            entry["removed"], entry["remaining"] = [], None
+            entry["note"] = (f"not scrubbed: {why}; the key is in the keyring under {plan.key_id!r}, and the "
+                             f"file still holds it on line {', '.join(str(e.line) for e in cut)}")
