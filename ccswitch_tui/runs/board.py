@@ -39,7 +39,8 @@ background:var(--bg);margin:0 auto;padding:24px;max-width:1400px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);
 padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}p,li{overflow-wrap:anywhere}.muted{color:var(--muted)}
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;
-vertical-align:top;overflow-wrap:anywhere;max-width:420px}th{background:var(--soft);font-weight:600}
+vertical-align:top;overflow-wrap:break-word;word-break:break-word;max-width:420px}th{background:var(--soft);font-weight:600}
+thead th{white-space:nowrap}td.verdict{min-width:280px}td.route{min-width:140px}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .scroll{overflow-x:auto;max-width:100%}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;
@@ -80,12 +81,13 @@ def _rounds_table(rounds: Sequence[Mapping[str, Any]]) -> str:
            *(f"<th>{h}</th>" for h in heads), "</tr></thead><tbody>"]
     for i, r in enumerate(rounds):
         out.append(f'<tr><th><a href="#round-{i}">{text(r["round"], 80)}</a></th>'
-                   f'<td>{_badge(r)} {text(r.get("verdict", ""), 600)}</td>')
+                   f'<td class="verdict">{_badge(r)} {text(r.get("verdict", ""), 600)}</td>')
         out += [_td(text(cell(r, "k")), True), _td(text(cell(r, "tasks")), True),
                 _td(percent(r.get("pass_at_1")), True), _td(percent(r.get("pass_hat_k")), True),
                 _td(percent(r.get("pass_at_k")), True), _td(points(r.get("gap")), True),
                 _td(text(cell(r, "flips")), True)]
-        out += [_td(text(cell(r, k), 400), isinstance(r.get(k), (int, float))) for k, _ in ROUTING_COLUMNS]
+        out += [_td(text(cell(r, k), 400), True) if isinstance(r.get(k), (int, float)) else
+                f'<td class="route">{text(cell(r, k), 400)}</td>' for k, _ in ROUTING_COLUMNS]
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
