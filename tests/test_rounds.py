@@ -68,7 +68,8 @@ def test_outcomes_files(ccs, tmp_path, name, content):
     got = json.loads((runs / f"{lid}.json").read_text())
     # The results live beside the manifest (their size never hides the run); the manifest names the file.
     assert "results" not in got["outcomes"] and got["outcomes"]["results_file"] == f"{lid}.outcomes.jsonl"
-    results = dict(json.loads(line) for line in (runs / f"{lid}.outcomes.jsonl").read_text().splitlines())
+    lines = (runs / f"{lid}.outcomes.jsonl").read_text().splitlines()
+    results = {t: s for line in lines for t, s in json.loads(line).items()}
     assert results["a"] == 1.0 and results["b"] < 1.0
     assert got["outcomes"]["tasks"] == 2 and got["outcomes"]["passed"] == 1
     assert {k: v for k, v in got.items() if k != "outcomes"} == m  # nothing else of the manifest changed

@@ -37,9 +37,11 @@ STYLE = """
 *{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
 background:var(--bg);margin:0 auto;padding:24px;max-width:1400px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);
-padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}p,li{overflow-wrap:anywhere}.muted{color:var(--muted)}
+padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}h1,h2,h3,p,li,div{overflow-wrap:anywhere}
+.muted{color:var(--muted)}
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;
-vertical-align:top;overflow-wrap:break-word;word-break:break-word;max-width:420px}th{background:var(--soft);font-weight:600}
+vertical-align:top;overflow-wrap:break-word;max-width:420px}tbody th{min-width:90px}
+th{background:var(--soft);font-weight:600}
 thead th{white-space:nowrap}td.verdict{min-width:280px}td.route{min-width:140px}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .scroll{overflow-x:auto;max-width:100%}
@@ -217,14 +219,14 @@ def render(data: Mapping[str, Any], generated: datetime | None = None) -> str:
     """The board as one HTML document."""
     rounds = list(data.get("rounds") or [])
     when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
-    names = ", ".join(str(r["round"]) for r in rounds)
+    names = ", ".join(text(r["round"], 60) for r in rounds)
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Consistency board: {text(names, 200)}</title><style>{STYLE}</style></head><body>",
+        f"<title>Consistency board: {names}</title><style>{STYLE}</style></head><body>",
         "<h1>Consistency board</h1>",
-        f'<p class="muted">{len(rounds)} round(s): {text(names, 600)}. Made by ccs {text(__version__)} on {when}. '
+        f'<p class="muted">{len(rounds)} round(s): {names}. Made by ccs {text(__version__)} on {when}. '
         "pass@1: mean success over all reruns × tasks; pass^k: tasks solved in every rerun; pass@k: solved in at "
         "least one; gap = pass@1 − pass^k in percentage points; flips: tasks solved in some reruns and not in "
         "others.</p>",
@@ -243,6 +245,8 @@ def write_board(data: Mapping[str, Any], target: str) -> Path | None:
         sys.stdout.flush()
         return None
     path = Path(target)
+    if not path.parent.is_dir():
+        raise UsageError(f"--html {target}: no folder {str(path.parent)!r}; give a file in a folder that exists")
     try:
         atomic_write(path, page, mode=0o600, durable=False)
     except OSError as exc:

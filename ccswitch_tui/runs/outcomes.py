@@ -2,8 +2,9 @@
 CSV; one task id and a success flag or score per row), so that a round of reruns can be scored
 (pass@1, pass^k, the consistency gap) next to how it was routed.
 
-The results live beside the manifest, in ``runs/<launch-id>.outcomes.jsonl`` (one ``[task, score]``
-per line); the manifest's ``outcomes`` keeps where they came from, their counts and the file's name.
+The results live beside the manifest, in ``runs/<launch-id>.outcomes.jsonl`` (lines of ``{task:
+score}`` objects, up to 10,000 tasks each); the manifest's ``outcomes`` keeps where they came from,
+their counts and the file's name.
 However many tasks a benchmark has, the manifest stays small, so a run never drops out of the
 reports for the size of its results. Manifests of earlier versions kept the results inline
 (``outcomes.results``): they are read as they are.
@@ -177,27 +178,33 @@ def results_of(m: Mapping[str, Any], paths: Paths | None = None) -> dict[str, fl
 
 
 def _read_results(path: Path) -> dict[str, float] | None:
-    """The ``[task, score]`` lines of a results file; None when it is missing or any line is damaged."""
+    """The ``{task: score}`` lines of a results file; None when it is missing or any line is damaged."""
     results: dict[str, float] = {}
     try:
-        for line in iter_lines(path, MAX_RESULTS_BYTES):
+        for line in iter_lines(path, MAX_RESULTS_BYTES, RESULTS_LINE_BYTES):
             if line is None:
                 return None
             try:
-                task, score = loads_json(line)
-            except (ValueError, TypeError):
+                part = loads_json(line)
+            except ValueError:
                 return None
-            if not isinstance(task, str) or isinstance(score, bool) or not isinstance(score, (int, float)) \
-                    or not 0 <= score <= 1:
+            if not isinstance(part, dict) or not all(
+                    type(v) in (int, float) and 0 <= v <= 1 for v in part.values()):
                 return None
-            results[task] = float(score)
+            results.update(part)
     except OSError:
         return None
-    return results
+    return {t: float(v) for t, v in results.items()}
+
+
+RESULTS_PER_LINE = 10_000
+RESULTS_LINE_BYTES = MAX_RESULTS_BYTES  # a line of 10,000 tasks whose ids are long
 
 
 def _results_text(results: Mapping[str, float]) -> str:
-    return "".join(json.dumps([task, score], ensure_ascii=False) + "\n" for task, score in results.items())
+    items = list(results.items())
+    return "".join(json.dumps(dict(items[i:i + RESULTS_PER_LINE]), ensure_ascii=False) + "\n"
+                   for i in range(0, len(items), RESULTS_PER_LINE))
 
 
 def attach(paths: Paths, launch_id: str, outcomes: Mapping[str, Any]) -> Path:

@@ -41,7 +41,7 @@ def gap_points(pass_at_1: float, pass_hat_k: float) -> float:
 def scores(results: Sequence[Mapping[str, float]]) -> dict[str, Any]:
     """pass@1, pass^k, pass@k (shares, 0..1) and the gap over the union of the runs' tasks; a task a run
     has no result for counts as not solved in that run."""
-    tasks = sorted({t for r in results for t in r})
+    tasks = list({t for r in results for t in r})
     if not results or not tasks:
         return {"tasks": 0, "pass_at_1": None, "pass_hat_k": None, "pass_at_k": None, "gap": None}
     solved = [[r.get(t, 0.0) >= SOLVED for t in tasks] for r in results]
