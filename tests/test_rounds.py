@@ -222,7 +222,7 @@ def check_board(board: Path, data: dict) -> None:
         assert page.locator("#rounds-table .badge.clean").count() == 1
         assert page.locator("#rounds-table .badge.drift").count() == 2
         for i, r in enumerate(rounds):
-            rows = page.locator(f"#matrix-{i} tbody tr")
+            rows = page.locator(f"#matrix-{i} tbody tr")  # the matrix's columns of rows, in order
             assert rows.count() == len(r["matrix"]["tasks"]) == 8
             for j, task in enumerate(r["matrix"]["tasks"]):
                 row = rows.nth(j)
@@ -239,7 +239,10 @@ def check_board(board: Path, data: dict) -> None:
             link.click()
             box = page.locator(target).bounding_box()
             assert page.url.endswith(target) and 0 <= box["y"] < 900  # scrolled to it
-            assert page.locator(target).locator("td").nth(2).inner_text() == "1"  # its one request in rerun #1
+            first_rerun = page.locator(target).locator("td").nth(0).inner_text()
+            first = r["matrix"]["tasks"][0]
+            assert first_rerun.startswith(f"{'✓' if first['results'][0] else '✗'} 1 req · ")  # one request, its tokens
+            assert first_rerun.endswith("gpt-4.1")
         warnings = page.locator(".changed-warning")
         expected = [r["changed_warning"] for r in rounds if r.get("changed_warning")]
         assert warnings.count() == len(expected) >= 1

@@ -54,7 +54,9 @@ overflow-wrap:anywhere}
 .chart .round-name{font-size:12px;fill:var(--fg)}.chart .value{font-size:12px;font-weight:600;fill:var(--gap)}
 .bar.p1{fill:var(--p1)}.bar.pk{fill:var(--pk)}.bar.pak{fill:var(--pak)}.bar.gap{fill:var(--gap)}
 .gap-line{fill:none;stroke:var(--gap);stroke-width:2;stroke-dasharray:4 3}
-table.matrix td.cell{text-align:center;width:34px;font-weight:600}
+table.matrix td.cell{text-align:center;width:34px;font-weight:600}.matrix-wrap{display:flex;flex-wrap:wrap;
+gap:0 18px;align-items:flex-start}td.rt{font-size:12px;min-width:150px}.alarm{color:var(--bad);font-weight:600}
+span.solved{color:var(--ok);font-weight:700}span.failed{color:var(--bad);font-weight:700}
 td.solved{background:#dff3e4;color:var(--ok)}td.failed{background:#fde0de;color:var(--bad)}
 td.noresult{background:#eceff3;color:var(--muted)}tr.flipped th{background:#fff1e0}
 .mark{color:var(--pk);font-weight:700}
@@ -121,34 +123,40 @@ def _state(score: Any) -> str:
     return "solved" if score >= 1.0 else "failed"
 
 
+MATRIX_CHUNK = 25  # rows per column of the matrix: a hundred tasks read side by side, not one long list
+
+
 def _matrix(i: int, r: Mapping[str, Any]) -> str:
     m = r.get("matrix") or {}
     rows = m.get("tasks") or []
     if not rows:
         return '<p class="muted">No outcomes attached: <code>ccs runs attach ID FILE</code>.</p>'
     reruns = m.get("reruns") or []
-    detail = {row["task"] for row in rows if row.get("flipped") and row.get("routing")}
-    detail = set(list(detail)[:MAX_DETAIL_TASKS]) if len(detail) > MAX_DETAIL_TASKS else detail
+    detail = [row["task"] for row in rows if row.get("flipped") and row.get("routing")][:MAX_DETAIL_TASKS]
+    linked = set(detail)
+    head = ("<thead><tr><th>task</th>" + "".join(f'<th title="{text(lid, 80)}">#{n + 1}</th>'
+                                                  for n, lid in enumerate(reruns)) + "</tr></thead>")
     out = [f'<p>{m.get("flips", 0)} flipped, {m.get("solved_every", 0)} solved in every rerun '
-           f'(<span class="mark">★</span> pass^k), {m.get("solved_none", 0)} in none.'
-           f' ✓ solved, ✗ failed, – no result.</p>',
-           f'<div class="scroll"><table class="matrix" id="matrix-{i}"><thead><tr><th>task</th>',
-           *(f'<th title="{text(lid, 80)}">#{n + 1}</th>' for n, lid in enumerate(reruns)), "</tr></thead><tbody>"]
-    for j, row in enumerate(rows):
-        cls = "flipped" if row.get("flipped") else "every" if row.get("every") else "never"
-        name = text(row["task"], 120)
-        if row["task"] in detail:
-            name = f'<a href="#task-{i}-{j}">{name}</a>'
-        mark = ' <span class="mark" title="solved in every rerun">★</span>' if row.get("every") else ""
-        cells = "".join(f'<td class="cell {_state(s)}" title="{_score(s)}">{CELL[_state(s)]}</td>'
-                        for s in row.get("results") or [])
-        out.append(f'<tr class="{cls}" data-task-row="{j}"><th>{name}{mark}</th>{cells}</tr>')
-    out.append("</tbody></table></div>")
+           f'(<span class="mark">★</span> pass^k), {m.get("solved_none", 0)} in none. ✓ solved, ✗ failed, – no '
+           "result; flipped tasks first, shaded.</p>", f'<div class="matrix-wrap" id="matrix-{i}">']
+    for start in range(0, len(rows), MATRIX_CHUNK):
+        out.append(f'<table class="matrix">{head}<tbody>')
+        for j, row in enumerate(rows[start:start + MATRIX_CHUNK], start):
+            cls = "flipped" if row.get("flipped") else "every" if row.get("every") else "never"
+            name = text(row["task"], 120)
+            if row["task"] in linked:
+                name = f'<a href="#task-{i}-{j}">{name}</a>'
+            mark = ' <span class="mark" title="solved in every rerun">★</span>' if row.get("every") else ""
+            cells = "".join(f'<td class="cell {_state(s)}" title="{_score(s)}">{CELL[_state(s)]}</td>'
+                            for s in row.get("results") or [])
+            out.append(f'<tr class="{cls}"><th>{name}{mark}</th>{cells}</tr>')
+        out.append("</tbody></table>")
+    out.append("</div>")
     if m.get("tasks_left_out"):
         out.append(f'<p class="muted">{m["tasks_left_out"]} more task(s) not shown (solved in every rerun or in '
                    "none come last); <code>--json</code> counts them.</p>")
-    if detail:
-        out.append(_task_detail(i, rows, reruns, detail))
+    if linked:
+        out.append(_task_detail(i, rows, reruns, linked))
     elif m.get("flips"):
         out.append('<p class="muted">The agent did not tag its requests with <code>X-CCS-Task</code>: the flipped '
                    "tasks' requests cannot be told apart.</p>")
@@ -159,26 +167,32 @@ def _score(score: Any) -> str:
     return "no result" if score is None else f"score {score:g}"
 
 
-def _task_detail(i: int, rows: Sequence[Mapping[str, Any]], reruns: Sequence[str], detail: set[str]) -> str:
+def _routing_cell(score: Any, rt: Mapping[str, Any] | None) -> str:
+    """One flipped task in one rerun: its result, then what its requests went through, in words."""
+    mark = f'<span class="{_state(score)}">{CELL[_state(score)]}</span>'
+    if not rt:
+        return f'<td class="rt">{mark} <span class="muted">no tagged request</span></td>'
+    parts = [f"{rt.get('requests', 0)} req", f"{rt.get('tokens', 0):,} tok"]
+    bad = [f"{name} ×{rt[f]}" for f, name in (("rate_limited", "429"), ("auth_failures", "401/403"),
+                                               ("retries", "retry"), ("errors", "error")) if rt.get(f)]
+    models = " ".join(rt.get("models_served") or [])
+    return (f'<td class="rt">{mark} {" · ".join(parts)}'
+            + (f' <span class="alarm">{" · ".join(bad)}</span>' if bad else "")
+            + (f'<br><span class="muted">{text(models, 200)}</span>' if models else "") + "</td>")
+
+
+def _task_detail(i: int, rows: Sequence[Mapping[str, Any]], reruns: Sequence[str], linked: set[str]) -> str:
     out = ["<h3>What the flipped tasks' requests went through</h3>",
-           '<div class="scroll"><table class="task-routing"><thead><tr><th>task</th><th>rerun</th><th>result</th>'
-           "<th>requests</th><th>tokens</th><th>retries</th><th>401/403</th><th>429</th><th>errors</th>"
-           "<th>models served</th></tr></thead><tbody>"]
+           '<div class="scroll"><table class="task-routing"><thead><tr><th>task</th>',
+           *(f'<th title="{text(lid, 80)}">#{n + 1}</th>' for n, lid in enumerate(reruns)), "</tr></thead><tbody>"]
     for j, row in enumerate(rows):
-        if row["task"] not in detail:
+        if row["task"] not in linked:
             continue
-        routing = row.get("routing") or []
-        for n, lid in enumerate(reruns):
-            rt = routing[n] if n < len(routing) else None
-            score = (row.get("results") or [None] * len(reruns))[n]
-            anchor = f' id="task-{i}-{j}"' if n == 0 else ""
-            name = f'<th rowspan="{len(reruns)}">{text(row["task"], 120)}</th>' if n == 0 else ""
-            nums = ("".join(_td(str(rt.get(f, 0)), True) for f in ("requests", "tokens", "retries", "auth_failures",
-                                                                     "rate_limited", "errors"))
-                    + _td(text(" ".join(rt.get("models_served") or []) or "-", 300))) if rt else \
-                '<td colspan="7" class="muted">no tagged request</td>'
-            out.append(f'<tr{anchor}>{name}<td title="{text(lid, 80)}">#{n + 1}</td>'
-                       f'<td class="cell {_state(score)}">{CELL[_state(score)]}</td>{nums}</tr>')
+        routing = list(row.get("routing") or [])
+        results = list(row.get("results") or [])
+        cells = "".join(_routing_cell(results[n] if n < len(results) else None,
+                                      routing[n] if n < len(routing) else None) for n in range(len(reruns)))
+        out.append(f'<tr id="task-{i}-{j}"><th>{text(row["task"], 120)}</th>{cells}</tr>')
     out.append("</tbody></table></div>")
     return "".join(out)
 

@@ -70,7 +70,7 @@ class CcsApp(App[None]):
     BINDINGS = [*bindings(), Binding("a", "toggle_all_processes", "All processes", id="running-all",
                                      tooltip="Running tab: also list any process whose environment holds "
                                              "routing variables"),
-                Binding("u", "toggle_rounds", "Rounds", id="runs-rounds",
+                Binding("u", "toggle_rounds", "Rounds", id="runs-rounds", show=False,  # the footer is full
                         tooltip="Runs tab: the consistency gap per round of reruns, with the verdicts beside it "
                                 "(u again: the runs)")]
     TAB_ACTIONS = {"toggle_all_processes": "running", "toggle_rounds": "runs"}

@@ -409,6 +409,7 @@ def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
         rd = r.round
         b.grid("name", "prose").add((f"round {rd.get('round')}", LABEL),
                                     (round_text(rd), OK if rd.get("comparable") else WARN))
+        b.line(("u: every round's gap, side by side", MUTED))
     if r.observed is not None:
         observed_grid(b, r.observed, r.live)
     return b.sheet(theme)
