@@ -60,11 +60,11 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-_MD_SPECIAL = re.compile(r"[|\\<>&`\r\n]")
-_MD_REPLACE = {"|": "\\|", "\\": "\\\\", "<": "&lt;", ">": "&gt;", "&": "&amp;", "`": "\\`", "\r": " ", "\n": " "}
+_MD_SPECIAL = re.compile(r"[|\\<&\r\n]")
+_MD_REPLACE = {"|": "\\|", "\\": "\\\\", "<": "&lt;", "&": "&amp;", "\r": " ", "\n": " "}
 
 
 def md_cell(text: str) -> str:
-    """A Markdown table cell that stays one cell of text: pipes, backslashes and backticks escaped,
-    HTML's ``<``, ``>`` and ``&`` as entities, line breaks as spaces."""
+    """A Markdown table cell that stays one cell of text: pipes and backslashes escaped, ``<`` and ``&``
+    as entities (no tag, no entity of its own), line breaks as spaces."""
     return _MD_SPECIAL.sub(lambda m: _MD_REPLACE[m.group()], text)

@@ -104,6 +104,11 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     if len(task_sets) > 1:
         notes.append(f"the reruns scored different task sets ({min(map(len, task_sets))} to "
                      f"{max(map(len, task_sets))} tasks); a task without a result counts as not solved")
+    for m, r in zip(manifests, results, strict=True):
+        out = m.get("outcomes")
+        if r is None and isinstance(out, dict) and isinstance(out.get("results_file"), str) and paths is not None:
+            notes.append(f"run {m.get('launch_id')}: its results file {out['results_file']!r} is missing or damaged; "
+                         "attach the outcomes again (`ccs runs attach ID FILE`)")
     if len(with_results) < len(manifests):
         notes.append(f"{len(manifests) - len(with_results)} of {len(manifests)} run(s) have no outcomes "
                      "(`ccs runs attach ID FILE`)")
