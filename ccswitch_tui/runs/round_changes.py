@@ -37,7 +37,7 @@ def round_command(manifests: Sequence[Mapping[str, Any]]) -> list[str] | None:
 
 
 def clients(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The clients and versions the reruns ran: ``run``, ``codex 0.171.0``."""
+    """The clients and versions the reruns ran: ``run``, ``<client> <version>``."""
     return sorted({" ".join(str(x) for x in (m.get("tool"), m.get("tool_version")) if x) for m in manifests
                    if m.get("tool")})
 
