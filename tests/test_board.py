@@ -200,3 +200,31 @@ def test_the_rounds_table_fits_the_terminal(ccs, width):
     assert r.returncode == 0, r.stderr
     assert max(len(x) for x in r.stdout.splitlines()) <= width
     assert r.stdout.splitlines()[1].startswith("a-very-long") and "…" in r.stdout.splitlines()[1]
+
+
+def test_a_full_disk_keeps_the_summary_without_its_per_task_counts(ccs_home, monkeypatch):
+    """The closing write on a full disk goes into the room reserved at launch; a summary whose per-task
+    counts do not fit there is kept without them. (The full disk is simulated here: the real one, a
+    tmpfs filled by the child, is in test_bad_input_one_line.)"""
+    import errno
+
+    from ccswitch_tui.launch import launcher
+    from ccswitch_tui.runs.inplace import reserve
+    from ccswitch_tui.runs.manifests import manifest_path, write_manifest
+
+    lid = "20260101T000000Z-0000000f"
+    start = {"launch_id": lid, "profile": "p", "tool": "run", "started": "2026-01-01T00:00:00Z"}
+    reserve(write_manifest(ccs_home, start))
+    by_task = {f"task-{n}": {"requests": 1, "tokens": 5, "retries": 0, "auth_failures": 0, "rate_limited": 0,
+                             "errors": 0, "models_served": {"gpt-4.1": 1}} for n in range(100)}
+    summary = {"requests": 100, "by_status": {"200": 100}, "by_task": by_task, "tasks_left_out": 0,
+               "timeline": {"slices": [[1, 0, 0, 0, 0]] * 48}}
+
+    def full(*_a: object, **_k: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(launcher, "write_manifest", full)
+    launcher.close_manifest(ccs_home, {**start, "ended": "2026-01-01T00:01:00Z", "exit_status": 3,
+                                       "requests": summary})
+    got = json.loads(manifest_path(ccs_home, lid).read_text())
+    assert got["exit_status"] == 3 and got["requests"] == {"requests": 100, "by_status": {"200": 100}}

@@ -442,6 +442,9 @@ def resume_line(plan: LaunchPlan, recording: Recording, args: str) -> str:
     return " ".join(["ccs launch", plan.profile, plan.tool, *flags, "--", args])
 
 
+LARGE_SUMMARY = ("by_task", "tasks_left_out", "timeline")  # a summary's parts that grow with the tasks
+
+
 def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:
     """The closing write of a manifest. The child's status wins over a full disk: when the file
     cannot be replaced it is rewritten in the room reserved at launch, and failing that ccs says so
@@ -453,5 +456,10 @@ def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:
         path = manifest_path(paths, manifest["launch_id"])
         if rewrite(path, json.dumps(manifest, indent=2) + "\n"):
             return
+        summary = manifest.get("requests")
+        if isinstance(summary, dict):  # the room reserved at launch holds it without its per-task counts and timeline
+            slim = {**manifest, "requests": {k: v for k, v in summary.items() if k not in LARGE_SUMMARY}}
+            if rewrite(path, json.dumps(slim, indent=2) + "\n"):
+                return
         print(f"ccs: warning: could not complete the run manifest {path} ({exc.strerror or exc}); "
               f"the run ended with status {manifest.get('exit_status')}", file=sys.stderr)
