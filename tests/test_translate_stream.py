@@ -64,9 +64,9 @@ def test_deepseek_reasoning_then_a_tool_call_with_cached_usage() -> None:
         "created", "in_progress",
         "output_item.added", "reasoning_summary_part.added", "reasoning_summary_text.delta",
         "reasoning_summary_text.delta", "reasoning_summary_text.done", "reasoning_summary_part.done",
-        "output_item.done",
         "output_item.added", "function_call_arguments.delta", "function_call_arguments.delta",
-        "function_call_arguments.done", "output_item.done", "completed"]
+        # every item is done with the response, in output order (a failure would leave them all open)
+        "output_item.done", "function_call_arguments.done", "output_item.done", "completed"]
     reasoning, fc = done_items(events)
     assert reasoning["summary"] == [{"type": "summary_text", "text": "The user wants the file list."}]
     assert (fc["type"], fc["name"], fc["call_id"], json.loads(fc["arguments"])) == (
@@ -162,7 +162,7 @@ def test_provider_http_errors_keep_status_and_message() -> None:
     status, raw = x.error(400, json.dumps(upstream).encode())
     body = json.loads(raw)
     assert status == 400 and body["error"]["message"] == "Kimi: Invalid request: tool_call_id not found"
-    assert x.error_text == "Invalid request: tool_call_id not found"
+    assert x.problem.message == "Invalid request: tool_call_id not found" and x.problem.error_class == "invalid_request"
     assert error_body(429, b"slow down")["error"] == {"message": "provider: slow down", "type": "rate_limit_error",
                                                       "code": "rate_limit_exceeded", "param": None}
     assert error_body(500, b"")["error"]["message"] == "provider: HTTP 500"
@@ -223,7 +223,9 @@ def test_minimax_errors_inside_a_200() -> None:
     stream = ResponsesStream(model="m", tools=convert_tools([]))
     events = stream.feed({"base_resp": {"status_code": 1002, "status_msg": "rate limited"}})
     assert events[-1]["type"] == "response.failed"
-    assert events[-1]["response"]["error"] == {"code": "1002", "message": "rate limited"}
+    # MiniMax's own number says rate limit: Codex gets the code it retries, the record keeps the number
+    assert events[-1]["response"]["error"] == {"code": "rate_limit_exceeded", "message": "rate limited"}
+    assert stream.problem.record_text() == "rate_limit_exceeded (1002): rate limited"
 
 
 # --- answers that used to be lost (own fixtures, in the shapes the providers send) --------------
@@ -250,27 +252,51 @@ def test_reasoning_sent_as_an_object_or_a_list_of_details_is_kept() -> None:
     assert events[-1]["response"]["usage"]["output_tokens_details"] == {"reasoning_tokens": 9}
 
 
-def test_an_error_mid_message_closes_the_message_then_fails() -> None:
+def test_an_error_codex_retries_closes_nothing_of_the_answer_so_far() -> None:
+    """Codex keeps every item that was done before response.failed and sends it again on its retry
+    (measured): an error it retries leaves the message open, so the retry starts from the same
+    history, and Codex shows the retry's answer instead."""
     events, stream = run("openrouter_midstream_error.sse", split=9)
     assert_well_formed(events)
-    assert types(events)[-4:] == ["output_text.done", "content_part.done", "output_item.done", "failed"]
-    (message,) = done_items(events)
-    assert message["status"] == "incomplete"
-    assert message["content"][0]["text"] == "Here is the first half of the answer"
+    assert types(events)[-3:] == ["output_text.delta", "output_text.delta", "failed"]
+    assert done_items(events) == []
     failed = events[-1]["response"]
     assert failed["error"] == {"code": "server_error", "message": "Provider disconnected unexpectedly"}
-    assert failed["output"] == [message]
+    assert failed["output"] == [] and stream.problem.retryable
+
+
+def test_an_error_codex_does_not_retry_shows_the_answer_so_far_once() -> None:
+    """An error a retry cannot fix ends the turn at once: the reasoning and the message so far are
+    closed first (the user sees them once), with a code Codex does not retry."""
+    stream = ResponsesStream(model="m", tools=convert_tools(TOOLS), provider="vLLM")
+    events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "count them"}}]})
+    events += stream.feed({"choices": [{"index": 0, "delta": {"content": "There are "}}]})
+    events += stream.feed({"error": {"object": "error", "message": "This model's maximum context length is 4096 "
+                                     "tokens. However, your request has 4100 input tokens.", "type": "BadRequestError",
+                                     "param": None, "code": 400}})
+    assert_well_formed(events)
+    assert types(events)[-4:] == ["content_part.done", "output_item.done", "output_item.done", "failed"]
+    reasoning, message = done_items(events)
+    assert reasoning["summary"][0]["text"] == "count them"
+    assert (message["status"], message["content"][0]["text"]) == ("incomplete", "There are ")
+    failed = events[-1]["response"]
+    assert failed["error"]["code"] == "context_length_exceeded" and failed["output"] == [reasoning, message]
+    assert failed["error"]["message"].startswith("vLLM: This model's maximum context length is 4096 tokens")
+    assert stream.problem.error_class == "context_length" and not stream.problem.retryable
 
 
 def test_a_tool_call_cut_by_an_error_is_never_finished() -> None:
-    """Codex runs a call as soon as its item is done: a call whose arguments an error cut off stays open."""
-    stream = ResponsesStream(model="m", tools=convert_tools(TOOLS))
-    events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "list it", "tool_calls": [
-        {"index": 0, "id": "c1", "function": {"name": "exec_command", "arguments": '{"cmd": "rm -rf bu'}}]}}]})
-    events += stream.feed({"error": {"message": "overloaded", "code": "overloaded"}})
-    assert_well_formed(events)
-    assert [i["type"] for i in done_items(events)] == ["reasoning"]
-    assert events[-1]["type"] == "response.failed"
+    """Codex runs a call as soon as its item is done: a call whose arguments an error cut off stays open,
+    whether Codex retries the error (nothing is done) or not (the reasoning before it is)."""
+    for error, kept in (({"message": "overloaded", "code": "overloaded"}, []),
+                        ({"message": "Invalid key", "code": "invalid_api_key"}, ["reasoning"])):
+        stream = ResponsesStream(model="m", tools=convert_tools(TOOLS))
+        events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "list it", "tool_calls": [
+            {"index": 0, "id": "c1", "function": {"name": "exec_command", "arguments": '{"cmd": "rm -rf bu'}}]}}]})
+        events += stream.feed({"error": error})
+        assert_well_formed(events)
+        assert [i["type"] for i in done_items(events)] == kept
+        assert events[-1]["type"] == "response.failed"
 
 
 def test_deepseek_cache_hits_reported_only_in_its_own_field() -> None:
@@ -323,7 +349,8 @@ def test_the_short_way_for_plain_text_makes_the_same_events() -> None:
         assert_well_formed(fast)
         assert types(fast) == types(slow), name
         assert [e.get("delta") for e in fast] == [e.get("delta") for e in slow], name
-        assert fast[-1]["response"]["output"][0].get("content") == slow[-1]["response"]["output"][0].get("content")
+        assert [o.get("content") for o in fast[-1]["response"]["output"]] == [
+            o.get("content") for o in slow[-1]["response"]["output"]]
 
 
 def _normalised(sent: bytes) -> list[dict]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
+from ccswitch_tui.bridge.translate.errors import codex_status
 from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
@@ -99,9 +100,9 @@ class ChatExchange:
             return status, headers
         ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
         kept = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
-        if status >= 400:
+        if status >= 400:  # an error a retry cannot fix reaches Codex as the status it does not retry
             self.mode = "error"
-            return status, {**kept, "Content-Type": "application/json"}
+            return codex_status(status), {**kept, "Content-Type": "application/json"}
         self.mode = "stream" if ctype.startswith("text/event-stream") else "whole"
         return status, {**kept, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
