@@ -209,9 +209,12 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
 
 def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
-    requested and served, errors, the highest concurrency, and findings (a model that was not the
+    requested and served, errors and their classes, retries (requests that were another try of an
+    earlier one: ``retry_of``), the highest concurrency, and findings (a model that was not the
     profile's, a model the provider swapped)."""
     by_path: Counter[str] = Counter()
+    classes: Counter[str] = Counter()
+    retries = 0
     by_status: Counter[str] = Counter()
     by_outcome: Counter[str] = Counter()
     requested: Counter[str] = Counter()
@@ -242,6 +245,9 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         in_flight = r.get("in_flight")
         if isinstance(in_flight, int):
             max_concurrency = max(max_concurrency, in_flight + 1)
+        if isinstance(r.get("error_class"), str):
+            classes[r["error_class"]] += 1
+        retries += r.get("retry_of") is not None
         if r.get("outcome") != OK and len(errors) < 20:
             errors.append({"id": r.get("id"), "path": path, "status": r.get("status"),
                            "outcome": r.get("outcome"), "error": r.get("error")})
@@ -268,6 +274,8 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         "models_served": dict(sorted(served.items())),
         "tokens": tokens,
         "errors": sum(n for o, n in by_outcome.items() if o != OK),
+        "error_classes": dict(sorted(classes.items())),
+        "retries": retries,
         "error_samples": errors,
         "max_concurrency": max_concurrency,
         "findings": findings,

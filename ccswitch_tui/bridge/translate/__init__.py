@@ -5,7 +5,8 @@ sends into a Chat request, ``stream`` turns the provider's Chat chunks into Resp
 into the one Codex acts on as it should, ``reasoning`` keeps reasoning text that providers want
 back with the tool calls it led to."""
 
-from ccswitch_tui.bridge.translate.errors import ProviderError, error_body, provider_message, read_error
+from ccswitch_tui.bridge.provider_errors import ProviderError, provider_message, read_error
+from ccswitch_tui.bridge.translate.errors import error_body
 from ccswitch_tui.bridge.translate.parts import Usage, chat_usage
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request

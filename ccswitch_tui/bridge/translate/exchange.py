@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccswitch_tui.bridge.translate.errors import SERVER, ProviderError, codex_error, codex_status, read_error
+from ccswitch_tui.bridge.provider_errors import SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.translate.errors import codex_error, codex_status
 from ccswitch_tui.bridge.translate.parts import Usage
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request

@@ -47,7 +47,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.bridge.translate.errors import CONTENT_FILTER, SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.provider_errors import CONTENT_FILTER, SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.translate.errors import codex_code
 from ccswitch_tui.bridge.translate.parts import (
     REASONING,
     REFUSAL,
@@ -253,7 +254,7 @@ class ResponsesStream:
             out += self._end_reasoning() + self._end_text("incomplete") + self._done_ended()
         self._ended = True
         self.problem = problem
-        self.error = {"code": problem.codex_code, "message": problem.codex_message(self.provider)}
+        self.error = {"code": codex_code(problem), "message": problem.named(self.provider)}
         self.error_message = problem.message
         response = self._response("failed")
         response["error"] = dict(self.error)
