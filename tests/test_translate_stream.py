@@ -5,55 +5,22 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
+
+from translate_helpers import (
+    FIXTURES,
+    TOOLS,
+    assert_done_only_at_the_end,
+    assert_well_formed,
+    done_items,
+    run,
+    types,
+)
 
 from ccswitch_tui.bridge.translate import ReasoningMemory, chat_usage, error_body
 from ccswitch_tui.bridge.translate.exchange import Exchange
 from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
 from ccswitch_tui.bridge.translate.tools import convert_tools
-
-FIXTURES = Path(__file__).parent / "fixtures" / "chat"
-TOOLS = [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
-         {"type": "custom", "name": "apply_patch", "format": {"type": "text"}},
-         {"type": "namespace", "name": "mcp__files", "tools": [{"type": "function", "name": "read"}]}]
-
-
-def run(name: str, *, memory: ReasoningMemory | None = None, split: int = 7) -> tuple[list[dict], ResponsesStream]:
-    """Replay a recorded stream in awkward pieces (split mid-line) through the decoder and machine."""
-    stream = ResponsesStream(model="requested-model", tools=convert_tools(TOOLS), memory=memory)
-    decoder = SSEDecoder()
-    raw = (FIXTURES / name).read_bytes()
-    events: list[dict] = []
-    for i in range(0, len(raw), split):
-        for data in decoder.feed(raw[i:i + split]):
-            events += stream.finish() if data is DONE else stream.feed(data)
-    for data in decoder.close():
-        events += stream.feed(data)
-    events += stream.finish()
-    return events, stream
-
-
-def types(events: list[dict]) -> list[str]:
-    return [e["type"].removeprefix("response.") for e in events]
-
-
-def done_items(events: list[dict]) -> list[dict]:
-    return [e["item"] for e in events if e["type"] == "response.output_item.done"]
-
-
-def assert_well_formed(events: list[dict]) -> None:
-    assert [e["sequence_number"] for e in events] == list(range(len(events)))
-    assert types(events)[:2] == ["created", "in_progress"]
-    assert types(events)[-1] in ("completed", "incomplete", "failed")
-    assert sum(t in ("completed", "incomplete", "failed") for t in types(events)) == 1
-    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
-    finished = [e["output_index"] for e in events if e["type"] == "response.output_item.done"]
-    assert sorted(added) == list(range(len(added)))
-    if types(events)[-1] == "failed":  # what was open stays unfinished: Codex keeps none of it
-        assert set(finished) <= set(added)
-    else:
-        assert sorted(finished) == sorted(added)
 
 
 def test_deepseek_reasoning_then_a_tool_call_with_cached_usage() -> None:
@@ -356,7 +323,7 @@ def test_the_short_way_for_plain_text_makes_the_same_events() -> None:
 def _normalised(sent: bytes) -> list[dict]:
     """The events Codex got, parsed, with what is random per exchange (ids, the time) replaced."""
     text = sent.decode()
-    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc|call)_[0-9a-f]{24})"', text)), key=text.index)
     for i, found in enumerate(ids):
         text = text.replace(found, f"id{i}")
     events = [json.loads(line[6:]) for line in text.split("\n") if line.startswith("data: ")]  # not at U+2028
@@ -369,7 +336,7 @@ def _normalised(sent: bytes) -> list[dict]:
 def _unrandom(sent: bytes) -> bytes:
     """The bytes Codex got, with what is random per exchange (ids, the time) replaced."""
     text = sent.decode()
-    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc|call)_[0-9a-f]{24})"', text)), key=text.index)
     for i, found in enumerate(ids):
         text = text.replace(found, f"id{i}")
     return re.sub(r'"created_at":[0-9]+', '"created_at":0', text).encode()
@@ -386,8 +353,9 @@ def _exchange(raw: bytes, cuts: list[int]) -> tuple[bytes, dict]:
 
 
 def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None:
-    """Whole, an event per chunk, a byte per chunk, CRLF, text outside ASCII cut inside a character:
-    Codex gets the same events and the record the same facts (the decoder parses each chunk's
+    """Every fixture whole, an event per chunk, a byte per chunk, cut at random places, CRLF, text
+    outside ASCII cut inside a character: Codex gets the same well-formed events and the record the
+    same facts (the decoder parses each chunk's
     complete events in one go, the text deltas come from a template)."""
     plain = b"".join(b'data: {"id":"c","object":"chat.completion.chunk","model":"served","choices":[{"index":0,'
                      b'"delta":{"content":"%s"}}]}\n\n' % t.encode() for t in ("h\u00e9", "\u4f60\u597d", ' \\"q\\" ',
@@ -396,17 +364,19 @@ def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None
               b'"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}\n\n'
               b"data: not json\n\ndata: {\"broken\": \n\ndata: [DONE]\n\n")
     streams = {"plain": plain, "plain-crlf": plain.replace(b"\n", b"\r\n")}
-    streams |= {name: (FIXTURES / name).read_bytes() for name in (
-        "glm_length.sse", "kimi_parallel_tools.sse", "openrouter_midstream_error.sse", "reasoning_objects.sse",
-        "deepseek_cache_hit.sse", "openai_refusal.sse")}
+    streams |= {path.name: path.read_bytes() for path in sorted(FIXTURES.glob("*.sse"))}  # every recorded shape
+    assert len(streams) >= 16
+    rng = random.Random(36)
     for name, raw in streams.items():
         whole, facts = _exchange(raw, [])
         events = _normalised(whole)
         assert_well_formed(events)
+        assert_done_only_at_the_end(events)
         blank = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
         per_event = [i + len(blank) for i in range(len(raw)) if raw.startswith(blank, i)]
         inside = [i for i in range(1, len(raw)) if raw[i] & 0xC0 == 0x80]  # inside a UTF-8 character
-        for cuts in (per_event, list(range(1, len(raw))), inside):
+        cut_anywhere = [sorted(rng.sample(range(1, len(raw)), min(k, len(raw) - 1))) for k in (2, 5, 17, 60)]
+        for cuts in (per_event, list(range(1, len(raw))), inside, *cut_anywhere):
             sent, seen = _exchange(raw, cuts)
             assert _normalised(sent) == events, name
             assert seen == facts, name
