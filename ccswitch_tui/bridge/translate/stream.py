@@ -40,14 +40,13 @@ same events.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.provider_errors import CONTENT_FILTER, SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.translate.calls import Event, ToolCalls, new_id
 from ccswitch_tui.bridge.translate.errors import codex_code
 from ccswitch_tui.bridge.translate.parts import (
     REASONING,
@@ -56,31 +55,13 @@ from ccswitch_tui.bridge.translate.parts import (
     Usage,
     chat_usage,
     content_parts,
-    custom_input,
-    json_arguments,
     legacy_call,
     reasoning_text,
 )
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
-from ccswitch_tui.bridge.translate.tools import CUSTOM, TOOL_SEARCH, ToolTable
+from ccswitch_tui.bridge.translate.tools import ToolTable
 
-Event = dict[str, Any]
 FILTERED = ("content_filter", "sensitive")  # finish reasons of a content filter (OpenAI, Azure; GLM)
-
-
-def _id(prefix: str) -> str:
-    return f"{prefix}_{os.urandom(12).hex()}"
-
-
-@dataclass
-class _ToolCall:
-    key: Any
-    call_id: str | None = None
-    name: str = ""
-    arguments: str = ""
-    item_id: str = ""
-    output_index: int | None = None  # set once output_item.added went out
-    sent: int = 0  # how much of ``arguments`` went out as deltas
 
 
 @dataclass
@@ -89,7 +70,7 @@ class ResponsesStream:
     tools: ToolTable
     memory: ReasoningMemory | None = None
     provider: str = ""  # named in error messages, so the user sees whose error it is
-    response_id: str = field(default_factory=lambda: _id("resp"))
+    response_id: str = field(default_factory=lambda: new_id("resp"))
     created_at: int = field(default_factory=lambda: int(time.time()))
     # what was observed, for the record
     served_model: str | None = None
@@ -113,7 +94,10 @@ class ResponsesStream:
     _text: list[str] | None = None  # the open message's pieces
     _text_item: str = ""
     _text_index: int = -1
-    _calls: list[_ToolCall] = field(default_factory=list)
+    _calls: ToolCalls = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._calls = ToolCalls(self.tools, self._event, self._next_index, self._done)
 
     # --- public ------------------------------------------------------------------------------
 
@@ -226,7 +210,7 @@ class ResponsesStream:
         if self._ended:
             return out
         if self.finish_reason is None and not (self._output or self._ended_items or self._text or self._reasoning
-                                               or self._calls):
+                                               or self._calls.calls):
             return out + self.fail(ProviderError("the provider closed the stream without an answer", SERVER,
                                                  code="stream_closed"))
         if self.finish_reason in FILTERED:  # Codex would retry it, with the answer so far in its history
@@ -306,7 +290,7 @@ class ResponsesStream:
             if isinstance(raw, Mapping):
                 out += self._end_reasoning()
                 out += self._end_text()
-                out += self._tool_delta(raw)
+                out += self._calls.delta(raw)
         return out
 
     def _parts(self, content: list[Any]) -> list[Event]:
@@ -329,7 +313,7 @@ class ResponsesStream:
     def _reasoning_delta(self, text: str) -> list[Event]:
         out: list[Event] = []
         if self._reasoning is None:
-            self._reasoning, self._reasoning_item = [], _id("rs")
+            self._reasoning, self._reasoning_item = [], new_id("rs")
             self._reasoning_index = self._next_index()
             out.append(self._event("response.output_item.added", output_index=self._reasoning_index,
                                    item={"type": "reasoning", "id": self._reasoning_item, "summary": []}))
@@ -357,7 +341,7 @@ class ResponsesStream:
     def _text_delta(self, text: str) -> list[Event]:
         out: list[Event] = []
         if self._text is None:
-            self._text, self._text_item = [], _id("msg")
+            self._text, self._text_item = [], new_id("msg")
             self._text_index = self._next_index()
             out.append(self._event("response.output_item.added", output_index=self._text_index, item={
                 "type": "message", "id": self._text_item, "role": "assistant", "status": "in_progress",
@@ -392,105 +376,22 @@ class ResponsesStream:
         ended, self._ended_items = sorted(self._ended_items, key=lambda pair: pair[0]), []
         return [self._done(index, item) for index, item in ended]
 
-    def _find_call(self, raw: Mapping[str, Any]) -> _ToolCall:
-        index = raw.get("index")
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
-        if isinstance(index, int):
-            for call in self._calls:
-                if call.key == index:
-                    if call_id and call.call_id and call_id != call.call_id:
-                        break  # a provider reusing index 0 for every call: a new id is a new call
-                    return call
-        elif call_id is not None:
-            for call in self._calls:
-                if call.call_id == call_id:
-                    return call
-        elif self._calls:
-            return self._calls[-1]  # no index, no id: the rest of the last call
-        call = _ToolCall(key=index if isinstance(index, int) else f"#{len(self._calls)}")
-        self._calls.append(call)
-        return call
-
-    def _tool_delta(self, raw: Mapping[str, Any]) -> list[Event]:
-        call = self._find_call(raw)
-        if isinstance(raw.get("id"), str) and raw["id"] and not call.call_id:
-            call.call_id = raw["id"]
-        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else {}
-        if isinstance(function.get("name"), str) and function["name"] and not call.name:
-            call.name = function["name"]
-        args = function.get("arguments")
-        if isinstance(args, str):
-            call.arguments += args
-        elif isinstance(args, Mapping):  # a provider that sends the arguments as an object
-            call.arguments += json.dumps(args, ensure_ascii=False)
-        out: list[Event] = []
-        if call.output_index is None and call.name:
-            call.call_id = call.call_id or _id("call")
-            call.output_index = self._next_index()
-            call.item_id = _id("fc")
-            out.append(self._event("response.output_item.added", output_index=call.output_index,
-                                   item=self._call_item(call, "in_progress", arguments="")))
-        if call.output_index is not None and self._kind(call) != CUSTOM and len(call.arguments) > call.sent:
-            out.append(self._event("response.function_call_arguments.delta", item_id=call.item_id,
-                                   output_index=call.output_index, delta=call.arguments[call.sent:]))
-            call.sent = len(call.arguments)
-        return out
-
-    def _kind(self, call: _ToolCall) -> str:
-        return self.tools.ref(call.name).kind
-
-    def _call_item(self, call: _ToolCall, status: str, arguments: str | None = None) -> dict[str, Any]:
-        ref = self.tools.ref(call.name)
-        args = call.arguments if arguments is None else arguments
-        if ref.kind == CUSTOM:
-            item: dict[str, Any] = {"type": "custom_tool_call", "id": call.item_id, "status": status,
-                                    "call_id": call.call_id, "name": ref.name, "input": custom_input(args)}
-        elif ref.kind == TOOL_SEARCH:
-            item = {"type": "tool_search_call", "id": call.item_id, "status": status, "call_id": call.call_id,
-                    "execution": "client", "arguments": json_arguments(args)}
-        else:
-            item = {"type": "function_call", "id": call.item_id, "status": status, "call_id": call.call_id,
-                    "name": ref.name, "arguments": args}
-        if ref.namespace:
-            item["namespace"] = ref.namespace
-        return item
-
-    def _close_call(self, call: _ToolCall) -> list[Event]:
-        """A call's closing events: its item (if it was not added yet), its arguments whole, done."""
-        out: list[Event] = []
-        if call.output_index is None:
-            call.call_id = call.call_id or _id("call")
-            call.output_index, call.item_id = self._next_index(), _id("fc")
-            out.append(self._event("response.output_item.added", output_index=call.output_index,
-                                   item=self._call_item(call, "in_progress", arguments="")))
-        if self._kind(call) != CUSTOM:
-            if not call.arguments.strip():
-                call.arguments = "{}"
-            if len(call.arguments) > call.sent:
-                out.append(self._event("response.function_call_arguments.delta", item_id=call.item_id,
-                                       output_index=call.output_index, delta=call.arguments[call.sent:]))
-                call.sent = len(call.arguments)
-            out.append(self._event("response.function_call_arguments.done", item_id=call.item_id,
-                                   output_index=call.output_index, arguments=call.arguments))
-        out.append(self._done(call.output_index, self._call_item(call, "completed")))
-        return out
-
     def _close_all(self) -> list[Event]:
         """Every item done, in output order: the reasoning and messages that ended and the calls
         (a call without a name cannot be run, and Codex is told nothing of it)."""
         ended = dict(self._ended_items)
         self._ended_items = []
-        calls = [c for c in self._calls if c.name]
+        calls = self._calls.named()
         placed = {c.output_index: c for c in calls if c.output_index is not None}
         out: list[Event] = []
         for index in sorted([*ended, *placed]):
-            out += [self._done(index, ended[index])] if index in ended else self._close_call(placed[index])
+            out += [self._done(index, ended[index])] if index in ended else self._calls.close(placed[index])
         for call in calls:
             if call.output_index is None:
-                out += self._close_call(call)
+                out += self._calls.close(call)
         if self.memory is not None and self._all_reasoning:
             self.memory.remember([c.call_id for c in calls if c.call_id], "".join(self._all_reasoning))
-        self._calls = []
+        self._calls.calls = []
         return out
 
     # --- helpers -----------------------------------------------------------------------------
