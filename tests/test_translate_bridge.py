@@ -161,3 +161,20 @@ def test_a_pass_through_error_is_classed_too(tmp_path):
     finally:
         bridge.stop()
         stub.close()
+
+
+def test_records_from_before_error_classes_are_counted_by_status():
+    """A records file an earlier version wrote has no error_class: its summary has no classes, and the
+    rounds table's 401/403 and 429 counts come from the statuses, as before."""
+    from ccswitch_tui.runs.verdict import failures
+
+    old = [{"method": "POST", "path": "/v1/messages", "status": 401, "outcome": rec.UPSTREAM_ERROR},
+           {"method": "POST", "path": "/v1/messages", "status": 429, "outcome": rec.UPSTREAM_ERROR, "retry_of": 1}]
+    summary = rec.summarize(old)
+    assert "error_classes" not in summary and summary["retries"] == 1
+    assert (failures(summary, "auth", "401", "403"), failures(summary, "rate_limit", "429")) == (1, 1)
+    new = [{**old[0], "status": 400, "upstream_status": 401, "error_class": "auth"},
+           {**old[1], "error_class": "rate_limit"}, {"status": 200, "outcome": rec.OK, "error_class": None}]
+    summary = rec.summarize(new)
+    assert summary["error_classes"] == {"auth": 1, "rate_limit": 1}
+    assert (failures(summary, "auth", "401", "403"), failures(summary, "rate_limit", "429")) == (1, 1)

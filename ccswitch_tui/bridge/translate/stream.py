@@ -244,10 +244,6 @@ class ResponsesStream:
         response["error"] = dict(self.error)
         return out + [self._event("response.failed", response=response)]
 
-    def fail_with(self, error: Any, status: int | None = None) -> list[Event]:
-        """``fail`` for an error object (or a body) as the provider wrote it."""
-        return self.fail(read_error(error if isinstance(error, Mapping) else {"error": error}, status))
-
     def from_completion(self, body: Mapping[str, Any]) -> list[Event]:
         """A whole chat.completion (a provider that does not stream) as the full event sequence."""
         choices = []
