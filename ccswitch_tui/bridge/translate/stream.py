@@ -280,9 +280,11 @@ class ResponsesStream:
             self.refused = True
             out += self._end_reasoning()
             out += self._text_delta(refusal)
-        calls = delta.get("tool_calls") or ()
-        legacy = legacy_call(delta)
-        for raw in (*calls, legacy) if legacy is not None else calls:
+        calls = delta.get("tool_calls")
+        if "function_call" in delta:  # the legacy form: one call, in pieces
+            legacy = legacy_call(delta)
+            calls = [*(calls or ()), legacy] if legacy is not None else calls
+        for raw in calls or ():
             if isinstance(raw, Mapping):
                 out += self._end_reasoning()
                 out += self._end_text()
