@@ -290,3 +290,41 @@ def test_types_of_the_failed_sequence() -> None:
     events, _ = run("midstream_error.sse")
     assert types(events) == ["created", "in_progress", "output_item.added", "content_part.added",
                              "output_text.delta", "failed"]
+
+
+# --- what a hostile provider can make the translation hold ---------------------------------------------
+
+def test_a_provider_cannot_make_the_translation_hold_without_bound() -> None:
+    from ccswitch_tui.bridge.handler import Outgoing
+    from ccswitch_tui.bridge.translate.handler import MAX_ERROR_BODY, TranslatingHandler
+
+    handler = TranslatingHandler(provider="Hostile")
+    error = handler.exchange("POST", "/responses")
+    error.request(Outgoing("POST", "/responses", {}, b'{"model": "m", "input": "hi"}'))
+    error.response_head(401, {"Content-Type": "application/json"})
+    head = b'{"error": {"message": "bad key", "filler": "'
+    error.response_chunk(head)
+    for _ in range(64):  # 64 MiB of error body
+        error.response_chunk(b"x" * 2**20)
+    assert len(error.buffer) == MAX_ERROR_BODY
+    body = json.loads(error.response_end())
+    assert body["error"]["code"] == "invalid_prompt" and "Hostile:" in body["error"]["message"]
+
+    whole = handler.exchange("POST", "/responses")
+    whole.request(Outgoing("POST", "/responses", {}, b'{"model": "m", "input": "hi"}'))
+    whole.response_head(200, {"Content-Type": "application/json"})
+    for _ in range(20):  # 20 MiB of one JSON answer
+        whole.response_chunk(b" " * 2**20)
+    assert len(whole.buffer) == 16 * 2**20
+    events = sent_events(whole.response_end())
+    assert_well_formed(events)
+    error = events[-1]["response"]["error"]
+    assert error["code"] == "invalid_prompt"
+    assert error["message"] == "Hostile: the provider's answer (one JSON body) is over 16 MiB"
+
+    stream = ResponsesStream(model="m", tools=convert_tools([]))
+    parts = [{"type": f"kind{i}" + "y" * 500} for i in range(1000)] + [{"type": "text", "text": "ok"}]
+    stream.feed({"choices": [{"index": 0, "delta": {"content": parts}}]})
+    assert len(stream.skipped_parts) == 16 and all(len(t) == 64 for t in stream.skipped_parts)
+    huge = read_error({"error": {"message": "m", "code": "9" * 5000, "type": "z" * 5000}}, 400)
+    assert huge.codes == () and huge.record_text() == "invalid_request_error: m"

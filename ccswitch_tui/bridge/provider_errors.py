@@ -232,7 +232,7 @@ def _codes(value: Any, error: Any) -> list[str]:
     base = value.get("base_resp") if isinstance(value, Mapping) else None
     if isinstance(base, Mapping) and isinstance(base.get("status_code"), int) and base["status_code"] != 0:
         out.append(str(base["status_code"]))
-    return [c for c in out if c]
+    return [c for c in out if c and len(c) <= 64]  # a code, not a text a provider put in its place
 
 
 def provider_message(body: bytes | str | Mapping[str, Any] | None, status: int | None = None) -> str:

@@ -4,7 +4,7 @@
     upstream gets x.chat_body (POST {base_url}/chat/completions)
     upstream answered an error    → status, body = x.error(status, raw_body)
     upstream streams              → for each chunk of bytes: send x.feed(chunk); at the end: x.end()
-    upstream answered JSON        → send x.whole(raw_body)
+    upstream answered JSON        → send x.whole(raw_body), or x.too_large(limit) past the limit
     upstream broke mid-stream     → send x.broken("why")
 
 Everything sent to Codex is already SSE bytes. ``x.observed()`` is what the request's record keeps
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccswitch_tui.bridge.provider_errors import SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.provider_errors import INVALID_REQUEST, SERVER, ProviderError, read_error
 from ccswitch_tui.bridge.translate.errors import codex_error, codex_status
 from ccswitch_tui.bridge.translate.parts import Usage
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
@@ -154,6 +154,13 @@ class Exchange:
             events = self.stream.fail(ProviderError(read_error(body).message, SERVER, code="provider_error"))
         else:  # perhaps SSE after all, sent without the event-stream content type
             return self.feed(raw) + self.end()
+        self._note_error()
+        return _join(events)
+
+    def too_large(self, limit: int) -> bytes:
+        """An answer of one JSON body larger than ``limit`` bytes: not read, and not one a retry fixes."""
+        events = self.stream.fail(ProviderError(f"the provider's answer (one JSON body) is over {limit // 2**20} MiB",
+                                                INVALID_REQUEST, code="answer_too_large"))
         self._note_error()
         return _join(events)
 

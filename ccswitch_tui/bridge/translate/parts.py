@@ -107,7 +107,7 @@ def content_parts(content: list[Any]) -> list[tuple[str, str]]:
             if part["refusal"]:
                 out.append((REFUSAL, part["refusal"]))
         else:
-            out.append((SKIPPED, str(kind) if isinstance(kind, str) and kind else "untyped"))
+            out.append((SKIPPED, kind[:64] if isinstance(kind, str) and kind else "untyped"))
     return out
 
 

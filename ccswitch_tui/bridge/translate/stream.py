@@ -61,6 +61,7 @@ from ccswitch_tui.bridge.translate.parts import (
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.tools import ToolTable
 
+MAX_SKIPPED = 16  # part types a record names: a provider cannot make the list grow without end
 FILTERED = ("content_filter", "sensitive")  # finish reasons of a content filter (OpenAI, Azure; GLM)
 
 
@@ -297,7 +298,7 @@ class ResponsesStream:
         out: list[Event] = []
         for kind, text in content_parts(content):
             if kind == SKIPPED:
-                if text not in self.skipped_parts:
+                if text not in self.skipped_parts and len(self.skipped_parts) < MAX_SKIPPED:
                     self.skipped_parts.append(text)
             elif kind == REASONING:
                 out += self._end_text()
