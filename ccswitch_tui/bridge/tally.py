@@ -8,7 +8,9 @@ the consistency board draws.
   request to its last: requests, 401/403, 429, retries and errors per slice, and each change of the
   model served (the first ``MAX_MODEL_CHANGES``).
 
-Records are read as untrusted: a field of the wrong type counts as absent, an implausible token
+401/403 and 429 are counted by the record's ``error_class`` (``auth``, ``rate_limit``: the provider's
+error, whatever status the child was given) when it has one, else by status. Records are read as
+untrusted: a field of the wrong type counts as absent, an implausible token
 count as none, and memory stays bounded whatever the file holds.
 """
 
@@ -48,8 +50,10 @@ class Tally:
 
     def add(self, r: Mapping[str, Any]) -> None:
         status = r.get("status")
-        auth = status in (401, 403)
-        limited = status == 429
+        if "error_class" in r:  # the provider's error, whatever status the child was given
+            auth, limited = r["error_class"] == "auth", r["error_class"] == "rate_limit"
+        else:  # a record written before records had a class, or the bridge's own refusal
+            auth, limited = status in (401, 403), status == 429
         retry = r.get("retry_of") is not None
         error = r.get("outcome") != "ok"
         served = r.get("model_served") if isinstance(r.get("model_served"), str) else None

@@ -28,7 +28,7 @@ from ccswitch_tui.runs import round_changes, round_tasks
 from ccswitch_tui.runs.cells import total
 from ccswitch_tui.runs.outcomes import results_of
 from ccswitch_tui.runs.round_tasks import SOLVED
-from ccswitch_tui.runs.verdict import RunView, compare_views, view
+from ccswitch_tui.runs.verdict import RunView, compare_views, failures, view
 
 INFRA_OUTCOMES = ("auth_failures", "rate_limited")
 
@@ -128,11 +128,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     requests = sum(total(n) or 0 for n in request_values)
     task_runs = sum(len(r) for r in with_results)
 
-    def status(*codes: str) -> int | None:
-        if not summaries:
-            return None
-        return sum(n for s in summaries for c, n in (s.get("by_status") or {}).items()
-                   if c in codes and isinstance(n, int))
+    def failed(error_class: str, *codes: str) -> int | None:
+        return sum(failures(s, error_class, *codes) for s in summaries) if summaries else None
 
     row.update({
         "base_urls": urls,
@@ -146,8 +143,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         "tokens_per_task": round(tokens / task_runs, 1) if summaries and task_runs else None,
         "tokens_per_request": round(tokens / requests, 1) if requests else None,
         "retries": sum(_retries(s) for s in summaries) if summaries else None,
-        "auth_failures": status("401", "403"),
-        "rate_limited": status("429"),
+        "auth_failures": failed("auth", "401", "403"),
+        "rate_limited": failed("rate_limit", "429"),
         "recorded": f"{len(summaries)}/{len(views)}",
     })
 
