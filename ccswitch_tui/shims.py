@@ -14,9 +14,8 @@ from ccswitch_tui.launch.shims import PROJECT_FILE, SelectionError, choose, find
 def _say(message: str) -> None:
     """One line on stderr, through the output filter every line of ccs passes (``policy.redact``); a path
     or name from elsewhere shows its control characters escaped."""
-    # lazy: keeps ccswitch_tui.errors and the policy off a shim's pass-through's imports
-    from ccswitch_tui.policy.redact import redact_text
-    from ccswitch_tui.safe_read import no_surrogates
+    from ccswitch_tui.policy.redact import redact_text  # lazy: keeps the policy off a pass-through's imports
+    from ccswitch_tui.safe_read import no_surrogates  # lazy: keeps ccswitch_tui.errors off a pass-through's imports
 
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in no_surrogates(message))
     sys.stderr.write(redact_text(f"ccs: {text}") + "\n")

@@ -8,7 +8,7 @@ the user's profile, and a FIFO there must not stop the user's clients.
 A group-writable file or folder counts as the user's own when the group is the owner's private
 group (Debian and Ubuntu give each user one, with umask 002, so every file there is group-writable).
 
-Runs on every shim start: ``os`` and ``stat`` only; ``pwd`` and ``grp`` when a message or a
+Runs on every shim start: ``os`` and ``stat``; ``pwd`` and ``grp`` only when a message or a
 group-writable bit needs them.
 """
 
@@ -33,7 +33,7 @@ class NotOwned(Exception):
 
 def owner_text(uid: int) -> str:
     """``alice (uid 1001)``, or ``uid 1001`` for a uid no account has."""
-    import pwd
+    import pwd  # lazy: only a message names an owner
 
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
@@ -44,8 +44,8 @@ def owner_text(uid: int) -> str:
 def _private_group(uid: int, gid: int) -> bool:
     """Whether ``gid`` is the private group of user ``uid``: the user's primary group, named after the
     user, with no other member."""
-    import grp
-    import pwd
+    import grp  # lazy: only a group-writable file asks
+    import pwd  # lazy: only a group-writable file asks
 
     try:
         user, group = pwd.getpwuid(uid), grp.getgrgid(gid)
@@ -59,7 +59,7 @@ def _writers(st: os.stat_result) -> str | None:
     if st.st_mode & stat.S_IWOTH:
         return "anyone"
     if st.st_mode & stat.S_IWGRP and not _private_group(st.st_uid, st.st_gid):
-        import grp
+        import grp  # lazy: only a group-writable file asks
 
         try:
             return f"group {grp.getgrgid(st.st_gid).gr_name}"

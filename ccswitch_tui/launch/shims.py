@@ -203,7 +203,7 @@ def excerpt(value: str, name: str = "") -> str | None:
     may quote it: escaped, through the output filter, at most ``EXCERPT`` characters; None when it
     reads like a credential or is longer than any profile name (a secret file linked or copied there)."""
     from ccswitch_tui.policy import is_secret  # lazy: only an error line pays for the policy
-    from ccswitch_tui.policy.redact import redact_text
+    from ccswitch_tui.policy.redact import redact_text  # lazy: only an error line pays for the policy
 
     if len(value) > 64 or is_secret(name, value):
         return None
