@@ -177,17 +177,42 @@ def test_a_file_or_folder_others_can_write_is_ignored(ccs, world, other_user):
     os.chmod(profile, 0o664)
     r = by_name(world["env"], "codex", cwd=project)
     assert r.stdout == "codex ran under profile=mine\n" and str(profile) in one_line(r.stderr)
-    # the same bits with the owner's own private group (umask 002 on Debian and Ubuntu): used
-    me = pwd.getpwuid(os.geteuid())
-    if grp.getgrgid(me.pw_gid).gr_name != me.pw_name or grp.getgrgid(me.pw_gid).gr_mem:
-        pytest.skip("the test user has no private group")
-    os.chown(profile, me.pw_uid, me.pw_gid)
-    r = by_name(world["env"], "codex", cwd=project)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "codex ran under profile=work\n", "")
     # a folder of the chain that others can write (not sticky)
+    os.chmod(profile, 0o644)
     os.chmod(project, 0o777)
     r = by_name(world["env"], "codex", cwd=project)
     assert r.stdout == "codex ran under profile=mine\n" and str(project) in one_line(r.stderr)
+    # and `ccs use --here` does not write a file there that would be ignored
+    profile.unlink()
+    r = ccs("use", "--here", "work", env=world["env"], cwd=project)
+    assert r.returncode == 2 and "would be ignored" in one_line(r.stderr) and not profile.exists()
+
+
+def test_a_group_writable_file_of_my_private_group_counts(ccs, world):
+    """Debian and Ubuntu give each user a private group and umask 002: group-writable files and folders
+    are then the user's own."""
+    me = pwd.getpwuid(os.geteuid())
+    group = grp.getgrgid(me.pw_gid)
+    if group.gr_name != me.pw_name or any(m != me.pw_name for m in group.gr_mem):
+        skip_or_fail(f"the test user {me.pw_name} has no private group")
+    project = world["tmp"] / "proj"
+    project.mkdir()
+    os.chmod(project, 0o775)
+    profile = project / ".ccs-profile"
+    profile.write_text("work\n")
+    os.chown(profile, me.pw_uid, me.pw_gid)
+    os.chmod(profile, 0o664)
+    r = by_name(world["env"], "codex", cwd=project)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "codex ran under profile=work\n", "")
+
+
+def test_use_here_never_writes_over_another_users_file(ccs, world, other_user):
+    shared = sticky_shared(world["tmp"])
+    as_user(other_user, "echo work > .ccs-profile", cwd=shared)
+    r = ccs("use", "--here", "mine", env=world["env"], cwd=shared)
+    line = one_line(r.stderr)
+    assert r.returncode == 2 and other_user.pw_name in line and "remove it" in line
+    assert (shared / ".ccs-profile").read_text() == "work\n" and (shared / ".ccs-profile").stat().st_uid != 0
 
 
 def test_root_owned_project_file_counts(ccs, world):
