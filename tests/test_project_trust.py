@@ -307,3 +307,13 @@ def test_an_ignored_file_does_not_hide_a_trusted_one_further_up(world):
     found = shims.find_project_file(top / "mid" / "low")
     assert found.path == str(top / ".ccs-profile")
     assert [i.path for i in found.ignored] == [str(top / "mid" / ".ccs-profile")]
+
+
+def test_the_tui_header_says_a_project_file_was_ignored(world, ccs_home):
+    from ccswitch_tui.launch.use_status import header
+
+    project = world["tmp"] / "proj"
+    project.mkdir()
+    (project / ".ccs-profile").symlink_to("/dev/null")
+    line = header(ccs_home, world["env"], project)
+    assert "codex→mine (ccs use)" in line and "not yours, ignored (`ccs status`)" in line, line

@@ -113,6 +113,13 @@ def header(paths: Paths, environ: Mapping[str, str], cwd: Path) -> str:
         return ""
     if report["error"]:
         return f"shims: {report['error']}"
+    line = _header_choice(report)
+    if report["ignored"]:  # a file the shims pass over is worth a word where the choice is shown
+        line = (line or "shims:") + f" — a {shims.PROJECT_FILE} here is not yours, ignored (`ccs status`)"
+    return line
+
+
+def _header_choice(report: Mapping[str, Any]) -> str:
     parts = []
     for row in report["tools"]:
         if row["profile"]:
