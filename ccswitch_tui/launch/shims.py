@@ -12,13 +12,15 @@ kept in ccs's own folder (``<state>/shims``, which the user puts first on ``PATH
 - otherwise: ``ccs launch PROFILE TOOL -- ARGS`` in this process (``--nested`` inside a launch of
   the same profile for another tool).
 
-The real binary is the first one on ``PATH`` that is not a ccs shim, of this install or another:
-a shim never runs itself or another shim. Selection, in order: ``ccs use --none`` (for the tool or
-all), the nearest ``.ccs-profile`` (``PROFILE`` and/or ``tool=PROFILE`` lines), ``ccs use PROFILE``.
+The real binary is the first one on ``PATH``'s absolute entries that is not a ccs shim, of this
+install or another: a shim never runs itself or another shim, nor a binary that an empty or relative
+entry (the working folder) would find; ``ccs launch`` uses the same ``find_real``. Selection, in
+order: ``ccs use --none`` (for the tool or all), the nearest ``.ccs-profile`` that is the user's own
+(``ownership``; ``PROFILE`` and/or ``tool=PROFILE`` lines), ``ccs use PROFILE``.
 
 Writing the shims and the choice is ``shim_setup.py``. This module runs on every shim start: it
-imports nothing beyond the standard library until it launches, and never the client registry (the
-shim script names its tool).
+imports nothing beyond the standard library and ``ownership`` until it launches or has an error to
+tell, and never the client registry (the shim script names its tool).
 """
 
 from __future__ import annotations
