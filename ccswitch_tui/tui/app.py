@@ -70,9 +70,12 @@ class CcsApp(App[None]):
     BINDINGS = [*bindings(), Binding("a", "toggle_all_processes", "All processes", id="running-all",
                                      tooltip="Running tab: also list any process whose environment holds "
                                              "routing variables"),
+                Binding("u", "toggle_rounds", "Rounds", id="runs-rounds", show=False,  # the footer is full
+                        tooltip="Runs tab: the consistency gap per round of reruns, with the verdicts beside it "
+                                "(u again: the runs)"),
                 Binding("escape", "leave_pane", "Back to the list", show=False, id="leave-pane",
                         tooltip="From a pane back to the profile list")]
-    TAB_ACTIONS = {"toggle_all_processes": "running"}
+    TAB_ACTIONS = {"toggle_all_processes": "running", "toggle_rounds": "runs"}
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
 
@@ -485,6 +488,10 @@ class CcsApp(App[None]):
     def _running_ready(self) -> None:
         if self.detail_pane.active_tab == "running":
             self.scan_processes()
+
+    def action_toggle_rounds(self) -> None:
+        for view in self.query(RunsView):
+            view.toggle_rounds()
 
     def action_toggle_all_processes(self) -> None:
         self.show_all_processes = not self.show_all_processes
