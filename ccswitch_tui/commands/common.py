@@ -26,6 +26,7 @@ class Context:
     _paths: Paths | None = None
     _store: Store | None = None
     _keys: KeyStore | None = None
+    from_shim: bool = False  # started by a shim (`ccs use`): a one-prompt run prints no resume hint
 
     @property
     def paths(self) -> Paths:

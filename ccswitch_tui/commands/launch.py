@@ -155,7 +155,8 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label,
+                            from_shim=ctx.from_shim)
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 

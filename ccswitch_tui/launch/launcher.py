@@ -379,10 +379,14 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
 
 
 def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
-            tail: Tail | None = None) -> int:
+            tail: Tail | None = None, from_shim: bool = False, on_resume: Callable[[str], None] | None = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
     hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
-    a pseudo-terminal of its own and its last output is kept there."""
+    a pseudo-terminal of its own and its last output is kept there.
+
+    After a session the client can resume, the line that resumes it with the same profile goes to
+    ``on_resume`` (the TUI shows it), else to stderr on a terminal; none after a one-prompt run
+    started by a shim (``claude -p`` in a script)."""
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
     hooks = hooks_for(prep, recording)
@@ -441,9 +445,15 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             hook.close(ctx)
         if manifest is not None:
             close_manifest(paths, manifest)
-    if _terminal_fd() is not None and (args := tools.get(plan.tool).resume_command(plan, started)):
-        line = f"ccs: to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}"
-        print(visible(line), file=sys.stderr)  # a session id read from the client's own files
+    spec = tools.get(plan.tool)
+    wanted = on_resume is not None or _terminal_fd() is not None
+    if wanted and not (from_shim and spec.batch(prep.user_args or ())) and (
+            args := spec.resume_command(plan, started)):
+        line = visible(f"to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}")
+        if on_resume is not None:  # a session id read from the client's own files: shown escaped
+            on_resume(line)
+        else:
+            print(f"ccs: {line}", file=sys.stderr)
     return status
 
 

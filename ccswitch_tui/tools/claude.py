@@ -37,7 +37,14 @@ from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import select, string, url
 from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, CLAUDE_QUIET_SETTINGS_ENV, is_official, quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, newest_session_id
+from ccswitch_tui.tools.spec import (
+    DoctorContext,
+    DoctorPart,
+    ProbeSpec,
+    ToolSpec,
+    has_option,
+    newest_session_id,
+)
 
 SETTINGS_FILE = "ccs-settings.json"
 MANAGED_ENV = "CCS_CLAUDE_MANAGED_SETTINGS"  # where to look for the managed layer instead (tests)
@@ -271,6 +278,9 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
             return None
         sid = newest_session_id((Path(config_dir) / "projects").glob("*/*.jsonl"), since)
         return None if sid is None else f"--resume {sid}"
+
+    def batch(self, args: Sequence[str]) -> bool:
+        return has_option(args, "-p", "--print")
 
     def user_argv(self, argv: Sequence[str]) -> list[str]:
         """Without ``--settings <ccs-settings.json>`` and ``--setting-sources user``."""

@@ -40,7 +40,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.tools.opencode_family import (
     OpenCodeFamilySpec,
     disabled,
@@ -81,10 +80,6 @@ class KiloSpec(OpenCodeFamilySpec):
     agent_models = True
     project_files = "kilo.json[c], opencode.json[c], .kilo/ or .kilocode/"
 
-    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        sid = newest_session(Path(plan.env["XDG_DATA_HOME"]) / "kilo" / "kilo.db", plan.cwd, since)
-        return None if sid is None else f"--session {sid}"
-
     def managed_layers(self, environ: Mapping[str, str]) -> list[Path]:
         folder = Path(environ[MANAGED_ENV]) if environ.get(MANAGED_ENV) else MANAGED_DIR
         return [folder / n for n in reversed(DIR_FILES)]
@@ -109,27 +104,6 @@ class KiloSpec(OpenCodeFamilySpec):
         out += [("global", xdg_config(environ) / "kilo" / n)
                 for n in ("opencode.jsonc", "opencode.json", "kilo.jsonc", "kilo.json", "config.json")]
         return out
-
-
-def newest_session(db: Path, cwd: Path, since: float) -> str | None:
-    """The id of the newest top-level session in ``cwd`` updated since ``since`` (epoch seconds), read
-    from Kilo's database without writing to it; None when there is none or the database is unreadable."""
-    import sqlite3  # lazy: read only after an interactive session
-
-    if not db.is_file():
-        return None
-    try:
-        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
-        try:
-            row = con.execute("SELECT id FROM session WHERE parent_id IS NULL AND directory IN (?, ?) "
-                              "AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1",
-                              (str(cwd), str(cwd.resolve()), int(since * 1000))).fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    sid = row[0] if row else None
-    return sid if isinstance(sid, str) and sid.replace("_", "").isalnum() else None
 
 
 TOOL = KiloSpec()

@@ -356,8 +356,9 @@ class Service:
                             environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
                             nested=nested, argv_override=argv_override)
 
-    def execute(self, prep: Prepared, tail: Tail | None = None) -> int:
-        return launch.execute(prep, self.paths, tail=tail)  # the plan carries force/nested
+    def execute(self, prep: Prepared, tail: Tail | None = None, on_resume: Callable[[str], None] | None = None) -> int:
+        # the plan carries force/nested; the resume hint goes to the app, which shows it once back
+        return launch.execute(prep, self.paths, tail=tail, on_resume=on_resume)
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 
