@@ -39,6 +39,7 @@ COMMANDS = {
     "check": "diagnose:check_cmd",
     "use": "use:use_cmd",
     "status": "use:status_cmd",
+    "uninstall": "use:uninstall_cmd",
     "usage": "usage:usage_cmd",
 }
 

@@ -44,7 +44,7 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
              + (f"; {path_note}" if path_note else ""))
         return 127
     try:
-        choice = choose(tool, os.getcwd(), state)
+        choice = choose(tool, os.getcwd(), state, profiles=profiles)
     except SelectionError as exc:
         _say(f"error: {exc}")
         return 2

@@ -49,7 +49,7 @@ def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Stor
     for tool, program in progs.items():
         row: dict[str, Any] = {"tool": tool, "program": program}
         try:
-            choice = shims.choose(tool, cwd, paths.state, tuple(progs))
+            choice = shims.choose(tool, cwd, paths.state, tuple(progs), paths.profiles)
         except shims.SelectionError as exc:
             report["error"] = str(exc)
             row.update(profile=None, source="error", where=None, why=str(exc))
