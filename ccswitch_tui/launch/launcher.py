@@ -421,6 +421,15 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                 for hook in hooks:
                     hook.child_started(ctx, pgid)
 
+            ended = [False]
+            spec = tools.get(plan.tool)
+            if spec.program and spec.batch(prep.user_args or ()) and \
+                    not any(isinstance(h, RecordingHook) for h in hooks):
+                # lazy: only a one-prompt launch pays for the check of its endpoints
+                from ccswitch_tui.launch.reachable import watch
+
+                watch(plan, spec.label, lambda: ended[0])
+
             if tail is not None:
                 # lazy: keeps ccswitch_tui.launch.ptytail off `ccs run`'s imports
                 from ccswitch_tui.launch.ptytail import supervise_on_pty
@@ -429,6 +438,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                                           started=started_)
             else:
                 status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_)
+            ended[0] = True
         except OSError as exc:
             assert manifest is not None
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
