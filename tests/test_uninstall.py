@@ -130,7 +130,7 @@ def test_uninstall_all_lists_first_then_removes_state_packages_profiles_and_keys
                  f"{state / 'runs'}  (run manifests", f"{shim_dir() / 'claude'}  (a ccs launcher",
                  f"{ccs_home() / 'profiles' / 'q.toml'}  (profile 'q'", f"would remove key '{key_id}-q'"):
         assert what in listed.stdout, (what, listed.stdout)
-    assert re.search(r"shared  \(pieces shared by every profile \(Codex's packages\), 29\d\.\d KB\)", listed.stdout)
+    assert re.search(r"shared  \(pieces shared by every profile \(a client's downloads\), 29\d\.\d KB\)", listed.stdout)
     assert state.exists() and keyring.get_password(SERVICE, key_id) == KEY  # a dry run removes nothing
 
     refused = ccs("uninstall", "--all", "--keys", "--profiles")

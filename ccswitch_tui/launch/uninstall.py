@@ -155,8 +155,8 @@ def leftovers(paths: Paths, environ: Mapping[str, str], *, state: bool, profiles
 
 
 def _state_what(name: str) -> str:
-    return {"runs": "run manifests and request records", "shared": "pieces shared by every profile (Codex's "
-            "packages)", "salt": "the fingerprint salt", "keys.json": "the index of key ids",
+    return {"runs": "run manifests and request records", "shared": "pieces shared by every profile (a client's "
+            "downloads)", "salt": "the fingerprint salt", "keys.json": "the index of key ids",
             "tui.json": "the TUI's settings"}.get(name, "ccs's state")
 
 
