@@ -28,6 +28,7 @@ from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.profiles.digest import profile_digest
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
 from ccswitch_tui.tempfiles import sweep_temp_files
@@ -70,6 +71,8 @@ class Prepared:
     key_fingerprint: str
     key: str = field(default="", repr=False)  # for the recording bridge, which holds it instead of the child
     record: bool = False  # the profile's [policy].record
+    key_salt: str | None = None  # the id of the salt the fingerprint was taken under (keys.salt)
+    profile_digest: str | None = None  # what the profile sets for its launches (profiles.digest)
 
 
 def build(
@@ -108,7 +111,8 @@ def build(
         hint = adapter.install_hint if adapter.program and plan.argv[0] == adapter.program else \
             "check the command name and the profile's PATH"
         raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
-    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
+    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record, keys.salt().id,
+                    profile_digest(profile))
 
 
 def files_lock(folder: Path) -> Path:
@@ -176,6 +180,8 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "models": dict(plan.models),
         "key_id": plan.key_id,
         "key_fingerprint": prep.key_fingerprint,
+        "key_salt": prep.key_salt,
+        "profile_digest": prep.profile_digest,
         "env_names": sorted(plan.env),
         "env_hash": env_hash(plan.non_secret_env()),
         "env_digests": env_digests(plan.non_secret_env()),

@@ -68,6 +68,8 @@ def _base_urls_seen(v: RunView) -> list[str]:
 
 def _why(field: str, diffs: Sequence[Any], fps: int) -> str:
     d = diffs[0]
+    if field == "fingerprint_salt":
+        return str(d.cause)
     if field == "key_fingerprint":
         return f"key rotated ({fps} fingerprints): {d.cause}" if d.cause else f"key rotated ({fps} fingerprints)"
     if field == "base_urls":
@@ -141,6 +143,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         notes.append(f"requests went to {len(urls)} base URLs within a run: {', '.join(urls)}")
         by_field["endpoints"] = []
     reasons = [(_why(f, ds, len(fps)) if ds else f"requests to {', '.join(urls)}") for f, ds in by_field.items()]
+    if "fingerprint_salt" in by_field:  # fingerprints that cannot be compared tell no key strategy
+        row["key_strategy"] = "salts differ"
     row["comparable"] = not reasons
     row["drifted"] = list(by_field)
     row["verdict"] = "clean: the gap is the agent's" if not reasons else "not comparable: " + "; ".join(reasons)
