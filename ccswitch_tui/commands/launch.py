@@ -22,11 +22,13 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, user_argv
+from ccswitch_tui.runs.round_locks import locked_first
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
+    from ccswitch_tui.launch.rerun import HeldLaunch
     from ccswitch_tui.model import LaunchPlan
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
@@ -88,6 +90,39 @@ def record_options(f: Any) -> Any:
                              "(default: the profile's [policy].record).")(f)
 
 
+def hold_options(f: Any) -> Any:
+    """--same-as and --locked: a rerun held to its round (launch and run)."""
+    f = click.option("--locked", is_flag=True,
+                     help="Lock the round of --label: every later run with that label must be the same as its "
+                          "first run (see --same-as).")(f)
+    return click.option("--same-as", metavar="ROUND_OR_RUN",
+                        help="Refuse to start (exit 3) unless this run would be the same as the first run of round "
+                             "ROUND (a --label) or as run ID: profile, base URLs, exported names, key fingerprint, "
+                             "models, client and ccs versions, environment. With --record, a served model or "
+                             "endpoint that drifts is said as it happens.")(f)
+
+
+def _held(ctx: Context, prep: launch.Prepared, same_as: str | None, label: str | None, lock: bool) -> HeldLaunch | None:
+    """The launch held to its round when a round or run binds it (``launch.rerun``), else None. A label
+    alone costs one small read (is its round locked?)."""
+    if same_as is None and not lock and (label is None or locked_first(ctx.paths, label) is None):
+        return None
+    # lazy: the rerun lock (and the verdict) only for a launch held to a round
+    from ccswitch_tui.launch.rerun import hold
+
+    held = hold(prep, ctx.paths, same_as=same_as, label=label, lock=lock)
+    _warn_lines(list(held.warnings))
+    return held
+
+
+def _execute(ctx: Context, prep: launch.Prepared, held: HeldLaunch | None, label: str | None,
+             recording: Recording) -> int:
+    if held is None:
+        return launch.execute(prep, ctx.paths, recording=recording, label=label)
+    return launch.execute(prep, ctx.paths, recording=recording, label=held.label, fields=held.fields,
+                          hooks=held.hooks)
+
+
 def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
     """Off (--no-record), as the profile says, or on with the options for the bridge."""
 
@@ -135,12 +170,13 @@ def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
 @nested_option
 @env_note_option
 @record_options
+@hold_options
 @click.argument("tool_args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
 def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
                nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool, strict_model: bool,
                label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
-               tool_args: tuple[str, ...]) -> int:
+               same_as: str | None, locked: bool, tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
 
     launch.refuse_nested(ctx.environ, nested)
@@ -153,8 +189,9 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
+    held = _held(ctx, prep, same_as, label, locked)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = _execute(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
@@ -163,19 +200,21 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 @nested_option
 @env_note_option
 @record_options
+@hold_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_ctx
 def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool,
             strict_model: bool, label: str | None, outcomes: str | None, task_column: str | None,
-            success_column: str | None, command: tuple[str, ...]) -> int:
+            success_column: str | None, same_as: str | None, locked: bool, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
 
     launch.refuse_nested(ctx.environ, nested)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
+    held = _held(ctx, prep, same_as, label, locked)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = _execute(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 

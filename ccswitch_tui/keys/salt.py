@@ -55,10 +55,10 @@ class Salt:
         return self.source != INSTALL
 
     def describe(self) -> str:
-        where = {INSTALL: "this install's own (state/salt): fingerprints compare on this machine only",
+        where = {INSTALL: "this install's own (state/salt); fingerprints compare on this machine only",
                  SHARED_VARIABLE: f"shared, from {SHARED_SALT_VAR}",
-                 SHARED_STATE: "shared, set with `ccs key salt set` (state/shared-salt)"}[self.source]
-        return f"salt {self.id} ({where})"
+                 SHARED_STATE: "shared, stored with `ccs key salt set`"}[self.source]
+        return f"salt {self.id}: {where}"
 
 
 def fingerprint(value: str, salt: bytes) -> str:

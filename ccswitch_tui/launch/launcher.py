@@ -380,13 +380,15 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
 
 
 def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
-            tail: Tail | None = None) -> int:
+            tail: Tail | None = None, fields: Mapping[str, Any] | None = None,
+            hooks: Sequence[LaunchHook] = ()) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
-    hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
-    a pseudo-terminal of its own and its last output is kept there."""
+    hooks (``hooks``, then ``hooks_for``'s) run around each step and are closed in reverse. With
+    ``tail`` (a ``ptytail.Tail``) the child runs on a pseudo-terminal of its own and its last output is
+    kept there. ``fields`` go into the manifest as they are (a held launch's ``same_as``, ``locked``)."""
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
-    hooks = hooks_for(prep, recording)
+    hooks = [*hooks, *hooks_for(prep, recording)]
     manifest: dict[str, Any] | None = None
     prepared: list[LaunchHook] = []
     try:
@@ -399,6 +401,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
             manifest["label"] = label
+        manifest.update(fields or {})
         manifest.update(ctx.manifest)
         ctx.manifest = manifest
         for hook in hooks:

@@ -298,6 +298,11 @@ def compare_views(a: RunView, b: RunView) -> Verdict:
         if here[0] != here[1]:
             notes.append(f"{b.launch_id} ran on {here[1]}, {a.launch_id} on {here[0]}")
     for m in (ma, mb):
+        marks = m.get("live_drift")
+        if isinstance(marks, list) and marks:
+            shown = ", ".join(f"{x.get('field')} {x.get('value')}" for x in marks[:5] if isinstance(x, dict))
+            notes.append(f"{m.get('launch_id')} drifted while it ran: {shown}")
+    for m in (ma, mb):
         if m.get("forced") and not any(d.field == "forced" for d in diffs):
             notes.append(f"{m.get('launch_id')} was forced past: {_overridden(m)}")
     return Verdict(b.launch_id, a.launch_id, tuple(diffs), rest if any(d.field == "env" for d in diffs) else None,
@@ -317,6 +322,35 @@ def compare_all(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = No
     """Each run after the first against the first."""
     views = [view(m, paths) for m in manifests]
     return [compare_views(views[0], v) for v in views[1:]]
+
+
+# --- a recorded rerun, request by request, against its baseline -------------------------------------
+
+LIVE_FIELDS = ("models_served", "endpoints")
+
+
+def live_expectations(base: RunView) -> dict[str, frozenset[str]] | None:
+    """What the baseline's requests were served by and went to; None when it was not recorded."""
+    if base.summary is None:
+        return None
+    v = values(base)
+    return {f: frozenset(str(x) for x in v[f]) for f in LIVE_FIELDS}
+
+
+def live_differences(expected: Mapping[str, frozenset[str]], record: Mapping[str, Any]) -> list[Difference]:
+    """A request record of a run going on whose served model or endpoint the baseline never saw: the
+    same fields, compared the same way, as ``compare_views`` judges once the run has ended."""
+    out = []
+    served = record.get("model_served")
+    if isinstance(served, str) and served and served not in expected["models_served"]:
+        out.append(Difference("models_served", MODEL, sorted(expected["models_served"]), served,
+                              f"request {record.get('id')} was answered by {served!r}"))
+    url = record.get("upstream_url")
+    endpoint = url.split("?")[0] if isinstance(url, str) else ""
+    if endpoint and endpoint not in expected["endpoints"]:
+        out.append(Difference("endpoints", ROUTING, sorted(expected["endpoints"]), endpoint,
+                              f"request {record.get('id')} went to {endpoint}"))
+    return out
 
 
 # --- a live run against its own launch ------------------------------------------------------------
