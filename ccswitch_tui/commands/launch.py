@@ -329,7 +329,24 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     out(_format_env(*_evaluable_env(plan, reveal), fmt))
 
 
-@click.group("runs", invoke_without_command=True)
+class RunsGroup(click.Group):
+    """`ccs runs` and its subcommands; export and import load only when asked for."""
+
+    LAZY = {"export": "runs_export", "import": "runs_import"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *self.LAZY]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY:
+            # lazy: export and import (tarfile, gzip) stay off `ccs run`'s imports
+            from ccswitch_tui.commands import runs_travel
+
+            return getattr(runs_travel, self.LAZY[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group("runs", cls=RunsGroup, invoke_without_command=True)
 @click.option("--profile", help="Only this profile's runs.")
 @json_option
 @click.pass_context
