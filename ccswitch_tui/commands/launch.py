@@ -22,6 +22,7 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, user_argv
+from ccswitch_tui.runs.origin import machine_here, machine_of, machines, refuse_imported
 from ccswitch_tui.runs.round_locks import locked_first
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
@@ -357,9 +358,10 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
+    here = machine_here()
     if as_json:
 
-        emit_json({"runs": [m | {"state": state(m)} for m in runs]})
+        emit_json({"runs": [m | {"state": state(m), "machine": machine_of(m, here)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
@@ -368,7 +370,12 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m),
              m.get("key_fingerprint") or "-", shlex.join(user_argv(m))[:60]] for m in runs]
-    click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
+    headers = ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]
+    if len(machines(runs, here)) > 1:  # imported runs from elsewhere: say where each ran
+        headers.insert(1, "MACHINE")
+        for row, m in zip(rows, runs, strict=True):
+            row.insert(1, machine_of(m, here))
+    click.echo(table(rows, headers))
 
 
 @runs_group.command("diff")
@@ -497,6 +504,7 @@ def runs_attach(ctx: Context, launch_id: str, file: str, task_column: str | None
     # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
     from ccswitch_tui.runs.outcomes import attach, read_outcomes
 
+    refuse_imported(find_manifest(ctx.paths, launch_id), "attach its outcomes")
     outcomes = read_outcomes(Path(file), task_column, success_column)
     attach(ctx.paths, launch_id, outcomes)
     click.echo(f"attached {outcomes['tasks']} task results ({outcomes['passed']} solved) to run {launch_id}")

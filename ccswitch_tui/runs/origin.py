@@ -43,16 +43,17 @@ def machine_of(m: Mapping[str, Any], here: str | None = None) -> str:
     origin = imported_from(m)
     if origin is not None and isinstance(origin.get("machine"), str):
         return origin["machine"]
-    return here if here is not None else _safe_here()
+    return here if here is not None else machine_here()
 
 
 def machines(manifests: Iterable[Mapping[str, Any]], here: str | None = None) -> list[str]:
     """The machines the runs ran on, sorted. A view shows a machine column when there is more than one."""
-    here = here if here is not None else _safe_here()
+    here = here if here is not None else machine_here()
     return sorted({machine_of(m, here) for m in manifests})
 
 
-def _safe_here() -> str:
+def machine_here() -> str:
+    """This machine's name for a view (a bad ``CCS_MACHINE`` is said where it matters: export)."""
     try:
         return this_machine()
     except UsageError:  # a bad CCS_MACHINE is said where it matters (export); a view still shows

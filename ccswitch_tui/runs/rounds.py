@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs.origin import machines
 from ccswitch_tui.runs.outcomes import results_of
 from ccswitch_tui.runs.verdict import RunView, compare_views, view
 
@@ -128,6 +129,7 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         "auth_failures": status("401", "403"),
         "rate_limited": status("429"),
         "recorded": f"{len(summaries)}/{len(views)}",
+        "machines": machines(manifests),
     })
 
     by_field: dict[str, list[Any]] = {}
@@ -186,10 +188,18 @@ def cell(row: Mapping[str, Any], key: str) -> str:
     return str(v)
 
 
+def shown_columns(data: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The columns, with MACHINES after K when a round's runs ran on more than one machine."""
+    if any(len(r.get("machines") or []) > 1 for r in data["rounds"]):
+        return (*COLUMNS[:2], ("machines", "MACHINES"), *COLUMNS[2:])
+    return COLUMNS
+
+
 def terminal(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
     """Headers, cells and the verdict lines printed under the table."""
-    headers = [h for _, h in COLUMNS] + ["VERDICT"]
-    cells = [[cell(r, k) for k, _ in COLUMNS] + ["clean" if r.get("comparable") else "NOT COMPARABLE"]
+    columns = shown_columns(data)
+    headers = [h for _, h in columns] + ["VERDICT"]
+    cells = [[cell(r, k) for k, _ in columns] + ["clean" if r.get("comparable") else "NOT COMPARABLE"]
              for r in data["rounds"]]
     lines = [f"{r['round']}: {r['verdict']}" for r in data["rounds"]]
     lines += [f"{r['round']}: note: {n}" for r in data["rounds"] for n in r.get("notes", [])]
@@ -202,10 +212,11 @@ def _md(text: str) -> str:
 
 def markdown(data: Mapping[str, Any]) -> str:
     """A Markdown table to paste into an experiment report, the verdict in its last column."""
-    headers = [h for _, h in COLUMNS] + ["ROUTING VERDICT"]
+    columns = shown_columns(data)
+    headers = [h for _, h in columns] + ["ROUTING VERDICT"]
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for r in data["rounds"]:
-        out.append("| " + " | ".join(_md(cell(r, k)) for k, _ in COLUMNS) + f" | {_md(r['verdict'])} |")
+        out.append("| " + " | ".join(_md(cell(r, k)) for k, _ in columns) + f" | {_md(r['verdict'])} |")
     notes = [f"- {r['round']}: {_md(n)}" for r in data["rounds"] for n in r.get("notes", [])]
     out += ["", "pass@1: mean success over all runs; pass^k: tasks solved in every run; pass@k: solved in at "
             "least one; gap = pass@1 − pass^k (percentage points)."]
@@ -215,7 +226,7 @@ def markdown(data: Mapping[str, Any]) -> str:
 def to_csv(data: Mapping[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    keys = [k for k, _ in COLUMNS] + ["comparable", "verdict"]
+    keys = [k for k, _ in shown_columns(data)] + ["comparable", "verdict"]
     w.writerow(keys)
     for r in data["rounds"]:
         w.writerow([("" if cell(r, k) == "-" else cell(r, k)) if k not in ("comparable", "verdict") else r.get(k)
