@@ -31,6 +31,7 @@ from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.profiles.digest import profile_digest
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
+from ccswitch_tui.runs.origin import this_machine
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools import share
@@ -73,6 +74,7 @@ class Prepared:
     record: bool = False  # the profile's [policy].record
     key_salt: str | None = None  # the id of the salt the fingerprint was taken under (keys.salt)
     profile_digest: str | None = None  # what the profile sets for its launches (profiles.digest)
+    machine: str | None = None  # where it runs (runs.origin)
 
 
 def build(
@@ -112,7 +114,7 @@ def build(
             "check the command name and the profile's PATH"
         raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
     return Prepared(plan, executable, keys.fingerprint(key), key, profile.record, keys.salt().id,
-                    profile_digest(profile))
+                    profile_digest(profile), this_machine(environ, strict=False))
 
 
 def files_lock(folder: Path) -> Path:
@@ -188,6 +190,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "files": dict(files),
         "tool_version": tool_version(prep.executable) if tools.get(plan.tool).program else None,
         "ccs_version": __version__,
+        "machine": prep.machine,
         "forced": bool(plan.force and plan.refusals),
         "overridden": [r.message for r in plan.refusals] if plan.force else [],
         "nested": plan.nested,

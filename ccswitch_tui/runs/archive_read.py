@@ -267,6 +267,9 @@ def _run(path: Path, lid: str, seen: Mapping[str, tuple[bytes | Path, str]], arc
         raise _refuse(path, f"{name} holds the manifest of another run ({_shown(str(manifest['launch_id']))})")
     if "label" in manifest and not isinstance(manifest["label"], str):
         raise _refuse(path, f"{name}: its label is not text")
+    if manifest.get("machine") is not None and not (isinstance(manifest["machine"], str)
+                                                    and MACHINE_RE.fullmatch(manifest["machine"])):
+        raise _refuse(path, f"{name}: its machine is not a machine's name")
     if "origin" in manifest:
         problem = _origin_problem(manifest["origin"])
         if problem:

@@ -1,4 +1,5 @@
-"""Where a run ran: this machine, or the machine an imported run came from (``ccs runs import``).
+"""Where a run ran: each manifest names its machine (``machine``); an imported one also says where it
+came from (``ccs runs import``).
 
 An imported manifest carries ``origin`` — the machine that exported it, that machine's ccs version,
 when it was exported and the id of that machine's own fingerprint salt — and is read-only here.
@@ -19,15 +20,16 @@ MACHINE_VAR = "CCS_MACHINE"
 MACHINE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
-def this_machine(environ: Mapping[str, str] | None = None) -> str:
-    """This machine's name: ``CCS_MACHINE``, else the host name (cut to a name's characters)."""
+def this_machine(environ: Mapping[str, str] | None = None, *, strict: bool = True) -> str:
+    """This machine's name: ``CCS_MACHINE``, else the host name (cut to a name's characters). A
+    ``CCS_MACHINE`` that is no name is a UsageError, or (``strict=False``: a launch) the host name."""
     env = os.environ if environ is None else environ
     given = env.get(MACHINE_VAR, "").strip()
-    if given:
-        if not MACHINE_RE.fullmatch(given):
-            raise UsageError(f"{MACHINE_VAR}={given[:40]!r} is not a machine name: use letters, digits, '.', "
-                             "'_' and '-' (64 at most), starting with a letter or digit")
+    if given and MACHINE_RE.fullmatch(given):
         return given
+    if given and strict:
+        raise UsageError(f"{MACHINE_VAR}={given[:40]!r} is not a machine name: use letters, digits, '.', "
+                         "'_' and '-' (64 at most), starting with a letter or digit")
     host = re.sub(r"[^A-Za-z0-9._-]", "-", os.uname().nodename)[:64].lstrip("._-")
     return host or "localhost"
 
@@ -39,10 +41,11 @@ def imported_from(m: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def machine_of(m: Mapping[str, Any], here: str | None = None) -> str:
-    """The machine a run ran on: its origin's, else ``here`` (this machine's name)."""
-    origin = imported_from(m)
-    if origin is not None and isinstance(origin.get("machine"), str):
-        return origin["machine"]
+    """The machine a run ran on: as its manifest says (since this version), else as the machine that
+    exported it says, else ``here`` (this machine's name: a run of this state folder)."""
+    for value in (m.get("machine"), (imported_from(m) or {}).get("machine")):
+        if isinstance(value, str) and MACHINE_RE.fullmatch(value):
+            return value
     return here if here is not None else machine_here()
 
 
