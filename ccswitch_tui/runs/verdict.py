@@ -47,6 +47,9 @@ FIELDS: tuple[tuple[str, str], ...] = (
 KIND_OF = dict(FIELDS)
 OBSERVED = ("models_requested", "models_served", "endpoints", "request_counts", "errors", "retries",
             "auth_failures", "rate_limited")
+# Where ccs itself keeps its files (passed to the child so that a ccs in it finds the same profiles): two
+# machines, or two state folders, differ in it without a request going elsewhere.
+STATE_ENV = frozenset({"CCS_HOME"})
 PROXY_NAMES = frozenset({"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
                          "NO_PROXY", "no_proxy"})
 
@@ -203,11 +206,12 @@ def values(v: RunView) -> dict[str, Any]:
 
 def _proxy_and_env(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[dict[str, list[str]] | None, list[str]]:
     """The variable changes and, apart, the proxy variables among them. Session variables, ccs's own
-    markers and the variables that carry the base URLs and models (compared as such) are left out."""
+    markers, its state folder and the variables that carry the base URLs and models (compared as such)
+    are left out."""
     changes = env_changes(a, b)
     if changes is None:
         return None, []
-    covered = set(MARKERS) | SESSION_ENV
+    covered = set(MARKERS) | SESSION_ENV | STATE_ENV
     for m in (a, b):
         for f in ("base_urls", "models"):
             if isinstance(m.get(f), dict):
