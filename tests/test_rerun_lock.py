@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -210,3 +211,41 @@ def test_a_drifted_model_is_said_while_the_run_goes_on(ccs, env, tmp_path):
         assert f"{rerun['launch_id']} drifted while it ran: models_served gpt-4.1-mini-2025" in diff.stdout
     finally:
         stub.close()
+
+
+def test_a_plain_or_labelled_launch_loads_nothing_of_the_lock(tmp_path):
+    """Without --same-as (and with a label whose round is not locked) `ccs run` loads neither the rerun
+    lock nor the verdict nor the archive code; a held launch loads the lock."""
+    lock = ("ccswitch_tui.launch.rerun", "ccswitch_tui.runs.rerun_lock", "ccswitch_tui.runs.verdict",
+            "ccswitch_tui.runs.live_drift", "tarfile", "ccswitch_tui.runs.archive_read")
+    code = (
+        "import sys\n"
+        "from ccswitch_tui.cli import run\n"
+        "codes = [run(['new', 'p', '--base-url', 'http://127.0.0.1:9/v1', '--key', 'env:LOCK_KEY'])]\n"
+        "codes.append(run(['run', 'p', '--', 'true']))\n"
+        "codes.append(run(['run', '--label', 'free', 'p', '--', 'true']))\n"
+        f"plain = sorted(m for m in {lock!r} if m in sys.modules)\n"
+        "codes.append(run(['run', '--same-as', 'free', 'p', '--', 'true']))\n"
+        f"held = sorted(m for m in {lock!r} if m in sys.modules)\n"
+        "print(codes, plain, held, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CCS_HOME": str(tmp_path), "LOCK_KEY": KEY}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    expected = sorted(m for m in lock if "archive" not in m and m != "tarfile")
+    assert r.stderr.strip().splitlines()[-1] == f"[0, 0, 0, 0] [] {expected}", r.stdout + r.stderr
+
+
+def test_a_first_run_that_cannot_start_leaves_its_round_unlocked(ccs, env, tmp_path):
+    """The run cannot start (its runs folder is a file: no records, no manifest): its round is not left
+    locked to a run that does not exist."""
+    profile(ccs, env)
+    runs_dir = Path(os.environ["CCS_HOME"]) / "state" / "runs"
+    runs_dir.parent.mkdir(parents=True, exist_ok=True)
+    runs_dir.write_text("not a folder")
+    r = ccs("run", "--record", "--label", "R", "--locked", "p", "--", "true", env=env)
+    assert_one_line(r, 2)
+    locks = Path(os.environ["CCS_HOME"]) / "state" / "locked-rounds.json"
+    assert json.loads(locks.read_text()) == {"rounds": {}}
+    runs_dir.unlink()
+    assert ccs("run", "--label", "R", "--locked", "p", "--", "true", env=env).returncode == 0
+    assert list(json.loads(locks.read_text())["rounds"]) == ["R"]

@@ -23,7 +23,7 @@ from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, user_argv
 from ccswitch_tui.runs.origin import machine_here, machine_of, machines, refuse_imported
-from ccswitch_tui.runs.round_locks import locked_first
+from ccswitch_tui.runs.round_locks import locked_first, unlock_unstarted
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
 
@@ -120,8 +120,12 @@ def _execute(ctx: Context, prep: launch.Prepared, held: HeldLaunch | None, label
              recording: Recording) -> int:
     if held is None:
         return launch.execute(prep, ctx.paths, recording=recording, label=label)
-    return launch.execute(prep, ctx.paths, recording=recording, label=held.label, fields=held.fields,
-                          hooks=held.hooks)
+    try:
+        return launch.execute(prep, ctx.paths, recording=recording, label=held.label, fields=held.fields,
+                              hooks=held.hooks)
+    finally:
+        if held.fields.get("locked") and held.label is not None:
+            unlock_unstarted(ctx.paths, held.label, prep.plan.launch_id)
 
 
 def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:

@@ -21,8 +21,6 @@ from ccswitch_tui.tempfiles import sweep_temp_files
 LOCKS_FILE = "locked-rounds.json"
 
 
-# --- locked rounds --------------------------------------------------------------------------------------
-
 def _locks_path(paths: Paths) -> Path:
     return paths.state / LOCKS_FILE
 
@@ -68,3 +66,16 @@ def lock_round(paths: Paths, label: str, launch_id: str) -> str:
     return launch_id
 
 
+
+
+def unlock_unstarted(paths: Paths, label: str, launch_id: str) -> None:
+    """Take back the lock of a round whose first run never got as far as its manifest (it could not
+    start): the round is not left locked to a run that does not exist."""
+    if (paths.runs / f"{launch_id}.json").exists():
+        return
+    with locked(paths.state / ".locked-rounds.lock"):
+        locks = _read_locks(paths)
+        if locks.get(label) != launch_id:
+            return
+        del locks[label]
+        atomic_write(_locks_path(paths), json.dumps({"rounds": locks}, indent=1, ensure_ascii=False) + "\n")
