@@ -353,6 +353,18 @@ def test_importing_twice_changes_nothing_and_imported_runs_are_read_only(ccs, ba
     assert "MACHINES" in table[0] and " a b " in table[1]
     diff = ccs("runs", "diff", "20260101T000001Z", "20260101T000005Z", env=b).stdout
     assert "note: 20260101T000005Z-00000005 ran on b, 20260101T000001Z-00000001 on a" in diff
+    usage = json.loads(ccs("usage", "--by", "machine", "--json", env=b).stdout)
+    assert [(r["key"], r["requests"]) for r in usage["rows"]] == [("a", 1)] and usage["totals"]["machines"] == ["a"]
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Store
+    from ccswitch_tui.tui import render
+    from ccswitch_tui.tui.service import Service
+
+    paths = resolve_paths({"CCS_HOME": str(home)})
+    rows = Service(paths, Store(paths), KeyStore(paths, {}), {}, tmp_path).runs("p")
+    shown = {r.manifest["launch_id"]: str(render.run_summary(r)) for r in rows}
+    assert "a (imported, read-only)" in shown["20260101T000001Z-00000001"]
+    assert "imported" not in shown["20260101T000005Z-00000005"]
     single = machine(base_env, tmp_path, "c")
     assert ccs("runs", "import", str(good_archive), env=single).returncode == 0
     assert "MACHINE" not in ccs("runs", env=single).stdout.splitlines()[0]  # one machine: no column

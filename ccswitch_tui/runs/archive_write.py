@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -34,7 +35,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.secret_forms import SecretSearch
 from ccswitch_tui.runs.manifests import find_manifest, load_manifests, manifest_path
 from ccswitch_tui.runs.origin import this_machine
-from ccswitch_tui.safe_read import loads_json, read_bytes, read_text
+from ccswitch_tui.safe_read import loads_json, read_text
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -149,25 +150,56 @@ def check_bytes(stream: IO[bytes], secrets: Iterable[tuple[str, str]]) -> None:
 
 # --- the archive ------------------------------------------------------------------------------------------
 
-def _run_files(paths: Paths, m: Mapping[str, Any]) -> list[tuple[str, bytes]]:
+@dataclass(frozen=True)
+class _File:
+    name: str  # in runs/
+    data: bytes | None = None  # a manifest, as it goes into the archive
+    path: Path | None = None  # records, streamed from the state folder
+    size: int = 0
+    digest: str = ""
+
+
+def _open_regular(path: Path) -> IO[bytes]:
+    """A records file to stream: a regular file only (never a FIFO that would hang the export)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{path}: not a regular file; remove it or leave its run out of the export")
+    return os.fdopen(fd, "rb")
+
+
+def _run_files(paths: Paths, m: Mapping[str, Any]) -> list[_File]:
     """A run's files as they go into the archive: the manifest (as JSON, without the blank space it is
-    written with), then its records when it has them."""
+    written with), then its records when it has them (read as they are, with their digest)."""
     lid = str(m["launch_id"])
     raw = loads_json(read_text(manifest_path(paths, lid)))
     raw["launch_id"] = lid
-    files = [(f"{lid}.json", (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))]
+    data = (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    files = [_File(f"{lid}.json", data=data, size=len(data), digest=hashlib.sha256(data).hexdigest())]
     records = paths.runs / f"{lid}{RECORDS_SUFFIX}"
-    if isinstance(m.get("recording"), dict) and records.is_file():
-        files.append((records.name, read_bytes(records, limit=8 << 30)))
+    if isinstance(m.get("recording"), dict) and records.exists():
+        digest, size = hashlib.sha256(), 0
+        with _open_regular(records) as fh:
+            while piece := fh.read(PIECE):
+                digest.update(piece)
+                size += len(piece)
+        files.append(_File(records.name, path=records, size=size, digest=digest.hexdigest()))
     return files
 
 
-def _member(tar: tarfile.TarFile, name: str, data: bytes, mtime: int) -> None:
+def _member(tar: tarfile.TarFile, name: str, f: _File | bytes, mtime: int) -> None:
+    data = f if isinstance(f, bytes) else f.data
     info = tarfile.TarInfo(name)
-    info.size, info.mtime, info.mode = len(data), mtime, 0o600
+    info.size = len(data) if data is not None else f.size  # type: ignore[union-attr]
+    info.mtime, info.mode = mtime, 0o600
     info.uid = info.gid = 0
     info.uname = info.gname = ""
-    tar.addfile(info, io.BytesIO(data))
+    if data is not None:
+        tar.addfile(info, io.BytesIO(data))
+        return
+    assert isinstance(f, _File) and f.path is not None
+    with _open_regular(f.path) as fh:
+        tar.addfile(info, fh)  # exactly info.size bytes: a file that grew meanwhile is cut where it was read
 
 
 def export(paths: Paths, manifests: Sequence[Mapping[str, Any]], dest: Path, secrets: Sequence[tuple[str, str]],
@@ -182,8 +214,7 @@ def export(paths: Paths, manifests: Sequence[Mapping[str, Any]], dest: Path, sec
     }
     runs = [(str(m["launch_id"]), _run_files(paths, m)) for m in manifests]
     for lid, files in runs:
-        index["runs"].append({"launch_id": lid, "files": {name: "sha256:" + hashlib.sha256(data).hexdigest()
-                                                          for name, data in files}})
+        index["runs"].append({"launch_id": lid, "files": {f.name: f"sha256:{f.digest}" for f in files}})
     dest = dest.resolve()
     if dest.is_dir():
         raise UsageError(f"{dest} is a folder; give the archive's file name with -o")
@@ -191,8 +222,8 @@ def export(paths: Paths, manifests: Sequence[Mapping[str, Any]], dest: Path, sec
         with tarfile.open(fileobj=plain, mode="w", format=tarfile.PAX_FORMAT) as tar:
             _member(tar, INDEX, (json.dumps(index, indent=2, ensure_ascii=False) + "\n").encode(), int(now))
             for _lid, files in runs:
-                for name, data in files:
-                    _member(tar, f"runs/{name}", data, int(now))
+                for f in files:
+                    _member(tar, f"runs/{f.name}", f, int(now))
         check_bytes(plain, secrets)
         plain.seek(0)
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
