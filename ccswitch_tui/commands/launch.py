@@ -12,6 +12,7 @@ import click
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
+from ccswitch_tui.commands.held import execute_held, held_launch, hold_options
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.keys.extra import resolve
 from ccswitch_tui.launch import launcher as launch
@@ -23,13 +24,11 @@ from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, user_argv
 from ccswitch_tui.runs.origin import machine_here, machine_of, machines, refuse_imported
-from ccswitch_tui.runs.round_locks import locked_first, unlock_unstarted
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.launcher import Recording
-    from ccswitch_tui.launch.rerun import HeldLaunch
     from ccswitch_tui.model import LaunchPlan
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
@@ -89,43 +88,6 @@ def record_options(f: Any) -> Any:
     return click.option("--record/--no-record", default=None,
                         help="Send the tool's requests through a loopback bridge that records each one "
                              "(default: the profile's [policy].record).")(f)
-
-
-def hold_options(f: Any) -> Any:
-    """--same-as and --locked: a rerun held to its round (launch and run)."""
-    f = click.option("--locked", is_flag=True,
-                     help="Lock the round of --label: every later run with that label must be the same as its "
-                          "first run (see --same-as).")(f)
-    return click.option("--same-as", metavar="ROUND_OR_RUN",
-                        help="Refuse to start (exit 3) unless this run would be the same as the first run of round "
-                             "ROUND (a --label) or as run ID: profile, base URLs, exported names, key fingerprint, "
-                             "models, client and ccs versions, environment. With --record, a served model or "
-                             "endpoint that drifts is said as it happens.")(f)
-
-
-def _held(ctx: Context, prep: launch.Prepared, same_as: str | None, label: str | None, lock: bool) -> HeldLaunch | None:
-    """The launch held to its round when a round or run binds it (``launch.rerun``), else None. A label
-    alone costs one small read (is its round locked?)."""
-    if same_as is None and not lock and (label is None or locked_first(ctx.paths, label) is None):
-        return None
-    # lazy: the rerun lock (and the verdict) only for a launch held to a round
-    from ccswitch_tui.launch.rerun import hold
-
-    held = hold(prep, ctx.paths, same_as=same_as, label=label, lock=lock)
-    _warn_lines(list(held.warnings))
-    return held
-
-
-def _execute(ctx: Context, prep: launch.Prepared, held: HeldLaunch | None, label: str | None,
-             recording: Recording) -> int:
-    if held is None:
-        return launch.execute(prep, ctx.paths, recording=recording, label=label)
-    try:
-        return launch.execute(prep, ctx.paths, recording=recording, label=held.label, fields=held.fields,
-                              hooks=held.hooks)
-    finally:
-        if held.fields.get("locked") and held.label is not None:
-            unlock_unstarted(ctx.paths, held.label, prep.plan.launch_id)
 
 
 def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
@@ -194,9 +156,9 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
-    held = _held(ctx, prep, same_as, label, locked)
+    held = held_launch(ctx, prep, same_as, label, locked)
     _env_note(ctx, prep.plan, no_env_note)
-    status = _execute(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
+    status = execute_held(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
@@ -217,9 +179,9 @@ def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record:
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
-    held = _held(ctx, prep, same_as, label, locked)
+    held = held_launch(ctx, prep, same_as, label, locked)
     _env_note(ctx, prep.plan, no_env_note)
-    status = _execute(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
+    status = execute_held(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
