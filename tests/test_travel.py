@@ -398,7 +398,8 @@ def test_a_locked_round_stays_locked_where_it_is_imported(ccs, base_env, tmp_pat
     assert ccs("run", "--label", "R", "--locked", "gw", "--", "true", env=a).returncode == 0
     archive = tmp_path / "a.tar.gz"
     assert ccs("runs", "export", "--label", "R", "-o", str(archive), env=a).returncode == 0
-    assert ccs("runs", "import", str(archive), env=b).returncode == 0
+    r = ccs("runs", "import", str(archive), env=b)
+    assert r.returncode == 0 and "round 'R' is locked on its first run" in r.stderr and "(from a)" in r.stderr
     r = ccs("run", "--label", "R", "gw", "--", "true", env={**b, "GW_KEY": "sk-another-0123456789abcdef"})
     assert_one_line(r, 3, says="would not be the same as the first run of locked round 'R'")
     assert "key_fingerprint" in r.stderr
@@ -418,6 +419,9 @@ def test_export_says_which_runs(ccs, base_env, tmp_path):
     r = ccs("runs", "export", "--since", "2026-01-01", "-o", str(tmp_path / "x.tar.gz"), env=a)
     assert r.returncode == 0 and "exported 1 run(s)" in r.stdout, r.stderr
     assert "run 20260101T000002Z-00000002 is still going: left out" in r.stderr
+    again = ccs("runs", "export", "--all", "-o", str(tmp_path / "x.tar.gz"), env=a)
+    assert_one_line(again, 2, says="x.tar.gz already exists; pass --force to replace it")
+    assert ccs("runs", "export", "--all", "--force", "-o", str(tmp_path / "x.tar.gz"), env=a).returncode == 0
     assert_one_line(ccs("runs", "export", "--all", "-o", str(tmp_path), env=a), 2, says="is a directory")
     assert_one_line(ccs("runs", "export", "--all", env={**a, "CCS_MACHINE": "bad name"}), 2,
                     says="CCS_MACHINE='bad name' is not a machine name")

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ccswitch_tui.commands.common import Context, pass_ctx
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.liveness import RUNNING, state
 from ccswitch_tui.runs.archive_read import import_archives
 from ccswitch_tui.runs.archive_write import export, known_secrets, select
@@ -29,9 +30,10 @@ def _notes(lines: list[str]) -> None:
 @click.option("--all", "every", is_flag=True, help="Every finished run.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
               help="The archive to write (default: ccs-runs-MACHINE-TIME.tar.gz here).")
+@click.option("--force", is_flag=True, help="Replace FILE when it exists.")
 @pass_ctx
 def runs_export(ctx: Context, launch_ids: tuple[str, ...], labels: tuple[str, ...], since: str | None, every: bool,
-                output: str | None) -> None:
+                output: str | None, force: bool) -> None:
     """Write runs (their manifests, records and outcomes, masked) to one archive for `ccs runs import` on
     another machine. The archive's bytes are checked for the runs' keys, [secrets] values, salts and
     bridge tokens, in their encoded forms too: finding one, nothing is written."""
@@ -41,6 +43,8 @@ def runs_export(ctx: Context, launch_ids: tuple[str, ...], labels: tuple[str, ..
     machine = this_machine(ctx.environ)
     dest = Path(output) if output else Path(f"ccs-runs-{machine}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
                                             ".tar.gz")
+    if dest.exists() and not force:
+        raise UsageError(f"{dest} already exists; pass --force to replace it")
     secrets = known_secrets(ctx.paths, manifests, ctx.store, ctx.keys, ctx.environ, notes)
     done = export(ctx.paths, manifests, dest, secrets, ctx.environ)
     _notes(notes)

@@ -347,6 +347,9 @@ def import_archives(paths: Paths, archive_paths: Sequence[Path]) -> Imported:
             label = run.manifest.get("label")
             if run.manifest.get("locked") is True and isinstance(label, str) and locked_first(paths, label) is None:
                 lock_round(paths, label, run.launch_id)
+                result.notes.append(f"round {label!r} is locked on its first run {run.launch_id} (from "
+                                    f"{run.manifest['origin'].get('machine')}): later runs with --label {label} "
+                                    "are held to it")
     return result
 
 
