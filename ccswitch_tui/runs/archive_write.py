@@ -5,7 +5,7 @@ version, when, the id of its own fingerprint salt, and each run's files with the
 ``runs/<launch-id>.json`` and, for a recorded run, ``runs/<launch-id>.requests.jsonl``. Manifests and
 records are masked when they are written; the export checks it once more on the archive's own bytes
 (the tar before compression) for the keys of the runs' profiles, their ``[secrets]`` values, the
-fingerprint salts, in every form a secret travels in (``policy.secret_forms``), and for anything
+fingerprint salts, in every form a secret travels in (``policy.secret_search``), and for anything
 shaped like a bridge token. Finding one, it writes nothing.
 """
 
@@ -32,7 +32,7 @@ from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.keys.salt import SHARED_SALT_VAR, install_salt_id
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy.secret_forms import SecretSearch
+from ccswitch_tui.policy.secret_search import SecretSearch
 from ccswitch_tui.runs.manifests import find_manifest, load_manifests, manifest_path
 from ccswitch_tui.runs.origin import this_machine
 from ccswitch_tui.safe_read import loads_json, read_text
