@@ -277,6 +277,9 @@ def hostile(kind: str, good: Path, tmp_path: Path) -> Path:
     if kind == "bad-machine":
         items[i] = (m, data.replace(b'"label"', b'"machine": "a\\u001b[2Jb", "label"'))
         return write(dest, items, reindex=True)
+    if kind == "foreign-records":
+        items[i] = (m, data.replace(b'"label"', b'"recording": {"records": "../../../.bashrc"}, "label"'))
+        return write(dest, items, reindex=True)
     if kind == "no-index":
         return write(dest, [x for x in items if x[0].name != "ccs-export.json"])
     if kind == "truncated":
@@ -295,7 +298,7 @@ HOSTILE = {
     "damaged-record": ".requests.jsonl line 2 is not JSON", "tampered": "its sha256 differs",
     "unlisted": "is not listed in ccs-export.json", "twice": "appears twice",
     "another-run": "holds the manifest of another run", "bad-machine": "its machine is not a machine's name",
-    "no-index": "no ccs-export.json", "truncated": "not a readable ccs runs archive",
+    "no-index": "no ccs-export.json", "foreign-records": "names a file beside it that is not runs/", "truncated": "not a readable ccs runs archive",
     "not-an-archive": "not a readable ccs runs archive",
 }
 

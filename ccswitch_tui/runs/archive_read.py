@@ -2,10 +2,10 @@
 
 An archive is read as hostile input: it is read whole, and checked whole, before anything is written —
 regular files only (no links, devices or folders), names ``ccs-export.json`` or
-``runs/<launch-id>.json|.requests.jsonl`` only (no absolute path, no ``..``), each member and the whole
-bounded, every manifest a JSON object named by its launch id, every record a JSON object, every file
-the one its index lists with the digest it lists. Any fault refuses the archive (and the others given
-with it) in one line, and nothing is written.
+``runs/<launch-id>.json|.requests.jsonl|.outcomes.jsonl`` only (no absolute path, no ``..``), each
+member and the whole bounded, every manifest a JSON object named by its launch id, every line of its
+records and results a JSON object, every file the one its index lists with the digest it lists. Any
+fault refuses the archive (and the others given with it) in one line, and nothing is written.
 
 Each imported manifest gains ``origin`` (the exporting machine, its ccs version, when it exported, the
 id of its own fingerprint salt) unless it has one already (a run imported there first keeps where it
@@ -31,7 +31,7 @@ from typing import IO, Any
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import Paths, ensure_private_dir
-from ccswitch_tui.runs.archive_write import FORMAT, INDEX, RECORDS_SUFFIX, VERSION
+from ccswitch_tui.runs.archive_write import FORMAT, INDEX, SIDE_FILES, VERSION, side_file
 from ccswitch_tui.runs.manifests import manifest_path
 from ccswitch_tui.runs.origin import MACHINE_RE, imported_from
 from ccswitch_tui.runs.round_locks import lock_round, locked_first
@@ -43,7 +43,8 @@ MAX_MEMBERS = 100_000
 MAX_INDEX, MAX_MANIFEST, MAX_RECORDS = 64 << 20, 16 << 20, 8 << 30
 MAX_RECORD_LINE = 256 << 20
 LAUNCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-MEMBER = re.compile(r"runs/(?P<lid>[A-Za-z0-9][A-Za-z0-9._-]{0,127}?)(?P<kind>\.requests\.jsonl|\.json)")
+MEMBER = re.compile(r"runs/(?P<lid>[A-Za-z0-9][A-Za-z0-9._-]{0,127}?)"
+                    r"(?P<kind>\.requests\.jsonl|\.outcomes\.jsonl|\.json)")
 SALT_ID = re.compile(r"[0-9a-f]{12}")
 IMPORTED_MODE = 0o400  # read-only: an imported run is changed on the machine it ran on
 PIECE = 1 << 20
@@ -57,7 +58,7 @@ class ArchiveRefused(UsageError):
 class RunIn:
     launch_id: str
     manifest: dict[str, Any]
-    records: Path | None  # staged
+    beside: dict[str, Path]  # the files beside the manifest (records, results) by suffix, as staged
     exported: str
 
 
@@ -100,8 +101,8 @@ def _member_problem(m: tarfile.TarInfo) -> str | None:
         return f"member {_shown(name)} leaves the archive's folder ('..' or '\\\\' in its path)"
     if name != INDEX and not MEMBER.fullmatch(name):
         return f"member {_shown(name)} is not a file a ccs runs archive holds (ccs-export.json, runs/ID.json, " \
-               "runs/ID.requests.jsonl)"
-    limit = MAX_INDEX if name == INDEX else MAX_RECORDS if name.endswith(RECORDS_SUFFIX) else MAX_MANIFEST
+               "runs/ID.requests.jsonl, runs/ID.outcomes.jsonl)"
+    limit = MAX_INDEX if name == INDEX else MAX_RECORDS if name.endswith(".jsonl") else MAX_MANIFEST
     if m.size > limit:
         return f"member {_shown(name)} is {m.size} bytes, more than the {limit} bytes such a file may have"
     return None
@@ -123,7 +124,7 @@ def _members(path: Path, stream: IO[bytes], staging: Path) -> Iterator[tuple[str
             source = tar.extractfile(member)
             assert source is not None  # a regular file
             digest = hashlib.sha256()
-            if member.name.endswith(RECORDS_SUFFIX):
+            if member.name.endswith(".jsonl"):
                 staged = staging / f"{n}.jsonl"
                 with open(staged, "wb") as out:
                     while piece := source.read(PIECE):
@@ -146,7 +147,7 @@ def _json_object(path: Path, name: str, data: bytes) -> dict[str, Any]:
     return value
 
 
-def _check_records(path: Path, name: str, staged: Path) -> None:
+def _check_lines(path: Path, name: str, staged: Path) -> None:
     with open(staged, "rb") as fh:
         for n, line in enumerate(_lines(fh), 1):
             if line is None:
@@ -243,8 +244,9 @@ def _check(path: Path, seen: Mapping[str, tuple[bytes | Path, str]]) -> Archive:
             raise _refuse(path, f"{INDEX} lists a run without a valid launch id and files")
         if any(r.launch_id == lid for r in archive.runs):
             raise _refuse(path, f"{INDEX} lists run {lid} twice")
-        if f"{lid}.json" not in files or any(n not in (f"{lid}.json", f"{lid}{RECORDS_SUFFIX}") for n in files):
-            raise _refuse(path, f"{INDEX} lists files for run {lid} that are not its manifest and records")
+        own = {f"{lid}.json", *(f"{lid}{suffix}" for suffix in SIDE_FILES)}
+        if f"{lid}.json" not in files or any(n not in own for n in files):
+            raise _refuse(path, f"{INDEX} lists files for run {lid} that are not its manifest, records and results")
         for name, digest in files.items():
             member = f"runs/{name}"
             if member not in seen:
@@ -277,16 +279,17 @@ def _run(path: Path, lid: str, seen: Mapping[str, tuple[bytes | Path, str]], arc
     else:
         manifest["origin"] = {"machine": archive.machine, "ccs_version": archive.ccs_version,
                               "exported": archive.exported, "install_salt": salt}
-    records = seen.get(f"runs/{lid}{RECORDS_SUFFIX}")
-    recording = manifest.get("recording")
-    if isinstance(recording, dict) and recording.get("records") not in (None, f"{lid}{RECORDS_SUFFIX}"):
-        raise _refuse(path, f"{name}: its records are not runs/{lid}{RECORDS_SUFFIX}")
-    staged = None
-    if records is not None:
-        assert isinstance(records[0], Path)
-        _check_records(path, f"runs/{lid}{RECORDS_SUFFIX}", records[0])
-        staged = records[0]
-    return RunIn(lid, manifest, staged, archive.exported)
+    beside: dict[str, Path] = {}
+    for suffix in SIDE_FILES:
+        own = f"{lid}{suffix}"
+        if side_file(manifest, suffix) not in (None, own):
+            raise _refuse(path, f"{name} names a file beside it that is not runs/{own}")
+        member = seen.get(f"runs/{own}")
+        if member is not None:
+            assert isinstance(member[0], Path)
+            _check_lines(path, f"runs/{own}", member[0])
+            beside[suffix] = member[0]
+    return RunIn(lid, manifest, beside, archive.exported)
 
 
 # --- writing ---------------------------------------------------------------------------------------------
@@ -337,8 +340,8 @@ def import_archives(paths: Paths, archive_paths: Sequence[Path]) -> Imported:
                 if newest[run.launch_id] is not run or not _wanted(paths, run, result.notes):
                     kept += 1
                     continue
-                if run.records is not None:
-                    _install(run.records, paths.runs / f"{run.launch_id}{RECORDS_SUFFIX}")
+                for suffix, staged in run.beside.items():
+                    _install(staged, paths.runs / f"{run.launch_id}{suffix}")
                 atomic_write(manifest_path(paths, run.launch_id), _encoded(run.manifest), mode=IMPORTED_MODE,
                              durable=False)
                 written += 1

@@ -2,7 +2,8 @@
 
 The archive is a gzip-compressed tar: ``ccs-export.json`` (the format, the exporting machine, its ccs
 version, when, the id of its own fingerprint salt, and each run's files with their sha256), then
-``runs/<launch-id>.json`` and, for a recorded run, ``runs/<launch-id>.requests.jsonl``. Manifests and
+``runs/<launch-id>.json`` and, when the manifest names them, its request records
+(``runs/<launch-id>.requests.jsonl``) and per-task results (``.outcomes.jsonl``). Manifests and
 records are masked when they are written; the export checks it once more on the archive's own bytes
 (the tar before compression) for the keys of the runs' profiles, their ``[secrets]`` values, the
 fingerprint salts, in every form a secret travels in (``policy.secret_search``), and for anything
@@ -44,6 +45,17 @@ if TYPE_CHECKING:
 FORMAT, VERSION = "ccs-runs", 1
 INDEX = "ccs-export.json"
 RECORDS_SUFFIX = ".requests.jsonl"
+RESULTS_SUFFIX = ".outcomes.jsonl"
+# A run's files beside its manifest, each named by a field of the manifest: its request records and its
+# per-task results (kept in the manifest itself by earlier versions).
+SIDE_FILES = {RECORDS_SUFFIX: ("recording", "records"), RESULTS_SUFFIX: ("outcomes", "results_file")}
+
+
+def side_file(m: Mapping[str, Any], suffix: str) -> Any:
+    """What the manifest names as its file of this kind (None when it names none)."""
+    table, key = SIDE_FILES[suffix]
+    holder = m.get(table)
+    return holder.get(key) if isinstance(holder, dict) else None
 PIECE = 1 << 20
 TOKEN_SHAPE = re.compile(re.escape(TOKEN_PREFIX).encode() + rb"[A-Za-z0-9_-]{8,}", re.IGNORECASE)
 
@@ -170,20 +182,22 @@ def _open_regular(path: Path) -> IO[bytes]:
 
 def _run_files(paths: Paths, m: Mapping[str, Any]) -> list[_File]:
     """A run's files as they go into the archive: the manifest (as JSON, without the blank space it is
-    written with), then its records when it has them (read as they are, with their digest)."""
+    written with), then the files beside it that it names (read as they are, with their digest)."""
     lid = str(m["launch_id"])
     raw = loads_json(read_text(manifest_path(paths, lid)))
     raw["launch_id"] = lid
     data = (json.dumps(raw, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     files = [_File(f"{lid}.json", data=data, size=len(data), digest=hashlib.sha256(data).hexdigest())]
-    records = paths.runs / f"{lid}{RECORDS_SUFFIX}"
-    if isinstance(m.get("recording"), dict) and records.exists():
+    for suffix in SIDE_FILES:
+        beside = paths.runs / f"{lid}{suffix}"
+        if side_file(raw, suffix) != beside.name or not beside.exists():
+            continue
         digest, size = hashlib.sha256(), 0
-        with _open_regular(records) as fh:
+        with _open_regular(beside) as fh:
             while piece := fh.read(PIECE):
                 digest.update(piece)
                 size += len(piece)
-        files.append(_File(records.name, path=records, size=size, digest=digest.hexdigest()))
+        files.append(_File(beside.name, path=beside, size=size, digest=digest.hexdigest()))
     return files
 
 
