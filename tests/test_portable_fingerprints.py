@@ -114,6 +114,8 @@ def test_the_salt_command_and_what_each_salt_gives(ccs, base_env, tmp_path):
 
     assert fp(a) != fp(b)
     assert "this install's own" in ccs("key", "salt", env=a).stdout
+    child = ccs("run", "gw", "--", "env", env={**a, "CCS_FINGERPRINT_SALT": SALT})
+    assert child.returncode == 0 and SALT not in child.stdout and "CCS_FINGERPRINT_SALT" not in child.stdout
     r = ccs("key", "salt", "set", input=SALT, env=a)
     assert r.returncode == 0 and SALT not in r.stdout and "shared, stored with `ccs key salt set`" in r.stdout
     assert (Path(a["CCS_HOME"]) / "state" / "shared-salt").stat().st_mode & 0o777 == 0o600
