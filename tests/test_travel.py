@@ -298,7 +298,8 @@ HOSTILE = {
     "damaged-record": ".requests.jsonl line 2 is not JSON", "tampered": "its sha256 differs",
     "unlisted": "is not listed in ccs-export.json", "twice": "appears twice",
     "another-run": "holds the manifest of another run", "bad-machine": "its machine is not a machine's name",
-    "no-index": "no ccs-export.json", "foreign-records": "names a file beside it that is not runs/", "truncated": "not a readable ccs runs archive",
+    "no-index": "no ccs-export.json",
+    "foreign-records": "names a file beside it that is not runs/", "truncated": "not a readable ccs runs archive",
     "not-an-archive": "not a readable ccs runs archive",
 }
 
