@@ -67,7 +67,7 @@ def test_a_round_from_two_machines_reads_as_the_round_run_on_one(ccs, base_env, 
         # the table itself: the same row, with a MACHINES column because the round spans two
         md_alone = ccs("runs", "report", "--rounds", "R", "--md", env=one).stdout.splitlines()
         md_split = ccs("runs", "report", "--rounds", "R", "--md", env=c).stdout.splitlines()
-        assert md_split[0] == md_alone[0].replace("| K |", "| K | MACHINES |")
+        assert md_split[0] == md_alone[0].replace("| BASE URLS |", "| MACHINES | BASE URLS |")
         assert "| a b |" in md_split[2]
     finally:
         one_stub.close()
@@ -353,8 +353,10 @@ def test_importing_twice_changes_nothing_and_imported_runs_are_read_only(ccs, ba
         "20260101T000005Z-00000005": "b", "20260101T000002Z-00000002": "a", "20260101T000001Z-00000001": "a"}
     report = ccs("runs", "report", "--label", "R", env=b).stdout.splitlines()
     assert report[0].split()[:3] == ["LAUNCH", "ID", "MACHINE"] and report[1].split()[1] == "a"
-    table = ccs("runs", "report", "--rounds", "R", env=b).stdout.splitlines()
-    assert "MACHINES" in table[0] and " a b " in table[1]
+    table = ccs("runs", "report", "--rounds", "R", env=b).stdout
+    assert "MACHINES" not in table and "R: ran on 2 machines: a, b" in table  # the 80-column table: a line
+    wide = ccs("runs", "report", "--rounds", "R", "--wide", env=b).stdout.splitlines()
+    assert "MACHINES" in wide[0] and " a b " in wide[1]
     diff = ccs("runs", "diff", "20260101T000001Z", "20260101T000005Z", env=b).stdout
     assert "note: 20260101T000005Z-00000005 ran on b, 20260101T000001Z-00000001 on a" in diff
     usage = json.loads(ccs("usage", "--by", "machine", "--json", env=b).stdout)
