@@ -60,9 +60,7 @@ def test_a_round_from_two_machines_reads_as_the_round_run_on_one(ccs, base_env, 
         assert alone["verdict"] == "clean: the gap is the agent's" and alone["machines"] == ["one"]
         assert split["machines"] == ["a", "b"]
         assert split["base_urls"] == [two_stub.url + "/v1"] and alone["base_urls"] == [one_stub.url + "/v1"]
-        differ = ("runs", "machines", "base_urls", "peak_concurrency")  # launch ids, where, which stub, timing
-        assert {k: v for k, v in split.items() if k not in differ} == \
-               {k: v for k, v in alone.items() if k not in differ}
+        assert same_but_where_and_when(split) == same_but_where_and_when(alone)
         assert alone["k"] == 4 and alone["tasks"] == 8 and alone["pass_at_1"] is not None
         # the table itself: the same row, with a MACHINES column because the round spans two
         md_alone = ccs("runs", "report", "--rounds", "R", "--md", env=one).stdout.splitlines()
@@ -72,6 +70,20 @@ def test_a_round_from_two_machines_reads_as_the_round_run_on_one(ccs, base_env, 
     finally:
         one_stub.close()
         two_stub.close()
+
+
+def same_but_where_and_when(row: dict) -> dict:
+    """A round's row without what must differ between two worlds: launch ids, machines, which stub (its
+    URL), and timing (peak concurrency, the timelines' clock, which request of a run came first); each
+    timeline keeps its counts."""
+    out = {k: v for k, v in row.items() if k not in ("runs", "machines", "base_urls", "peak_concurrency")}
+    out["matrix"] = {k: v for k, v in row["matrix"].items() if k not in ("reruns", "tasks")}
+    # per task and rerun: the loopback provider's tokens grow with the order requests reach it (4 at once)
+    out["tasks"] = [{**t, "routing": [{k: v for k, v in (x or {}).items() if k != "tokens"} for x in t["routing"]]}
+                    for t in row["matrix"]["tasks"]]
+    out["timelines"] = [{k: t[k] for k in ("requests", "auth_failures", "rate_limited", "retries", "errors")}
+                        for t in row["timelines"]]
+    return out
 
 
 # --- no secret in an archive ----------------------------------------------------------------------------
@@ -357,6 +369,9 @@ def test_importing_twice_changes_nothing_and_imported_runs_are_read_only(ccs, ba
     assert "MACHINES" not in table and "R: ran on 2 machines: a, b" in table  # the 80-column table: a line
     wide = ccs("runs", "report", "--rounds", "R", "--wide", env=b).stdout.splitlines()
     assert "MACHINES" in wide[0] and " a b " in wide[1]
+    board = tmp_path / "board.html"
+    assert ccs("runs", "report", "--rounds", "R", "--html", str(board), env=b).returncode == 0
+    assert "<th>machines</th><th>base urls</th>" in board.read_text() and ">a b</td>" in board.read_text()
     diff = ccs("runs", "diff", "20260101T000001Z", "20260101T000005Z", env=b).stdout
     assert "note: 20260101T000005Z-00000005 ran on b, 20260101T000001Z-00000001 on a" in diff
     usage = json.loads(ccs("usage", "--by", "machine", "--json", env=b).stdout)
@@ -393,6 +408,10 @@ def test_a_later_export_replaces_an_earlier_import_and_never_the_other_way(ccs, 
     assert ccs("runs", "import", str(second), env=b).stdout.strip() == f"{second}: imported 1 run(s)"
     (m,) = runs(ccs, b)
     assert m["outcomes"]["passed"] == 1
+    results = Path(b["CCS_HOME"]) / "state" / "runs" / "20260101T000001Z-00000001.outcomes.jsonl"
+    assert results.is_file() and results.stat().st_mode & 0o777 == 0o400  # the results came along
+    (row,) = json.loads(ccs("runs", "report", "--rounds", "R", "--json", env=b).stdout)["rounds"]
+    assert (row["tasks"], row["pass_at_1"]) == (1, 100.0)
     r = ccs("runs", "import", str(first), env=b)
     assert "an import from a later export" in r.stderr and runs(ccs, b)[0]["outcomes"]["passed"] == 1
 
