@@ -159,3 +159,22 @@ def test_old_runs_keep_their_fingerprints(ccs, base_env, old_home):
     drifted = d["comparisons"][0]["drifted"]
     assert "fingerprint_salt" in drifted and "key_fingerprint" not in drifted
     assert all(m["key_fingerprint"] == OLD_FP for m in runs(ccs, e) if m["launch_id"] in {x["launch_id"] for x in old})
+
+
+def test_rounds_under_different_salts_do_not_say_the_key_changed(ccs, base_env, tmp_path):
+    """Two rounds whose fingerprints were taken under different salts: "what changed since the round
+    before" says the fingerprints cannot be compared, not that the key changed."""
+    env = {**base_env, "CCS_HOME": str(tmp_path / "h")}
+    runs_dir = tmp_path / "h" / "state" / "runs"
+    runs_dir.mkdir(parents=True)
+    for i, (label, salt, fp) in enumerate((("R1", "aaaaaaaaaaaa", "fp:1"), ("R1", "aaaaaaaaaaaa", "fp:1"),
+                                           ("R2", "bbbbbbbbbbbb", "fp:2"), ("R2", "bbbbbbbbbbbb", "fp:2"))):
+        lid = f"20260101T00000{i}Z-0000000{i}"
+        (runs_dir / f"{lid}.json").write_text(json.dumps({
+            "launch_id": lid, "profile": "p", "tool": "run", "started": f"2026-01-01T00:00:0{i}Z",
+            "ended": "2026-01-01T00:01:00Z", "exit_status": 0, "base_urls": {"OPENAI_BASE_URL": "https://a/v1"},
+            "models": {}, "key_id": "k", "key_fingerprint": fp, "key_salt": salt, "env_hash": "sha256:1",
+            "label": label}))
+    r1, r2 = json.loads(ccs("runs", "report", "--rounds", "R1", "R2", "--json", env=env).stdout)["rounds"]
+    assert r1["comparable"] and r2["comparable"] and r2["key_salts"] == ["bbbbbbbbbbbb"]
+    assert [c["text"] for c in r2["changed"]] == ["key: fingerprints from different salts (cannot be compared)"]

@@ -29,7 +29,7 @@ from ccswitch_tui.runs.cells import total
 from ccswitch_tui.runs.origin import machines
 from ccswitch_tui.runs.outcomes import results_of
 from ccswitch_tui.runs.round_tasks import SOLVED
-from ccswitch_tui.runs.verdict import RunView, compare_views, failures, view
+from ccswitch_tui.runs.verdict import RunView, compare_views, failures, salt_of, view
 
 INFRA_OUTCOMES = ("auth_failures", "rate_limited")
 
@@ -150,6 +150,7 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         "rate_limited": failed("rate_limit", "429"),
         "recorded": f"{len(summaries)}/{len(views)}",
         "machines": machines(manifests),
+        "key_salts": sorted({salt for v in views if v.manifest.get("key_fingerprint") and (salt := salt_of(v))}),
     })
 
     by_field: dict[str, list[Any]] = {}

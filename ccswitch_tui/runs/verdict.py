@@ -138,6 +138,11 @@ def _implied_salt(v: RunView) -> str | None:
     return install_salt_id(v.paths) if v.paths is not None else None
 
 
+def salt_of(v: RunView) -> str | None:
+    """The salt of a run's fingerprint: named by its manifest, else implied (``_implied_salt``)."""
+    return _named_salt(v.manifest) or _implied_salt(v)
+
+
 def salts(a: RunView, b: RunView) -> tuple[str | None, str | None] | None:
     """The salts of two runs' fingerprints, as far as they can be told; None when the two runs are of
     this machine and name no salt (manifests of earlier versions: one install, one salt)."""
