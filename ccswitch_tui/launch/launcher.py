@@ -186,7 +186,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "overridden": [r.message for r in plan.refusals] if plan.force else [],
         "nested": plan.nested,
         "warnings": [redact_text(w) for w in plan.warnings],
-        **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
+        **plan.extra,
     }
 
 

@@ -1,0 +1,452 @@
+"""The one engine over the layers the client specs declare (tools/layers.py): it finds each layer's
+files, reads the keys that route or load code, and says what a launch does with them (``judge``:
+refusals, warnings and the manifest's record) and what a client started by hand would follow
+(``doctor_part``: doctor's rows and findings). No client module reads its own layers.
+
+A key is beaten when a layer ccs writes (scope ``ccs``: a file among the plan's files, or the plan's
+argv) and declared above it sets the same key, when the launch's environment sets a variable the key
+only fills in, or when something its declaration names (``beaten_by``) is there. What is not beaten
+refuses the launch (the layer's ways out) or is named in a warning, as the layer declares.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ccswitch_tui import policy
+from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.model import ERROR, WARN, Finding, LaunchPlan, Refusal
+from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
+from ccswitch_tui.tools.layers import ISOLATE, REFUSE, SKIPPED, Key, Layer, Place, git_root_of, project_dirs
+from ccswitch_tui.tools.spec import DoctorPart, ToolSpec
+
+_ARGV_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+
+
+@dataclass
+class Seen:
+    """One file (or variable, or the argv) of a layer: the routing keys it sets, or why it cannot be read."""
+
+    layer: Layer
+    where: str
+    keys: dict[str, Any] = field(default_factory=dict)  # concrete key → value
+    error: str | None = None
+    data: Any = None
+    text: str = ""
+
+
+# --- where a layer is -------------------------------------------------------------------------------
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def _expand(path: str, env: Mapping[str, str]) -> Path:
+    return _home(env) / path[2:] if path.startswith("~/") else (_home(env) if path == "~" else Path(path))
+
+
+def _files(folder: Path, names: Sequence[str]) -> list[Path]:
+    out: list[Path] = []
+    for name in names:
+        if "*" in name:
+            out += sorted(folder.glob(name)) if folder.is_dir() else []
+        else:
+            out.append(folder / name)
+    return out
+
+
+def locate(place: Place, env: Mapping[str, str], cwd: Path, ccs_env: Mapping[str, str],
+           state_dir: Path | None) -> list[str]:
+    """The paths (or ``$VAR`` for a variable's content, ``argv``) a layer has, highest precedence first.
+    ``env`` is the environment of the client the question is about; ``ccs_env`` ccs's own (test paths)."""
+    root = place.root
+    if root == "home":
+        return [str(p) for p in _files(_home(env), place.files)]
+    if root == "cwd":
+        return [str(p) for p in _files(cwd, place.files)]
+    if root == "git-root":
+        top = git_root_of(cwd)
+        return [str(p) for p in _files(top, place.files)] if top else []
+    if root == "project":
+        out: list[str] = []
+        for folder in project_dirs(cwd, place.stop, _home(env)):
+            found = _files(folder, place.files)
+            if place.first:
+                present = [p for p in found if p.is_file()]
+                if present:
+                    return [str(present[0])]
+                continue
+            out += [str(p) for p in found]
+        return out
+    if root == "absolute":
+        return [str(p) for p in _absolute(place, env, ccs_env)]
+    if root == "folder":
+        base = env.get(place.var or "") or place.default
+        if not base:
+            return []
+        return [str(p) for p in _files(_expand(base, env), place.files)]
+    if root == "file-var":
+        return [env[place.var]] if place.var and env.get(place.var) else []
+    if root == "content-var":
+        return [f"${place.var}"] if place.var and env.get(place.var) else []
+    if root == "state":
+        return [str(p) for p in _files(state_dir, place.files)] if state_dir else []
+    return ["argv"]
+
+
+def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) -> list[Path]:
+    files = [Path(f) for f in place.files]
+    if place.test_var and ccs_env.get(place.test_var):
+        moved = Path(ccs_env[place.test_var])
+        if place.sibling:
+            return [moved.parent / f.name for f in files]
+        return [moved / f.name for f in files] if len(files) > 1 else [moved]
+    if place.var and env.get(place.var):
+        return [Path(env[place.var])]
+    alt = dict(place.platforms).get(sys.platform)
+    return [Path(alt)] if alt and len(files) == 1 else files
+
+
+# --- what a layer says ------------------------------------------------------------------------------
+
+def parse(fmt: str, text: str, where: str) -> Any:
+    """A layer's text as data; raises ValueError with one line on a syntax error."""
+    if fmt == "json":
+        return loads_json(text)
+    if fmt == "jsonc":
+        return loads_json(strip_jsonc(text, trailing_commas=False))
+    if fmt == "toml":
+        try:
+            return read_toml(text, where)
+        except ProfileError as exc:
+            raise ValueError(str(exc).removeprefix(f"{where}: ")) from None
+    if fmt == "yaml":
+        import yaml  # lazy: only Aider's files are YAML
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(" ".join(str(exc).split())) from None
+    return dotenv(text)
+
+
+def dotenv(text: str) -> dict[str, str]:
+    """``NAME=value`` lines (``export NAME=value``, quotes removed), as the clients' .env readers take them."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().removeprefix("export ").partition("=")
+        name = name.strip()
+        if sep and name and not name.startswith("#"):
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            out[name] = value
+    return out
+
+
+def argv_keys(argv: Sequence[str], option: str | None) -> dict[str, str]:
+    """The keys a plan's argv sets: ``-c key=value`` pairs for ``option="-c"``, else ``--name value``."""
+    out: dict[str, str] = {}
+    args = list(argv[1:])
+    for i, a in enumerate(args[:-1]):
+        nxt = args[i + 1]
+        if option is not None and a == option:
+            key, sep, value = nxt.partition("=")
+            if sep:
+                out[key.strip()] = value
+        elif option is None and (m := _ARGV_OPTION.fullmatch(a)) and not nxt.startswith("--"):
+            out[m.group(1)] = nxt
+    return out
+
+
+def _by_name(data: Any) -> Any:
+    if isinstance(data, list) and data and all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in data):
+        return {x["name"]: x for x in data}
+    return data
+
+
+def _walk(data: Any, parts: Sequence[str]) -> Iterator[tuple[str, Any]]:
+    if not parts:
+        yield "", data
+        return
+    data = _by_name(data)
+    if not isinstance(data, dict):
+        return
+    head, rest = parts[0], parts[1:]
+    names = [k for k in data if isinstance(k, str)] if head == "*" else ([head] if head in data else [])
+    for name in names:
+        for sub, value in _walk(data[name], rest):
+            yield (f"{name}.{sub}" if sub else name), value
+
+
+def routing_name(name: str) -> bool:
+    """A variable that changes where a request goes, with which key, through which proxy, or what code runs."""
+    return policy.kind(name) is not None or policy.routing_family(name) is not None
+
+
+def key_of(layer: Layer, concrete: str) -> Key | None:
+    for key in layer.keys:
+        if _matches(key.path, concrete):
+            return key
+    return None
+
+
+def _matches(pattern: str, concrete: str) -> bool:
+    p, c = pattern.split("."), concrete.split(".")
+    if len(p) != len(c):
+        return False
+    return all(a == "*" or a == b for a, b in zip(p, c, strict=True))
+
+
+def routing(layer: Layer, data: Any) -> dict[str, Any]:
+    """The concrete keys of ``data`` that the layer declares (first matching declaration wins)."""
+    out: dict[str, Any] = {}
+    for key in layer.keys:
+        for concrete, value in _walk(data, key.path.split(".")):
+            if concrete in out or key_of(layer, concrete) is not key or value is None:
+                continue
+            if key.path.split(".")[-1] == "*" and (layer.format == "dotenv" or key.role == "env"):
+                name = concrete.rsplit(".", 1)[-1]
+                if not (re.fullmatch(key.names, name) if key.names else routing_name(name)):
+                    continue
+            if key.only and value not in key.only:
+                continue
+            out[concrete] = value
+    return out
+
+
+def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | None = None) -> Seen | None:
+    """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan."""
+    if where == "argv":
+        if plan is None:
+            return None
+        data: Any = argv_keys(plan.argv, layer.place.option)
+        return Seen(layer, where, routing(layer, data), data=data)
+    if where.startswith("$"):
+        text = env.get(where[1:], "")
+    else:
+        text = next((f.content for f in plan.files if str(f.path) == where), None) if plan is not None else None
+        if text is None:
+            try:
+                text = read_text(where)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return None
+            except UnicodeDecodeError as exc:
+                return Seen(layer, where, error=f"cannot read: {decode_error_line(exc)}")
+            except OSError as exc:
+                return Seen(layer, where, error=f"cannot read: {exc.strerror or exc}")
+    try:
+        data = parse(layer.format, text, where)
+    except (ValueError, RecursionError) as exc:
+        return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
+    return Seen(layer, where, routing(layer, data), data=data, text=text)
+
+
+def shown(key: str, value: Any) -> str:
+    """A layer's value as messages print it: credentials masked, URLs without their passwords."""
+    name = key.rsplit(".", 1)[-1]
+    if isinstance(value, (dict, list)):
+        import json
+
+        return redact_text(json.dumps(value, ensure_ascii=False))
+    text = str(value)
+    if name in ("model", "small_model", "model.name", "name") or name.endswith("model"):
+        return policy.redact_url(text)
+    return policy.shown(name.upper().replace("-", "_"), text)
+
+
+# --- a launch ---------------------------------------------------------------------------------------
+
+@dataclass
+class Judged:
+    """What the declared layers do to one launch."""
+
+    refusals: list[Refusal] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    record: list[str] = field(default_factory=list)  # the manifest's ``layers``: every file found, and its fate
+    applied: list[str] = field(default_factory=list)  # the manifest's ``project_layers``: keys that reached it
+
+
+def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
+          isolate: bool) -> Judged:
+    """The refusals, warnings and manifest record the spec's declared layers give ``plan``."""
+    out = Judged()
+    pins: set[str] = {f"env:{n}" for n, v in plan.env.items() if v}
+    above: list[tuple[Layer, set[str]]] = []  # the ccs layers seen so far, with the keys they set
+    for layer in spec.layers:
+        for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
+            seen = read(layer, where, plan.env, plan if layer.ours else None)
+            if seen is None:
+                continue
+            if layer.ours:
+                keys = set(seen.keys) | set(_flat(seen.data))
+                above.append((layer, keys))
+                pins |= keys
+                continue
+            _judge_one(spec, seen, above, pins, isolate, out)
+    return out
+
+
+def _flat(data: Any, prefix: str = "") -> Iterator[str]:
+    """Every dotted key of ``data`` (objects by name too): what a ccs layer sets."""
+    data = _by_name(data)
+    if isinstance(data, dict):
+        for k, v in data.items():
+            path = f"{prefix}{k}"
+            yield path
+            yield from _flat(v, path + ".")
+
+
+def _beaten(key: Key | None, concrete: str, pins: set[str]) -> bool:
+    if concrete in pins:
+        return True
+    if key is None:
+        return False
+    name = concrete.rsplit(".", 1)[-1]
+    if key.fills and f"env:{name}" in pins:
+        return True
+    return any(b in pins for b in key.beaten_by)
+
+
+def _judge_one(spec: ToolSpec, seen: Seen, above: list[tuple[Layer, set[str]]], pins: set[str], isolate: bool,
+               out: Judged) -> None:
+    layer, where, label = seen.layer, seen.where, spec.label
+    what = f"{label} {layer.scope} layer {layer.name!r}"
+    if seen.error:
+        out.warnings.append(f"{where} ({what}): {seen.error}")
+        out.record.append(f"{where} ({layer.name}): {seen.error}")
+        return
+    if not seen.keys:
+        return
+    names = ", ".join(seen.keys)
+    if layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate):
+        why = layer.why if layer.launch == SKIPPED else "--isolate"
+        out.record.append(f"{where} ({layer.name}): sets {names}; not loaded ({why})")
+        if layer.scope == "project":
+            out.warnings.append(f"{where} sets {names}, which would redirect a {label} started here by hand; "
+                                f"ccs's launch does not load it ({why})")
+        return
+    beaten = [k for k in seen.keys if _beaten(key_of(layer, k), k, pins)]
+    ignored = [k for k in seen.keys if k not in beaten and (key := key_of(layer, k)) and key.others]
+    live = [k for k in seen.keys if k not in beaten and k not in ignored]
+    note = f"sets {names}" + (f"; beaten by ccs: {', '.join(beaten)}" if beaten else "") \
+        + (f"; not used: {', '.join(ignored)}" if ignored else "")
+    out.record.append(f"{where} ({layer.name}): {note}")
+    if not live:
+        return
+    shown_live = ", ".join(f"{k}={shown(k, seen.keys[k])}" for k in live)
+    out.applied.append(f"{where}: {', '.join(live)}")
+    if layer.unbeaten != REFUSE:
+        out.warnings.append(f"{where} ({what}) sets {shown_live}, which no layer of ccs's launch replaces: "
+                            f"{label} takes it")
+        return
+    ways = []
+    if "isolate" in layer.flags:
+        ways.append(f"--isolate to launch without this folder's {label} files")
+    if "force" in layer.flags:
+        ways.append("--force to launch anyway (recorded in the manifest)")
+    if layer.scope in ("managed", "system"):
+        message = (f"the {layer.scope} {label} settings {where} set {shown_live}, which beat the layers ccs "
+                   "gives the launch; ccs cannot override them")
+        ways.append("ask whoever manages this machine to remove them")
+    else:
+        message = f"{where} ({what}) sets {shown_live}, which would override the profile"
+        ways.append(f"remove {', '.join(live)} from {where}")
+    out.refusals.append(Refusal("settings-override", message, tuple(ways), flags=layer.flags))
+
+
+def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
+                isolate: bool) -> LaunchPlan:
+    """The plan with what its client's declared layers do to it: refusals, warnings, the manifest's record."""
+    judged = judge(spec, plan, ccs_env, state_dir, isolate)
+    extra = dict(plan.extra)
+    if judged.record:
+        extra["layers"] = judged.record
+    if judged.applied or judged.record:
+        extra["project_layers"] = judged.applied
+    return replace(plan, refusals=(*plan.refusals, *judged.refusals), warnings=(*plan.warnings, *judged.warnings),
+                   extra=extra)
+
+
+# --- a client started by hand (doctor) ---------------------------------------------------------------
+
+def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> DoctorPart | None:
+    """doctor's section for the spec's layers as a client started by hand in ``cwd`` from this shell
+    would follow them: one row per place (present or not), a finding per routing key, one per file
+    that cannot be read, and the client's own checks of what a file holds."""
+    if not spec.layers:
+        return None
+    rows: list[dict[str, Any]] = []
+    part = DoctorPart(f"{spec.name}_layers", rows,
+                      lines=[f"{spec.name} layers (highest first; the README's Clients section says what each does)"])
+    for layer in spec.layers:
+        if layer.place.root in ("state", "argv"):
+            continue  # only ccs's launches have it
+        places = locate(layer.place, environ, cwd, environ, None)
+        if not places:
+            rows.append({"layer": layer.name, "kind": _kind(layer), "path": layer.place.shown(), "exists": False,
+                         "error": None, "routing": {}})
+            part.lines.append(f"  {_kind(layer):<8} {layer.place.shown()}: not set")
+            continue
+        for where in places:
+            seen = read(layer, where, environ)
+            if seen is None and layer.place.root == "project":
+                continue  # a project file may be in many folders: only those that exist are listed
+            row = {"layer": layer.name, "kind": _kind(layer), "path": where, "exists": seen is not None,
+                   "error": seen.error if seen else None,
+                   "routing": {k: shown(k, v) for k, v in (seen.keys if seen else {}).items()}}
+            rows.append(row)
+            state = "absent" if seen is None else (seen.error or (
+                ", ".join(f"{k}={v}" for k, v in row["routing"].items()) or "no routing keys"))
+            part.lines.append(f"  {_kind(layer):<8} {where}: {state}")
+            if seen is None:
+                continue
+            part.findings += _findings(spec, seen, cwd, environ)
+    return part
+
+
+def _kind(layer: Layer) -> str:
+    return "user" if layer.ours else layer.scope
+
+
+def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str]) -> list[Finding]:
+    layer, label = seen.layer, spec.label
+    kind = _kind(layer)
+    if seen.error:
+        return [Finding("settings-invalid", WARN, f"{kind} {label} layer {layer.name!r} {seen.error}; {label} may "
+                        "refuse or ignore it; fix the file", path=seen.where)]
+    out: list[Finding] = []
+    if layer.check is not None:
+        out += layer.check(seen.data, seen.text, seen.where, environ)
+    where = f"in {cwd}" if kind == "project" else "directly"
+    if layer.ours:
+        effect = "ccs launches use their own (the profile's) instead"
+    elif layer.launch == SKIPPED:
+        effect = f"ccs launches do not load it ({layer.why})"
+    elif layer.launch == ISOLATE:
+        effect = (f"ccs launches beat what their own layers set and refuse the rest (--isolate, --force); {layer.why}"
+                  if layer.why else "ccs launches beat what their own layers set and refuse the rest (--isolate, "
+                  "--force)")
+    elif layer.unbeaten == REFUSE:
+        effect = ("ccs launches beat what their own layers set and refuse the rest (--force to launch anyway)"
+                  + (f"; {layer.why}" if layer.why else ""))
+    else:
+        effect = "ccs launches beat what their own layers set and warn about the rest" + (
+            f"; {layer.why}" if layer.why else "")
+    severe = kind in ("project", "managed", "system") and not layer.ours
+    for key, value in seen.keys.items():
+        declared = key_of(layer, key)
+        if declared is not None and declared.others and kind != "project":
+            continue
+        out.append(Finding(
+            "settings-override", ERROR if severe else WARN,
+            f"{kind} {label} layer {layer.name!r} sets {key}={shown(key, value)}, which a {label} started {where} "
+            f"follows; {effect}; remove it to choose the provider in one place", path=seen.where, variable=key))
+    return out
