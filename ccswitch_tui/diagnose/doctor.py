@@ -1,5 +1,6 @@
-"""Contamination sources at rest: the current shell, Claude Code's settings layers for a directory,
-Codex's config files, the keyring, the installed clients and the profiles' keys.
+"""Contamination sources at rest: the current shell, every layer each client declares (as a client
+started by hand here would follow it, and what someone added to a profile's own), the keyring, the
+installed clients and the profiles' keys.
 
 Each source becomes findings with the way out. Values are masked unless known non-secret.
 """
@@ -18,16 +19,17 @@ from ccswitch_tui import tools
 from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.launch import layers
 from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.launch.launcher import tool_version
 from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.launch.use_status import doctor_findings, shim_report
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
 from ccswitch_tui.tools import clients
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
-from ccswitch_tui.tools.spec import DoctorContext
+from ccswitch_tui.tools.spec import DoctorContext, ToolSpec
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -160,6 +162,28 @@ def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     return {"path": exe, "version": version}
 
 
+def own_layer_findings(spec: ToolSpec, profiles: list[Profile], environ: Mapping[str, str], cwd: Path,
+                       paths: Paths) -> list[Finding]:
+    """What someone added to a profile's own layers (its state folder) that ccs's launch would refuse:
+    the profile's launch is judged as `ccs launch` would judge it (no key is read; a stand-in fills its place)."""
+    out: list[Finding] = []
+    for p in profiles:
+        if spec.name not in p.tools:
+            continue
+        try:
+            plan = spec.plan(p, "ccs-doctor-stand-in", environ, cwd, paths=paths)
+        except CcsError:
+            continue  # `ccs check` and the launch say why it cannot be planned
+        state = paths.tool_dir(p.name, spec.name)
+        judged = layers.judge(spec, plan, environ, state, isolate=False)
+        for (where, keys), refusal in zip(judged.refused_at, judged.refusals, strict=True):
+            if Path(where).is_relative_to(paths.state):
+                out += [Finding("settings-override", ERROR, f"profile {p.name!r}'s own {spec.label} layer: "
+                                f"{refusal.message}; ccs launches of it are refused; remove {key} from the file",
+                                path=where, variable=key) for key in keys]
+    return out
+
+
 def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Path, *,
                paths: Paths | None = None) -> DoctorReport:
     """Every contamination source at rest, as a report whose ``findings`` carry the ways out."""
@@ -184,11 +208,13 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
         else:
             f.append(Finding("client", INFO, f"{spec.name} is not on PATH; {spec.install_hint} if you use it",
                              variable=spec.name))
-        part = spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version")))
-        if part is not None:
+        parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
+                 layers.doctor_part(spec, environ, cwd)]
+        for part in (p for p in parts if p is not None):
             report.sections[part.section] = part.info
             report.section_lines += part.lines
             f += part.findings
+        f += own_layer_findings(spec, loaded, environ, cwd, paths)
 
     report.sections["shims"] = shim_report(paths, environ, cwd, store)
     f += doctor_findings(report.sections["shims"])

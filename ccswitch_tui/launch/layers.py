@@ -76,7 +76,8 @@ def locate(place: Place, env: Mapping[str, str], cwd: Path, ccs_env: Mapping[str
         return [str(p) for p in _files(top, place.files)] if top else []
     if root == "project":
         out: list[str] = []
-        for folder in project_dirs(cwd, place.stop, _home(env)):
+        folders = project_dirs(cwd, place.stop, _home(env))
+        for folder in reversed(folders) if place.root_first else folders:
             found = _files(folder, place.files)
             if place.first:
                 present = [p for p in found if p.is_file()]
@@ -121,7 +122,7 @@ def parse(fmt: str, text: str, where: str) -> Any:
     if fmt == "json":
         return loads_json(text)
     if fmt == "jsonc":
-        return loads_json(strip_jsonc(text, trailing_commas=False))
+        return loads_json(strip_jsonc(text))
     if fmt == "toml":
         try:
             return read_toml(text, where)
@@ -272,6 +273,7 @@ class Judged:
     warnings: list[str] = field(default_factory=list)
     record: list[str] = field(default_factory=list)  # the manifest's ``layers``: every file found, and its fate
     applied: list[str] = field(default_factory=list)  # the manifest's ``project_layers``: keys that reached it
+    refused_at: list[tuple[str, list[str]]] = field(default_factory=list)  # each refusal's file and keys
 
 
 def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
@@ -281,6 +283,7 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
     pins: set[str] = {f"env:{n}" for n, v in plan.env.items() if v}
     above: list[tuple[Layer, set[str]]] = []  # the ccs layers seen so far, with the keys they set
     for layer in spec.layers:
+        off = not layer.read_by(plan.env)
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
             seen = read(layer, where, plan.env, plan if layer.ours else None)
             if seen is None:
@@ -290,7 +293,7 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
                 above.append((layer, keys))
                 pins |= keys
                 continue
-            _judge_one(spec, seen, above, pins, isolate, out)
+            _judge_one(spec, seen, above, pins, isolate, out, off)
     return out
 
 
@@ -316,7 +319,7 @@ def _beaten(key: Key | None, concrete: str, pins: set[str]) -> bool:
 
 
 def _judge_one(spec: ToolSpec, seen: Seen, above: list[tuple[Layer, set[str]]], pins: set[str], isolate: bool,
-               out: Judged) -> None:
+               out: Judged, off: bool = False) -> None:
     layer, where, label = seen.layer, seen.where, spec.label
     what = f"{label} {layer.scope} layer {layer.name!r}"
     if seen.error:
@@ -326,8 +329,8 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: list[tuple[Layer, set[str]]], 
     if not seen.keys:
         return
     names = ", ".join(seen.keys)
-    if layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate):
-        why = layer.why if layer.launch == SKIPPED else "--isolate"
+    if off or layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate):
+        why = layer.why if off or layer.launch == SKIPPED else "--isolate"
         out.record.append(f"{where} ({layer.name}): sets {names}; not loaded ({why})")
         if layer.scope == "project":
             out.warnings.append(f"{where} sets {names}, which would redirect a {label} started here by hand; "
@@ -360,6 +363,7 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: list[tuple[Layer, set[str]]], 
         message = f"{where} ({what}) sets {shown_live}, which would override the profile"
         ways.append(f"remove {', '.join(live)} from {where}")
     out.refusals.append(Refusal("settings-override", message, tuple(ways), flags=layer.flags))
+    out.refused_at.append((where, live))
 
 
 def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
@@ -385,31 +389,39 @@ def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> Doctor
         return None
     rows: list[dict[str, Any]] = []
     part = DoctorPart(f"{spec.name}_layers", rows,
-                      lines=[f"{spec.name} layers (highest first; the README's Clients section says what each does)"])
+                      lines=[f"{spec.label} layers (highest first; the README's Clients section says what each does)"])
     for layer in spec.layers:
-        if layer.place.root in ("state", "argv"):
-            continue  # only ccs's launches have it
+        if layer.place.root in ("state", "argv") or not layer.read_by(environ):
+            continue  # only ccs's launches have it, or this shell makes the client skip it
         places = locate(layer.place, environ, cwd, environ, None)
         if not places:
-            rows.append({"layer": layer.name, "kind": _kind(layer), "path": layer.place.shown(), "exists": False,
+            rows.append({"kind": layer.name, "scope": _kind(layer), "path": layer.place.shown(), "exists": False,
                          "error": None, "routing": {}})
-            part.lines.append(f"  {_kind(layer):<8} {layer.place.shown()}: not set")
+            part.lines.append(f"  {layer.name:<15} {layer.place.shown()}: not set")
             continue
         for where in places:
             seen = read(layer, where, environ)
             if seen is None and layer.place.root == "project":
                 continue  # a project file may be in many folders: only those that exist are listed
-            row = {"layer": layer.name, "kind": _kind(layer), "path": where, "exists": seen is not None,
+            row = {"kind": layer.name, "scope": _kind(layer), "path": where, "exists": seen is not None,
                    "error": seen.error if seen else None,
                    "routing": {k: shown(k, v) for k, v in (seen.keys if seen else {}).items()}}
             rows.append(row)
             state = "absent" if seen is None else (seen.error or (
                 ", ".join(f"{k}={v}" for k, v in row["routing"].items()) or "no routing keys"))
-            part.lines.append(f"  {_kind(layer):<8} {where}: {state}")
+            part.lines.append(f"  {layer.name:<15} {where}: {state}")
             if seen is None:
                 continue
             part.findings += _findings(spec, seen, cwd, environ)
     return part
+
+
+def _env_beaters(key: Key | None, concrete: str) -> list[str]:
+    """The variables whose presence in the client's environment beats this key."""
+    if key is None:
+        return []
+    names = [b[4:] for b in key.beaten_by if b.startswith("env:")]
+    return names + ([concrete.rsplit(".", 1)[-1]] if key.fills else [])
 
 
 def _kind(layer: Layer) -> str:
@@ -420,15 +432,16 @@ def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str])
     layer, label = seen.layer, spec.label
     kind = _kind(layer)
     if seen.error:
-        return [Finding("settings-invalid", WARN, f"{kind} {label} layer {layer.name!r} {seen.error}; {label} may "
-                        "refuse or ignore it; fix the file", path=seen.where)]
+        own = layer.check(None, seen.text, seen.where, environ) if layer.check and seen.text else []
+        return own or [Finding("settings-invalid", WARN, f"{kind} {label} layer {layer.name!r} {seen.error}; "
+                               f"{label} may refuse or ignore it; fix the file", path=seen.where)]
     out: list[Finding] = []
     if layer.check is not None:
         out += layer.check(seen.data, seen.text, seen.where, environ)
     where = f"in {cwd}" if kind == "project" else "directly"
     if layer.ours:
         effect = "ccs launches use their own (the profile's) instead"
-    elif layer.launch == SKIPPED:
+    elif layer.launch == SKIPPED or layer.off_when:
         effect = f"ccs launches do not load it ({layer.why})"
     elif layer.launch == ISOLATE:
         effect = (f"ccs launches beat what their own layers set and refuse the rest (--isolate, --force); {layer.why}"
@@ -445,8 +458,11 @@ def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str])
         declared = key_of(layer, key)
         if declared is not None and declared.others and kind != "project":
             continue
+        names = _env_beaters(declared, key)
+        unless = f" unless {' or '.join(names)} is set (the environment wins)" if names else ""
         out.append(Finding(
-            "settings-override", ERROR if severe else WARN,
+            "settings-override", ERROR if severe and not names else WARN,
             f"{kind} {label} layer {layer.name!r} sets {key}={shown(key, value)}, which a {label} started {where} "
-            f"follows; {effect}; remove it to choose the provider in one place", path=seen.where, variable=key))
+            f"follows{unless}; {effect}; remove it to choose the provider in one place", path=seen.where,
+            variable=key))
     return out

@@ -40,7 +40,7 @@ from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
-from ccswitch_tui.tools.layers import SKIPPED, Key, Layer, Package, folder, project, system, working
+from ccswitch_tui.tools.layers import Key, Layer, Package, folder, project, system, working
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec
 
@@ -68,11 +68,12 @@ _SETTINGS_KEYS = (Key("security.auth.selectedType", "auth"), Key("security.auth.
                   Key("model.name", "model", beaten_by=("env:GEMINI_MODEL",)))  # measured: GEMINI_MODEL beats it
 _UNTRUSTED = ("the launch's workspace is untrusted (folder trust off in its user layer, "
               "GEMINI_CLI_TRUST_WORKSPACE=false)")
+_OFF = ("GEMINI_CLI_TRUST_WORKSPACE", ("false",))
 LAYERS = (
     Layer("system", "system", "jsonc", system("/etc/gemini-cli/settings.json", test_var=SYSTEM_ENV,
                                               moved_by="GEMINI_CLI_SYSTEM_SETTINGS_PATH"), _SETTINGS_KEYS,
           why="beats every other layer"),
-    Layer("project", "project", "jsonc", working(".gemini/settings.json"), _SETTINGS_KEYS, launch=SKIPPED,
+    Layer("project", "project", "jsonc", working(".gemini/settings.json"), _SETTINGS_KEYS, off_when=_OFF,
           why=_UNTRUSTED),
     Layer("user", "ccs", "jsonc", folder("GEMINI_CLI_HOME", ".gemini/settings.json", default="~"), _SETTINGS_KEYS,
           why="a launch's GEMINI_CLI_HOME is the profile's own"),
@@ -82,12 +83,12 @@ LAYERS = (
     # .env: the first one from the working folder up; trusted, every variable it sets that the environment
     # lacks (.gemini/.env first); untrusted, only these four (measured in gemini-cli 0.61.0's loader)
     Layer("project-env", "project", "dotenv", project(".gemini/.env", ".env", first=True, stop="root"),
-          (Key("*", "env", fills=True),), launch=SKIPPED, why=_UNTRUSTED + ": only the next layer's names are read"),
+          (Key("*", "env", fills=True),), off_when=_OFF, why=_UNTRUSTED + ": only the next layer's names are read"),
     Layer("untrusted-env", "project", "dotenv", project(".env", first=True, stop="root"),
           (Key("GEMINI_API_KEY", "key", fills=True),
            Key("*", "key", names="GOOGLE_API_KEY|GOOGLE_CLOUD_PROJECT|GOOGLE_CLOUD_LOCATION",
                others="only Vertex AI reads them; the launch's auth type is gemini-api-key")),
-          why="an untrusted workspace still reads these names from the first .env up the tree"),
+          on_when=_OFF, why="an untrusted workspace still reads these names from the first .env up the tree"),
     Layer("home-env", "user", "dotenv", folder("GEMINI_CLI_HOME", ".gemini/.env", ".env", default="~"),
           (Key("*", "env", fills=True),), why="read when no folder up the tree has a .env"),
 )

@@ -41,7 +41,6 @@ from pathlib import Path
 
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.tools.layers import (
-    SKIPPED,
     WARN,
     Layer,
     Package,
@@ -63,6 +62,7 @@ MANAGED_ENV = "CCS_KILO_MANAGED_DIR"  # where to look for the managed layer inst
 FILES = ("opencode.json", "opencode.jsonc", "kilo.json", "kilo.jsonc")
 _KEYS = CONFIG_KEYS + AGENT_KEYS
 _PROJECT = "the launch sets KILO_DISABLE_PROJECT_CONFIG=1"
+_OFF = ("KILO_DISABLE_PROJECT_CONFIG", ("1", "true"))
 _AGENT = "an agent's model beats the top-level model (a launch then fails on a provider ccs did not enable)"
 LAYERS = (
     Layer("managed", "managed", "jsonc", system(*(f"{MANAGED_DIR}/{n}" for n in FILES), test_var=MANAGED_ENV), _KEYS,
@@ -74,9 +74,10 @@ LAYERS = (
     Layer("home", "user", "jsonc", home(*(f"{d}/{n}" for d in (".kilo", ".kilocode") for n in FILES)), _KEYS,
           unbeaten=WARN, why=_AGENT),
     # measured: of the .kilo/.kilocode dirs the one nearer the git root wins, of the files the nearer
-    Layer("project-dir", "project", "jsonc", project(*(f"{d}/{n}" for d in (".kilo", ".kilocode") for n in FILES)),
-          _KEYS, launch=SKIPPED, why=_PROJECT),
-    Layer("project", "project", "jsonc", project(*FILES), _KEYS, launch=SKIPPED, why=_PROJECT),
+    Layer("project-dir", "project", "jsonc",
+          project(*(f"{d}/{n}" for d in (".kilo", ".kilocode") for n in FILES), root_first=True), _KEYS,
+          off_when=_OFF, why=_PROJECT),
+    Layer("project", "project", "jsonc", project(*FILES), _KEYS, off_when=_OFF, why=_PROJECT),
     Layer("env", "variable", "jsonc", file_var("KILO_CONFIG"), _KEYS,
           why="the launch's environment has it only when the profile sets it"),
     Layer("global", "user", "jsonc", folder("XDG_CONFIG_HOME", *(f"kilo/{n}" for n in (*FILES, "config.json")),

@@ -11,7 +11,7 @@ plan's argv): every key it sets beats the same key in the layers declared after 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ class Place:
     first: bool = False  # project: only the nearest folder that has one of the files counts
     stop: str = "git"  # project: walk from the working folder up to the git root ("git"), the home ("home") or "/"
     option: str | None = None  # argv: the option whose values are the layer's keys ("-c"); None: every --name value
+    root_first: bool = False  # project: the folder nearest the root first (it wins), not the nearest
     sibling: bool = False  # absolute: ``test_var`` names a file beside this one (not this one)
     platforms: tuple[tuple[str, str], ...] = ()  # absolute: (sys.platform, path) where it lives elsewhere
 
@@ -81,8 +82,8 @@ def working(*files: str) -> Place:
     return Place("cwd", files)
 
 
-def project(*files: str, first: bool = False, stop: str = "git") -> Place:
-    return Place("project", files, first=first, stop=stop)
+def project(*files: str, first: bool = False, stop: str = "git", root_first: bool = False) -> Place:
+    return Place("project", files, first=first, stop=stop, root_first=root_first)
 
 
 def git_root(*files: str) -> Place:
@@ -144,6 +145,9 @@ class Layer:
     force: bool = True  # --force lifts the refusal
     why: str = ""
     check: Check | None = None
+    # the client skips the layer when a variable of its environment has one of these values (a launch sets it)
+    off_when: tuple[str, tuple[str, ...]] | None = None
+    on_when: tuple[str, tuple[str, ...]] | None = None  # … or reads it only then
     flags: tuple[str, ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
@@ -161,6 +165,12 @@ class Layer:
     @property
     def ours(self) -> bool:
         return self.scope == "ccs"
+
+    def read_by(self, env: Mapping[str, str]) -> bool:
+        """Whether a client with this environment reads the layer at all."""
+        if self.off_when and env.get(self.off_when[0], "").lower() in self.off_when[1]:
+            return False
+        return not (self.on_when and env.get(self.on_when[0], "").lower() not in self.on_when[1])
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ Measured with opencode 1.18.33 against a loopback stub:
 from __future__ import annotations
 
 from ccswitch_tui.tools.layers import (
-    SKIPPED,
     WARN,
     Layer,
     Package,
@@ -47,9 +46,8 @@ LAYERS = (
           why="beats every file; the launch's environment has it only when the profile sets it"),
     Layer("dir", "ccs", "jsonc", folder("OPENCODE_CONFIG_DIR", *CONFIG_NAMES), CONFIG_KEYS,
           why="a launch's OPENCODE_CONFIG_DIR is the profile's own: beats the project, OPENCODE_CONFIG and global"),
-    Layer("project-dir", "project", "jsonc", project(*(f".opencode/{n}" for n in CONFIG_NAMES)), CONFIG_KEYS,
-          launch=SKIPPED, why=_PROJECT),
-    Layer("project", "project", "jsonc", project(*CONFIG_NAMES), CONFIG_KEYS, launch=SKIPPED, why=_PROJECT),
+    Layer("project", "project", "jsonc", project(*(f".opencode/{n}" for n in CONFIG_NAMES), *CONFIG_NAMES), CONFIG_KEYS,
+          off_when=("OPENCODE_DISABLE_PROJECT_CONFIG", ("1", "true")), why=_PROJECT),
     Layer("env", "variable", "jsonc", file_var("OPENCODE_CONFIG"), CONFIG_KEYS,
           why="the launch's environment has it only when the profile sets it"),
     Layer("global", "user", "jsonc",
