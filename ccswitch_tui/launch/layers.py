@@ -37,6 +37,7 @@ class Seen:
     layer: Layer
     where: str
     keys: dict[str, Any] = field(default_factory=dict)  # concrete key → value
+    decl: dict[str, Key] = field(default_factory=dict)  # concrete key → the declaration that found it
     error: str | None = None
     data: Any = None
     text: str = ""
@@ -192,26 +193,13 @@ def routing_name(name: str) -> bool:
     return policy.kind(name) is not None or policy.routing_family(name) is not None
 
 
-def key_of(layer: Layer, concrete: str) -> Key | None:
-    for key in layer.keys:
-        if _matches(key.path, concrete):
-            return key
-    return None
-
-
-def _matches(pattern: str, concrete: str) -> bool:
-    p, c = pattern.split("."), concrete.split(".")
-    if len(p) != len(c):
-        return False
-    return all(a == "*" or a == b for a, b in zip(p, c, strict=True))
-
-
-def routing(layer: Layer, data: Any) -> dict[str, Any]:
-    """The concrete keys of ``data`` that the layer declares (first matching declaration wins)."""
-    out: dict[str, Any] = {}
+def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
+    """The concrete keys of ``data`` that the layer declares, with the declaration that found each
+    (the first that matches wins)."""
+    out: dict[str, tuple[Any, Key]] = {}
     for key in layer.keys:
         for concrete, value in _walk(data, key.path.split(".")):
-            if concrete in out or key_of(layer, concrete) is not key or value is None:
+            if concrete in out or value is None:
                 continue
             if key.path.split(".")[-1] == "*" and (layer.format == "dotenv" or key.role == "env"):
                 name = concrete.rsplit(".", 1)[-1]
@@ -219,8 +207,14 @@ def routing(layer: Layer, data: Any) -> dict[str, Any]:
                     continue
             if key.only and value not in key.only:
                 continue
-            out[concrete] = value
+            out[concrete] = (value, key)
     return out
+
+
+def _seen(layer: Layer, where: str, data: Any, text: str = "") -> Seen:
+    found = routing(layer, data)
+    return Seen(layer, where, {k: v for k, (v, _) in found.items()}, {k: d for k, (_, d) in found.items()},
+                data=data, text=text)
 
 
 def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | None = None) -> Seen | None:
@@ -228,8 +222,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
     if where == "argv":
         if plan is None:
             return None
-        data: Any = argv_keys(plan.argv, layer.place.option)
-        return Seen(layer, where, routing(layer, data), data=data)
+        return _seen(layer, where, argv_keys(plan.argv, layer.place.option))
     if where.startswith("$"):
         text = env.get(where[1:], "")
     else:
@@ -247,7 +240,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
         data = parse(layer.format, text, where)
     except (ValueError, RecursionError) as exc:
         return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
-    return Seen(layer, where, routing(layer, data), data=data, text=text)
+    return _seen(layer, where, data, text)
 
 
 def shown(key: str, value: Any) -> str:
@@ -280,20 +273,24 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
           isolate: bool) -> Judged:
     """The refusals, warnings and manifest record the spec's declared layers give ``plan``."""
     out = Judged()
-    pins: set[str] = {f"env:{n}" for n, v in plan.env.items() if v}
-    above: list[tuple[Layer, set[str]]] = []  # the ccs layers seen so far, with the keys they set
+    env_pins = {f"env:{n}" for n, v in plan.env.items() if v}
+    ours: list[tuple[Layer, str, set[str]]] = []  # every file (or argv) ccs writes, in declared order
+    for layer in (x for x in spec.layers if x.ours):
+        for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
+            seen = read(layer, where, plan.env, plan)
+            if seen is not None:
+                ours.append((layer, where, set(seen.keys) | set(_flat(seen.data))))
+    named = env_pins.union(*(keys for _, _, keys in ours))  # what a key's ``beaten_by`` may name
+    above: set[str] = set(env_pins)  # the keys of the ccs layers declared above the current one
     for layer in spec.layers:
+        if layer.ours:
+            above.update(*(keys for x, _, keys in ours if x is layer))
+            continue
         off = not layer.read_by(plan.env)
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
-            seen = read(layer, where, plan.env, plan if layer.ours else None)
-            if seen is None:
-                continue
-            if layer.ours:
-                keys = set(seen.keys) | set(_flat(seen.data))
-                above.append((layer, keys))
-                pins |= keys
-                continue
-            _judge_one(spec, seen, above, pins, isolate, out, off)
+            seen = read(layer, where, plan.env)
+            if seen is not None:
+                _judge_one(spec, seen, above, named, isolate, out, off)
     return out
 
 
@@ -307,18 +304,20 @@ def _flat(data: Any, prefix: str = "") -> Iterator[str]:
             yield from _flat(v, path + ".")
 
 
-def _beaten(key: Key | None, concrete: str, pins: set[str]) -> bool:
-    if concrete in pins:
+def _beaten(key: Key | None, concrete: str, above: set[str], named: set[str]) -> bool:
+    """A key is beaten by the same key in a ccs layer above its own, by the variable it only fills in, or by
+    what its declaration names."""
+    if concrete in above:
         return True
     if key is None:
         return False
     name = concrete.rsplit(".", 1)[-1]
-    if key.fills and f"env:{name}" in pins:
+    if key.fills and f"env:{name}" in named:
         return True
-    return any(b in pins for b in key.beaten_by)
+    return any(b in named for b in key.beaten_by)
 
 
-def _judge_one(spec: ToolSpec, seen: Seen, above: list[tuple[Layer, set[str]]], pins: set[str], isolate: bool,
+def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], isolate: bool,
                out: Judged, off: bool = False) -> None:
     layer, where, label = seen.layer, seen.where, spec.label
     what = f"{label} {layer.scope} layer {layer.name!r}"
@@ -336,8 +335,8 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: list[tuple[Layer, set[str]]], 
             out.warnings.append(f"{where} sets {names}, which would redirect a {label} started here by hand; "
                                 f"ccs's launch does not load it ({why})")
         return
-    beaten = [k for k in seen.keys if _beaten(key_of(layer, k), k, pins)]
-    ignored = [k for k in seen.keys if k not in beaten and (key := key_of(layer, k)) and key.others]
+    beaten = [k for k in seen.keys if _beaten(seen.decl.get(k), k, above, named)]
+    ignored = [k for k in seen.keys if k not in beaten and (key := seen.decl.get(k)) and key.others]
     live = [k for k in seen.keys if k not in beaten and k not in ignored]
     note = f"sets {names}" + (f"; beaten by ccs: {', '.join(beaten)}" if beaten else "") \
         + (f"; not used: {', '.join(ignored)}" if ignored else "")
@@ -455,7 +454,7 @@ def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str])
             f"; {layer.why}" if layer.why else "")
     severe = kind in ("project", "managed", "system") and not layer.ours
     for key, value in seen.keys.items():
-        declared = key_of(layer, key)
+        declared = seen.decl.get(key)
         if declared is not None and declared.others and kind != "project":
             continue
         names = _env_beaters(declared, key)
