@@ -233,36 +233,66 @@ def test_the_resume_hint_names_the_session_the_launch_wrote_and_kilo_resumes_it(
 
 # --- the install script ----------------------------------------------------------------------------
 
+def stand_in_clients(tree: Path) -> Path:
+    """Every registered client's package as the install script finds it installed (a script that prints
+    its pinned version), from the specs' declarations; returns the clients folder."""
+    dest = tree / ".cache" / "clients"
+    for spec in tools.clients():
+        p = spec.package
+        if p is None:
+            continue
+        if p.manager == "npm":
+            exe = dest / "node_modules" / ".bin" / spec.program
+            (dest / "node_modules" / p.name).mkdir(parents=True, exist_ok=True)
+            (dest / "node_modules" / p.name / "package.json").write_text(json.dumps({"version": p.version}))
+        else:
+            venv = dest / "venvs" / p.name
+            exe = venv / "bin" / spec.program
+            (venv / "lib" / "python3.11" / "site-packages" / f"{p.name.replace('-', '_')}-{p.version}.dist-info"
+             ).mkdir(parents=True)
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text(f"#!/bin/sh\necho {p.version}\n")
+        exe.chmod(0o755)
+    return dest
+
+
 def test_the_install_script_fails_loudly_when_kilo_has_no_binary(tmp_path):
     """@kilocode/cli whose optional binary package was not installed (what 7.8.1 gives: npm says
     nothing): the script says so and exits 1 instead of leaving a `kilo` that cannot run. The npm and
-    the other clients here are stand-ins (the real install needs the registry); the script is the real one."""
+    the clients here are stand-ins (the real install needs the registry); the script is the real one,
+    and it takes the list of clients from the registry."""
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
     (tree / "scripts" / "install-clients.sh").write_text((ROOT / "scripts" / "install-clients.sh").read_text())
-    bin_dir = tree / ".cache" / "clients" / "node_modules" / ".bin"
-    bin_dir.mkdir(parents=True)
-    for name in ("claude", "codex", "gemini", "opencode"):
-        (bin_dir / name).write_text("#!/bin/sh\necho 1.0\n")
+    dest = stand_in_clients(tree)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CCS_PYTHON": sys.executable}
+    r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr  # everything at its pin: nothing installed, every link made
+    assert {p.name for p in (dest / "bin").iterdir()} == {s.program for s in tools.clients() if s.package}
+    kilo = dest / "node_modules" / ".bin" / "kilo"
     # the real launcher's words when it finds no binary package
-    (bin_dir / "kilo").write_text('#!/bin/sh\necho "It seems that your package manager failed to install the right '
-                                  'version of the Kilo CLI for your platform." >&2\nexit 1\n')
-    fake_npm = tmp_path / "npm-bin"
-    fake_npm.mkdir()
-    (fake_npm / "npm").write_text("#!/bin/sh\nexit 0\n")
-    for f in (*bin_dir.iterdir(), fake_npm / "npm"):
-        f.chmod(0o755)
-    env = {"PATH": f"{fake_npm}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    kilo.write_text('#!/bin/sh\necho "It seems that your package manager failed to install the right '
+                    'version of the Kilo CLI for your platform." >&2\nexit 1\n')
     r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1
     assert f"kilo {VERSION} does not run: its binary package @kilocode/cli-linux-x64@{VERSION}" in r.stderr
     assert "failed to install the right version" in r.stderr
     # a kilo that runs but is another version is refused too
-    (bin_dir / "kilo").write_text("#!/bin/sh\necho 7.8.1\n")
+    kilo.write_text("#!/bin/sh\necho 7.8.1\n")
     r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1 and f"kilo --version says 7.8.1, not the pinned {VERSION}" in r.stderr
+
+
+def test_the_install_script_names_no_client():
+    """The list of clients is the registry's: each spec declares its pin and package manager."""
+    script = (ROOT / "scripts" / "install-clients.sh").read_text()
+    for spec in tools.clients():
+        assert spec.package is not None, f"{spec.name} declares no package"
+        words = {spec.name, spec.program, spec.package.name, spec.package.version}
+        assert not [w for w in words if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", script)], spec.name
 
 
 # --- quiet launches, traced in a private network namespace ---------------------------------------

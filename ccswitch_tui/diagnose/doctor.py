@@ -142,12 +142,12 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str]
 
 # --- clients, keyring, profiles ------------------------------------------------------------------
 
-def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
+def client_info(name: str, environ: Mapping[str, str], package: str | None = None) -> dict[str, Any]:
     exe = which_real(name, environ.get("PATH", os.defpath))  # the real client, not a ccs shim
     if exe is None:
         return {"path": None, "version": None}
 
-    version = tool_version(exe)
+    version = tool_version(exe, package)
     if version:
         version = version.rsplit("@", 1)[-1]
     else:
@@ -200,7 +200,8 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
 
     loaded = [e.profile for e in entries if e.profile is not None]
     for spec in clients():
-        c = client_info(spec.program or spec.name, environ)
+        pypi = spec.package.name if spec.package and spec.package.manager == "pypi" else None
+        c = client_info(spec.program or spec.name, environ, pypi)
         report.clients[spec.name] = c
         if c["path"]:
             f.append(Finding("client", INFO, f"{spec.name} {c['version'] or '(version unknown)'} at {c['path']}",

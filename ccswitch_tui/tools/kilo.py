@@ -102,7 +102,9 @@ class KiloSpec(OpenCodeFamilySpec):
     layers = LAYERS
     # its Linux binary is the optional dependency @kilocode/cli-linux-x64 of the same version; 7.8.1 names a
     # binary package the registry does not have (npm then installs it without a binary)
-    package = Package("npm", "@kilocode/cli", "7.7.7")
+    package = Package("npm", "@kilocode/cli", "7.7.7", broken_hint=(
+        "its binary package @kilocode/cli-linux-x64@7.7.7 (or the one for this platform) was not installed; check "
+        "`npm view @kilocode/cli-linux-x64@7.7.7`"))
     official_hosts = frozenset({"api.kilo.ai"})
     key_var = KEY_VAR
     config_file = "kilo.json"

@@ -181,8 +181,8 @@ class Package:
     manager: str  # npm | pypi
     name: str
     version: str
-    also: tuple[str, ...] = ()  # more "name@version" of the same manager the client needs (a binary package)
-    check: str = "--version"  # what the install runs to prove the client starts
+    check: str = "--version"  # what the install runs to prove the client starts (its output names the version)
+    broken_hint: str = ""  # what to look at when the installed client does not start
 
 
 def git_root_of(cwd: Path) -> Path | None:
