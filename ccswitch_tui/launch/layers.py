@@ -326,6 +326,7 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
         out.record.append(f"{where} ({layer.name}): {seen.error}")
         return
     if not seen.keys:
+        out.record.append(f"{where} ({layer.name}): no routing keys")
         return
     names = ", ".join(seen.keys)
     if off or layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate):
@@ -465,3 +466,38 @@ def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str])
             f"follows{unless}; {effect}; remove it to choose the provider in one place", path=seen.where,
             variable=key))
     return out
+
+
+# --- the README's table ------------------------------------------------------------------------------
+
+def _in_a_launch(layer: Layer, below_ours: bool) -> str:
+    if layer.ours:
+        return f"ccs's own: {layer.why}"
+    if not layer.keys:
+        return f"no routing keys ({layer.why})"
+    if layer.off_when or layer.launch == SKIPPED:
+        return f"not loaded: {layer.why}"
+    beaten = ("keys ccs's own layers or the launch's variables set are beaten; " if below_ours or any(
+        k.fills or k.beaten_by for k in layer.keys) else "no layer of ccs's beats it; ")
+    if layer.unbeaten != REFUSE:
+        rest = "the rest are named in a warning"
+    else:
+        rest = f"the rest refuse the launch ({', '.join('--' + f for f in layer.flags)})"
+    return beaten + rest + (f"; {layer.why}" if layer.why else "")
+
+
+def layers_table(specs: Sequence[ToolSpec]) -> str:
+    """The README's table of every client's declared layers, highest precedence first."""
+    lines = ["| client | layer | scope | where | format | keys that route | in a ccs launch |",
+             "|---|---|---|---|---|---|---|"]
+    for spec in specs:
+        below_ours = False
+        for layer in spec.layers or ():
+            keys = ", ".join(f"`{k.path}`" for k in layer.keys) or "-"
+            where = layer.place.shown().replace("|", " or ")
+            lines.append(f"| {spec.label} | {layer.name} | {layer.scope} | {where} | {layer.format} | {keys} | "
+                         f"{_in_a_launch(layer, below_ours).replace('|', '/')} |")
+            below_ours |= layer.ours
+        if not spec.layers and spec.layers_reason:
+            lines.append(f"| {spec.label} | - | - | - | - | - | {spec.layers_reason} |")
+    return "\n".join(lines)

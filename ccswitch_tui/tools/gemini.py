@@ -143,8 +143,13 @@ class GeminiSpec(ToolSpec[GeminiSide]):
         b.add(side.env, SOURCE_TOOL)
         routing = {"GOOGLE_GEMINI_BASE_URL": side.base_url, "GEMINI_MODEL": side.model}
         b.add(routing, SOURCE_ROUTING)
-        # its own home, and an untrusted workspace: project settings and .env files cannot reach it
-        b.add({"GEMINI_CLI_HOME": str(home), "GEMINI_CLI_TRUST_WORKSPACE": "false"}, SOURCE_ROUTING)
+        # its own home, and an untrusted workspace: project settings and .env files cannot reach it; the
+        # machine's system layers named, so that what ccs judges is what it reads
+        system_settings = Path(parent_env.get(SYSTEM_ENV) or "/etc/gemini-cli/settings.json")
+        b.add({"GEMINI_CLI_HOME": str(home), "GEMINI_CLI_TRUST_WORKSPACE": "false",
+               "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system_settings),
+               "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(system_settings.parent / "system-defaults.json")},
+              SOURCE_ROUTING)
         b.add_secret(KEY_VAR, key)
         b.add_markers(profile, self.name, launch_id)
         settings = home / ".gemini" / "settings.json"
