@@ -6,11 +6,14 @@ key, or the launch is refused with its ways out (``--isolate`` then launches cle
 
 The cases are written here, not derived from the declarations: a layer whose declaration is removed from
 its spec still has its case, which then fails (the client follows the file, or the refusal is missing).
-``test_every_declared_layer_has_a_case`` keeps the two lists equal.
+``test_every_declared_layer_has_a_case`` keeps the two lists equal. The layers a launch must come through
+clean are planted together, and each client is launched once for all of them (the cases of that client
+share the launch: one client start instead of one per layer); each refused one is launched alone.
 
 Test paths: ``home/`` is $HOME, ``parent/`` holds the repository ``parent/repo`` (a git root), the launch
-runs in ``parent/repo/sub``; ``state/`` is the profile's own folder for the client; ``test:VAR`` is a
-file a ccs test variable points a system layer at; ``$VAR`` is the shell's variable.
+runs in ``parent/repo/sub``; ``stale-home/`` is the folder the shell's ``*_DIR``/``*_HOME`` variables
+name; ``state/`` is the profile's own folder for the client; ``test:VAR`` is a file a ccs test variable
+points a system layer at; ``$VAR`` is the shell's variable.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ HOSTILE: dict[tuple[str, str], Plant] = {
     ("claude", "project"): Plant("parent/repo/sub/.claude/settings.json",
                                  _json({"env": {"ANTHROPIC_BASE_URL": "{stale}", "HTTPS_PROXY": "{stale}",
                                                 "HTTP_PROXY": "{stale}"}}), "refused", isolate=True),
-    ("claude", "user"): Plant("home/.claude/settings.json",
+    ("claude", "user"): Plant("stale-home/settings.json",
                               _json({"env": {"ANTHROPIC_BASE_URL": "{stale}"}, "apiKeyHelper": f"echo {STALE_KEY}"}),
                               recorded=False),
     # Codex: -c pins the model; an effort the profile does not pin refuses
@@ -170,13 +173,16 @@ def test_every_declared_layer_has_a_case():
     assert set(HOSTILE) == declared
 
 
-def contaminated(env: dict[str, str], stale: str) -> dict[str, str]:
-    """Every family the policy knows, as a careless shell holds it, pointing at the stale stub."""
+def contaminated(env: dict[str, str], stale: str, root: Path) -> dict[str, str]:
+    """Every family the policy knows, as a careless shell holds it, pointing at the stale stub (and a
+    client's folder variables at a stale folder)."""
     out = dict(env)
     for family in policy.families():
         for name in family_names(family):
             if policy.cloud_switch(name):
                 out[name] = "1"
+            elif name.endswith(("_DIR", "_HOME")):
+                out[name] = str(root / "stale-home")
             else:
                 out[name] = stale if ("URL" in name or "PROXY" in name.upper() or "BASE" in name) else STALE_KEY
     out["AWS_EC2_METADATA_DISABLED"] = "true"  # a cloud switch in the shell: no metadata lookups, ever
@@ -247,19 +253,42 @@ def plant(w: dict[str, Any], name: str, p: Plant, stale: str) -> str:
 
 
 def launch(ccs, w: dict[str, Any], name: str, *flags: str):
-    return ccs("launch", "p", name, *flags, "--", *ARGS[name], env=w["env"], cwd=w["cwd"], timeout=180)
+    return ccs("launch", "p", name, *flags, "--", *ARGS[name], env=w["env"], cwd=w["cwd"], timeout=240)
 
 
-def assert_clean(r, good: StubServer, stale: StubServer, name: str) -> None:
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
-    assert stale.requests == [], [(x.method, x.path) for x in stale.requests]
-    posts = [x for x in good.posts() if x.body]
+@dataclass
+class Outcome:
+    """A launch as the assertions see it (kept after the test's stubs and folders are gone)."""
+
+    rc: int
+    said: str
+    good: list[Any]
+    stale: list[Any]
+    manifest: dict[str, Any] | None
+    doctor: str
+    wheres: dict[str, str]
+
+
+def outcome(ccs, w: dict[str, Any], r, good: StubServer, stale: StubServer, doctor: str,
+            wheres: dict[str, str]) -> Outcome:
+    runs = json.loads(ccs("runs", "--json", env=w["env"]).stdout)["runs"] if r.returncode == 0 else []
+    return Outcome(r.returncode, r.stdout[-2000:] + r.stderr[-3000:], good.posts(), list(stale.requests),
+                   runs[0] if len(runs) == 1 else None, doctor, wheres)
+
+
+def assert_clean(o: Outcome, name: str) -> None:
+    assert o.rc == 0, o.said
+    assert o.stale == [], [(x.method, x.path) for x in o.stale]
+    posts = [x for x in o.good if x.body]
     assert posts, "the profile's stub got no request"
     said = json.dumps([[x.path, x.body] for x in posts])
     assert STALE_MODEL not in said and f"m-{name}" in said, said[:2000]
     for x in posts:
         creds = " ".join(x.headers.get(h, "") for h in ("authorization", "x-api-key", "x-goog-api-key"))
         assert KEY in creds and STALE_KEY not in creds, (x.path, creds[:40])
+    assert o.manifest is not None
+    text = json.dumps(o.manifest)
+    assert KEY not in text and STALE_KEY not in text
 
 
 def trusted_codex_project(w: dict[str, Any]) -> None:
@@ -269,33 +298,53 @@ def trusted_codex_project(w: dict[str, Any]) -> None:
     (home / "config.toml").write_text(f'[projects."{w["repo"]}"]\ntrust_level = "trusted"\n')
 
 
+def setup(name: str, base_env: dict[str, str], tmp_path: Path, clients_bin: Path | None, good: StubServer,
+          stale: StubServer) -> dict[str, Any]:
+    w = world(tmp_path, base_env, clients_bin)
+    w["env"] = contaminated(w["env"], stale.url, tmp_path)
+    write_profile(name, good.url)
+    if name == "codex":
+        trusted_codex_project(w)
+    return w
+
+
+_CLEAN: dict[str, Outcome] = {}  # client → its one launch through every layer it must come through clean
+
+
+def clean_launch(name: str, ccs, base_env, stubs, tmp_path: Path, clients_bin: Path | None) -> Outcome:
+    if name not in _CLEAN:
+        good, stale = stubs("good"), stubs("stale")
+        w = setup(name, base_env, tmp_path, clients_bin, good, stale)
+        wheres = {layer: plant(w, name, p, stale.url) for (n, layer), p in HOSTILE.items()
+                  if n == name and p.expect == "clean"}
+        doctor = ccs("doctor", "--json", "--cwd", str(w["cwd"]), env=w["env"]).stdout
+        _CLEAN[name] = outcome(ccs, w, launch(ccs, w, name), good, stale, doctor, wheres)
+    return _CLEAN[name]
+
+
 @pytest.mark.parametrize(("name", "layer"), CASES, ids=[f"{n}-{layer}" for n, layer in CASES])
 def test_a_hostile_layer_reaches_nothing_but_the_profile(name, layer, ccs, base_env, stubs, tmp_path, request):
     p = HOSTILE[(name, layer)]
     clients_bin = request.getfixturevalue("clients_bin") if name != "fakecli" else None
-    good, stale = stubs("good"), stubs("stale")
-    w = world(tmp_path, base_env, clients_bin)
-    w["env"] = contaminated(w["env"], stale.url)
-    write_profile(name, good.url)
-    if name == "codex":
-        trusted_codex_project(w)
-    where = plant(w, name, p, stale.url)
-
-    r = ccs("doctor", "--json", "--cwd", str(w["cwd"]), env=w["env"])
-    assert json.dumps(where) in r.stdout, (where, r.stdout[-3000:])  # a row, or a finding about the profile's own
-
-    r = launch(ccs, w, name)
-    if p.expect == "refused":
+    if p.expect == "clean":
+        o = clean_launch(name, ccs, base_env, stubs, tmp_path, clients_bin)
+        where = o.wheres[layer]
+    else:
+        good, stale = stubs("good"), stubs("stale")
+        w = setup(name, base_env, tmp_path, clients_bin, good, stale)
+        where = plant(w, name, p, stale.url)
+        doctor = ccs("doctor", "--json", "--cwd", str(w["cwd"]), env=w["env"]).stdout
+        r = launch(ccs, w, name)
         assert r.returncode == 2 and "refusing to launch" in r.stderr and where in r.stderr, r.stderr[-2000:]
         assert "--force" in r.stderr and ("--isolate" in r.stderr) == p.isolate, r.stderr
         assert good.requests == [] and stale.requests == []
         if not p.isolate:
+            assert json.dumps(where) in doctor, (where, doctor[-3000:])
             return
-        r = launch(ccs, w, name, "--isolate")
-    assert_clean(r, good, stale, name)
-    (manifest,) = json.loads(ccs("runs", "--json", env=w["env"]).stdout)["runs"]
-    assert (where in json.dumps(manifest.get("layers", []))) == p.recorded, manifest.get("layers")
-    assert KEY not in json.dumps(manifest) and STALE_KEY not in json.dumps(manifest)
+        o = outcome(ccs, w, launch(ccs, w, name, "--isolate"), good, stale, doctor, {layer: where})
+    assert json.dumps(where) in o.doctor, (where, o.doctor[-3000:])  # a row, or a finding about the profile's own
+    assert_clean(o, name)
+    assert (where in json.dumps(o.manifest.get("layers", []))) == p.recorded, o.manifest.get("layers")
 
 
 def test_the_readme_table_is_the_declarations():
