@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,11 +162,11 @@ def client_info(name: str, environ: Mapping[str, str], package: str | None = Non
     return {"path": exe, "version": version}
 
 
-def own_layer_findings(spec: ToolSpec, profiles: list[Profile], environ: Mapping[str, str], cwd: Path,
-                       paths: Paths) -> list[Finding]:
-    """What someone added to a profile's own layers (its state folder) that ccs's launch would refuse:
-    the profile's launch is judged as `ccs launch` would judge it (no key is read; a stand-in fills its place)."""
-    out: list[Finding] = []
+def launch_refusals(spec: ToolSpec, profiles: list[Profile], environ: Mapping[str, str], cwd: Path,
+                    paths: Paths) -> dict[tuple[str, str], list[str]]:
+    """(file, key) → the profiles whose launch of ``spec`` here that key of that file would refuse: each
+    profile's launch is judged as `ccs launch` would judge it (no key is read; a stand-in fills its place)."""
+    out: dict[tuple[str, str], list[str]] = {}
     for p in profiles:
         if spec.name not in p.tools:
             continue
@@ -174,13 +174,26 @@ def own_layer_findings(spec: ToolSpec, profiles: list[Profile], environ: Mapping
             plan = spec.plan(p, "ccs-doctor-stand-in", environ, cwd, paths=paths)
         except CcsError:
             continue  # `ccs check` and the launch say why it cannot be planned
-        state = paths.tool_dir(p.name, spec.name)
-        judged = layers.judge(spec, plan, environ, state, isolate=False)
-        for (where, keys), refusal in zip(judged.refused_at, judged.refusals, strict=True):
-            if Path(where).is_relative_to(paths.state):
-                out += [Finding("settings-override", ERROR, f"profile {p.name!r}'s own {spec.label} layer: "
-                                f"{refusal.message}; ccs launches of it are refused; remove {key} from the file",
-                                path=where, variable=key) for key in keys]
+        judged = layers.judge(spec, plan, environ, paths.tool_dir(p.name, spec.name), isolate=False)
+        for where, keys in judged.refused_at:
+            for key in keys:
+                out.setdefault((where, key), []).append(p.name)
+    return out
+
+
+def with_launch_refusals(found: list[Finding], refused: dict[tuple[str, str], list[str]]) -> list[Finding]:
+    """The layer findings, an error where a profile's launch would be refused for it, and a finding of its
+    own for what someone added to a profile's own layers (its state folder)."""
+    out = []
+    for f in found:
+        names = refused.pop((f.path or "", f.variable or ""), None)
+        if names:
+            f = replace(f, severity=ERROR, message=f"{f.message}; `ccs launch` refuses it for profile(s) "
+                                                   f"{', '.join(names)} (--force to launch anyway)")
+        out.append(f)
+    for (where, key), names in refused.items():
+        out.append(Finding("settings-override", ERROR, f"{where} sets {key}, which `ccs launch` refuses for "
+                           f"profile(s) {', '.join(names)}; remove it from the file", path=where, variable=key))
     return out
 
 
@@ -211,11 +224,12 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
                              variable=spec.name))
         parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
                  layers.doctor_part(spec, environ, cwd)]
+        found: list[Finding] = []
         for part in (p for p in parts if p is not None):
             report.sections[part.section] = part.info
             report.section_lines += part.lines
-            f += part.findings
-        f += own_layer_findings(spec, loaded, environ, cwd, paths)
+            found += part.findings
+        f += with_launch_refusals(found, launch_refusals(spec, loaded, environ, cwd, paths))
 
     report.sections["shims"] = shim_report(paths, environ, cwd, store)
     f += doctor_findings(report.sections["shims"])

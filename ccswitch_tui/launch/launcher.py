@@ -57,10 +57,10 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
     live = [r for r in plan.refusals if not (force and "force" in r.flags)]
     if live:
         r = live[0]
-        more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
         flags = tuple(f for f in r.flags if all(f in other.flags for other in live))  # what lifts them all
-        raise LaunchRefused(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}",
-                            r.ways_out, flags)
+        ways = tuple(dict.fromkeys(w for x in live for w in x.ways_out))
+        reasons = "; ".join(x.message for x in live)  # every one named: lifting one would only show the next
+        raise LaunchRefused(f"refusing to launch: {reasons}; ways out: {'; '.join(ways)}", ways, flags)
 
 
 @dataclass(frozen=True)

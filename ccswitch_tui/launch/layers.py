@@ -11,6 +11,7 @@ refuses the launch (the layer's ways out) or is named in a warning, as the layer
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -247,8 +248,6 @@ def shown(key: str, value: Any) -> str:
     """A layer's value as messages print it: credentials masked, URLs without their passwords."""
     name = key.rsplit(".", 1)[-1]
     if isinstance(value, (dict, list)):
-        import json
-
         return redact_text(json.dumps(value, ensure_ascii=False))
     text = str(value)
     if name in ("model", "small_model", "model.name", "name") or name.endswith("model"):
@@ -342,13 +341,17 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
     note = f"sets {names}" + (f"; beaten by ccs: {', '.join(beaten)}" if beaten else "") \
         + (f"; not used: {', '.join(ignored)}" if ignored else "")
     out.record.append(f"{where} ({layer.name}): {note}")
+    if beaten and layer.scope == "project":
+        out.warnings.append(f"{where} sets {', '.join(beaten)}, which would redirect a {label} started here by hand; "
+                            "ccs's launch sets its own")
     if not live:
         return
-    shown_live = ", ".join(f"{k}={shown(k, seen.keys[k])}" for k in live)
-    out.applied.append(f"{where}: {', '.join(live)}")
+    keys = ", ".join(live)  # named, not shown: values from a file stay out of messages
+    out.applied.append(f"{where}: {keys}")
+    about = f"{label}'s {layer.scope} layer {layer.name!r}" + (f": {layer.why}" if layer.why else "")
     if layer.unbeaten != REFUSE:
-        out.warnings.append(f"{where} ({what}) sets {shown_live}, which no layer of ccs's launch replaces: "
-                            f"{label} takes it")
+        out.warnings.append(f"{where} sets {keys} ({about}), which no layer of ccs's launch replaces: {label} "
+                            "takes it")
         return
     ways = []
     if "isolate" in layer.flags:
@@ -356,12 +359,12 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
     if "force" in layer.flags:
         ways.append("--force to launch anyway (recorded in the manifest)")
     if layer.scope in ("managed", "system"):
-        message = (f"the {layer.scope} {label} settings {where} set {shown_live}, which beat the layers ccs "
-                   "gives the launch; ccs cannot override them")
+        message = (f"the {layer.scope} {label} settings {where} set {keys}, which beat the layers ccs gives the "
+                   "launch; ccs cannot override them")
         ways.append("ask whoever manages this machine to remove them")
     else:
-        message = f"{where} ({what}) sets {shown_live}, which would override the profile"
-        ways.append(f"remove {', '.join(live)} from {where}")
+        message = f"{where} sets {keys} ({about}), which would override the profile"
+        ways.append(f"remove {keys} from {where}")
     out.refusals.append(Refusal("settings-override", message, tuple(ways), flags=layer.flags))
     out.refused_at.append((where, live))
 
