@@ -197,7 +197,7 @@ def test_a_project_proxy_refuses_the_launch_and_isolate_leaves_the_project_out(
     r = ccs("launch", "p", "qwen", "--", "-p", "say hi", env=env, cwd=proj, timeout=120)
     assert r.returncode == 2, r.stderr
     for named in (f"{proj / '.qwen' / 'settings.json'} sets proxy, env.HTTPS_PROXY (",
-                  f"{proj / '.qwen' / '.env'} sets HTTPS_PROXY ("):
+                  f"{proj / '.qwen' / '.env'} sets HTTPS_PROXY, HTTP_PROXY ("):
         assert named in r.stderr
     assert "--isolate" in r.stderr and "--force" in r.stderr and good.requests == []
     r = ccs("launch", "p", "qwen", "--isolate", "--", "-p", "say hi", env=env, cwd=proj, timeout=120)
@@ -503,7 +503,8 @@ def test_doctor_shows_its_layers_and_the_env_files_it_reads(ccs, base_env, stubs
     # measured: OPENAI_API_KEY beats a settings apiKey, even the system layer's; a launch sets it
     assert any(f["severity"] == "warn" and f["variable"] == "security.auth.apiKey"
                and "unless OPENAI_API_KEY is set" in f["message"] for f in found)
-    home_env = {f["variable"]: f for f in data["findings"] if f["path"] == str(home / ".env")}
+    home_env = {f["variable"]: f for f in data["findings"] if f["path"] == str(home / ".env")
+                and "Qwen Code" in f["message"]}  # Gemini CLI and Aider read ~/.env too
     assert set(home_env) == {"HTTPS_PROXY", "OPENAI_API_KEY"}
     # the profile's launch would be refused for the proxy (it sets no proxy), not for the key (it sets one)
     assert home_env["HTTPS_PROXY"]["severity"] == "error" and "profile(s) p" in home_env["HTTPS_PROXY"]["message"]
