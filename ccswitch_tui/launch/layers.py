@@ -244,11 +244,23 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
     return _seen(layer, where, data, text)
 
 
+def _brief(value: Any, budget: list[int]) -> Any:
+    """``value`` cut to at most ``budget[0]`` nodes."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return "…"
+    if isinstance(value, dict):
+        return {str(k): _brief(v, budget) for k, v in list(value.items())[:20]}
+    if isinstance(value, list):
+        return [_brief(v, budget) for v in value[:20]]
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
 def shown(key: str, value: Any) -> str:
     """A layer's value as messages print it: credentials masked, URLs without their passwords."""
     name = key.rsplit(".", 1)[-1]
-    if isinstance(value, (dict, list)):
-        return redact_text(json.dumps(value, ensure_ascii=False))
+    if isinstance(value, (dict, list)):  # bounded: a YAML file's aliases can make a small file a huge value
+        return redact_text(json.dumps(_brief(value, [200]), ensure_ascii=False))
     text = str(value)
     if name in ("model", "small_model", "model.name", "name") or name.endswith("model"):
         return policy.redact_url(text)
@@ -281,12 +293,16 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
                 ours.append((layer, where, set(seen.keys) | set(_flat(seen.data))))
     named = env_pins.union(*(keys for _, _, keys in ours))  # what a key's ``beaten_by`` may name
     above: set[str] = set(env_pins)  # the keys of the ccs layers declared above the current one
+    met: set[str] = {where for _, where, _ in ours}  # a file two layers name (the git root is the working folder)
     for layer in spec.layers:
         if layer.ours:
             above.update(*(keys for x, _, keys in ours if x is layer))
             continue
         off = not layer.read_by(plan.env)
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
+            if where in met:
+                continue
+            met.add(where)
             seen = read(layer, where, plan.env)
             if seen is not None:
                 _judge_one(spec, seen, above, named, isolate, out, off)
@@ -319,16 +335,26 @@ def _beaten(key: Key | None, concrete: str, above: set[str], named: set[str]) ->
 def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], isolate: bool,
                out: Judged, off: bool = False) -> None:
     layer, where, label = seen.layer, seen.where, spec.label
-    what = f"{label} {layer.scope} layer {layer.name!r}"
+    skipped = off or layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate)
+    about = f"{label}'s {layer.scope} layer {layer.name!r}" + (f": {layer.why}" if layer.why else "")
     if seen.error:
-        out.warnings.append(f"{where} ({what}): {seen.error}")
         out.record.append(f"{where} ({layer.name}): {seen.error}")
+        if skipped or layer.unbeaten != REFUSE:
+            out.warnings.append(f"{where} ({about}): {seen.error}")
+            return
+        # what ccs cannot read it cannot judge, and the client may read it all the same
+        ways = ((f"--isolate to launch without this folder's {label} files",) if "isolate" in layer.flags else ()) \
+            + (("--force to launch anyway (recorded in the manifest)",) if "force" in layer.flags else ()) \
+            + (f"fix or remove {where}",)
+        out.refusals.append(Refusal("settings-override", f"{where} ({about}) {seen.error}, so ccs cannot tell "
+                                    f"what {label} takes from it", ways, flags=layer.flags))
+        out.refused_at.append((where, []))
         return
     if not seen.keys:
         out.record.append(f"{where} ({layer.name}): no routing keys")
         return
     names = ", ".join(seen.keys)
-    if off or layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate):
+    if skipped:
         why = layer.why if off or layer.launch == SKIPPED else "--isolate"
         out.record.append(f"{where} ({layer.name}): sets {names}; not loaded ({why})")
         if layer.scope == "project":
@@ -348,7 +374,6 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
         return
     keys = ", ".join(live)  # named, not shown: values from a file stay out of messages
     out.applied.append(f"{where}: {keys}")
-    about = f"{label}'s {layer.scope} layer {layer.name!r}" + (f": {layer.why}" if layer.why else "")
     if layer.unbeaten != REFUSE:
         out.warnings.append(f"{where} sets {keys} ({about}), which no layer of ccs's launch replaces: {label} "
                             "takes it")
@@ -393,6 +418,7 @@ def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> Doctor
     rows: list[dict[str, Any]] = []
     part = DoctorPart(f"{spec.name}_layers", rows,
                       lines=[f"{spec.label} layers (highest first; the README's Clients section says what each does)"])
+    met: set[str] = set()
     for layer in spec.layers:
         if layer.place.root in ("state", "argv") or not layer.read_by(environ):
             continue  # only ccs's launches have it, or this shell makes the client skip it
@@ -403,6 +429,9 @@ def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> Doctor
             part.lines.append(f"  {layer.name:<15} {layer.place.shown()}: not set")
             continue
         for where in places:
+            if where in met:
+                continue  # the same file under an earlier layer's name (the git root is the working folder)
+            met.add(where)
             seen = read(layer, where, environ)
             if seen is None and layer.place.root == "project":
                 continue  # a project file may be in many folders: only those that exist are listed
