@@ -107,7 +107,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
 TEXT_FIELDS = ("launch_id", "profile", "tool", "started", "ended", "key_id", "key_fingerprint", "cwd",
                "executable", "env_hash", "tool_version", "ccs_version", "label")
 TEXT_MAPS = ("base_urls", "models")  # {name: text}
-SUMMARY_COUNTS = ("by_path", "by_status", "by_outcome", "endpoints", "models_requested", "models_served", "tokens")
+SUMMARY_COUNTS = ("by_path", "by_status", "by_outcome", "endpoints", "models_requested", "models_served", "tokens",
+                  "error_classes")
 SUMMARY_INTS = ("requests", "errors", "max_concurrency", "retries")
 DAMAGED = "_damaged"  # the fields of a manifest that were not what ccs writes (never written back)
 STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead

@@ -74,12 +74,11 @@ class _Counted:
     """An iterable that knows, once iterated, how many items it gave (``summarize`` asks ``len``)."""
 
     def __init__(self, items: Iterable[dict[str, Any]]):
-        self._items, self.n, self.retries = items, 0, 0
+        self._items, self.n = items, 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for item in self._items:
             self.n += 1
-            self.retries += item.get("retry_of") is not None
             yield item
 
     def __len__(self) -> int:
@@ -92,7 +91,6 @@ def read_summary(path: Path, expected_models: Iterable[str] = ()) -> Reading:
     reading = Reading({})
     counted = _Counted(iter_records(path, reading))
     reading.summary = summarize(counted, expected_models)
-    reading.summary.setdefault("retries", counted.retries)
     if reading.error:
         reading.problems.append(f"{path}: {reading.error}; its requests are not counted")
     elif reading.bad_lines:

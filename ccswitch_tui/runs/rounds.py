@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.outcomes import results_of
-from ccswitch_tui.runs.verdict import RunView, compare_views, view
+from ccswitch_tui.runs.verdict import RunView, compare_views, failures, view
 
 SOLVED = 1.0  # a task counts as solved in a run when its score is full
 INFRA_OUTCOMES = ("auth_failures", "rate_limited")
@@ -105,11 +105,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     requests = sum(s.get("requests") or 0 for s in summaries if isinstance(s.get("requests"), int))
     task_runs = sum(len(r) for r in with_results)
 
-    def status(*codes: str) -> int | None:
-        if not summaries:
-            return None
-        return sum(n for s in summaries for c, n in (s.get("by_status") or {}).items()
-                   if c in codes and isinstance(n, int))
+    def failed(error_class: str, *codes: str) -> int | None:
+        return sum(failures(s, error_class, *codes) for s in summaries) if summaries else None
 
     row.update({
         "base_urls": urls,
@@ -123,8 +120,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         "tokens_per_task": round(tokens / task_runs, 1) if summaries and task_runs else None,
         "tokens_per_request": round(tokens / requests, 1) if requests else None,
         "retries": sum(s.get("retries") or 0 for s in summaries) if summaries else None,
-        "auth_failures": status("401", "403"),
-        "rate_limited": status("429"),
+        "auth_failures": failed("auth", "401", "403"),
+        "rate_limited": failed("rate_limit", "429"),
         "recorded": f"{len(summaries)}/{len(views)}",
     })
 

@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
+from ccswitch_tui.bridge.observe import MAX_JSON_BODY
+from ccswitch_tui.bridge.translate.errors import codex_status
 from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.model import LaunchPlan
 
 RESPONSES_PATH = "/responses"
+MAX_ERROR_BODY = 64 * 1024  # of an error answer, kept for its message
 
 
 def translated_path(path: str) -> str | None:
@@ -67,7 +70,8 @@ class ChatExchange:
         self.translation: Translation | None = None
         self.status = 0
         self.mode = "stream"  # stream | whole (one JSON body) | error | raw (not ours to translate)
-        self.buffer = bytearray()
+        self.buffer = bytearray()  # an error's body, or an answer that is one JSON body (bounded)
+        self.overflow = False  # ... which went on past its bound
         self.opened = False
 
     def request(self, outgoing: Outgoing) -> Outgoing:
@@ -99,9 +103,9 @@ class ChatExchange:
             return status, headers
         ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
         kept = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
-        if status >= 400:
+        if status >= 400:  # an error a retry cannot fix reaches Codex as the status it does not retry
             self.mode = "error"
-            return status, {**kept, "Content-Type": "application/json"}
+            return codex_status(status), {**kept, "Content-Type": "application/json"}
         self.mode = "stream" if ctype.startswith("text/event-stream") else "whole"
         return status, {**kept, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
@@ -125,7 +129,10 @@ class ChatExchange:
             return data
         if self.mode == "stream":
             return self._open() + self.translation.feed(data)
-        self.buffer += data
+        room = (MAX_ERROR_BODY if self.mode == "error" else MAX_JSON_BODY) - len(self.buffer)
+        if len(data) > room:  # a provider cannot make the bridge hold more than that
+            self.overflow = True
+        self.buffer += data[:max(room, 0)]
         return b""
 
     def response_end(self) -> bytes:
@@ -134,7 +141,9 @@ class ChatExchange:
         if self.mode == "stream":
             return self._open() + self.translation.end()
         if self.mode == "error":
-            return self.translation.error(self.status, bytes(self.buffer))[1]
+            return self.translation.error(self.status, bytes(self.buffer))[1]  # its message is at its start
+        if self.overflow:
+            return self._open() + self.translation.too_large(MAX_JSON_BODY)
         return self._open() + self.translation.whole(bytes(self.buffer))
 
     def _open(self) -> bytes:
