@@ -50,7 +50,7 @@ ARGS = {
     "fakecli": ("say", "hi"),
 }
 MANAGED = {"claude": "CCS_CLAUDE_MANAGED_SETTINGS", "gemini": "CCS_GEMINI_SYSTEM_SETTINGS",
-           "qwen": "CCS_QWEN_SYSTEM_SETTINGS", "kilo": "CCS_KILO_MANAGED_DIR"}
+           "qwen": "CCS_QWEN_SYSTEM_SETTINGS", "kilo": "CCS_KILO_MANAGED_DIR", "opencode": "CCS_OPENCODE_MANAGED_DIR"}
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,7 @@ HOSTILE: dict[tuple[str, str], Plant] = {
     ("gemini", "home-env"): Plant("home/.env", f"GEMINI_API_KEY={STALE_KEY}\nHTTP_PROXY={{stale}}\n",
                                   recorded=False),
     # OpenCode: its own config dir beats the global file; project files and the shell's variables never reach it
+    ("opencode", "managed"): Plant("test:CCS_OPENCODE_MANAGED_DIR:opencode.json", _OC, "refused"),
     ("opencode", "content"): Plant("$OPENCODE_CONFIG_CONTENT", _OC, recorded=False),
     ("opencode", "project"): Plant("parent/repo/opencode.json", _OC),
     ("opencode", "env"): Plant("$OPENCODE_CONFIG=home/evil-opencode.json", _OC, recorded=False),

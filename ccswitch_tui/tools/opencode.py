@@ -33,6 +33,7 @@ from ccswitch_tui.tools.layers import (
     file_var,
     folder,
     project,
+    system,
 )
 from ccswitch_tui.tools.opencode_family import CONFIG_KEYS, FamilySide, OpenCodeFamilySpec
 
@@ -41,7 +42,11 @@ QUIET_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE"
 OpenCodeSide = FamilySide  # the [opencode] table (tools/opencode_family.py declares it for the family)
 CONFIG_NAMES = ("opencode.jsonc", "opencode.json")  # read in each project directory and .opencode/
 _PROJECT = "the launch sets OPENCODE_DISABLE_PROJECT_CONFIG=1"
+MANAGED_ENV = "CCS_OPENCODE_MANAGED_DIR"  # where to look for the managed layer instead (tests)
 LAYERS = (
+    # read in 1.18.33's bundled source after OPENCODE_CONFIG_CONTENT: beats every other layer, ccs's too
+    Layer("managed", "managed", "jsonc", system(*(f"/etc/opencode/{n}" for n in CONFIG_NAMES), test_var=MANAGED_ENV),
+          CONFIG_KEYS, why="beats every other layer, ccs's own included"),
     Layer("content", "variable", "jsonc", content_var("OPENCODE_CONFIG_CONTENT"), CONFIG_KEYS,
           why="beats every file; the launch's environment has it only when the profile sets it"),
     Layer("dir", "ccs", "jsonc", folder("OPENCODE_CONFIG_DIR", *CONFIG_NAMES), CONFIG_KEYS,
