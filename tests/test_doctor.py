@@ -346,7 +346,8 @@ def test_command_exit_codes_json_and_no_key(world, ccs, key_id, clients_bin):
         assert r.returncode == 3 and r.stderr.strip() == "ccs: error: doctor: 1 error finding(s)"
     data = json.loads(outputs[-2])
     assert set(data) == {"cwd", "counts", "findings", "shell", "claude_layers", "codex", "codex_layers",
-                         "gemini_layers", "opencode_layers", "kilo_layers", "qwen_layers", "keyring", "clients",
+                         "gemini_layers", "opencode_layers", "kilo_layers", "qwen_layers", "aider_layers",
+                         "keyring", "clients",
                          "profiles", "shims"}
     assert data["counts"]["error"] == 1 and data["findings"][0]["code"] == "settings-override"
     assert data["keyring"]["reachable"] is True

@@ -193,10 +193,14 @@ def test_managed_layer_cannot_be_isolated(tmp_path):
         assert "force" in r.flags
 
 
-def test_malformed_layer_is_a_warning(tmp_path):
+def test_a_malformed_layer_refuses_the_launch(tmp_path):
+    """ccs cannot tell what a client takes from a file it cannot read (the client's reader may be more
+    lenient): refused, with --isolate and --force as ways out; skipped with --isolate."""
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text("{not json")
-    p = plan("claude", cwd=tmp_path)
+    (r,) = plan("claude", cwd=tmp_path).refusals
+    assert "not valid JSON" in r.message and r.flags == ("isolate", "force")
+    p = plan("claude", cwd=tmp_path, isolate=True)
     assert p.refusals == () and any("not valid JSON" in w for w in p.warnings)
 
 
