@@ -123,6 +123,7 @@ HOSTILE: dict[tuple[str, str], Plant] = {
     ("kilo", "project"): Plant("parent/repo/sub/kilo.json",
                                _json({"agent": {"code": {"model": f"evil/{STALE_MODEL}"}}, "provider": {
                                    "evil": _OC_PROVIDER}})),
+    ("kilo", "project-opencode"): Plant("parent/repo/opencode.json", _OC),
     ("kilo", "env"): Plant("$KILO_CONFIG=home/evil-kilo.json", _OC, recorded=False),
     ("kilo", "global"): Plant("home/.config/kilo/kilo.json", _OC),
     # Qwen Code: ccs's system layer beats the project and the defaults; what it cannot replace refuses

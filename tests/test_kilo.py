@@ -21,9 +21,9 @@ from stub_server import StubServer
 from ccswitch_tui import policy, tools
 from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.launch.layers import doctor_part
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.profiles.schema import profile_from_data
-from ccswitch_tui.tools.spec import DoctorContext
 
 KEY = "sk-kilo-test-0123456789abcdefXYZ"
 VERSION = "7.7.7"
@@ -411,7 +411,7 @@ def test_a_managed_kilo_layer_that_sets_routing_refuses_the_launch(ccs, base_env
     path.write_text(PROFILE.format(url="http://127.0.0.1:9", key_id="env:KK"))
     r = ccs("launch", "p", "kilo", "--", "--version", env=env)
     assert r.returncode == 2
-    assert f"the managed Kilo Code config {managed / 'kilo.json'}" in r.stderr and "model" in r.stderr
+    assert f"the managed Kilo Code settings {managed / 'kilo.json'} set model" in r.stderr
     assert "--force" in r.stderr and "sk-corp-secret" not in r.stderr
     r = ccs("launch", "p", "kilo", "--force", "--", "--version", env=env)
     assert r.returncode == 0, r.stderr
@@ -552,7 +552,7 @@ def write(path: Path, data: dict[str, Any] | str) -> Path:
 
 
 def layers(world, env: dict[str, str] | None = None):
-    part = tools.get("kilo").doctor(DoctorContext(env or world["env"], world["cwd"], world["paths"], [], None))
+    part = doctor_part(tools.get("kilo"), env or world["env"], world["cwd"])
     return part, [row for row in part.info if row["exists"]]
 
 
@@ -565,15 +565,16 @@ def test_doctor_names_each_layer_and_its_routing_keys(world, ccs, base_env):
     dot = write(world["cwd"] / ".kilocode" / "kilo.json", {"agent": {"code": {"model": "d/dot"}}})
     write(world["tmp"] / "outside" / "kilo.json", {"model": "above/the-git-root"})  # not Kilo's: not listed
     part, found = layers(world)
-    assert [(r["kind"], r["path"]) for r in found] == [("project", str(dot)), ("project", str(proj)),
+    assert [(r["kind"], r["path"]) for r in found] == [("project-dir", str(dot)), ("project", str(proj)),
                                                        ("global", str(glob))]
-    assert found[1]["routing"]["provider.p"] == "http://127.0.0.1:9/v1"
+    assert found[1]["routing"]["provider.p.options.baseURL"] == "http://127.0.0.1:9/v1"
     text = json.dumps(part.info) + "\n".join(part.lines) + " ".join(f.message for f in part.findings)
     assert secret not in text
     codes = {(f.severity, f.path, f.variable) for f in part.findings if f.code == "settings-override"}
     assert ("error", str(proj), "model") in codes and ("error", str(dot), "agent.code.model") in codes
     assert ("warn", str(glob), "agent.code.model") in codes and ("warn", str(glob), "disabled_providers") in codes
-    assert any("ccs launches included" in f.message for f in part.findings if f.variable == "agent.code.model")
+    assert any("an agent's model beats the top-level model" in f.message for f in part.findings
+               if f.variable == "agent.code.model" and f.path == str(glob))
     _, found = layers(world, {**world["env"], "KILO_DISABLE_PROJECT_CONFIG": "1"})
     assert [r["kind"] for r in found] == ["global"]
     # the whole doctor from the CLI: its report carries the section

@@ -77,11 +77,15 @@ LAYERS = (
     Layer("project-dir", "project", "jsonc",
           project(*(f"{d}/{n}" for d in (".kilo", ".kilocode") for n in FILES), root_first=True), _KEYS,
           off_when=_OFF, why=_PROJECT),
-    Layer("project", "project", "jsonc", project(*FILES), _KEYS, off_when=_OFF, why=_PROJECT),
+    # measured: a project's opencode.json[c] (nearer folder first) beats its kilo.json[c]
+    Layer("project-opencode", "project", "jsonc", project("opencode.jsonc", "opencode.json"), _KEYS, off_when=_OFF,
+          why=_PROJECT),
+    Layer("project", "project", "jsonc", project("kilo.jsonc", "kilo.json"), _KEYS, off_when=_OFF, why=_PROJECT),
     Layer("env", "variable", "jsonc", file_var("KILO_CONFIG"), _KEYS,
           why="the launch's environment has it only when the profile sets it"),
-    Layer("global", "user", "jsonc", folder("XDG_CONFIG_HOME", *(f"kilo/{n}" for n in (*FILES, "config.json")),
-                                           default="~/.config"), _KEYS, unbeaten=WARN, why=_AGENT),
+    Layer("global", "user", "jsonc", folder("XDG_CONFIG_HOME", *(f"kilo/{n}" for n in (
+        "opencode.jsonc", "opencode.json", "kilo.jsonc", "kilo.json", "config.json")), default="~/.config"), _KEYS,
+          unbeaten=WARN, why=_AGENT),
 )
 
 
