@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ccswitch_tui.bridge.tally import Tally
 from ccswitch_tui.policy import mask, secret_param
 from ccswitch_tui.policy.redact import redact_text
 
@@ -226,7 +227,9 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     max_concurrency = 0
     errors: list[dict[str, Any]] = []
     swaps: Counter[tuple[str, str]] = Counter()
+    tally = Tally()
     for r in records:
+        tally.add(r)
         path = str(r.get("path") or "?").split("?")[0]
         by_path[f"{r.get('method', '?')} {path}"] += 1
         by_status[str(r.get("status"))] += 1
@@ -281,6 +284,7 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         "error_samples": errors,
         "max_concurrency": max_concurrency,
         "findings": findings,
+        **tally.result(),
     }
     if classed:
         summary["error_classes"] = dict(sorted(classes.items()))

@@ -62,6 +62,10 @@ _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "prox
                          "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
                          "accept-encoding", "content-encoding"})
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+# A request's task id, as an agent tags it (``extra_headers`` in the SDKs): recorded as ``task``, and never
+# sent upstream.
+TASK_HEADER = "x-ccs-task"
+MAX_TASK_ID = 200
 
 
 class BridgeError(CcsError):
@@ -265,6 +269,9 @@ class Bridge:
             "usage_source": "missing", "request_bytes": 0, "response_bytes": 0,
             "provider_headers": {}, "system_fingerprint": None, "error": None, "error_class": None,
         }
+        task_id = request.headers.get(TASK_HEADER)
+        if task_id is not None:
+            record["task"] = self._mask.clip(task_id.strip(), MAX_TASK_ID) or None
         answer = _Answer()
         task = asyncio.current_task()
         if task is not None:
@@ -357,7 +364,7 @@ class Bridge:
         headers: dict[str, str] = {}
         for k, v in request.headers.items():
             low = k.lower()
-            if low in _HOP_BY_HOP:
+            if low in _HOP_BY_HOP or low == TASK_HEADER:
                 continue
             if token in v:
                 v = v.replace(token, key)

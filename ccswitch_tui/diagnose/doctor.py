@@ -1,6 +1,6 @@
-"""Contamination sources at rest: the current shell, every layer each client declares (as a client
-started by hand here would follow it, and what someone added to a profile's own), the keyring, the
-installed clients and the profiles' keys.
+"""Contamination sources at rest: the current shell (routing and loader variables), every layer each
+client declares (as a client started by hand here would follow it, and what someone added to a profile's
+own), the keyring, the installed clients and the profiles' keys.
 
 Each source becomes findings with the way out. Values are masked unless known non-secret.
 """
@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import tools
+from ccswitch_tui.diagnose import runtimes
 from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
+from ccswitch_tui.diagnose.loaders import shell_findings as loader_shell_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch import layers
@@ -68,7 +70,7 @@ class DoctorReport:
         lines = [f"ccs doctor for {self.cwd}", ""]
         lines.append("shell")
         if not self.shell:
-            lines.append("  no routing variables")
+            lines.append("  no routing or loader variables")
         for v in self.shell:
             lines.append(f"  {v['name']}={v['value']}  ({v['family']}: affects {v['affects']})")
         lines += self.section_lines
@@ -207,15 +209,20 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
     def fp(value: str) -> str:
         return keys.fingerprint(value)
 
+    for spec in clients():
+        pypi = spec.package.name if spec.package and spec.package.manager == "pypi" else None
+        report.clients[spec.name] = client_info(spec.program or spec.name, environ, pypi)
     report.shell, found = shell_findings(environ, fp)
+    f += found
+    installed = {name: runtimes.of_file(c["path"], environ) for name, c in report.clients.items() if c["path"]}
+    rows, found = loader_shell_findings(environ, installed, tool_internal(), bool(environ.get("CCS_LAUNCH_ID")))
+    report.shell += rows
     f += found
     entries = store.entries()
 
     loaded = [e.profile for e in entries if e.profile is not None]
     for spec in clients():
-        pypi = spec.package.name if spec.package and spec.package.manager == "pypi" else None
-        c = client_info(spec.program or spec.name, environ, pypi)
-        report.clients[spec.name] = c
+        c = report.clients[spec.name]
         if c["path"]:
             f.append(Finding("client", INFO, f"{spec.name} {c['version'] or '(version unknown)'} at {c['path']}",
                              path=c["path"]))

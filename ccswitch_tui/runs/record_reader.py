@@ -18,7 +18,7 @@ from ccswitch_tui.bridge.records import summarize
 from ccswitch_tui.safe_read import iter_numbered_lines, loads_json
 
 # Fields a summary hashes or splits: they must be text (or absent).
-_TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source")
+_TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source", "task")
 _INT = ("status", "in_flight", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
 
 
