@@ -59,10 +59,10 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
     live = [r for r in plan.refusals if not (force and "force" in r.flags)]
     if live:
         r = live[0]
-        more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
         flags = tuple(f for f in r.flags if all(f in other.flags for other in live))  # what lifts them all
-        raise LaunchRefused(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}",
-                            r.ways_out, flags)
+        ways = tuple(dict.fromkeys(w for x in live for w in x.ways_out))
+        reasons = "; ".join(x.message for x in live)  # every one named: lifting one would only show the next
+        raise LaunchRefused(f"refusing to launch: {reasons}; ways out: {'; '.join(ways)}", ways, flags)
 
 
 @dataclass(frozen=True)
@@ -150,9 +150,15 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     return digests
 
 
-def tool_version(executable: str) -> str | None:
-    """The npm package version next to a resolved executable, when it is that cheap to get."""
+def tool_version(executable: str, package: str | None = None) -> str | None:
+    """The npm package version next to a resolved executable, or the version of the PyPI ``package`` in
+    the virtual environment whose script it is, when it is that cheap to get."""
     path = Path(os.path.realpath(executable))
+    if package:
+        dist = package.replace("-", "_").lower()
+        found = sorted(path.parent.parent.glob(f"lib/python*/site-packages/{dist}-*.dist-info"))
+        if found:
+            return f"{package}@{found[-1].name[len(dist) + 1:-len('.dist-info')]}"
     for parent in list(path.parents)[:3]:
         pkg = parent / "package.json"
         if pkg.is_file():
@@ -162,6 +168,13 @@ def tool_version(executable: str) -> str | None:
                 return None
             return f"{data.get('name')}@{data.get('version')}" if data.get("version") else None
     return None
+
+
+def _version_of(tool: str, executable: str) -> str | None:
+    spec = tools.get(tool)
+    if not spec.program:
+        return None
+    return tool_version(executable, spec.package.name if spec.package and spec.package.manager == "pypi" else None)
 
 
 def utc_now() -> str:
@@ -192,14 +205,14 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "env_hash": env_hash(plan.non_secret_env()),
         "env_digests": env_digests(plan.non_secret_env()),
         "files": dict(files),
-        "tool_version": tool_version(prep.executable) if tools.get(plan.tool).program else None,
+        "tool_version": _version_of(plan.tool, prep.executable),
         "ccs_version": __version__,
         "machine": prep.machine,
         "forced": bool(plan.force and plan.refusals),
         "overridden": [r.message for r in plan.refusals] if plan.force else [],
         "nested": plan.nested,
         "warnings": [redact_text(w) for w in plan.warnings],
-        **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
+        **plan.extra,
     }
 
 
