@@ -142,7 +142,7 @@ async def test_refused_launch_lists_each_way_once_and_focuses_the_safest(home: P
         assert "--isolate" not in shown and "--force" not in shown
         assert "remove env.ANTHROPIC_MODEL from" in shown
         body = plain(screen, ".dialog-body")  # the message says what was refused, not the ways again
-        assert "ways out" not in body and "--isolate" not in body and "remove env." not in body, body
+        assert "ways out" not in body and "remove env." not in body and "--force" not in body, body
         assert "refusing to launch" in body and "ANTHROPIC_MODEL" in body
         # the safest way that launches has the focus: Enter launches isolated
         assert app.focused is screen.query_one("#way-isolate", Button)
