@@ -72,7 +72,8 @@ async def test_deleting_a_profile_removes_its_tool_state_as_ccs_rm_does(home: Pa
 
 
 async def test_a_fresh_profile_from_the_google_preset_is_not_flagged(home: Paths, key_id: str):
-    """It was marked `!` for `[run].export is empty`: a `ccs run` side the profile never set up."""
+    """It was marked `!` for `[run].export is empty`: a `ccs run` side the profile never set up, and
+    the Overview listed that side's URL and models."""
     from test_tui_support import parent_env
 
     from ccswitch_tui.keys.keyring import KeyStore
@@ -83,7 +84,7 @@ async def test_a_fresh_profile_from_the_google_preset_is_not_flagged(home: Paths
     KeyStore(home, parent_env()).set(f"{key_id}-g", "AIzaSyB3x9kQ2mV7nL4pR8tW1zY6cD0fH5jK2aE")
     try:
         app = build_app(home)
-        async with app.run_test(size=SMALL) as pilot:
+        async with app.run_test(size=(120, 36)) as pilot:
             await settle(pilot)
             await select(pilot, "gem")
             await settle(pilot)
@@ -91,6 +92,11 @@ async def test_a_fresh_profile_from_the_google_preset_is_not_flagged(home: Paths
             assert app.detail_pane.detail.problems == ()
             prompt = {o.id: str(o.prompt) for o in app.profile_list.options.options}["gem"]
             assert not prompt.startswith(("!", "✗")), prompt
+            # nor listed in the Overview, where its row pushed the gemini URL's variable to `GOOGLE_GEM…`
+            body = screen_lines(app)
+            assert any(line.split("▕")[-1].split() == ["tools", "gemini"] for line in body), "\n".join(body)
+            assert any("GOOGLE_GEMINI_BASE_URL" in line for line in body), "\n".join(body)
+            assert not any(line.split("▕")[-1].split()[:1] == ["run"] for line in body), "\n".join(body)
     finally:
         KeyStore(home, parent_env()).delete(f"{key_id}-g")
 
@@ -214,6 +220,23 @@ async def test_a_filter_matching_nothing_shows_no_profile(home: Paths):
         await pilot.press("escape")
         await settle(pilot)
         assert app.selected == "alpha" and "alpha" in plain(app, "#detail-title")
+
+
+async def test_keys_typed_right_after_slash_go_to_the_filter(home: Paths):
+    """`/` then `beta` in one burst (a fast typist, a paste, tmux send-keys): the letters went to the
+    list as commands (`l` opened the launch menu, Enter launched) because the filter took focus
+    only after the queued keys had been handled."""
+    from textual import events
+
+    app = build_app(home)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await select(pilot, "alpha")
+        for key, char in [("slash", "/"), ("b", "b"), ("e", "e"), ("t", "t"), ("a", "a")]:
+            app.post_message(events.Key(key, char))
+        await settle(pilot)
+        assert app.profile_list.query_one("#filter").value == "beta"
+        assert type(app.screen).__name__ == "Screen" and app.selected == "beta"
 
 
 async def test_diff_tells_two_keys_with_alike_masks_apart(home: Paths):

@@ -15,6 +15,7 @@ from ccswitch_tui.launch.environment import EnvDiff
 from ccswitch_tui.launch.liveness import status_text as run_status
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
 from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
+from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.runs.origin import imported_from
 from ccswitch_tui.runs.rounds_text import cell
@@ -93,11 +94,14 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
     facts = b.grid("name", "prose", align="facts")  # wraps between its words, under its column
     facts.add(("provider", LABEL), Cell(p.provider.name + (f"  {p.provider.website}" if p.provider.website else "")))
     facts.add(*key_cells(detail.key))
-    facts.add(("tools", LABEL), " ".join(p.tools))
+    configured = configured_tools(p)  # a side the profile does not set up (an empty `ccs run`) is not listed
+    facts.add(("tools", LABEL), " ".join(configured))
     b.heading("Base URLs")
     urls = b.grid("name", "value", "tag")
     urls.add(("provider", LABEL), p.provider.base_url)
     for tool, view in detail.views.items():
+        if tool not in configured:
+            continue
         if view.plan is None:
             urls.add((tool, LABEL), (view.error or "", ERROR))
             continue
@@ -108,7 +112,7 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
     b.heading("Models")
     models_grid = b.grid("name", "prose")
     for tool, view in detail.views.items():
-        if view.plan is None:
+        if view.plan is None or tool not in configured:
             continue
         models = [f"{k}={v}" for k, v in view.plan.models.items()]
         side = p.side(tool)
@@ -117,7 +121,7 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
         models_grid.add((tool, LABEL), " ".join(models) if models else ("the tool's defaults", MUTED))
     b.heading("Injected variables")
     for tool, view in detail.views.items():
-        if view.plan is None:
+        if view.plan is None or tool not in configured:
             continue
         injected = [(k, v) for k, v in view.plan.env.items()
                     if view.plan.sources.get(k) not in (SOURCE_INHERITED, SOURCE_MARKER)]
