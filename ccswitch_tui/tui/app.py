@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, TabbedContent
+from textual.widgets import Footer, Header, Input, TabbedContent, TextArea
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
@@ -266,6 +266,9 @@ class CcsApp(App[None]):
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         if action in self.TAB_ACTIONS:
             return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
+        if action == "filter" and (self.screen is not self.profile_list.screen
+                                   or isinstance(self.focused, (Input, TextArea))):
+            return False  # a priority key: `/` typed into a field, or on another screen, stays a `/`
         return self.action_enabled(a.name) if a is not None else True
 
     # --- loading ------------------------------------------------------------------------------
