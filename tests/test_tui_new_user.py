@@ -203,7 +203,8 @@ async def test_esc_and_the_tab_keys_leave_a_pane(home: Paths):
 
 
 async def test_a_filter_matching_nothing_shows_no_profile(home: Paths):
-    """With `zzz` in the filter the list was empty but the detail still showed the profile it hid."""
+    """With `zzz` in the filter the list was empty but the detail still showed the profile it hid;
+    the Runs tab then said there were no runs yet."""
     from test_tui_support import type_text
 
     app = build_app(home)
@@ -217,6 +218,10 @@ async def test_a_filter_matching_nothing_shows_no_profile(home: Paths):
         title, body = plain(app, "#detail-title"), plain(app, "#overview-body")
         assert "alpha" not in title and "No profile matches the filter 'zzz'" in body, (title, body)
         assert app.detail_pane.detail is None
+        app.detail_pane.show_tab("runs")  # it said "No runs yet. Launch with c (Claude Code), …"
+        await settle(pilot)
+        runs = plain(app, "#run-detail")
+        assert "No runs yet" not in runs and "No profile matches the filter" in runs, runs
         await pilot.press("escape")
         await settle(pilot)
         assert app.selected == "alpha" and "alpha" in plain(app, "#detail-title")
