@@ -268,6 +268,7 @@ def test_a_doubled_v1_that_answers_is_not_passed_as_ok(server, make, ccs):
     assert "/v1 twice" in r.hint and "remove the trailing /v1" in r.hint
     out = ccs("check", "p")
     assert out.returncode == 3 and "path-doubled" in out.stdout, out.stdout + out.stderr
+    assert out.stdout.count("/v1 twice") == 1, out.stdout  # said once (the detail repeated the hint)
 
 
 def test_html_error_page_and_doubled_v1_on_any_failure(server, make):

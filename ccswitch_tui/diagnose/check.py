@@ -367,8 +367,8 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
     outcome, detail, hint = _classify(probe, resp, scrub)
     doubled = re.search(r"/v1/v1(/|$)", urlsplit(probe.url).path)
     if doubled and outcome == OK:  # the launch warns about it: a check does not pass it as fine
-        outcome, detail = PATH_DOUBLED, (f"HTTP {resp.status_code}, but the path has /v1 twice; a provider "
-                                         "serves the API without the second one")
+        # the hint says what is doubled and how to fix it; the detail only what was answered
+        outcome, detail = PATH_DOUBLED, f"answered HTTP {resp.status_code}, as some gateways do at any path"
         hint = _not_found_hint(probe)
     elif doubled and outcome != "not-found":
         hint = _not_found_hint(probe)  # whatever the answer, a doubled /v1 is the first thing to fix
