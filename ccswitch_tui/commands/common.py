@@ -49,7 +49,8 @@ class Context:
 
 pass_ctx = click.make_pass_decorator(Context, ensure=True)
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in the README).")
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print JSON (shape documented in docs/reference.md).")
 
 
 def emit_json(data: Any) -> None:
