@@ -30,6 +30,7 @@ from typing import Any
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
@@ -160,7 +161,7 @@ class GeminiSpec(ToolSpec[GeminiSide]):
             dirs=paths.tool_dirs(profile.name, self.name),
             files=(FileToWrite(settings, settings_content(settings, side, quiet)),),
             base_urls={"GOOGLE_GEMINI_BASE_URL": side.base_url}, models={"GEMINI_MODEL": side.model},
-            key_id=profile.key_id, extra={"gemini_home": str(home), "quiet": quiet},
+            key_id=profile.key_id, client=ClientSetup(home_key="gemini_home", home=str(home), quiet=quiet),
         )
 
     def endpoint(self, side: GeminiSide) -> str | None:
