@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 # --- profiles ------------------------------------------------------------------------------------
 
@@ -184,8 +184,11 @@ class LaunchPlan:
 
 # --- findings ------------------------------------------------------------------------------------
 
-ERROR, WARN, INFO = "error", "warn", "info"
-SEVERITIES = (ERROR, WARN, INFO)
+Severity = Literal["error", "warn", "info"]
+ERROR: Final = "error"
+WARN: Final = "warn"
+INFO: Final = "info"
+SEVERITIES: tuple[Severity, ...] = (ERROR, WARN, INFO)
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,7 @@ class Finding:
     file, a variable) and one line saying what is wrong and the way out, values already masked."""
 
     code: str
-    severity: str  # error | warn | info
+    severity: Severity
     message: str
     pid: int | None = None
     path: str | None = None

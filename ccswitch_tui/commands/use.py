@@ -59,7 +59,7 @@ def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: boo
                              f"(tools served: {', '.join(loaded.tools)})")
     folder = shims.shim_dir(ctx.paths.state, ctx.environ)
     shim_setup.install(folder, progs, ctx.paths.profiles, ctx.paths.state)  # first: a failure changes no choice
-    if here:
+    if here and profile:  # --here without a profile was refused above
         try:
             if tools_:
                 for t in tools_:

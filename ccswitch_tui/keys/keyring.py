@@ -6,6 +6,7 @@ Nothing here writes a key anywhere but the keyring.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import os
@@ -325,7 +326,7 @@ class KeyStore:
             out[r] = (r in stored) if stored is not None else self.get(r) is not None
         return out
 
-    def _stored_ids(self) -> set[str] | None:
+    def _stored_ids(self) -> builtins.set[str] | None:  # ``set`` in this class is KeyStore.set
         backend = self.backend
         if not hasattr(backend, "get_preferred_collection"):
             return None
