@@ -3,8 +3,9 @@
 - ``Provider`` and ``Profile``: a profile file once validated (``profiles/schema.py`` builds them);
   ``Profile.sides`` maps each client the profile serves to its side, the dataclass that client's
   spec (``tools/<name>``) builds from its table. Sides are looked up by name: ``profile.side("codex")``.
-- ``LaunchPlan`` (with ``FileToWrite`` and ``Refusal``): everything a launch will do, computed by a
-  client spec without side effects; ``ccs env``, ``launch``, ``run``, ``inspect`` and the TUI use it.
+- ``LaunchPlan`` (with ``FileToWrite``, ``Refusal`` and ``ClientSetup``): everything a launch will do,
+  computed by a client spec without side effects; ``ccs env``, ``launch``, ``run``, ``inspect`` and the
+  TUI use it.
 - ``Finding``: what ``inspect``, ``doctor`` and ``check`` report.
 """
 
@@ -158,7 +159,7 @@ class LaunchPlan:
     key_id: str | None = None
     warnings: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
-    client: ClientSetup = field(default_factory=ClientSetup)
+    client: ClientSetup = field(default_factory=ClientSetup)  # what the client's spec set up (its manifest fields)
     force: bool = False  # launch past the refusals that --force lifts (recorded in the manifest)
     nested: bool = False  # launched inside a ccs child on purpose (--nested)
     # Variables the profile names itself for a routing family (``[run] export = [{ key = "TAOTOKEN_API_KEY",
