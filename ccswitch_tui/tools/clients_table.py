@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ccswitch_tui.tools.spec import ToolSpec
+from ccswitch_tui.tools.spec import AnySpec
 
 
-def _install(spec: ToolSpec) -> str:
+def _install(spec: AnySpec) -> str:
     package = spec.package
     if package is None:
         return "-"
@@ -20,7 +20,7 @@ def _install(spec: ToolSpec) -> str:
     return f"{package.manager}: `{package.name}` {package.version}"
 
 
-def clients_table(specs: Sequence[ToolSpec]) -> str:
+def clients_table(specs: Sequence[AnySpec]) -> str:
     """One row per launchable client, in the registry's order: what to type, its TUI key, the version ccs
     is tested with and how to install that version."""
     lines = ["| client | launch | TUI key | tested with | install |", "|---|---|---|---|---|"]
