@@ -5,6 +5,8 @@ a page names exists, the README stays short, and the clients table is the regist
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,3 +190,20 @@ def test_the_readme_clients_table_is_the_registry():
     for spec in specs:
         if spec.launchable:
             assert f"`ccs launch P {spec.name}`" in block
+
+
+def test_the_table_script_finds_both_tables_current(tmp_path):
+    """scripts/doc_tables.py --check reads the tables where the docs keep them (exit 0: nothing stale), and
+    rewrites a stale one in place between its markers."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "doc_tables.py"), "--check"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "", r.stdout + r.stderr
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from doc_tables import replaced
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    stale = "intro\n<!-- clients-table:begin -->\n| old |\n<!-- clients-table:end -->\nafter\n"
+    assert replaced(stale, "clients-table", "| new |") == \
+        "intro\n<!-- clients-table:begin -->\n| new |\n<!-- clients-table:end -->\nafter\n"
