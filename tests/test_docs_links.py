@@ -207,3 +207,42 @@ def test_the_table_script_finds_both_tables_current(tmp_path):
     stale = "intro\n<!-- clients-table:begin -->\n| old |\n<!-- clients-table:end -->\nafter\n"
     assert replaced(stale, "clients-table", "| new |") == \
         "intro\n<!-- clients-table:begin -->\n| new |\n<!-- clients-table:end -->\nafter\n"
+
+
+# a command where a shell would run one: a code span's start, a line's start, or after && ; | then do
+COMMAND = re.compile(r"(?:^|&&|;|\||\bthen|\bdo)\s*ccs ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)")
+
+
+def command_problems(page: Page) -> list[str]:
+    """`ccs WORD` (and `ccs GROUP SUB`) in code spans and code blocks that the CLI does not have."""
+    import click
+
+    from ccswitch_tui.cli import cli
+
+    ctx = click.Context(cli)
+    texts = [(n, m[2]) for n, line in page.prose for m in CODE_SPAN.finditer(line)] + page.code
+    problems = []
+    for n, text in texts:
+        for m in COMMAND.finditer(text.split(" # ")[0]):  # not in a shell comment
+            name, _, sub = m[1].partition(" ")
+            command = cli.get_command(ctx, name)
+            if command is None:
+                problems.append(f"{_name(page.path)}:{n}: ccs {name}: no such command")
+            elif isinstance(command, click.Group) and sub and command.get_command(ctx, sub) is None:
+                problems.append(f"{_name(page.path)}:{n}: ccs {name} {sub}: no such command")
+    return problems
+
+
+@pytest.mark.parametrize("path", pages(), ids=_name)
+def test_every_command_a_page_shows_exists(path):
+    assert command_problems(Page.read(path)) == []
+
+
+def test_a_removed_command_is_caught(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("Run `ccs switch work`, then `ccs key forget ID` and `ccs key set ID`; ccs dies here.\n"
+                    "```sh\nccs runs purge --all  # ccs gone here\nccs runs diff A B && ccs lst\n```\n")
+    problems = command_problems(Page.read(page))
+    assert [p.split(": ", 1)[1] for p in problems] == \
+        ["ccs switch: no such command", "ccs key forget: no such command", "ccs runs purge: no such command",
+         "ccs lst: no such command"]
