@@ -77,7 +77,7 @@ class RunningView(Vertical):
         keep = self.selected_pid
         table.clear()
         for p in self.processes:
-            table.add_row(Text(str(p.pid)), Text(p.tool or "?"), Text(visible(p.profile or "(unmanaged)")),
+            table.add_row(Text(str(p.pid)), Text(visible(p.tool or "?")), Text(visible(p.profile or "(unmanaged)")),
                           counts_cell(p.counts, p.error, colors), Text(visible(p.cwd or "-"), overflow="ellipsis"),
                           key=str(p.pid))
         self.query_one("#running-status", Static).update(Content.styled(status, "$text-muted"))
