@@ -5,14 +5,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
-import click
-
-from ccswitch_tui import __version__
-from ccswitch_tui.commands.common import Context
+from ccswitch_tui import __version__, tools
+from ccswitch_tui.commands.context import Context
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.policy.redact import install
 from ccswitch_tui.terminal_text import visible
+
+if TYPE_CHECKING:
+    import click
 
 # Command name → "module:attribute" under ccswitch_tui.commands. Modules are imported only when
 # their command runs (or for --help), so `ccs launch` never pays for `ccs check`'s imports.
@@ -41,40 +43,73 @@ COMMANDS = {
     "status": "use:status_cmd",
     "usage": "usage:usage_cmd",
 }
+_GROUP: list[click.Group] = []
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+def _group() -> click.Group:
+    """The click group of every command, built on first use: `ccs launch`, `ccs run` and `ccs --version`
+    read their command lines without click when they can (commands/launching.py)."""
+    if _GROUP:
+        return _GROUP[0]
+    import click  # lazy: the launch path reads its command lines without click
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return list(COMMANDS)
 
-        module, attr = target.split(":")
-        return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attr)
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            target = COMMANDS.get(cmd_name)
+            if target is None:
+                return None
+
+            module, attr = target.split(":")
+            return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attr)
+
+    @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+    @click.version_option(__version__, prog_name="ccs")
+    @click.pass_context
+    def cli(click_ctx: click.Context, debug: bool) -> None:
+        """ccs: launch Claude Code, Codex and SDK programs against exactly one provider.
+
+        Run without a command to open the TUI.
+        """
+        click_ctx.ensure_object(Context)
+        if click_ctx.invoked_subcommand is None:
+            from ccswitch_tui.tui.app import run_app  # lazy: Textual loads only when the TUI opens
+
+            run_app()
+
+    _GROUP.append(cli)
+    return cli
 
 
-@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-@click.version_option(__version__, prog_name="ccs")
-@click.pass_context
-def cli(click_ctx: click.Context, debug: bool) -> None:
-    """ccs: launch Claude Code, Codex and SDK programs against exactly one provider.
-
-    Run without a command to open the TUI.
-    """
-    click_ctx.ensure_object(Context)
-    if click_ctx.invoked_subcommand is None:
-        from ccswitch_tui.tui.app import run_app  # lazy: Textual loads only when the TUI opens
-
-        run_app()
+def __getattr__(name: str) -> Any:
+    if name == "cli":  # the click group, for tests and tools that drive it (built on first use)
+        return _group()
+    raise AttributeError(name)
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo(f"ccs: {visible(message)}", err=True)  # messages quote paths, names and values from elsewhere
+    # messages quote paths, names and values from elsewhere
+    sys.stderr.write(f"ccs: {visible(message)}\n")
+    sys.stderr.flush()
     return code
+
+
+def _click_main(args: list[str], obj: Context | None) -> int:
+    import click  # lazy: the launch path reads its command lines without click
+
+    try:
+        rv = _group().main(args=args, prog_name="ccs", standalone_mode=False, obj=obj)
+        return rv if isinstance(rv, int) else 0
+    except click.exceptions.Abort:
+        return _fail("aborted", 130)
+    except click.ClickException as exc:
+        where = exc.ctx.command_path if getattr(exc, "ctx", None) else "ccs"
+        return _fail(f"error: {exc.format_message()} (see `{where} --help`)", 2)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
 
 
 def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
@@ -83,19 +118,24 @@ def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or bool(os.environ.get("CCS_DEBUG"))
     try:
-        rv = cli.main(args=args, prog_name="ccs", standalone_mode=False, obj=obj)
-        return rv if isinstance(rv, int) else 0
+        if args == ["--version"]:
+            sys.stdout.write(f"ccs, version {__version__}\n")
+            return 0
+        # lazy: the launch modules load only for `ccs launch` and `ccs run`
+        from ccswitch_tui.commands.launching import quick_command
+
+        quick = quick_command(args)
+        if quick is not None:
+            tool, call = quick
+            ctx = obj or Context()
+            if ctx._registry is None:  # the launch path: the launched client's spec alone
+                ctx._registry = tools.for_launch(tool)
+            return call(ctx)
+        return _click_main(args, obj)
     except CcsError as exc:
         if debug:
             raise
         return _fail(f"error: {exc}", exc.exit_code)
-    except click.exceptions.Abort:
-        return _fail("aborted", 130)
-    except click.ClickException as exc:
-        where = exc.ctx.command_path if getattr(exc, "ctx", None) else "ccs"
-        return _fail(f"error: {exc.format_message()} (see `{where} --help`)", 2)
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:

@@ -51,7 +51,7 @@ def export_toml(store: Store, name: str) -> Exported:
     warnings: list[str] = []
     tables: dict[str, Mapping[str, str]] = {"[env]": profile.env}
     for tool, side in profile.sides.items():
-        spec = tools.get(tool)
+        spec = tools.load().get(tool)
         tables.update(spec.env_tables(side))
         for f in spec.secret_fields:  # a client's own secret fields: never shipped
             if isinstance(doc.get(tool), Mapping) and doc[tool].get(f):
@@ -78,7 +78,8 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
     names its CC Switch app, each entry as that importer writes it."""
 
     warnings: list[str] = []
-    apps = [(s, tools.importer(s)) for s in tools.importable() if tools.importer(s).cc_switch_app]
+    registry = tools.load()
+    apps = [(s, registry.importer(s)) for s in registry.importable() if registry.importer(s).cc_switch_app]
     out: dict[str, Any] = {imp.cc_switch_app: {"providers": {}, "current": ""} for _, imp in apps}
     for p in profiles:
         common: dict[str, Any] = {"id": p.name, "name": p.provider.name}
@@ -95,10 +96,10 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             settings = entry.pop("settingsConfig")
             out[imp.cc_switch_app]["providers"][p.name] = {**common, "settingsConfig": settings, **extra, **entry}
         if not served:
-            labels = tools.client_labels("nor", [spec for spec, _ in apps])
+            labels = tools.load().client_labels("nor", [spec for spec, _ in apps])
             warnings.append(f"{p.name}: serves neither {labels}; nothing to export in this format")
         exported = {spec.name for spec, _ in apps}
-        for other in (t for t in p.tools if t not in exported and tools.get(t).launchable):
+        for other in (t for t in p.tools if t not in exported and tools.load().get(t).launchable):
             warnings.append(f"{p.name}: [{other}] has no place in a CC Switch provider; not exported "
                             "(use --format toml)")
     return out, warnings

@@ -18,6 +18,7 @@ from typing import Any
 from ccswitch_tui import policy
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
 from ccswitch_tui.tools.layers import Key, Layer, Place, git_root_of, project_dirs
@@ -183,12 +184,7 @@ def _walk(data: Any, parts: Sequence[str]) -> Iterator[tuple[str, Any]]:
             yield (f"{name}.{sub}" if sub else name), value
 
 
-def routing_name(name: str) -> bool:
-    """A variable that changes where a request goes, with which key, through which proxy, or what code runs."""
-    return policy.kind(name) is not None or policy.routing_family(name) is not None
-
-
-def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
+def routing(layer: Layer, data: Any, families: Families) -> dict[str, tuple[Any, Key]]:
     """The concrete keys of ``data`` that the layer declares, with the declaration that found each
     (the first that matches wins)."""
     out: dict[str, tuple[Any, Key]] = {}
@@ -198,7 +194,7 @@ def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
                 continue
             if key.path.split(".")[-1] == "*" and (layer.format == "dotenv" or key.role == "env"):
                 name = concrete.rsplit(".", 1)[-1]
-                if not (re.fullmatch(key.names, name) if key.names else routing_name(name)):
+                if not (re.fullmatch(key.names, name) if key.names else families.steers(name)):
                     continue
             if key.only and value not in key.only:
                 continue
@@ -206,18 +202,20 @@ def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
     return out
 
 
-def _seen(layer: Layer, where: str, data: Any, text: str = "") -> Seen:
-    found = routing(layer, data)
+def _seen(layer: Layer, where: str, data: Any, families: Families, text: str = "") -> Seen:
+    found = routing(layer, data, families)
     return Seen(layer, where, {k: v for k, (v, _) in found.items()}, {k: d for k, (_, d) in found.items()},
                 data=data, text=text)
 
 
-def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | None = None) -> Seen | None:
-    """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan."""
+def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
+         plan: LaunchPlan | None = None) -> Seen | None:
+    """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan.
+    ``families``: which variables of an env table route (the registry's)."""
     if where == "argv":
         if plan is None:
             return None
-        return _seen(layer, where, argv_keys(plan.argv, layer.place.option))
+        return _seen(layer, where, argv_keys(plan.argv, layer.place.option), families)
     if where.startswith("$"):
         text = env.get(where[1:], "")
     else:
@@ -235,7 +233,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
         data = parse(layer.format, text, where)
     except (ValueError, RecursionError) as exc:
         return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
-    return _seen(layer, where, data, text)
+    return _seen(layer, where, data, families, text)
 
 
 def _brief(value: Any, budget: list[int]) -> Any:

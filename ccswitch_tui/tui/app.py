@@ -45,7 +45,8 @@ from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
 from ccswitch_tui.tui.widgets.running import RunningView
 
-_IMPORTED = tools.client_labels("and", tools.importable())  # the clients whose live configs `i` reads
+# the clients whose live configs `i` reads
+_IMPORTED = tools.load().client_labels("and", tools.load().importable())
 EMPTY_STATE = (
     "No profiles yet.\n\n"
     "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
@@ -215,7 +216,7 @@ class CcsApp(App[None]):
         if p is None:
             return True if action in ("edit", "delete") else (False if launch else None)
         if a.name == "launch_menu":
-            return any(s.name in p.tools for s in tools.clients())
+            return any(s.name in p.tools for s in tools.load().clients())
         if launch:
             return a.args[0] in p.tools
         return True
@@ -458,7 +459,7 @@ class CcsApp(App[None]):
         if view is None:
             return
         scope = "any process with routing variables" if self.show_all_processes else \
-            f"{', '.join(s.label for s in tools.clients())} and ccs-launched processes"
+            f"{', '.join(s.label for s in tools.load().clients())} and ccs-launched processes"
         # the key first: the line is cut at the pane's width (half of an 80-column terminal)
         status = "a: toggle all · " + (event.error or f"{len(event.processes)} running — {scope}; "
                                                       f"refreshed every {self.running_interval:g} s")

@@ -61,14 +61,15 @@ class Launcher(Controller):
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        self.start(m.LaunchRequest(entry.name, tool, tools.get(tool).label, key_id=entry.profile.key_id))
+        self.start(m.LaunchRequest(entry.name, tool, tools.load().get(tool).label, key_id=entry.profile.key_id))
 
     def menu(self) -> None:
         """The folded footer's "Launch…": every client the selected profile serves, by its key."""
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        served = [(s.tui_key or "", s.label, s.name) for s in tools.clients() if s.name in entry.profile.tools]
+        served = [(s.tui_key or "", s.label, s.name) for s in tools.load().clients()
+                  if s.name in entry.profile.tools]
 
         def chosen(tool: str | None) -> None:
             if tool:

@@ -28,6 +28,7 @@ from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import mask
+from ccswitch_tui.policy.families import SHARED_ONLY, Families
 from ccswitch_tui.profiles.edit_session import keep_aside
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
 from ccswitch_tui.runs.manifests import load_manifests
@@ -73,6 +74,7 @@ class ToolView:
     tool: str
     plan: LaunchPlan | None
     error: str | None = None
+    families: Families = SHARED_ONLY  # the routing families the plan was built with (the registry's)
 
     def shown_value(self, name: str, value: str) -> str:
         """A value as the TUI may show it: the policy's one rule (``policy.plan_shown``), a missing key said so."""
@@ -83,7 +85,9 @@ class ToolView:
         return policy.plan_shown(self.plan, name, value)
 
     def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
-        return None if self.plan is None else diff_env(parent_env, self.plan.env, self.plan.routing_names)
+        if self.plan is None:
+            return None
+        return diff_env(parent_env, self.plan.env, self.families, self.plan.routing_names)
 
 
 @dataclass(frozen=True)
@@ -188,8 +192,8 @@ class Service:
         for tool in profile.tools:
             try:
                 plan = plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
-                                      launch_id=PREVIEW_LAUNCH_ID)
-                out[tool] = ToolView(tool, plan)
+                                launch_id=PREVIEW_LAUNCH_ID, registry=self.store.registry)
+                out[tool] = ToolView(tool, plan, families=self.store.registry.families)
             except CcsError as exc:
                 out[tool] = ToolView(tool, None, str(exc))
         return out

@@ -266,7 +266,7 @@ class RunsView(Vertical):
         else:
             self.query_one("#run-detail", Static).update(Content.styled(
                 "No runs yet. Launch with "
-                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.clients() if s.tui_key)
+                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.load().clients() if s.tui_key)
                 + "r (a command) or s (a shell); "
                 "each launch writes a manifest here.", "$text-muted"))
         if self.showing_rounds:

@@ -90,7 +90,7 @@ class RunningView(Vertical):
             self.selected_pid = None
             self.show_inspection(None)
             self.query_one("#inspect-body", Static).update(Content.styled(
-                f"No {', '.join(s.label for s in tools.clients())} or ccs-launched process is running.",
+                f"No {', '.join(s.label for s in tools.load().clients())} or ccs-launched process is running.",
                 "$text-muted"))
 
     def _select(self, pid: int | None) -> None:
