@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ccswitch_tui.bridge.tally import Tally
+from ccswitch_tui.bridge.usage_cells import UsageCells
 from ccswitch_tui.policy import mask, secret_param
 from ccswitch_tui.policy.redact import redact_text
 
@@ -228,8 +229,10 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     errors: list[dict[str, Any]] = []
     swaps: Counter[tuple[str, str]] = Counter()
     tally = Tally()
+    cells = UsageCells()
     for r in records:
         tally.add(r)
+        cells.add(r)
         path = str(r.get("path") or "?").split("?")[0]
         by_path[f"{r.get('method', '?')} {path}"] += 1
         by_status[str(r.get("status"))] += 1
@@ -285,6 +288,7 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         "max_concurrency": max_concurrency,
         "findings": findings,
         **tally.result(),
+        "usage": cells.result(),  # what `ccs usage` sums (bridge/usage_cells.py)
     }
     if classed:
         summary["error_classes"] = dict(sorted(classes.items()))

@@ -482,7 +482,7 @@ def resume_line(plan: LaunchPlan, recording: Recording, args: str) -> str:
     return " ".join(["ccs launch", plan.profile, plan.tool, *flags, "--", args])
 
 
-LARGE_SUMMARY = ("by_task", "tasks_left_out", "timeline")  # a summary's parts that grow with the tasks
+LARGE_SUMMARY = ("by_task", "tasks_left_out", "timeline", "usage")  # a summary's parts that grow with the run
 
 
 def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:
