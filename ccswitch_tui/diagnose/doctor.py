@@ -251,7 +251,6 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
     kr: dict[str, Any] = {"backend": None, "reachable": False, "error": None}
     present: dict[str, bool] = {r: bool(environ.get(r[4:])) for r in refs if r.startswith("env:")}
     try:
-        kr["backend"] = keys.backend_name()
         if keyring_refs:
             present.update(keys.present(keyring_refs))
         else:
@@ -261,6 +260,10 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
         kr["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 — a backend that fails to load is reported, not raised
         kr["error"] = f"{type(exc).__name__}: {exc}"
+    try:  # named after asking: when the Secret Service answered straight away, the keyring library is not loaded
+        kr["backend"] = keys.backend_name()
+    except Exception as exc:  # noqa: BLE001 — a backend that fails to load is reported, not raised
+        kr["error"] = kr["error"] or f"{type(exc).__name__}: {exc}"
     report.keyring = kr
     if kr["reachable"]:
         f.append(Finding("keyring", INFO, f"keyring backend {kr['backend']} answers", variable="keyring"))
