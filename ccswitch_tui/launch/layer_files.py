@@ -6,11 +6,14 @@ the keys in it that the declaration names."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,6 +116,42 @@ def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) 
 
 
 # --- what a layer says ------------------------------------------------------------------------------
+
+_LOOK = threading.local()  # the files read during this thread's one_look, when inside one
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within the block (in this thread), each layer file is read and parsed once: the plans judged
+    together (the TUI's marks for every profile) see one state of the files and pay for it once."""
+    outer = getattr(_LOOK, "seen", None)
+    if outer is None:
+        _LOOK.seen = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _LOOK.seen = None
+
+
+_ABSENT = object()
+
+
+def _once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """``compute()``, or inside ``one_look`` what it gave the first time for ``key`` (a file that is not
+    there is remembered too; any other error is met again)."""
+    seen = getattr(_LOOK, "seen", None)
+    if seen is None:
+        return compute()
+    if key not in seen:
+        try:
+            seen[key] = compute()
+        except FileNotFoundError:
+            seen[key] = _ABSENT
+    value = seen[key]
+    if value is _ABSENT:  # a new error each time: one raised again would keep the frames of every raise
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), key[-1])
+    return value
 
 def parse(fmt: str, text: str, where: str) -> Any:
     """A layer's text as data; raises ValueError with one line on a syntax error."""
@@ -222,7 +261,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
         text = next((f.content for f in plan.files if str(f.path) == where), None) if plan is not None else None
         if text is None:
             try:
-                text = read_text(where)
+                text = _once(("text", where), lambda: read_text(where))
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return None
             except UnicodeDecodeError as exc:
@@ -230,7 +269,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
             except OSError as exc:
                 return Seen(layer, where, error=f"cannot read: {exc.strerror or exc}")
     try:
-        data = parse(layer.format, text, where)
+        data = _once(("data", layer.format, where, text), lambda: parse(layer.format, text, where))
     except (ValueError, RecursionError) as exc:
         return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
     return _seen(layer, where, data, families, text)

@@ -18,6 +18,7 @@ and the bridge's filters all ask this module; none keeps a rule of its own.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -242,15 +243,22 @@ def custom_name_problem(name: str, role: str, families: Families) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The shell-style globs as one pattern (``fnmatch.fnmatchcase`` of each, at once)."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
+
+
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    """Whether ``name`` matches one of the shell-style globs (case-sensitive, as ``fnmatchcase``)."""
+    return _globs(tuple(patterns)).match(name) is not None
 
 
 def inherited_env(parent_env: Mapping[str, str], inherit: Sequence[str] = (), trust: bool = True
                   ) -> tuple[dict[str, str], dict[str, str]]:
     """What passes from the parent: the base allowlist and the profile's ``policy.inherit``; and,
     separately, the TLS trust variables (unless the profile drops them)."""
-    patterns = (*BASE_ALLOWLIST, *inherit)
-    kept = {k: v for k, v in parent_env.items() if matches_any(k, patterns)}
+    kept_by = _globs((*BASE_ALLOWLIST, *inherit)).match
+    kept = {k: v for k, v in parent_env.items() if kept_by(k) is not None}
     trusted = {k: v for k, v in parent_env.items() if trust and is_trust(k) and k not in kept}
     return kept, trusted

@@ -18,7 +18,6 @@ from ccswitch_tui.policy import is_trust, secret_name
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.runs.origin import imported_from
 from ccswitch_tui.runs.rounds_text import cell
-from ccswitch_tui.runs.usage import summary_lines
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tools.share import describe
 from ccswitch_tui.tui.grid import Cell, Fit, Grid, Sheet, SheetBuilder
@@ -225,6 +224,8 @@ def usage_grid(b: SheetBuilder, usage: Any) -> None:
     g.add(("errors", LABEL), (str(t["errors"]), ERROR if t["errors"] else ""))
     if t["cost"] is not None and t["requests"]:
         g.add(("cost", LABEL), f"{t['cost']:.4f}", ("from the profile's [pricing]", MUTED))
+    from ccswitch_tui.runs.usage import summary_lines  # lazy: with the first profile's usage
+
     for line in summary_lines(usage):
         b.line((line, MUTED))
 

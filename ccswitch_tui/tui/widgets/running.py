@@ -4,7 +4,7 @@ judgement as `ccs ps` and `ccs inspect`); the process under the cursor shows its
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -15,10 +15,12 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ccswitch_tui import tools
-from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.grid import FitTable, SheetBuilder
+
+if TYPE_CHECKING:
+    from ccswitch_tui.diagnose.inspect import Inspection
 
 FINDING_COLUMNS = (("", "fixed"), ("code", "fixed"), ("about", "name"), ("summary", "line"))
 
