@@ -7,14 +7,14 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui import __version__, tools
-from ccswitch_tui.commands.context import Context
-from ccswitch_tui.errors import CcsError
-from ccswitch_tui.policy.redact import install
-from ccswitch_tui.terminal_text import visible
+from ccswitch_tui import __version__
 
 if TYPE_CHECKING:
     import click
+
+    from ccswitch_tui.commands.context import Context
+
+VERSION = f"ccs, version {__version__}\n"  # `ccs --version` answers before anything else loads
 
 # Command name → "module:attribute" under ccswitch_tui.commands. Modules are imported only when
 # their command runs (or for --help), so `ccs launch` never pays for `ccs check`'s imports.
@@ -52,6 +52,8 @@ def _group() -> click.Group:
     if _GROUP:
         return _GROUP[0]
     import click  # lazy: the launch path reads its command lines without click
+
+    from ccswitch_tui.commands.context import Context  # lazy: see VERSION
 
     class LazyGroup(click.Group):
         def list_commands(self, ctx: click.Context) -> list[str]:
@@ -91,6 +93,8 @@ def __getattr__(name: str) -> Any:
 
 
 def _fail(message: str, code: int) -> int:
+    from ccswitch_tui.terminal_text import visible  # lazy: see VERSION
+
     # messages quote paths, names and values from elsewhere
     sys.stderr.write(f"ccs: {visible(message)}\n")
     sys.stderr.flush()
@@ -117,15 +121,20 @@ def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
     to use instead of one built from the environment (a shim passes the folders it was written for)."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or bool(os.environ.get("CCS_DEBUG"))
+    if args == ["--version"]:
+        sys.stdout.write(VERSION)
+        return 0
+    from ccswitch_tui.errors import CcsError  # lazy: see VERSION
+
     try:
-        if args == ["--version"]:
-            sys.stdout.write(f"ccs, version {__version__}\n")
-            return 0
         # lazy: the launch modules load only for `ccs launch` and `ccs run`
         from ccswitch_tui.commands.launching import quick_command
 
         quick = quick_command(args)
         if quick is not None:
+            from ccswitch_tui import tools  # lazy: see VERSION
+            from ccswitch_tui.commands.context import Context  # lazy: see VERSION
+
             tool, call = quick
             ctx = obj or Context()
             if ctx._registry is None:  # the launch path: the launched client's spec alone
@@ -153,11 +162,18 @@ def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # the one answer that quotes nothing from elsewhere: no filter needed
+        sys.stdout.write(VERSION)
+        sys.exit(0)
+    from ccswitch_tui.policy.redact import install  # lazy: see VERSION
+
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter
     try:
         code = run()
     except Exception:  # --debug: the traceback, whose messages quote text from elsewhere, shown visible
         import traceback  # lazy: keeps traceback off `ccs run`'s imports
+
+        from ccswitch_tui.terminal_text import visible  # lazy: see VERSION
 
         sys.stderr.write(visible(traceback.format_exc()))
         code = 1

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def tool_internal(registry: Registry | None = None) -> frozenset[str]:
     """Variables the clients' own launchers and sandboxes put into their processes: not contamination.
     ``registry``: the client specs (default: every spec)."""
-    return frozenset().union(*(s.internal_vars for s in (registry or tools.load()).specs()))
+    return (registry or tools.load()).internal_vars()
 
 STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
 

@@ -205,6 +205,7 @@ class Registry:
         self._all: tuple[ToolSpec, ...] | None = None
         self._families: Families | None = None
         self._facts_of: dict[str, Mapping[str, Any]] = {}
+        self._internal: frozenset[str] | None = None
 
     @classmethod
     def load(cls, modules: Mapping[str, str]) -> Registry:
@@ -294,6 +295,12 @@ class Registry:
     def serves_by_default(self, name: str) -> bool:
         """Whether a profile without ``name``'s table still serves it (``ToolSpec.default_side``)."""
         return bool(self._facts(name)["default_side"])
+
+    def internal_vars(self) -> frozenset[str]:
+        """Variables the clients' own launchers and sandboxes put into their processes (not contamination)."""
+        if self._internal is None:
+            self._internal = frozenset().union(*(s.internal_vars for s in self.specs()))
+        return self._internal
 
     def multiline_vars(self) -> frozenset[str]:
         """Variables a client reads as several lines (a header list): the only ones whose value may
