@@ -209,7 +209,8 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
     return bool(record.get("model_requested")) and str(record.get("method", "")).upper() == "POST"
 
 
-def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
+def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = (),
+              usage: bool = True) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
     requested and served, errors and their classes, retries (requests that were another try of an
     earlier one: ``retry_of``), the highest concurrency, and findings (a model that was not the
@@ -229,10 +230,11 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     errors: list[dict[str, Any]] = []
     swaps: Counter[tuple[str, str]] = Counter()
     tally = Tally()
-    cells = UsageCells()
+    cells = UsageCells() if usage else None
     for r in records:
         tally.add(r)
-        cells.add(r)
+        if cells is not None:
+            cells.add(r)
         path = str(r.get("path") or "?").split("?")[0]
         by_path[f"{r.get('method', '?')} {path}"] += 1
         by_status[str(r.get("status"))] += 1
@@ -288,8 +290,9 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         "max_concurrency": max_concurrency,
         "findings": findings,
         **tally.result(),
-        "usage": cells.result(),  # what `ccs usage` sums (bridge/usage_cells.py)
     }
+    if cells is not None:  # what `ccs usage` sums (bridge/usage_cells.py); a report reading records skips it
+        summary["usage"] = cells.result()
     if classed:
         summary["error_classes"] = dict(sorted(classes.items()))
     return summary

@@ -90,7 +90,7 @@ def read_summary(path: Path, expected_models: Iterable[str] = ()) -> Reading:
 
     reading = Reading({})
     counted = _Counted(iter_records(path, reading))
-    reading.summary = summarize(counted, expected_models)
+    reading.summary = summarize(counted, expected_models, usage=False)  # `ccs usage` reads records itself
     if reading.error:
         reading.problems.append(f"{path}: {reading.error}; its requests are not counted")
     elif reading.bad_lines:
