@@ -144,18 +144,23 @@ class Service:
         return whole
 
     def presence_in_steps(self, entries: Sequence[Entry], first: int = 0) -> Iterator[Presence]:
-        """Every profile's key presence, with the problem marks of the ``first`` entries (the rows on
-        screen: yielded as soon as they are known), then with every entry's. The plans are judged with
-        each layer file read once (``layer_files.one_look``)."""
-        refs = sorted({e.profile.key_id for e in entries if e.profile})
-        present, keyring_error = self.keys.presence(refs)
+        """The key presence and problem marks of the ``first`` entries (the rows on screen: yielded as
+        soon as they are known), then of every entry. The plans are judged with each layer file read
+        once (``layer_files.one_look``)."""
+        steps = [entries[:first], entries[first:]] if 0 < first < len(entries) else [entries]
+        present: dict[str, bool] = {}
         problems: dict[str, tuple[Problem, ...]] = {}
+        keyring_error: str | None = None
         with one_look():
-            for i, e in enumerate(entries):
-                if first and i == first:
-                    yield Presence(present, dict(problems), keyring_error, complete=False)
-                problems[e.name] = self.problems(e, present.get(e.profile.key_id) if e.profile else None)
-        yield Presence(present, problems, keyring_error)
+            for n, step in enumerate(steps, 1):
+                refs = sorted({e.profile.key_id for e in step if e.profile} - set(present))
+                if refs:
+                    found, error = self.keys.presence(refs)
+                    present.update(found)
+                    keyring_error = keyring_error or error
+                for e in step:
+                    problems[e.name] = self.problems(e, present.get(e.profile.key_id) if e.profile else None)
+                yield Presence(dict(present), dict(problems), keyring_error, complete=n == len(steps))
 
     def problems(self, entry: Entry, key_present: bool | None,
                  views: Mapping[str, ToolView] | None = None) -> tuple[Problem, ...]:
