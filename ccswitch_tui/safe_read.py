@@ -121,6 +121,21 @@ def loads_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError("nested too deeply for ccs to read", doc, _depth_position(doc, 200)) from None
 
 
+_scan = json.JSONDecoder().scan_once  # what json.loads runs on a compact text: value, end = _scan(text, 0)
+
+
+def loads_json_line(line: bytes) -> Any:
+    """``loads_json(line)`` for one line of a JSON Lines file, without json.loads's per-call set-up
+    (encoding detection, the leading and trailing blank search) for the usual compact UTF-8 line; any
+    other line (blanks around it, another encoding, an error) goes through ``loads_json`` itself."""
+    try:
+        text = line.decode("utf-8")
+        value, end = _scan(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return loads_json(line)  # the whole rule, and its error
+    return value if end == len(text) else loads_json(line)
+
+
 def strip_jsonc(text: str, *, trailing_commas: bool = True) -> str:
     """JSON with comments (``//``, ``/* */``) as plain JSON, strings kept, as the clients that allow
     comments in their config files read it; with ``trailing_commas`` a comma before ``}`` or ``]`` goes too."""

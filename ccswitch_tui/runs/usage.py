@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, finite
 from ccswitch_tui.runs.manifests import load_manifests
 from ccswitch_tui.runs.origin import machine_here, machine_of
-from ccswitch_tui.safe_read import iter_lines
+from ccswitch_tui.safe_read import iter_lines, loads_json_line
 
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.pricing import Price
@@ -112,19 +111,6 @@ def parse_since(text: str, today: date | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-_scan = json.JSONDecoder().scan_once  # what json.loads runs on a compact line: value, end = _scan(text, 0)
-
-
-def _decode(line: bytes) -> Any:
-    """``json.loads(line)``, without its per-call set-up for the usual compact, ASCII line."""
-    try:
-        text = line.decode("utf-8")
-        value, end = _scan(text, 0)
-    except (UnicodeDecodeError, StopIteration):
-        return json.loads(line)  # the whole rule: leading blanks, other encodings, or its error
-    return value if end == len(text) else json.loads(line)
-
-
 def read_records(path: Path, notes: list[str], since: str | None = None,
                  cells: UsageCells | None = None) -> UsageCells:
     """The records of one file summed into ``cells`` (those that started at or after ``since``: a
@@ -140,7 +126,7 @@ def read_records(path: Path, notes: list[str], since: str | None = None,
                 damaged += 1
                 continue
             try:
-                data = _decode(line)
+                data = loads_json_line(line)
             except (ValueError, RecursionError):
                 if line.strip():
                     damaged += 1
