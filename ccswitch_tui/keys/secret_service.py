@@ -56,18 +56,23 @@ def _service() -> Iterator[Any]:
 
         def many(self, method: str, signature: str, bodies: list[tuple[Any, ...]],
                  timeout: float) -> list[tuple[Any, ...]]:
+            return self.batch([(method, signature, body) for body in bodies], timeout)
+
+        def batch(self, calls: list[tuple[str, str, tuple[Any, ...]]], timeout: float) -> list[tuple[Any, ...]]:
+            """Every call sent, then their answers read, in the order of ``calls``."""
             deadline = time.monotonic() + timeout
-            serials = []
-            for body in bodies:
-                serials.append(next(conn.outgoing_serial))
-                conn.send(new_method_call(ss, method, signature, body), serial=serials[-1])
+            serials: dict[int, str] = {}
+            for method, signature, body in calls:
+                serial = next(conn.outgoing_serial)
+                serials[serial] = method
+                conn.send(new_method_call(ss, method, signature, body), serial=serial)
             replies: dict[int, Any] = {}
             while len(replies) < len(serials):  # what else comes (a signal) is not an answer: passed over
                 reply = conn.receive(timeout=max(0.0, deadline - time.monotonic()))
                 to = reply.header.fields.get(HeaderFields.reply_serial, -1)
                 if to in serials:
                     replies[to] = reply
-            return [self._answer(method, replies[s]) for s in serials]
+            return [self._answer(method, replies[s]) for s, method in serials.items()]
 
     try:
         yield Caller()
@@ -79,8 +84,11 @@ def lookup(service: str, username: str, timeout: float = 5.0) -> object:
     """The stored value (str), None when no item matches, or UNAVAILABLE."""
     try:
         with _service() as call:
-            session = call("OpenSession", "sv", ("plain", ("s", "")), timeout)[1]
-            unlocked, locked = call("SearchItems", "a{ss}", ({"service": service, "username": username},), timeout)
+            # the session and the search in one round trip (the session is unused when nothing matches)
+            opened, (unlocked, locked) = call.batch(
+                [("OpenSession", "sv", ("plain", ("s", ""))),
+                 ("SearchItems", "a{ss}", ({"service": service, "username": username},))], timeout)
+            session = opened[1]
             if locked and not unlocked:
                 return UNAVAILABLE  # needs an unlock prompt: keyring's job
             if not unlocked:
