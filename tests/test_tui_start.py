@@ -4,6 +4,7 @@ on screen get their keys and marks before the other profiles, and the screens us
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -92,3 +93,17 @@ async def test_the_help_screen_still_opens(ccs_home: Paths, key_id: str):
         await settle(pilot)
         assert type(app.screen).__name__ == "HelpScreen"
         assert "markdown_it" in sys.modules
+
+
+@pytest.mark.usefixtures("secret_service")
+async def test_quitting_right_after_the_first_frame_is_clean(ccs_home: Paths, key_id: str):
+    """A user quitting as soon as the screen shows: the views that mount after the first frame find
+    the app closing and say nothing (no traceback from a message arriving with no screen left)."""
+    many_profiles(ccs_home, key_id, 6)
+    painted = threading.Event()
+    app = build_app(ccs_home)
+    app.call_after_refresh(painted.set)
+    async with app.run_test(size=(120, 40)):
+        while not painted.is_set():
+            await asyncio.sleep(0.005)
+    assert app.return_code in (0, None)

@@ -322,6 +322,8 @@ class CcsApp(App[None]):
 
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
+            return
         self._refresh_bindings_if_changed()
         if event.profile is not None and event.profile != self._shown:
             self._shown = event.profile
@@ -465,6 +467,8 @@ class CcsApp(App[None]):
 
     @on(RunningView.Ready)
     def _running_ready(self) -> None:
+        if not self.screen_stack or not self._main_screen().query(DetailPane):  # the app is closing
+            return
         if self.detail_pane.active_tab == "running":
             self.scan_processes()
 
