@@ -8,9 +8,11 @@ child's user + system time, its own children included).
     bash scripts/with-keyring.sh .venv/bin/python benchmarks/bench_overhead.py [--runs 15] [--only launch,usage]
 
 Parts (``--only``): launch (`ccs run`, `ccs launch` codex/claude, the shim), start (`ccs --version`,
-`ccs list` with 200 profiles, `ccs doctor`), usage (`ccs usage` and `runs report` over 6 x 5 runs of
-15,000 recorded requests, from the summaries and streamed), tui (first frame and marks with 300
-profiles, beside a bare Textual app painting 300 options). Nothing is asserted; the table is the result.
+`ccs list` with 200 profiles, `ccs doctor`), floor (`ccs run`'s CPU taken apart: the standard library
+it imports, jeepney, ccs's modules imported, the work; the TUI's imports beside a bare Textual app's),
+usage (`ccs usage` and `runs report` over 6 x 5 runs of 15,000 recorded requests, from the summaries
+and streamed), tui (first frame and marks with 300 profiles, beside a bare Textual app painting 300
+options). Nothing is asserted; the table is the result.
 """
 
 from __future__ import annotations
@@ -101,6 +103,52 @@ def launch_part(env: dict[str, str], home: Path, n: int) -> None:
     got_none = pairs({"codex": ([str(CLIENTS / "codex"), "--version"], env),
                       "shim": (["codex", "--version"], shimmed)}, max(5, n // 2))
     row("codex --version through the shim (ccs use --none)", got_none["shim"], "codex --version", got_none["codex"])
+
+
+# --- where the floor is --------------------------------------------------------------------------
+
+DUMP = ("import atexit, sys\n"  # ccs, writing the names of the modules it loaded to the file argv[1] names
+        "out = sys.argv.pop(1)\n"
+        "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+        "sys.argv[0] = 'ccs'\n"
+        "from ccswitch_tui.cli import main\n"
+        "main()\n")
+BARE_TUI_IMPORTS = ("from textual.app import App\nfrom textual.widgets import Footer, Header, OptionList\n"
+                    "from textual.widgets.option_list import Option")
+
+
+def floor_part(env: dict[str, str], n: int) -> None:
+    """`ccs run P -- true` taken apart, in CPU against `python -I -c pass`: the standard library the
+    launch path imports, then jeepney, then ccs's own modules (imported, nothing run), then the whole
+    command; and the TUI's imports beside those of a bare Textual app."""
+    ccs(env, "new", "floor", "--preset", "taotoken", "--key", "floor-key")
+    ccs(env, "key", "set", "floor-key", input="sk-floor-0123456789abcdef")
+    with tempfile.NamedTemporaryFile("r", suffix=".txt") as out:
+        subprocess.run([PY, "-I", "-c", DUMP, out.name, "run", "floor", "--", "true"], env=env, check=True,
+                       capture_output=True)
+        loaded = out.read().split()
+    std = [m for m in loaded if m.split(".")[0] in sys.stdlib_module_names and not m.startswith("_")]
+    jeepney = [m for m in loaded if m.split(".")[0] == "jeepney"]
+    ours = [m for m in loaded if m.split(".")[0] == "ccswitch_tui"]
+
+    def imports(mods: list[str]) -> list[str]:
+        return [PY, "-I", "-c", "import " + ", ".join(mods)]
+
+    cmds = {"pass": ([PY, "-I", "-c", "pass"], env), "std": (imports(std), env),
+            "jeepney": (imports(std + jeepney), env), "ours": (imports(std + jeepney + ours), env),
+            "run": ([PY, "-I", "-c", DUMP, os.devnull, "run", "floor", "--", "true"], env),
+            "textual": ([PY, "-I", "-c", BARE_TUI_IMPORTS], env),
+            "tui": ([PY, "-I", "-c", "import ccswitch_tui.tui.app"], env)}
+    got = pairs(cmds, n)
+    base = got["pass"]
+    for key, what in (("std", f"floor: the standard library `ccs run` imports ({len(std)} modules)"),
+                      ("jeepney", "  + jeepney (the Secret Service)"),
+                      ("ours", f"  + ccs's {len(ours)} modules, imported (nothing run)"),
+                      ("run", "  + the work: ccs run P -- true")):
+        ROWS.append((what, f"{got[key][1]:.0f} ms CPU", f"{got[key][1] / base[1]:.2f}x CPU python -I -c pass"))
+    ROWS.append(("floor: a bare Textual app's imports", f"{got['textual'][1]:.0f} ms CPU", ""))
+    ROWS.append(("  the TUI's imports (ccswitch_tui.tui.app)", f"{got['tui'][1]:.0f} ms CPU",
+                 f"{got['tui'][1] / got['textual'][1]:.2f}x CPU the bare app's"))
 
 
 # --- start-up of other commands -----------------------------------------------------------------
@@ -219,7 +267,7 @@ def tui_part(env: dict[str, str], n: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--only", default="launch,start,usage,tui")
+    ap.add_argument("--only", default="launch,start,floor,usage,tui")
     args = ap.parse_args()
     parts = set(args.only.split(","))
     if not Path(CCS).exists():
@@ -235,6 +283,8 @@ def main() -> None:
             launch_part(env, home / "launch", args.runs)
         if "start" in parts:
             start_part(env, home / "start", args.runs)
+        if "floor" in parts:
+            floor_part(env, args.runs)
     if "usage" in parts:
         usage_part(env, args.runs)
     if "tui" in parts:
