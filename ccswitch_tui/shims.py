@@ -44,7 +44,7 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
              + (f"; {path_note}" if path_note else ""))
         return 127
     try:
-        choice = choose(tool, os.getcwd(), state)
+        choice = choose(tool, os.getcwd(), state, profiles=profiles)
     except SelectionError as exc:
         _say(f"error: {exc}")
         return 2
@@ -68,15 +68,16 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
 
     from ccswitch_tui.cli import run  # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
 
-    # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
-    from ccswitch_tui.commands.common import Context
+    # lazy: keeps ccswitch_tui.paths off a shim's pass-through's imports; the click-free context (commands.common
+    # would load click, which the launch reads its command line without)
+    from ccswitch_tui.commands.context import Context
     from ccswitch_tui.paths import Paths  # lazy: keeps ccswitch_tui.paths off a shim's pass-through's imports
     from ccswitch_tui.policy.redact import install  # lazy: keeps ccswitch_tui.model off a shim's pass-through's imports
 
     install()  # what the launch prints passes the key filter, as with `ccs`
 
     nested = ["--nested"] if inside and environ.get("CCS_PROFILE") == choice.profile else []
-    ctx = Context(environ=dict(environ), _paths=Paths(profiles=Path(profiles), state=Path(state)))
+    ctx = Context(environ=dict(environ), _paths=Paths(profiles=Path(profiles), state=Path(state)), from_shim=True)
     return run(["launch", *nested, choice.profile, tool, "--", *args], obj=ctx)
 
 

@@ -44,7 +44,7 @@ def confirm_or_refuse(question: str, yes: bool, flag_hint: str = "--yes") -> Non
     if yes:
         return
     if not stdin_is_tty():
-        raise UsageError(f"{question.rstrip('?')}: not confirmed (no terminal); pass {flag_hint} to confirm")
+        raise UsageError(f"{question.rstrip('?.')}: not confirmed (no terminal); pass {flag_hint} to confirm")
     if not click.confirm(question, default=False):
         raise click.Abort()
 

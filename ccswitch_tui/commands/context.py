@@ -28,6 +28,7 @@ class Context:
     _store: Store | None = None
     _keys: KeyStore | None = None
     _registry: Registry | None = None
+    from_shim: bool = False  # started by a shim (`ccs use`): a one-prompt run prints no resume hint
 
     @property
     def paths(self) -> Paths:

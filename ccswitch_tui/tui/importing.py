@@ -16,7 +16,7 @@ class Importer(Controller):
         from ccswitch_tui.importers.sources import default_sources  # lazy: the dialog loads when opened
         from ccswitch_tui.tui.screens.importing import ImportScreen  # lazy: the dialog loads when opened
 
-        sources = default_sources(self.service.environ)
+        sources = default_sources(self.service.environ, self.service.cwd)
         self.host.open_screen(ImportScreen(sources), lambda choice: self._import(sources, choice))
 
     def _import(self, sources: list[Any], choice: ImportChoice | None) -> None:
