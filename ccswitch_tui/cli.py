@@ -118,7 +118,8 @@ def _click_main(args: list[str], obj: Context | None) -> int:
     except click.exceptions.Abort:
         return _fail("aborted", 130)
     except click.ClickException as exc:
-        where = exc.ctx.command_path if getattr(exc, "ctx", None) else "ccs"
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx else "ccs"
         return _fail(f"error: {exc.format_message()} (see `{where} --help`)", 2)
     except click.exceptions.Exit as exc:
         return exc.exit_code

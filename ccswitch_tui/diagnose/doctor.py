@@ -25,7 +25,7 @@ from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.launch.launcher import tool_version
 from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.launch.use_status import doctor_findings, shim_report
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile, Severity
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, secret_name, shown
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
@@ -121,7 +121,7 @@ def shell_findings(environ: Mapping[str, str], registry: Registry, fingerprint: 
         tail = ("set by the ccs profile of this shell" if inside else
                 f"ccs launches drop it; unset {name} (and remove it from your shell's startup files) "
                 "so tools started directly do not inherit it")
-        sev = INFO if inside else WARN
+        sev: Severity = INFO if inside else WARN
         if fam == "proxy":
             note = "".join(f" ({s.label} {s.proxy_note})" for s in registry.clients() if s.proxy_note) \
                 if name.lower() != "no_proxy" else ""

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Severity
 from ccswitch_tui.policy import RUNTIME_LABELS, loader_runtimes, shown
 
 if TYPE_CHECKING:
@@ -31,11 +31,12 @@ def unexpected_loaders(actual: Mapping[str, str], expected: Mapping[str, str], i
 def process_findings(pid: int, actual: Mapping[str, str], names: Sequence[str], tool: str | None, way: str,
                      runtimes: frozenset[str] | None, registry: Registry) -> list[Finding]:
     """One finding per loader variable ``names`` of process ``pid`` (whose runtimes, None: unknown)."""
-    known = tool in registry.names()
-    own = registry.get(tool).loaders if known else frozenset()
-    what = f"this {registry.label(tool)} process" if known else "this process"
+    known = tool is not None and tool in registry.names()
+    own = registry.get(tool).loaders if known and tool is not None else frozenset()
+    what = f"this {registry.label(tool)} process" if known and tool is not None else "this process"
     out = []
     for name in names:
+        sev: Severity
         show = shown(name, actual[name])
         readers = [rt for rt in loader_runtimes(name) if runtimes is not None and rt in runtimes]
         if name in own:

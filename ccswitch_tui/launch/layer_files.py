@@ -255,6 +255,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
         if plan is None:
             return None
         return _seen(layer, where, argv_keys(plan.argv, layer.place.option), families)
+    text: str | None
     if where.startswith("$"):
         text = env.get(where[1:], "")
     else:

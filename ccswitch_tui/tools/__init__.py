@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the registry is imported when a face asks for one: a client module imports it never
     from ccswitch_tui.tools.registry import Registry
-    from ccswitch_tui.tools.spec import ToolSpec
+    from ccswitch_tui.tools.spec import AnySpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
 _MODULES = {
@@ -64,7 +64,7 @@ def for_launch(name: str) -> Registry:
     return Registry.for_launch(modules(), name, INDEX)
 
 
-def register(name: str, module: str) -> ToolSpec:
+def register(name: str, module: str) -> AnySpec:
     """Add the client whose spec is ``module``'s ``TOOL`` (a full module name) after the built-in
     ones; it passes the same checks (tools/registry.py) or is not added."""
     from ccswitch_tui.tools.registry import RegistrationError, Registry  # lazy: see load()

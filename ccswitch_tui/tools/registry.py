@@ -43,7 +43,7 @@ from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
 if TYPE_CHECKING:
     from ccswitch_tui.model import Profile
     from ccswitch_tui.tools.importing import ClientImporter
-    from ccswitch_tui.tools.spec import ToolSpec
+    from ccswitch_tui.tools.spec import AnySpec
 
 # The keys the TUI binds for itself (tabs, actions, quit, the launch menu, Textual's own): a client's
 # launch key may not be one of them. tests/test_tui.py compares this with the app's bindings.
@@ -62,7 +62,7 @@ class RegistrationError(Exception):
     """A client spec the registry refuses (a programming error in the spec, not a user's input)."""
 
 
-def check_specs(specs: Sequence[tuple[str, ToolSpec]]) -> None:
+def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
     """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
     checked by itself and against the policy's shared families."""
     seen: dict[str, str] = {}
@@ -131,7 +131,7 @@ def _check_family(who: str, family: str, rx: str) -> None:
                                 "which every launch needs; name the client's own variables only")
 
 
-def _check_layers(who: str, spec: ToolSpec) -> None:
+def _check_layers(who: str, spec: AnySpec) -> None:
     layers = getattr(spec, "layers", None)
     if layers is None:
         raise RegistrationError(f"{who} declares no layers: list every file, folder and variable that can steer it "
@@ -167,7 +167,7 @@ def free_keys(taken: dict[str, str]) -> list[str]:
 
 # --- the registry -------------------------------------------------------------------------------
 
-def facts(spec: ToolSpec) -> dict[str, Any]:
+def facts(spec: AnySpec) -> dict[str, Any]:
     """What the launch path knows of a client without loading its spec: its entry in the index
     (tools/index.py), computed from the spec."""
     return {
@@ -201,8 +201,8 @@ class Registry:
     def __init__(self, modules: Mapping[str, str], index: Mapping[str, Mapping[str, Any]] | None = None):
         self._modules = dict(modules)
         self._index = index if index is not None and set(modules) <= set(index) else None
-        self._loaded: dict[str, ToolSpec] = {}
-        self._all: tuple[ToolSpec, ...] | None = None
+        self._loaded: dict[str, AnySpec] = {}
+        self._all: tuple[AnySpec, ...] | None = None
         self._families: Families | None = None
         self._facts_of: dict[str, Mapping[str, Any]] = {}
         self._internal: frozenset[str] | None = None
@@ -246,7 +246,7 @@ class Registry:
         """Every spec loaded and checked against each other."""
         return self._all is not None
 
-    def get(self, name: str) -> ToolSpec:
+    def get(self, name: str) -> AnySpec:
         spec = self._loaded.get(name)
         if spec is not None:
             return spec
@@ -258,7 +258,7 @@ class Registry:
         self._loaded[name] = spec
         return spec
 
-    def specs(self) -> tuple[ToolSpec, ...]:
+    def specs(self) -> tuple[AnySpec, ...]:
         """Every registered spec, in registry order, checked against each other."""
         if self._all is None:
             loaded = tuple(self._loaded.get(n) or importlib.import_module(m).TOOL for n, m in self._modules.items())
@@ -284,7 +284,7 @@ class Registry:
             self._families = _families(self._facts(n) for n in self._modules)
         return self._families
 
-    def clients(self) -> tuple[ToolSpec, ...]:
+    def clients(self) -> tuple[AnySpec, ...]:
         """The specs `ccs launch PROFILE NAME` takes (every client but `run`)."""
         return tuple(s for s in self.specs() if s.launchable)
 
@@ -311,7 +311,7 @@ class Registry:
         """A tool's name for messages: "Claude Code"; an unknown one is "the process"."""
         return str(self._facts(name)["label"]) if name in self._modules else "the process"
 
-    def require(self, profile: Profile, tool: str) -> ToolSpec:
+    def require(self, profile: Profile, tool: str) -> AnySpec:
         """The spec for ``tool``, if ``profile`` serves it; otherwise one clear line (exit 2)."""
         spec = self.get(tool)
         if tool not in profile.tools:
@@ -330,16 +330,16 @@ class Registry:
                 return s.name
         return None
 
-    def default_client(self) -> ToolSpec:
+    def default_client(self) -> AnySpec:
         """The client ccs picks when none is named (a blank profile's table, a launch hint): the spec
         that says ``default = True``, else the first client."""
         return next((s for s in self.clients() if s.default), self.clients()[0])
 
-    def importable(self) -> tuple[ToolSpec, ...]:
+    def importable(self) -> tuple[AnySpec, ...]:
         """The clients whose own configs `ccs import` reads (their spec names an importer), in registry order."""
         return tuple(s for s in self.clients() if s.importer)
 
-    def importer(self, spec: ToolSpec) -> ClientImporter:
+    def importer(self, spec: AnySpec) -> ClientImporter[Any]:
         """The spec's importer (``IMPORTER`` of the module it names beside the spec's), loaded on first
         use: only `ccs import` and the TUI's import dialog need it."""
         if not spec.importer:
@@ -347,11 +347,11 @@ class Registry:
         package = __name__.rsplit(".", 1)[0]
         return importlib.import_module(f"{package}.{spec.importer}").IMPORTER
 
-    def by_cc_switch_app(self, app: str) -> ToolSpec | None:
+    def by_cc_switch_app(self, app: str) -> AnySpec | None:
         """The client whose importer takes CC Switch's rows of this ``app_type``."""
         return next((s for s in self.importable() if self.importer(s).cc_switch_app == app), None)
 
-    def cloud_switch_owner(self, name: str) -> ToolSpec | None:
+    def cloud_switch_owner(self, name: str) -> AnySpec | None:
         """The client a cloud-switch variable turns to a cloud platform."""
         return next((s for s in self.clients() if any(re.fullmatch(rx, name) for rx in s.cloud_switches)), None)
 
@@ -365,7 +365,7 @@ class Registry:
         that speaks that API; ``default`` when no spec has one."""
         return next((s.probe_hints[situation] for s in self.clients() if situation in s.probe_hints), default)
 
-    def client_labels(self, last: str = "and", specs: Sequence[ToolSpec] | None = None) -> str:
+    def client_labels(self, last: str = "and", specs: Sequence[AnySpec] | None = None) -> str:
         """The clients' labels for a message: "Claude Code, Codex, Gemini CLI and OpenCode"."""
         return joined([s.label for s in (self.clients() if specs is None else specs)], last)
 

@@ -53,7 +53,7 @@ def in_tui(error: CcsError, key_id: str | None) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    severity: str  # error | warn
+    severity: Literal["error", "warn"]
     text: str
 
 
@@ -231,7 +231,7 @@ class Service:
         from ccswitch_tui.runs.verdict import compare_views  # lazy: as above
         from ccswitch_tui.runs.verdict import view as run_view  # lazy: as above
 
-        manifests = load_manifests(self.paths, name)
+        manifests: Sequence[Mapping[str, Any]] = load_manifests(self.paths, name)
         views = [run_view(m, self.paths) for m in manifests]
         labels = {m["label"] for m in manifests if isinstance(m.get("label"), str)}
         rounds: dict[str, tuple[Any, Mapping[str, Any]]] = {}
