@@ -12,12 +12,11 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import ProfileError
-from ccswitch_tui.toml_errors import duplicate_place, explain
 
 if sys.version_info >= (3, 11):
     import tomllib  # the standard library's reader: several times cheaper to import than tomlkit
@@ -122,7 +121,9 @@ def loads_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError("nested too deeply for ccs to read", doc, _depth_position(doc, 200)) from None
 
 
-_scan = json.JSONDecoder().scan_once  # what json.loads runs on a compact text: value, end = _scan(text, 0)
+# what json.loads runs on a compact text: value, end = _scan(text, 0) (not in typeshed's stubs: read from
+# the decoder's namespace, typed here)
+_scan: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 
 
 def loads_json_line(line: bytes) -> Any:
@@ -190,10 +191,14 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
     except RecursionError:
         raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
     except ParseError as exc:
+        from ccswitch_tui.toml_errors import explain  # lazy: only a file that does not parse
+
         msg = str(exc).split(" at line ")[0]
         line, col, msg = explain(text, exc.line, exc.col, msg, type(exc).__name__)
         raise ProfileError(f"{where}:{line}:{col}: {msg}", line=line, column=col) from None
     except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
+        from ccswitch_tui.toml_errors import duplicate_place  # lazy: as above
+
         place = duplicate_place(text, str(exc))
         if place:
             raise ProfileError(f"{where}:{place[0]}:{place[1]}: {place[2]}", line=place[0], column=place[1]) from None

@@ -206,7 +206,7 @@ def read_args(args: Sequence[str], options: Mapping[str, tuple[str, str, Any]],
               positional: int) -> tuple[dict[str, Any], list[str]] | None:
     """The options and the positional arguments of a command line, as click reads it for these two
     commands; None when click must read it (help, a usage error, anything this reader does not know)."""
-    values = {p: _DEFAULTS[p] for p, _, _ in options.values()}
+    values: dict[str, Any] = {p: _DEFAULTS[p] for p, _, _ in options.values()}
     plain: list[str] = []
     rest = list(args)
     while rest:

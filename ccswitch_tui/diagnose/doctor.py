@@ -236,7 +236,7 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
                              variable=spec.name))
         parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
                  layers.doctor_part(spec, environ, cwd, families)]
-        found: list[Finding] = []
+        found = []
         for part in (p for p in parts if p is not None):
             report.sections[part.section] = part.info
             report.section_lines += part.lines

@@ -252,7 +252,8 @@ class Registry:
             return spec
         if name not in self._modules:
             raise UsageError(f"unknown tool {name!r}; choose one of: {', '.join(self.names())}")
-        spec = importlib.import_module(self._modules[name]).TOOL
+        loaded: AnySpec = importlib.import_module(self._modules[name]).TOOL
+        spec = loaded
         if self._all is None:
             check_specs([(name, spec)])  # the checks against the others run when every spec loads
         self._loaded[name] = spec
@@ -345,7 +346,8 @@ class Registry:
         if not spec.importer:
             raise UsageError(f"ccs cannot import {spec.label}'s own configuration")
         package = __name__.rsplit(".", 1)[0]
-        return importlib.import_module(f"{package}.{spec.importer}").IMPORTER
+        found: ClientImporter[Any] = importlib.import_module(f"{package}.{spec.importer}").IMPORTER
+        return found
 
     def by_cc_switch_app(self, app: str) -> AnySpec | None:
         """The client whose importer takes CC Switch's rows of this ``app_type``."""
