@@ -1,5 +1,5 @@
 """The launch path's imports do not grow: `ccs run P -- true`, `ccs launch P codex -- --version` and a
-shim started by name import exactly ccs's modules listed here, no third-party package but jeepney (the
+shim started by name (`codex --version` after `ccs use P`) import exactly ccs's modules listed here, no third-party package but jeepney (the
 Secret Service) and no standard-library package beyond those listed (tested as the user runs them:
 ``python -I``, a real keyring). A change that adds one fails here: take the import off the path, or
 add it to the list on purpose (and say why in the commit)."""
@@ -49,6 +49,8 @@ CLIENTS = {
             "ccswitch_tui.tools.codex.config", "ccswitch_tui.tools.claude"},
     "codex": {"ccswitch_tui.tools.codex", "ccswitch_tui.tools.codex.config", "ccswitch_tui.tools.codex.daemons"},
 }
+CLIENTS["shim"] = CLIENTS["codex"] | {"ccswitch_tui.shims"}  # `codex` typed by name after `ccs use p`
+
 THIRD_PARTY = {"jeepney"}
 # the standard library's top-level packages (private ones aside, which move between Python versions)
 STDLIB = {
@@ -87,10 +89,31 @@ def launch_env(tmp_path: Path, ccs_home: Paths, key_id: str) -> dict[str, str]:
     return {**os.environ, "CCS_HOME": str(ccs_home.profiles.parent), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
 
 
+SHIM = ("import atexit, sys\n"  # what a shim's Python runs (launch/shim_setup.py), the modules written at exit
+        "atexit.register(lambda: open(OUT, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+        "import ccswitch_tui.shims as s\n"
+        "s.main()\n")
+
+
+def shim_modules(tmp_path: Path, env: dict[str, str]) -> set[str]:
+    """`codex --version` through the shim `ccs use p` wrote, as the shim starts ccs's Python."""
+    home = Path(env["CCS_HOME"])
+    used = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.argv[0] = 'ccs'\n" + MAIN.split("\n", 2)[2],
+                           "use", "p"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert used.returncode == 0, used.stderr
+    out = tmp_path / "modules.txt"
+    r = subprocess.run([sys.executable, "-I", "-c", f"OUT = {str(out)!r}\n" + SHIM, str(home / "profiles"),
+                        str(home / "state"), "codex", "codex", "--version"], env=env, capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "codex-cli 0.0.0" in r.stdout, r.stderr
+    return set(out.read_text().split())
+
+
 @pytest.mark.parametrize(("tool", "args"), [("run", ["run", "p", "--", "true"]),
-                                            ("codex", ["launch", "p", "codex", "--", "--version"])])
+                                            ("codex", ["launch", "p", "codex", "--", "--version"]),
+                                            ("shim", [])])
 def test_the_launch_path_imports_no_more_than_it_did(tmp_path, launch_env, tool, args):
-    loaded = launched_modules(tmp_path, launch_env, *args)
+    loaded = shim_modules(tmp_path, launch_env) if tool == "shim" else launched_modules(tmp_path, launch_env, *args)
     ours = {m for m in loaded if m.split(".")[0] == "ccswitch_tui"}
     assert ours == CCS | CLIENTS[tool], (f"added: {sorted(ours - CCS - CLIENTS[tool])}; "
                                          f"gone (take them off the list): {sorted((CCS | CLIENTS[tool]) - ours)}")
