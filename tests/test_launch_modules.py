@@ -1,8 +1,8 @@
 """The launch path's imports do not grow: `ccs run P -- true`, `ccs launch P codex -- --version` and a
-shim started by name (`codex --version` after `ccs use P`) import exactly ccs's modules listed here, no third-party package but jeepney (the
-Secret Service) and no standard-library package beyond those listed (tested as the user runs them:
-``python -I``, a real keyring). A change that adds one fails here: take the import off the path, or
-add it to the list on purpose (and say why in the commit)."""
+shim started by name (`codex --version` after `ccs use P`) import exactly ccs's modules listed here,
+no third-party package but jeepney (the Secret Service) and no standard-library package beyond those
+listed (tested as the user runs them: ``python -I``, a real keyring). A change that adds one fails
+here: take the import off the path, or add it to the list on purpose (and say why in the commit)."""
 
 from __future__ import annotations
 
