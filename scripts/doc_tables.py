@@ -14,8 +14,8 @@ from ccswitch_tui.tools.clients_table import clients_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = {  # marker → (file, the table as the registry makes it)
-    "clients-table": (ROOT / "README.md", lambda: clients_table(tools.specs())),
-    "layers-table": (ROOT / "docs" / "clients.md", lambda: layers_table(tools.specs())),
+    "clients-table": (ROOT / "README.md", lambda: clients_table(tools.load().specs())),
+    "layers-table": (ROOT / "docs" / "clients.md", lambda: layers_table(tools.load().specs())),
 }
 
 

@@ -5,4 +5,4 @@ Run: .venv/bin/python scripts/layers_table.py"""
 from ccswitch_tui import tools
 from ccswitch_tui.launch.layers import layers_table
 
-print(layers_table(tools.specs()))
+print(layers_table(tools.load().specs()))
