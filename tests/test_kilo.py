@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLIENTS_BIN, ROOT, skip_or_fail
+from conftest import ROOT
 from stub_server import StubServer
 
 from ccswitch_tui import policy, tools
@@ -30,13 +30,9 @@ VERSION = "7.7.7"
 
 
 @pytest.fixture(scope="session")
-def kilo_bin() -> Path:
+def kilo_bin(client_bin) -> Path:
     """The folder holding the real, pinned `kilo` (the install script checks that its binary runs)."""
-    if not (CLIENTS_BIN / "kilo").exists():
-        rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
-        if rc != 0 or not (CLIENTS_BIN / "kilo").exists():
-            skip_or_fail("the pinned npm clients are not installed (scripts/install-clients.sh)")
-    return CLIENTS_BIN
+    return client_bin("kilo")
 
 
 def contaminated(base: dict[str, str], wrong: StubServer, clients_bin: Path) -> dict[str, str]:

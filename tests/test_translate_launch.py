@@ -30,7 +30,8 @@ def provider():
 
 
 @pytest.fixture
-def env(base_env, clients_bin):
+def env(base_env, client_bin):
+    clients_bin = client_bin("codex")
     return {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
 
 

@@ -268,10 +268,11 @@ def test_diff_report_inspect_and_tui_give_one_verdict(ccs, ccs_home, base_env, k
 # --- case: a forced launch is not comparable with a clean one ---------------------------------------------
 
 @pytest.mark.usefixtures("secret_service")
-def test_forced_claude_launch_is_not_comparable(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_forced_claude_launch_is_not_comparable(ccs, base_env, stubs, client_bin, key_id, tmp_path):
     """A repository's .claude/settings.json sets ANTHROPIC_MODEL; `ccs launch --force` lets it through. The
     forced run is not comparable with the clean one, and the cause names the layer; recorded, the model
     change names the forced launch as its cause."""
+    clients_bin = client_bin("claude")
     stub = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     assert ccs("new", "p", "--base-url", stub.url, "--key", key_id, env=env).returncode == 0  # no model pinned
