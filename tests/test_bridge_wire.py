@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from test_bridge import wait_records
+from waiting import received_bytes, until
 
 from ccswitch_tui.bridge import server as bridge_server
 from ccswitch_tui.bridge import wire
@@ -68,7 +69,8 @@ class Scripted:
         self.connections = 0
         self.sent = 0  # pieces sent
         self._sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -331,7 +333,7 @@ def test_an_answer_longer_than_its_content_length_never_becomes_the_next_answer(
         deadline = time.monotonic() + 5
         while upstream.sent < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(0.1)  # the bytes reach the bridge's idle connection
+        until(lambda: received_bytes(upstream.port) > 0, 5, "the bytes to reach the bridge's idle connection")
     assert ask(b) == (200, BODY)  # its own answer, on a new connection
     assert upstream.connections == 2
 
@@ -429,12 +431,19 @@ def test_parallel_requests_find_their_upstream_connections_open_again(bridge_to)
 
 
 def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
-    monkeypatch.setattr(wire, "IDLE_SECONDS", 0.2)
+    skew = [0.0]  # the pool's clock, moved on instead of waiting for it
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return time.monotonic() + skew[0]
+
+    monkeypatch.setattr(wire, "time", Clock)
     upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY)
     b = bridge_to(upstream)
     assert ask(b) == (200, BODY) and ask(b) == (200, BODY)
     assert upstream.connections == 1
-    time.sleep(0.3)
+    skew[0] = wire.IDLE_SECONDS + 1  # the idle connection is now older than the pool keeps one
     assert ask(b) == (200, BODY)
     assert upstream.connections == 2
 

@@ -150,7 +150,7 @@ def test_show_json_and_validation(name, ccs, env):
     path = write_profile(name, "https://gw.example/api", "gw")
     path.write_text(path.read_text().replace("[provider]", "[provider]\nnmae = 1", 1))
     r = ccs("show", "p", env=env)
-    assert r.returncode != 0 and "did you mean 'name'" in r.stderr
+    assert r.returncode == 2 and "did you mean 'name'" in r.stderr
     bad = toml_table(name, {**table_for(spec), "modle": "x"})
     write_profile(name, "https://gw.example/api", "gw")
     path.write_text(path.read_text().replace(toml_table(name, table_for(spec)), bad))

@@ -528,11 +528,12 @@ def test_cli_exit_codes_and_no_key_anywhere(setup, spawn, ccs, fake_bin, base_en
         assert r.returncode == 3
         assert r.stderr.strip() == f"ccs: error: pid {dirty.pid}: 3 error finding(s)"
     assert {"key-drift", "foreign-family", "cloud-switch"} <= {f["code"] for f in json.loads(outputs[-2])["findings"]}
-    for args in (["inspect", str(unmanaged.pid)], ["inspect", str(unmanaged.pid), "--json"],
-                 ["ps"], ["ps", "--json"], ["ps", "--all"], ["ps", "--all", "--json"]):
+    # inspect judges the one process (its findings are errors: 3); ps lists them all and succeeds (0)
+    for args, code in ((["inspect", str(unmanaged.pid)], 3), (["inspect", str(unmanaged.pid), "--json"], 3),
+                       (["ps"], 0), (["ps", "--json"], 0), (["ps", "--all"], 0), (["ps", "--all", "--json"], 0)):
         r = ccs(*args, env=base_env)
         outputs += [r.stdout, r.stderr]
-        assert r.returncode in (0, 3), r.stderr
+        assert r.returncode == code, r.stderr
         assert "Traceback" not in r.stderr
     rows = {p["pid"]: p for p in json.loads(outputs[-2])["processes"]}
     assert rows[dirty.pid]["findings"]["error"] == 3 and rows[unmanaged.pid]["profile"] is None

@@ -163,6 +163,7 @@ def test_without_ccs_the_project_redirects_kilo(base_env, stubs, kilo_bin, tmp_p
            "KILO_DISABLE_AUTOUPDATE": "1"}
     r = subprocess.run(["kilo", "run", "say hi"], cwd=proj, env=env, capture_output=True, text=True, timeout=180,
                        stdin=subprocess.DEVNULL)
+    # kilo's own status, which it does not document: the project's model in its error is the proof
     assert r.returncode != 0 and "proj/project-model" in r.stdout + r.stderr
     assert good.posts() == []
     r = subprocess.run(["kilo", "run", "say hi"], cwd=proj, env={**env, "KILO_DISABLE_PROJECT_CONFIG": "1"},

@@ -18,6 +18,7 @@ import pytest
 from conftest import CLIENTS_BIN, skip_or_fail
 from pty_session import PtySession
 from stub_server import StubServer
+from waiting import open_by_anyone, until
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.diagnose.processes import _ROUTING_HINT, recognise, tool_internal
@@ -616,7 +617,7 @@ def scenario_hosts(tmp: str, quiet: bool) -> dict:
         s.pump(12)  # the update check and usage statistics run after the first render
     finally:
         s.close()
-        time.sleep(1)
+        until(lambda: not open_by_anyone(trace), 30, "strace to close its log")
     collect(foreign["interactive"])
     return {"rc": r.returncode, "stderr": r.stderr[-2000:], "posts": posts, "foreign": foreign}
 

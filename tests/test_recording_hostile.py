@@ -275,7 +275,8 @@ def test_codex_gets_no_secret_back(ccs, env, client_bin, tmp_path, wire_api):
         traced(tmp_path / "wrap", clients_bin, "codex", trace)
         run_env = {**env, "PATH": f"{tmp_path / 'wrap'}:{clients_bin}:{env['PATH']}"}
         r = codex_exec(ccs, run_env, tmp_path)
-        assert r.returncode != 0 and hostile.seen
+        # launch passes on the child's status: Codex's for a failed turn
+        assert r.returncode == 1 and hostile.seen, r.stderr[-2000:]
         assert all(KEY in g.headers["authorization"] for g in hostile.seen)
         data = read_data(trace)
         assert b"revoked" in data
@@ -328,7 +329,7 @@ def test_a_failed_translated_codex_turn_is_recorded_as_failed(ccs, env, client_b
     hostile.answers["/chat/completions"] = lambda got: answer
     codex_profile(hostile.url + "/v1", "chat")
     r = codex_exec(ccs, {**env, "PATH": f"{clients_bin}:{env['PATH']}"}, tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     (manifest,) = runs(ccs, env)
     records = records_of(manifest)
     assert records and len(records) == len(hostile.seen)

@@ -129,7 +129,7 @@ def test_records_that_are_not_a_file(ccs, what):
     assert str(path) in warning and "not a regular file" in warning
     r = ccs("runs", "diff", "20260101T000000Z-aaaaaaa1", lid, timeout=20)
     clean(r)
-    assert r.returncode in (0, 3) and str(path) in r.stderr
+    assert r.returncode == 3 and str(path) in r.stderr  # found: the runs differ
 
 
 @pytest.mark.parametrize("line", [
@@ -154,13 +154,16 @@ def test_damaged_record_lines(ccs, line):
     assert str(path) in warning and "line 2" in warning and "1 damaged record line" in warning
 
 
-@pytest.mark.parametrize("fields", [
-    {"base_urls": ["a", "b"]}, {"base_urls": {"a": 5}}, {"models": "gpt"},
-    {"requests": {**summary(), "models_requested": 5}}, {"requests": {**summary(), "by_status": {"200": "x"}}},
-    {"requests": [1]}, {"requests": {**summary(), "errors": "many"}}, {"recording": "yes"}, {"env_digests": [1]},
-    {"overridden": "x", "forced": "yes"},
+# each damaged field, and the exit code of `runs diff` with it read as missing: 3 where the two runs then
+# differ, 0 where what is left still matches
+@pytest.mark.parametrize(("fields", "diff_code"), [
+    ({"base_urls": ["a", "b"]}, 3), ({"base_urls": {"a": 5}}, 3), ({"models": "gpt"}, 3),
+    ({"requests": {**summary(), "models_requested": 5}}, 3),
+    ({"requests": {**summary(), "by_status": {"200": "x"}}}, 0),
+    ({"requests": [1]}, 3), ({"requests": {**summary(), "errors": "many"}}, 3), ({"recording": "yes"}, 0),
+    ({"env_digests": [1]}, 0), ({"overridden": "x", "forced": "yes"}, 3),
 ])
-def test_damaged_manifest_fields(ccs, fields):
+def test_damaged_manifest_fields(ccs, fields, diff_code):
     a, b = good_pair()
     bad = put(manifest("20260101T000000Z-aaaaaaa3", **fields))
     r = ccs("runs", "report", "--label", "exp")
@@ -172,7 +175,7 @@ def test_damaged_manifest_fields(ccs, fields):
     for args in ((a, bad), (bad, a)):
         r = ccs("runs", "diff", *args)
         clean(r)
-        assert r.returncode in (0, 3) and bad in r.stderr
+        assert r.returncode == diff_code and bad in r.stderr
     assert json.loads((runs_dir() / f"{bad}.json").read_text()) == manifest(bad, **fields)  # the file as it was
 
 
