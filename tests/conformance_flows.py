@@ -258,6 +258,7 @@ def recorded_launch(w: World, spec: ToolSpec) -> None:
     records = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{manifest['launch_id']}.requests.jsonl"
     (rec,) = [json.loads(line) for line in records.read_text().splitlines()]
     assert rec["status"] == 200 and rec["upstream_url"].startswith(good.url), rec
+    assert rec["model_requested"] == next(iter(plan.models.values()), None), rec
     assert KEY not in records.read_text() and tokens[0] not in records.read_text()
 
 

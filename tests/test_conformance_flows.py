@@ -47,3 +47,10 @@ def test_every_flow_serves_every_client(world: World, name: str, flow: str):
         FLOWS[flow](world, spec, ALLOWED.get(name, frozenset()))
     else:
         FLOWS[flow](world, spec)
+
+
+def test_an_unknown_client_name_lists_every_registered_one(ccs, base_env):
+    """The registered clients, the fake one too (its sitecustomize registers it in the child)."""
+    r = ccs("launch", "p", "no-such-client", env={**base_env, "PYTHONPATH": str(FAKE_DIR / "site")})
+    names = ", ".join(s.name for s in tools.clients())
+    assert r.returncode == 2 and f"choose one of: {names} (or `ccs run`" in r.stderr and FAKE.name in names, r.stderr

@@ -492,30 +492,6 @@ def test_check_probes_what_the_launch_would_use(ccs, base_env, stubs, key_id):
     assert post.headers["authorization"] == f"Bearer {KEY}"
 
 
-def test_the_env_table_refuses_a_credential_and_export_show_say_where(ccs, base_env):
-    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url="https://gw.example", key_id="gw")
-                    + '[kilo.env]\nMY_CUSTOM_HEADERS = "Authorization: Bearer abc"\n')
-    for args in (("export", "p"), ("show", "p")):
-        r = ccs(*args, env=base_env)
-        assert r.returncode == 2 and "Bearer abc" not in r.stdout + r.stderr, r.stderr
-        assert "[kilo.env].MY_CUSTOM_HEADERS holds a credential" in r.stderr and "Traceback" not in r.stderr
-
-
-def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
-    r = ccs("launch", "nope", "kil", env=base_env)
-    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.clients())}" in r.stderr
-    assert tools.label("kilo") == "Kilo Code" and tools.get("kilo").install_hint.endswith("@kilocode/cli`")
-    from ccswitch_tui.tui.actions import BY_NAME
-    from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
-
-    assert BY_NAME["launch_kilo"].key == "b"
-    assert sum(a.key == "b" for a in BY_NAME.values()) == 1  # no other binding on b
-    assert "kilo" in TABLE_SWITCHES
-    assert {"f-kilo-model", "f-kilo-provider_id", "f-kilo-base_url"} <= set(FIELDS)
-
-
 def test_presets_serve_kilo_where_the_provider_speaks_chat_completions():
     from ccswitch_tui.profiles.presets import list_presets
 

@@ -27,8 +27,6 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.presets import list_presets
 from ccswitch_tui.profiles.schema import profile_from_data
-from ccswitch_tui.tui.actions import BY_NAME, bindings
-from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
 
 KEY = "sk-qwenclient-0123456789abcdefXYZ"
 VERSION = "0.24.4"
@@ -515,27 +513,6 @@ def test_doctor_shows_its_layers_and_the_env_files_it_reads(ccs, base_env, stubs
     assert "qwen" in data["clients"]
     text = ccs("doctor", "--cwd", str(proj), env=base_env).stdout
     assert "Qwen Code layers" in text and re.search(r"project +\S+settings.json: .*selectedType", text)
-
-
-def test_its_env_table_refuses_a_credential(ccs, base_env):
-    path = profile_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url="https://gw.example", key_id="gw") +
-                    '[qwen.env]\nMY_CUSTOM_HEADERS = "Authorization: Bearer abc"\n')
-    for args in (("export", "p"), ("show", "p")):
-        r = ccs(*args, env=base_env)
-        assert r.returncode == 2 and "Bearer abc" not in r.stdout + r.stderr, r.stderr
-        assert "[qwen.env].MY_CUSTOM_HEADERS holds a credential" in r.stderr
-
-
-def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
-    r = ccs("launch", "nope", "qwn", env=base_env)
-    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.clients())}" in r.stderr
-
-    assert BY_NAME["launch_qwen"].key == "w"
-    keys = [b.key for b in bindings()]
-    assert keys.count("w") == 1 and keys.count("q") == 1  # q stays Quit alone
-    assert "qwen" in TABLE_SWITCHES and {"f-qwen-model", "f-qwen-base_url"} <= set(FIELDS)
 
 
 def test_its_spec_declares_the_pin_the_install_script_installs(client_bin):

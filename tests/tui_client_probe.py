@@ -52,6 +52,7 @@ async def main(home: str, profile: str, name: str, work: str) -> dict[str, objec
         # the editor: its switch on, its section shown, saved as it was
         await pilot.press("e")
         editor = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
+        await wait_until(pilot, lambda: editor.query(f"#fields-{name}"), what="the editor's section")
         out["switch_on"] = bool(editor.query_one(f"#f-{name}").value)
         out["section_shown"] = bool(editor.query_one(f"#fields-{name}").display)
         await pilot.press("ctrl+s")
