@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from test_bridge import wait_records
-from waiting import received_bytes, until
+from waiting import until
 
 from ccswitch_tui.bridge import server as bridge_server
 from ccswitch_tui.bridge import wire
@@ -333,9 +333,14 @@ def test_an_answer_longer_than_its_content_length_never_becomes_the_next_answer(
         deadline = time.monotonic() + 5
         while upstream.sent < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        until(lambda: received_bytes(upstream.port) > 0, 5, "the bytes to reach the bridge's idle connection")
+        until(lambda: unread_on_an_idle_connection(b), 5, "the bytes to reach the bridge's idle connection")
     assert ask(b) == (200, BODY)  # its own answer, on a new connection
     assert upstream.connections == 2
+
+
+def unread_on_an_idle_connection(b: Bridge) -> bool:
+    """Whether the bridge's pool holds an idle upstream connection that received bytes no answer read."""
+    return any(c.protocol.received != c.consumed for conns in list(b._pool._idle.values()) for c in list(conns))
 
 
 def test_a_request_right_behind_a_chunked_body_is_answered_too(bridge_to):

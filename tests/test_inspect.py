@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import skip_or_fail
+from waiting import wait_execed
 
 from ccswitch_tui.diagnose import inspect as insp
 from ccswitch_tui.diagnose import processes
@@ -590,7 +591,8 @@ def test_ps_all_leaves_out_ccs_itself_started_from_a_contaminated_shell(setup, s
     other = spawn([SLEEP, "300"], dirty_env, cwd=tmp_path)
     shim_like = spawn([sys.executable, "-I", "-c", "import time, ccswitch_tui; time.sleep(300)"], dirty_env,
                       cwd=tmp_path)
-    time.sleep(0.3)
+    for p in (other, shim_like):  # both run their own program, with the dirty environment, before ps looks
+        wait_execed(p.pid, list(p.args))
     rows = {p["pid"]: p for p in json.loads(ccs("ps", "--all", "--json", env=base_env).stdout)["processes"]}
     assert rows[pid]["profile"] == "loop" and rows[pid]["findings"]["error"] == 0
     assert sup.pid not in rows and shim_like.pid not in rows

@@ -1,6 +1,6 @@
 """Waiting on the event a test stands for, never a fixed time: ``until`` polls a condition with a
-deadline; the rest are conditions the tests wait on (a child has exec'd its program, bytes wait in a
-socket, nothing holds a file open any more)."""
+deadline; the rest are conditions the tests wait on (a child has exec'd its program, nothing holds a
+file open any more, a process waits for a lock)."""
 
 from __future__ import annotations
 
@@ -51,18 +51,6 @@ def open_by_anyone(path: Path) -> bool:
         except OSError:  # gone, or another user's
             continue
     return False
-
-
-def received_bytes(peer_port: int) -> int:
-    """Bytes waiting unread in this machine's TCP sockets connected to 127.0.0.1:``peer_port``
-    (the rx_queue column of /proc/net/tcp): what has reached a socket nobody read yet."""
-    total = 0
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        cols = line.split()
-        remote, queues = cols[2], cols[4]
-        if int(remote.split(":")[1], 16) == peer_port:
-            total += int(queues.split(":")[1], 16)
-    return total
 
 
 def blocked_on_a_lock(pid: int) -> bool:
