@@ -448,6 +448,8 @@ def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
     b = bridge_to(upstream)
     assert ask(b) == (200, BODY) and ask(b) == (200, BODY)
     assert upstream.connections == 1
+    # the answer reaches the child before the bridge puts its connection back: wait for that, then age it
+    until(lambda: any(b._pool._idle.values()), 5, "the connection to be idle in the pool")
     skew[0] = wire.IDLE_SECONDS + 1  # the idle connection is now older than the pool keeps one
     assert ask(b) == (200, BODY)
     assert upstream.connections == 2
