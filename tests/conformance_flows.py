@@ -115,7 +115,8 @@ def setup(w: World, spec: ToolSpec, good: StubServer) -> LaunchPlan:
 
 def family_names(family: str) -> list[str]:
     """Variables of a family a shell may hold: its literal names, and each prefix with common endings."""
-    rx = next(r for f, r in [*policy.shared_families(), *((f, r) for s in tools.specs() for f, r in s.families.items())]
+    specs = tools.load().specs()
+    rx = next(r for f, r in [*policy.shared_families(), *((f, r) for s in specs for f, r in s.families.items())]
               if f == family)
     out = []
     for alt in rx.split("|"):
@@ -137,9 +138,10 @@ def contaminated(env: dict[str, str], wrong: str, specs: list[ToolSpec]) -> dict
     """Every family the policy knows (the shared OPENAI_*, proxies and cloud ones too), and every given
     client's routing variables, as a shell would hold them, pointing at ``wrong``."""
     out = dict(env)
-    for family in policy.families():
+    families = tools.load().families
+    for family in families.names():
         for name in family_names(family):
-            if policy.cloud_switch(name):
+            if families.cloud_switch(name):
                 out[name] = "1"
             elif not name.endswith(("_DIR", "_HOME")):
                 out[name] = wrong if ("URL" in name or "PROXY" in name.upper() or "BASE" in name) else STALE_KEY

@@ -94,7 +94,7 @@ def _installed(program: str) -> bool:
 
 
 def _program(client: str | ToolSpec) -> str:
-    spec = tools.get(client) if isinstance(client, str) else client
+    spec = tools.load().get(client) if isinstance(client, str) else client
     if not spec.program or spec.package is None:
         raise ValueError(f"client {spec.name!r} declares no pinned package: no real binary to ask for")
     return spec.program
@@ -129,7 +129,7 @@ def clients_bin(client_bin: ClientBin) -> Path:
     """The folder holding every registered client's real executable: the older form, for tests written
     before ``client_bin``; a new test asks ``client_bin`` for the clients it starts, so that a client
     that is not installed skips (or, under CI, fails) only its own tests."""
-    return client_bin(*(s for s in tools.clients() if s.program and s.package))
+    return client_bin(*(s for s in tools.load().clients() if s.program and s.package))
 
 
 # fixture → marker: `pytest -m "not clients"` leaves out every test that starts a real client,

@@ -72,18 +72,18 @@ def world(ccs, base_env, stubs, key_id, tmp_path: Path, recipe_client) -> World:
 
 def test_the_page_registers_a_client_that_is_not_an_npm_package(recipe_client):
     name, _ = recipe_client
-    spec = tools.get(name)
-    assert spec in tools.clients() and spec.package is not None and spec.package.manager != "npm"
-    assert tools.recognise(spec.program or "", None) == name
+    spec = tools.load().get(name)
+    assert spec in tools.load().clients() and spec.package is not None and spec.package.manager != "npm"
+    assert tools.load().recognise(spec.program or "", None) == name
 
 
 @pytest.mark.parametrize("flow", list(FLOWS))
 def test_every_conformance_flow_serves_it(world: World, recipe_client, flow: str):
     name, _ = recipe_client
     if flow == "ps-inspect":  # the sitecustomize on PYTHONPATH is a loader inspect names: ours, not the client's
-        FLOWS[flow](world, tools.get(name), frozenset({"loader"}))
+        FLOWS[flow](world, tools.load().get(name), frozenset({"loader"}))
     else:
-        FLOWS[flow](world, tools.get(name))
+        FLOWS[flow](world, tools.load().get(name))
 
 
 def test_the_install_script_installs_its_pin(recipe_client):
@@ -94,15 +94,15 @@ def test_the_install_script_installs_its_pin(recipe_client):
     r = subprocess.run([sys.executable, "-c", rows_code], env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    p = tools.get(name).package
+    p = tools.load().get(name).package
     assert p is not None
-    assert f"{p.manager}\t{p.name}\t{p.version}\t{tools.get(name).program}\t" in r.stdout, r.stdout
+    assert f"{p.manager}\t{p.name}\t{p.version}\t{tools.load().get(name).program}\t" in r.stdout, r.stdout
 
 
 def test_the_flows_and_this_test_name_no_client():
     """What the flows do for a client comes from its spec: neither they nor this test import a client's
     module or name a built-in client."""
-    built_in = {s.name for s in tools.clients()} - {registry_line()[0]}
+    built_in = {s.name for s in tools.load().clients()} - {registry_line()[0]}
     tests = Path(__file__).resolve().parent
     for path in (tests / "conformance_flows.py", tests / "client_stub.py", tests / "tui_client_probe.py",
                  Path(__file__)):

@@ -16,7 +16,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.tools.spec import ToolSpec
 
 FAKE_DIR = Path(__file__).resolve().parent / "fake_client"
-SPECS: dict[str, ToolSpec] = {**{s.name: s for s in tools.clients()}, FAKE.name: FAKE}
+SPECS: dict[str, ToolSpec] = {**{s.name: s for s in tools.load().clients()}, FAKE.name: FAKE}
 # the fake client reaches ccs's children through a sitecustomize on PYTHONPATH, which ccs reports as a
 # loader in the client's environment: the only finding its flows may show
 ALLOWED = {FAKE.name: frozenset({"loader"})}
@@ -52,5 +52,5 @@ def test_every_flow_serves_every_client(world: World, name: str, flow: str):
 def test_an_unknown_client_name_lists_every_registered_one(ccs, base_env):
     """The registered clients, the fake one too (its sitecustomize registers it in the child)."""
     r = ccs("launch", "p", "no-such-client", env={**base_env, "PYTHONPATH": str(FAKE_DIR / "site")})
-    names = ", ".join(s.name for s in tools.clients())
+    names = ", ".join(s.name for s in tools.load().clients())
     assert r.returncode == 2 and f"choose one of: {names} (or `ccs run`" in r.stderr and FAKE.name in names, r.stderr

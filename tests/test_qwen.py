@@ -21,7 +21,7 @@ from stub_server import StubServer
 from waiting import open_by_anyone, until
 
 from ccswitch_tui import policy, tools
-from ccswitch_tui.diagnose.processes import _ROUTING_HINT, recognise, tool_internal
+from ccswitch_tui.diagnose.processes import recognise, tool_internal
 from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
@@ -319,12 +319,12 @@ def test_the_resume_hint_names_the_session_the_launch_wrote(ccs, base_env, stubs
                                 "qwen": {"model": "p-qwen"}})
     paths = Paths(profiles=profile_path().parent, state=Path(os.environ["CCS_HOME"]) / "state")
     plan = plan_for(p, "qwen", KEY, env, tmp_path, paths=paths)
-    hint = tools.get("qwen").resume_command(plan, since)
+    hint = tools.load().get("qwen").resume_command(plan, since)
     assert hint == f"--resume {session.stem}"
     r = ccs("launch", "p", "qwen", "--", *hint.split(), "-p", "again", env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(good.posts()[-1].body["messages"]) > len(good.posts()[0].body["messages"])  # the session went on
-    assert tools.get("qwen").resume_command(plan, time.time() + 60) is None
+    assert tools.load().get("qwen").resume_command(plan, time.time() + 60) is None
 
 
 # --- profile table and plan ------------------------------------------------------------------------
@@ -365,7 +365,7 @@ def test_the_plan_routes_through_the_environment_and_its_own_user_layer(tmp_path
     assert plan.env["QWEN_CODE_TRUSTED_FOLDERS_PATH"] == str(home / "trustedFolders.json")
     assert plan.argv == ("qwen",) and all(KEY not in f.content for f in plan.files)
     assert policy.plan_shown(plan, "OPENAI_API_KEY") != KEY
-    assert plan.refusals == () and plan.extra["quiet"] is True
+    assert plan.refusals == () and plan.client.quiet is True
 
 
 def test_its_layers_keep_what_others_wrote_and_drop_what_would_route_it(tmp_path):
@@ -415,8 +415,9 @@ def test_ps_recognises_its_processes():
     assert recognise(["node", f"{pkg}/cli-entry.js"]) == "qwen"
     assert recognise(["node", "/x/qwen-like.js"]) is None
 
-    assert _ROUTING_HINT.search(b"A=1\0QWEN_HOME=/x\0") and _ROUTING_HINT.search(b"DASHSCOPE_API_KEY=x\0")
-    assert policy.routing_family("QWEN_DEFAULT_AUTH_TYPE") == "qwen"
+    hint = tools.load().families.routing_prefilter()
+    assert hint.search(b"A=1\0QWEN_HOME=/x\0") and hint.search(b"DASHSCOPE_API_KEY=x\0")
+    assert tools.load().families.routing_family("QWEN_DEFAULT_AUTH_TYPE") == "qwen"
     assert "QWEN_CODE_LAUNCHER_PID" in tool_internal() and "QWEN_HOME" not in tool_internal()
 
 
@@ -541,7 +542,7 @@ def test_quiet_by_default_except_on_alibabas_own_api(tmp_path):
 
     def quiet(base: str, **policy_) -> bool:
         data = {**_data(qwen={"model": "q", "base_url": base}), "policy": policy_}
-        return plan_for(profile_from_data("p", data), "qwen", KEY, {}, tmp_path, paths=paths).extra["quiet"]
+        return plan_for(profile_from_data("p", data), "qwen", KEY, {}, tmp_path, paths=paths).client.quiet
 
     assert quiet("https://api.openai.com/v1") and quiet("https://gw.example/v1")
     assert not quiet("https://dashscope.aliyuncs.com/compatible-mode/v1")

@@ -24,7 +24,7 @@ from ccswitch_tui.tui.screens.modals import LaunchMenuScreen  # noqa: E402
 
 
 async def main(home: str, profile: str, name: str, work: str) -> dict[str, object]:
-    spec = tools.get(name)
+    spec = tools.load().get(name)
     paths = resolve_paths({"CCS_HOME": home})
     app = build_app(paths, cwd=Path(work))
     launched: list[m.Launched] = []

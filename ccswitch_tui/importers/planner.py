@@ -161,7 +161,7 @@ class Planner:
     def _place(self, c: Candidate, item: Item) -> None:
         sides = c.sides()
         if not sides:
-            raise skip(f"serves neither {tools.client_labels('nor', tools.importable())}")
+            raise skip(f"serves neither {tools.load().client_labels('nor', tools.load().importable())}")
         if c.key is not None and has_control_chars(c.key):
             raise fail("the key holds control characters (a NUL, tab, newline or escape), which no environment "
                        "variable can carry; fix the key in the source and import again")
@@ -187,7 +187,7 @@ class Planner:
         for s in self.slots:
             if not s.existing or set(sides) & set(s.claimed) or not same_text(c.provider_name, s.provider_name):
                 continue
-            if not all(s.side(t) is not None and norm_url(s.side(t).base_url) == norm_url(f.base_url)
+            if not all((mine := s.side(t)) is not None and norm_url(mine.base_url) == norm_url(f.base_url)
                        for t, f in sides.items()):
                 continue
             item.profile = s.name

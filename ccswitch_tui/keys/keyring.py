@@ -6,6 +6,7 @@ Nothing here writes a key anywhere but the keyring.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import os
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
 
 SERVICE = "ccswitch-tui"
+FAST_BACKEND = "SecretService.Keyring"  # the name keyring gives the backend the fast path stands in for
 
 
 def has_control_chars(value: str) -> bool:
@@ -92,6 +94,7 @@ class KeyStore:
         self._backend = backend
         self._lock_depth = 0
         self._salt: Salt | None = None
+        self._answered_fast = False  # the Secret Service answered without the keyring library (secret_service)
 
     # backend access, with every KeyringError turned into one readable line
     @property
@@ -109,6 +112,11 @@ class KeyStore:
         return self._backend
 
     def backend_name(self) -> str:
+        """The backend's name (``SecretService.Keyring``). When the Secret Service answered on the fast
+        path, which runs only where keyring would pick it too, that is its name: the keyring library is
+        not loaded to say so."""
+        if self._backend is None and self._answered_fast:
+            return FAST_BACKEND
         return _backend_name(self.backend)
 
     def _call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -151,6 +159,7 @@ class KeyStore:
             if secret_service.usable(self.environ):
                 value = secret_service.lookup(SERVICE, key_id)
                 if value is None or isinstance(value, str):  # else UNAVAILABLE: ask keyring
+                    self._answered_fast = True
                     return value or None
         try:
             return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
@@ -225,7 +234,7 @@ class KeyStore:
         return found
 
     # the index of stored ids (the keyring cannot list entries)
-    def _index(self) -> tuple[set[str], set[str]]:
+    def _index(self) -> tuple[builtins.set[str], builtins.set[str]]:  # ``set`` here is KeyStore.set
         """(the ids stored, the ids a ``set`` was storing): ``keys.json``'s ``keys`` and ``pending``."""
         try:
             data = loads_json(read_text(self.paths.key_index))
@@ -345,13 +354,14 @@ class KeyStore:
             if secret_service.usable(self.environ):
                 found = secret_service.present(SERVICE, ids)
                 if isinstance(found, dict):  # else UNAVAILABLE: ask keyring
+                    self._answered_fast = True
                     return out | found
         stored = self._stored_ids()
         for r in ids:
             out[r] = (r in stored) if stored is not None else self.get(r) is not None
         return out
 
-    def _stored_ids(self) -> set[str] | None:
+    def _stored_ids(self) -> builtins.set[str] | None:  # ``set`` in this class is KeyStore.set
         backend = self.backend
         if not hasattr(backend, "get_preferred_collection"):
             return None

@@ -6,7 +6,6 @@ login-session variables (TERM, COLORTERM, DISPLAY, ...) never count.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 from collections.abc import Mapping
@@ -60,7 +59,7 @@ def write_manifest(paths: Paths, manifest: Mapping[str, Any]) -> Path:
 def load_manifests(paths: Paths, profile: str | None = None,
                    problems: list[str] | None = None) -> list[dict[str, Any]]:
     """Every readable manifest, newest first; unreadable files are left out (and named in ``problems``)."""
-    out = []
+    out: list[dict[str, Any]] = []
     if not paths.runs.is_dir():
         return out
     sweep_temp_files(paths.runs, older_than=STALE_TEMP_SECONDS, suffix=".json")
@@ -88,6 +87,8 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
     exact = manifest_path(paths, ref)
     if exact.is_file():
         return read_manifest(exact)
+    import glob  # lazy: only a run looked up by id pays for it
+
     matches = sorted(paths.runs.glob(f"{glob.escape(ref)}*.json")) if paths.runs.is_dir() else []
     if len(matches) == 1:
         return read_manifest(matches[0])
@@ -197,8 +198,8 @@ def observed(paths: Paths | None, m: Mapping[str, Any], problems: list[str] | No
     """The request summary of a recorded run: the manifest's own, or (while it runs) one made from
     its records so far, streamed. None for a run that was not recorded. Damaged records are left
     out, and said so in ``problems``."""
-    if isinstance(m.get("requests"), dict):
-        return m["requests"]
+    if isinstance(requests := m.get("requests"), dict):
+        return requests
     rec_info = m.get("recording")
     if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
         return None
@@ -242,8 +243,8 @@ def user_argv(manifest: Mapping[str, Any]) -> list[str]:
     typed = manifest.get("user_args")
     if isinstance(typed, list) and argv:
         typed = [str(a) for a in typed]
-        spec = tools.get(str(tool)) if tool in tools.names() else None
+        spec = tools.load().get(str(tool)) if tool in tools.names() else None
         return [argv[0], *typed] if spec is not None and spec.program else typed or argv
     if tool not in tools.names() or not argv:
         return argv
-    return tools.get(str(tool)).user_argv(argv)
+    return tools.load().get(str(tool)).user_argv(argv)

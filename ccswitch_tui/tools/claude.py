@@ -19,12 +19,14 @@ from ccswitch_tui.model import (
     SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import select, string, url
@@ -177,11 +179,11 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
         return f"{side.base_url}  auth={side.auth}  {models}"
 
     def shell_hint(self, plan: LaunchPlan) -> str | None:
-        settings = f"{plan.extra.get('config_dir', '')}/{SETTINGS_FILE}"
+        settings = f"{plan.client.home or ''}/{SETTINGS_FILE}"
         return f"in this shell start Claude Code as: claude --settings {settings}"
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        config_dir = plan.extra.get("config_dir")
+        config_dir = plan.client.home
         if not config_dir:
             return None
         sid = newest_session_id((Path(config_dir) / "projects").glob("*/*.jsonl"), since)
@@ -204,7 +206,7 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
         return [replace(anthropic_probe(plan.base_urls["ANTHROPIC_BASE_URL"], model, side.auth), note=note)]
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         c: ClaudeSide = profile.sides["claude"]
         launch_id = launch_id or new_launch_id()
@@ -239,7 +241,7 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user = share.user_home(parent_env)
         require = ONBOARDED if not is_official(self, c.base_url) else None
-        state, shared, share_warnings = share.claude_state(pieces, user, config_dir, require)
+        state, shared, share_warnings = share.claude_state(pieces, user, config_dir, families, require)
         shared += share.links(pieces, share.CLAUDE_LINKS, user / ".claude", config_dir)
         warnings += share_warnings
         files = [FileToWrite(settings_path, json.dumps(settings, indent=2) + "\n")]
@@ -252,8 +254,8 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
             files=tuple(files),
             base_urls={"ANTHROPIC_BASE_URL": c.base_url}, models=c.model_vars(), key_id=profile.key_id,
             warnings=tuple(warnings),
-            extra={"config_dir": str(config_dir), "isolate": isolate, "quiet": quiet,
-                   "shared": [x.to_dict() for x in shared]},
+            client=ClientSetup(home_key="config_dir", home=str(config_dir), isolate=isolate, quiet=quiet,
+                               shared=tuple(x.to_dict() for x in shared)),
         )
 
 

@@ -31,12 +31,14 @@ from typing import Any
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -139,12 +141,12 @@ class GeminiSpec(ToolSpec[GeminiSide]):
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
         """``--resume ID``: the newest main session the launch wrote in this folder's chats."""
-        home = plan.extra.get("gemini_home")
+        home = plan.client.home
         return None if not home else (f"--resume {sid}" if (sid := newest_chat(Path(home) / ".gemini",
                                                                                 plan.cwd, since)) else None)
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: GeminiSide = profile.sides["gemini"]
         launch_id = launch_id or new_launch_id()
@@ -171,7 +173,7 @@ class GeminiSpec(ToolSpec[GeminiSide]):
             dirs=paths.tool_dirs(profile.name, self.name),
             files=(FileToWrite(settings, settings_content(settings, side, quiet)),),
             base_urls={"GOOGLE_GEMINI_BASE_URL": side.base_url}, models={"GEMINI_MODEL": side.model},
-            key_id=profile.key_id, extra={"gemini_home": str(home), "quiet": quiet},
+            key_id=profile.key_id, client=ClientSetup(home_key="gemini_home", home=str(home), quiet=quiet),
         )
 
     def endpoint(self, side: GeminiSide) -> str | None:

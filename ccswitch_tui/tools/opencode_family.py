@@ -22,6 +22,7 @@ from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
@@ -29,6 +30,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
@@ -117,7 +119,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
     # --- launching ------------------------------------------------------------------------------
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: FamilySide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()
@@ -139,7 +141,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
             files=(FileToWrite(config, self.config_content(config, profile, side, quiet)),),
             base_urls={self.base_url_key(side): side.base_url},
             models={"model": side.model_ref}, key_id=profile.key_id,
-            extra={"config_dir": str(home / "config"), "quiet": quiet},
+            client=ClientSetup(home_key="config_dir", home=str(home / "config"), quiet=quiet),
         )
 
     def config_content(self, path: Path, profile: Profile, side: FamilySide, quiet: bool) -> str:
@@ -155,7 +157,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
             raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
         data.setdefault("$schema", self.schema_url)
         data["model"] = data["small_model"] = side.model_ref
-        providers = data.get("provider") if isinstance(data.get("provider"), dict) else {}
+        providers = got if isinstance(got := data.get("provider"), dict) else {}
         providers[side.provider_id] = {
             "npm": NPM_PROVIDER,
             "name": profile.provider.name,

@@ -48,16 +48,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui import policy
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -123,11 +124,6 @@ def system_paths(env: Mapping[str, str]) -> tuple[Path, Path]:
     return system_, system_.parent / "system-defaults.json"
 
 
-def routing_var(name: str) -> bool:
-    """A variable that changes where a request goes, with which key, through which proxy, or what code runs."""
-    return policy.kind(name) is not None or policy.routing_family(name) is not None
-
-
 class QwenSpec(ToolSpec[QwenSide]):
     name = "qwen"
     label = "Qwen Code"
@@ -158,7 +154,7 @@ class QwenSpec(ToolSpec[QwenSide]):
         return [f"OPENAI_MODEL={side.model}"]
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: QwenSide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()
@@ -198,7 +194,7 @@ class QwenSpec(ToolSpec[QwenSide]):
         files = [
             FileToWrite(own_system, family.owned_settings(own_system, owned, base=base)),
             FileToWrite(home / "settings.json", family.owned_settings(home / "settings.json", {}, DROPPED_KEYS,
-                                                                      routing_var)),
+                                                                      families.steers)),
         ]
         if isolate:  # an explicit answer: no "Do you trust this folder?" at an interactive start
             files.append(FileToWrite(home / "trustedFolders.json", json.dumps({str(cwd): "DO_NOT_TRUST"}) + "\n"))
@@ -208,7 +204,7 @@ class QwenSpec(ToolSpec[QwenSide]):
             dirs=paths.tool_dirs(profile.name, self.name), files=tuple(files),
             base_urls={"OPENAI_BASE_URL": side.base_url}, models={"OPENAI_MODEL": side.model},
             key_id=profile.key_id, warnings=tuple(warnings),
-            extra={"qwen_home": str(home), "quiet": quiet, "isolate": isolate},
+            client=ClientSetup(home_key="qwen_home", home=str(home), quiet=quiet, isolate=isolate),
         )
 
     def endpoint(self, side: QwenSide) -> str | None:
@@ -221,7 +217,9 @@ class QwenSpec(ToolSpec[QwenSide]):
         return has_option(args, "-p", "--prompt")
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        home = Path(plan.extra["qwen_home"])
+        if not plan.client.home:
+            return None
+        home = Path(plan.client.home)
         session = newest_session_id(home.glob("projects/*/chats/*.jsonl"), since)
         return f"--resume {session}" if session else None
 
