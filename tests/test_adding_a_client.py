@@ -118,3 +118,13 @@ def test_the_flows_and_this_test_name_no_client():
             elif isinstance(node, ast.Name | ast.Attribute):
                 words = {(node.id if isinstance(node, ast.Name) else node.attr).lower()}
             assert not words & built_in, (path.name, sorted(words & built_in))
+
+
+def test_the_pages_module_type_checks_as_strictly_as_the_client_modules(tmp_path: Path):
+    """tools/ is checked with mypy's strict flags (pyproject.toml): the page's module passes them too."""
+    module = tmp_path / "pipcli_module.py"
+    module.write_text(recipe("module"))
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", "/dev/null", "--config-file",
+                        str(ROOT / "pyproject.toml"), str(module)], capture_output=True, text=True, timeout=300,
+                       cwd=ROOT)  # the package's source, as the type check of the package sees it
+    assert r.returncode == 0 and "Success" in r.stdout, r.stdout + r.stderr
