@@ -1,0 +1,330 @@
+"""The bridge's listening side: the child's connections, its requests read, the answers written.
+
+    server = await serve(sock, handle, max_body)   # handle(request) answers through request.answer
+
+A child that breaks HTTP gets a 400 (413 for a body over the limit) and the connection closes. A
+connection the child drops while its request is handled cancels the handling task, so the bridge
+ends (and records) that request at once, even while the upstream has not answered yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+from typing import Any
+
+from ccswitch_tui.bridge.framing import (
+    MAX_HEAD,
+    READ,
+    BodyTooLarge,
+    Headers,
+    WireError,
+    chunk_size,
+    content_length_of,
+    fields,
+    is_chunked,
+)
+
+HIGH_WATER = 256 * 1024  # bytes waiting for the child before writing waits for them to drain
+
+
+class _ChildProtocol(asyncio.StreamReaderProtocol):
+    """A child's connection: when it drops while a request is handled, the handling stops."""
+
+    task: asyncio.Task[Any] | None = None
+    busy = False
+
+    def eof_received(self) -> bool:
+        """The child closed its side: it has hung up (a killed process does just that), so the
+        connection closes and a request still being handled ends at once."""
+        super().eof_received()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.busy and self.task is not None:
+            self.busy = False
+            self.task.cancel()
+
+
+class Request:
+    """One request of the child: its head at once, its body when ``read()`` asks for it."""
+
+    def __init__(self, method: str, target: str, version: str, headers: Headers,
+                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proto: _ChildProtocol, max_body: int):
+        self.method = method
+        self.raw_path = target
+        self.version = version
+        self.headers = headers
+        self._reader = reader
+        self._writer = writer
+        self._max_body = max_body
+        self._body: bytes | None = None
+        connection = (headers.get("Connection") or "").lower()
+        self.keep_alive = ("close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection)
+        self._length = content_length_of(headers, WireError)
+        self._chunked = is_chunked(headers, WireError)
+        if self._chunked and self._length is not None:
+            raise WireError("a request with both Content-Length and Transfer-Encoding")
+        self.answer = Answer(writer, proto, version, self.keep_alive, head_only=method == "HEAD",
+                             body_read=lambda: self.body_read)
+
+    @property
+    def query_string(self) -> str:
+        return self.raw_path.partition("?")[2]
+
+    @property
+    def body_read(self) -> bool:
+        return self._body is not None or (not self._chunked and not self._length)
+
+    async def read(self) -> bytes:
+        """The whole body (``BodyTooLarge`` over the limit, ``WireError`` if it is broken)."""
+        if self._body is not None:
+            return self._body
+        if (self.headers.get("Expect") or "").lower() == "100-continue" and self.version == "HTTP/1.1":
+            if self._length is not None and self._length > self._max_body:
+                raise BodyTooLarge(f"a request body of {self._length} bytes, over {self._max_body}")
+            self._writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        try:
+            if self._length is not None:
+                if self._length > self._max_body:
+                    raise BodyTooLarge(f"a request body of {self._length} bytes, over {self._max_body}")
+                self._body = await self._reader.readexactly(self._length) if self._length else b""
+            elif self._chunked:
+                self._body = await self._read_chunked()
+            else:
+                self._body = b""
+        except asyncio.IncompleteReadError:
+            what = "chunked body" if self._chunked else "body"
+            raise WireError(f"the request's {what} ended before its end") from None
+        except asyncio.LimitOverrunError:
+            raise WireError(f"a chunk size or trailer line over {MAX_HEAD // 1024} KiB") from None
+        return self._body
+
+    async def _read_chunked(self) -> bytes:
+        """A chunked body, read to its last byte and not one byte further: a request the child
+        sent right behind it on the same connection is still there for the next read."""
+        reader, parts, size = self._reader, [], 0
+        while True:
+            chunk = chunk_size((await reader.readuntil(b"\n")).rstrip(b"\r\n"), WireError)
+            if chunk == 0:
+                break
+            size += chunk
+            if size > self._max_body:
+                raise BodyTooLarge(f"a request body over {self._max_body} bytes")
+            parts.append(await reader.readexactly(chunk))
+            if (await reader.readuntil(b"\n")).rstrip(b"\r\n"):
+                raise WireError("a chunk of the request's body is longer than its size said")
+        trailers = 0
+        while True:  # trailer fields, up to an empty line
+            line = await reader.readuntil(b"\n")
+            if not line.rstrip(b"\r\n"):
+                return b"".join(parts)
+            trailers += len(line)
+            if trailers > MAX_HEAD:
+                raise WireError(f"trailer fields over {MAX_HEAD // 1024} KiB")
+
+
+class Answer:
+    """The answer to one request: ``prepare`` the head, ``write`` the body, ``end``; or ``whole``."""
+
+    def __init__(self, writer: asyncio.StreamWriter, proto: _ChildProtocol, version: str, keep_alive: bool,
+                 head_only: bool = False, body_read: Callable[[], bool] | None = None):
+        self._body_read = body_read
+        self._writer = writer
+        self._proto = proto
+        self._version = version
+        self.keep_alive = keep_alive
+        self._head_only = head_only
+        self._chunked = False
+        self._no_body = head_only
+        self._head = b""
+        self.prepared = False
+        self.ended = False
+
+    async def prepare(self, status: int, headers: dict[str, str], length: int | None = None) -> None:
+        if self._writer.transport.is_closing():
+            raise ConnectionResetError("the child closed its connection")
+        if self._body_read is not None and not self._body_read():
+            self.keep_alive = False  # a body left unread ends the connection: the child must know
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Unknown"
+        lines = [f"HTTP/1.1 {status} {reason}"]
+        lines += [f"{k}: {v}" for k, v in headers.items() if "\r" not in k + v and "\n" not in k + v]
+        if status < 200 or status in (204, 304):
+            self._no_body = True
+        elif length is not None:
+            lines.append(f"Content-Length: {length}")
+        elif self._head_only:
+            pass
+        elif self._version == "HTTP/1.1":
+            self._chunked = True
+            lines.append("Transfer-Encoding: chunked")
+        else:
+            self.keep_alive = False  # an HTTP/1.0 child learns the end of the body from the close
+        lines.append("Connection: keep-alive" if self.keep_alive else "Connection: close")
+        # The head goes out with the body's first bytes when they are there already (one segment,
+        # not two), else on its own as soon as the bridge waits for them.
+        self._head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+        self.prepared = True
+        asyncio.get_running_loop().call_soon(self._flush_head)
+
+    def _flush_head(self) -> None:
+        if self._head and not self._writer.transport.is_closing():
+            self._writer.write(self._head)
+        self._head = b""
+
+    async def write(self, data: bytes) -> None:
+        if self._no_body or not data:
+            return
+        writer = self._writer
+        if writer.transport.is_closing():
+            raise ConnectionResetError("the child closed its connection")
+        if self._chunked:
+            data = b"%b%x\r\n%b\r\n" % (self._head, len(data), data)
+        elif self._head:
+            data = self._head + data
+        self._head = b""
+        writer.write(data)
+        if writer.transport.get_write_buffer_size() > HIGH_WATER:
+            await writer.drain()
+
+    async def end(self) -> None:
+        last = b"0\r\n\r\n" if self._chunked else b""
+        if self._head or last:
+            self._writer.write(self._head + last)
+            self._head = b""
+        self.ended = True
+        await self._writer.drain()
+
+    async def whole(self, status: int, body: bytes, content_type: str = "application/json; charset=utf-8") -> None:
+        await self.prepare(status, {"Content-Type": content_type}, length=len(body))
+        await self.write(body)
+        await self.end()
+
+    def abort(self) -> None:
+        """Cut the connection: the child sees a broken answer, not a clean end."""
+        self._proto.busy = False
+        self._writer.transport.abort()
+
+
+Handle = Callable[[Request], Awaitable[None]]
+
+
+class Server:
+    """The bridge's listening side (``serve``); ``close()`` ends every connection."""
+
+    def __init__(self) -> None:
+        self._server: asyncio.AbstractServer | None = None
+        self._connections: set[asyncio.Task[Any]] = set()
+
+    async def close(self, timeout: float = 1.0) -> None:
+        if self._server is not None:
+            self._server.close()
+        tasks = list(self._connections)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+
+async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
+    """Serve HTTP/1.1 on a listening socket; each request goes to ``handle``, one at a time per
+    connection."""
+    loop = asyncio.get_running_loop()
+    server = Server()
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        proto = writer.transport.get_protocol()
+        assert isinstance(proto, _ChildProtocol)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:  # asyncio sets it only on sockets made with IPPROTO_TCP, which accept() does not
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        task = asyncio.current_task()
+        proto.task = task
+        if task is not None:
+            server._connections.add(task)
+        try:
+            while True:
+                try:
+                    request = await _read_request(reader, writer, proto, max_body)
+                except WireError as exc:
+                    answer = Answer(writer, proto, "HTTP/1.1", keep_alive=False)
+                    error = {"message": f"ccs bridge: {exc}", "type": "invalid_request_error", "code": "bad_http"}
+                    await answer.whole(exc.status, json.dumps({"error": error}).encode())
+                    await _linger(reader, writer)
+                    break
+                if request is None:
+                    break
+                proto.busy = True
+                try:
+                    await handle(request)
+                finally:
+                    proto.busy = False
+                answer = request.answer
+                if not (answer.ended and answer.keep_alive and request.keep_alive and request.body_read):
+                    if answer.ended and not request.body_read:
+                        await _linger(reader, writer)
+                    break
+        except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
+            pass  # the child went away, or the bridge stops: what the request came to is recorded
+        finally:
+            if task is not None:
+                server._connections.discard(task)
+            writer.transport.close()
+
+    def protocol() -> _ChildProtocol:
+        return _ChildProtocol(asyncio.StreamReader(limit=MAX_HEAD, loop=loop), connection, loop=loop)
+
+    server._server = await loop.create_server(protocol, sock=sock)
+    return server
+
+
+LINGER_SECONDS = 5.0
+LINGER_BYTES = 64 * 1024 * 1024
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Close a connection whose child is still sending (a body the bridge refused without reading
+    it, or what followed a request that broke HTTP) so that the child reads the answer: closing
+    with its bytes unread would make the kernel answer them with a reset, and a reset can destroy
+    the answer before the child has read it. So the bridge's side ends first, then what the child
+    still sends is read and dropped until it closes too, for a bounded time and amount."""
+    transport = writer.transport
+    if transport.is_closing() or not transport.can_write_eof():
+        return
+    try:
+        await writer.drain()
+        transport.write_eof()
+        loop = asyncio.get_running_loop()
+        deadline, dropped = loop.time() + LINGER_SECONDS, 0
+        while dropped < LINGER_BYTES:
+            data = await asyncio.wait_for(reader.read(READ), max(0.0, deadline - loop.time()))
+            if not data:
+                return
+            dropped += len(data)
+    except (asyncio.TimeoutError, ConnectionError, OSError):
+        return
+
+
+async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proto: _ChildProtocol,
+                        max_body: int) -> Request | None:
+    try:
+        raw = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if exc.partial.strip():
+            raise WireError("the connection closed inside a request's head") from None
+        return None
+    except asyncio.LimitOverrunError:
+        raise WireError(f"a request head over {MAX_HEAD // 1024} KiB") from None
+    lines = raw[:-4].decode("latin-1").lstrip("\r\n").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or parts[2] not in ("HTTP/1.1", "HTTP/1.0") or not parts[0].isalpha() \
+            or not parts[1].startswith("/") or not all("!" <= c <= "~" for c in parts[1]):
+        raise WireError(f"not an HTTP/1.x request line: {lines[0][:80]!r}")
+    return Request(parts[0], parts[1], parts[2], fields(lines[1:], WireError), reader, writer, proto, max_body)
