@@ -9,6 +9,7 @@ exactly ``chunked``, a chunk size hexadecimal digits alone.
 
 from __future__ import annotations
 
+import re
 import zlib
 from itertools import repeat
 from typing import Any
@@ -67,19 +68,26 @@ def quoted(text: str | bytes, error: type[Exception]) -> str:
     return repr(text[:80] if issubclass(error, WireError) else text)
 
 
+# A header line: a token, a colon, and a value without control characters (a horizontal tab apart),
+# whitespace around the value being only spaces and tabs. A vertical tab or a lone CR would be
+# whitespace or a line end to some other reader: a header read two ways is a header smuggled in.
+_FIELD = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*")
+_OWS = " \t"
+
+
 def fields(lines: list[str], error: type[Exception]) -> Headers:
     headers = Headers()
+    match = _FIELD.fullmatch
     for line in lines:
-        name, sep, value = line.partition(":")
-        if not sep or not name or name != name.strip() or line[:1] in " \t" or any(c in line for c in BREAKS):
-            # a lone CR or LF would end the line for the next reader: a header smuggled in
+        m = match(line)
+        if m is None:
             raise error(f"a header line that is not 'name: value': {quoted(line, error)}")
-        headers.append((name, value.strip(" \t")))
+        headers.append(m.groups())
     return headers
 
 
 def content_length_of(headers: Headers, error: type[Exception]) -> int | None:
-    values = {v.strip() for k, v in headers if k.lower() == "content-length"}
+    values = {v.strip(_OWS) for k, v in headers if k.lower() == "content-length"}
     if not values:
         return None
     if len(values) > 1 or not (next(iter(values)).isascii() and next(iter(values)).isdigit()):
@@ -88,12 +96,14 @@ def content_length_of(headers: Headers, error: type[Exception]) -> int | None:
 
 
 def is_chunked(headers: Headers, error: type[Exception]) -> bool:
-    codings = [c.strip().lower() for k, v in headers if k.lower() == "transfer-encoding" for c in v.split(",")]
+    """Whether the body is chunked: ``Transfer-Encoding`` says exactly ``chunked`` (in any case,
+    list elements separated by commas and spaces or tabs alone), or it says nothing."""
+    codings = [c.strip(_OWS).lower() for k, v in headers if k.lower() == "transfer-encoding" for c in v.split(",")]
     codings = [c for c in codings if c]
     if not codings:
         return False
     if codings != ["chunked"]:
-        raise error(f"a Transfer-Encoding the bridge does not take: {', '.join(codings)}")
+        raise error(f"a Transfer-Encoding the bridge does not take: {', '.join(map(repr, codings))}")
     return True
 
 
@@ -142,7 +152,10 @@ class ChunkedDecoder:
                 if len(buf) - pos > 4096:
                     raise self._error("a chunk size line over 4 KiB")
                 break
-            line = buf[pos:i].rstrip(b"\r")
+            if buf[i - 1:i] != b"\r" or i == pos:
+                raise self._error("a chunk size or trailer line that does not end with CRLF: "
+                                  f"{quoted(buf[pos:i + 1], self._error)}")
+            line = buf[pos:i - 1]
             pos = i + 1
             if self._trailers:
                 if not line:
@@ -174,10 +187,10 @@ class ChunkedDecoder:
             i = find(b"\r\n", pos)
             if i < 0:
                 return pos
-            try:
-                size = int(buf[pos:i], 16)
-            except ValueError:
+            text = buf[pos:i]
+            if text.translate(None, _HEX) or not 0 < len(text) <= _MAX_SIZE_DIGITS:
                 return pos  # an extension, or a broken size: the careful way says which
+            size = int(text, 16)
             start = i + 2
             end = start + size
             if buf[end:end + 2] != b"\r\n" or size < 0:
@@ -203,10 +216,10 @@ class ChunkedDecoder:
             return 0
         sizes, payloads = parts[0:2 * pairs:2], parts[1:2 * pairs:2]
         lengths = list(map(len, payloads))
-        try:
-            said = list(map(int, sizes, repeat(16)))
-        except ValueError:  # not every size line is a bare number: the careful way reads them
-            return 0
+        if b"".join(sizes).translate(None, _HEX) or not 0 < min(map(len, sizes)) <= max(map(len, sizes)) \
+                <= _MAX_SIZE_DIGITS:
+            return 0  # not every size line is a bare number: the careful way reads them
+        said = list(map(int, sizes, repeat(16)))
         if said != lengths or 0 in said:
             good = 0
             for size, length in zip(said, lengths, strict=True):
@@ -226,16 +239,20 @@ _SWEEP_AFTER = 3
 _SWEEP_LEFT = 1024  # bytes: less than this left in the read, and the rest are read one by one too
 
 
+_HEX = b"0123456789abcdefABCDEF"
+_MAX_SIZE_DIGITS = 16  # a chunk of 2**64 bytes is no chunk a bridge can relay
+
+
 def chunk_size(line: bytes, error: type[Exception]) -> int:
-    """The size a chunk's size line gives (its extensions ignored)."""
-    size_text = line.split(b";", 1)[0].strip()
-    try:
-        size = int(size_text, 16)
-    except ValueError:
-        size = -1
-    if size < 0 or not size_text or size_text[:1] in b"+-":
+    """The size a chunk's size line (without its CRLF) gives: hexadecimal digits alone (no sign, no
+    ``0x``, no ``_``, no space), then perhaps extensions after a ``;``, which are ignored (spaces or
+    tabs may come before the ``;``)."""
+    size_text, sep, _ = line.partition(b";")
+    if sep:
+        size_text = size_text.rstrip(b" \t")
+    if size_text.translate(None, _HEX) or not 0 < len(size_text) <= _MAX_SIZE_DIGITS:
         raise error(f"a chunk size that is not a hexadecimal number: {quoted(line, error)}")
-    return size
+    return int(size_text, 16)
 
 
 def decompressor(encoding: str) -> Any:

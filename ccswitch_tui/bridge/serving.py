@@ -109,23 +109,31 @@ class Request:
         sent right behind it on the same connection is still there for the next read."""
         reader, parts, size = self._reader, [], 0
         while True:
-            chunk = chunk_size((await reader.readuntil(b"\n")).rstrip(b"\r\n"), WireError)
+            chunk = chunk_size(_line(await reader.readuntil(b"\n"), "a chunk size line"), WireError)
             if chunk == 0:
                 break
             size += chunk
             if size > self._max_body:
                 raise BodyTooLarge(f"a request body over {self._max_body} bytes")
             parts.append(await reader.readexactly(chunk))
-            if (await reader.readuntil(b"\n")).rstrip(b"\r\n"):
+            if await reader.readexactly(2) != b"\r\n":
                 raise WireError("a chunk of the request's body is longer than its size said")
         trailers = 0
         while True:  # trailer fields, up to an empty line
-            line = await reader.readuntil(b"\n")
-            if not line.rstrip(b"\r\n"):
+            line = _line(await reader.readuntil(b"\n"), "a trailer line")
+            if not line:
                 return b"".join(parts)
             trailers += len(line)
             if trailers > MAX_HEAD:
                 raise WireError(f"trailer fields over {MAX_HEAD // 1024} KiB")
+
+
+def _line(line: bytes, what: str) -> bytes:
+    """A line of the child's request without its CRLF; one that ends with a bare LF is refused (a
+    reader that takes a bare LF for a line end and one that does not read two different requests)."""
+    if line[-2:-1] != b"\r":
+        raise WireError(f"{what} that ends with a bare LF, not CRLF")
+    return line[:-2]
 
 
 class Answer:
@@ -314,15 +322,29 @@ async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
 
 async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proto: _ChildProtocol,
                         max_body: int) -> Request | None:
+    """The next request's head, read a line at a time (a head whose lines end with a bare LF gets its
+    400 at its first line, instead of waiting for a CRLF CRLF that never comes); None when the child
+    closed the connection between requests."""
+    lines: list[str] = []
+    size = 0
+    readuntil = reader.readuntil
     try:
-        raw = await reader.readuntil(b"\r\n\r\n")
+        while True:
+            line = _line(await readuntil(b"\n"), "a request line or header line")
+            size += len(line) + 2
+            if size > MAX_HEAD:
+                raise WireError(f"a request head over {MAX_HEAD // 1024} KiB")
+            if line:
+                lines.append(line.decode("latin-1"))
+            elif lines:
+                break
+            # an empty line before the request line is skipped, as the standard allows
     except asyncio.IncompleteReadError as exc:
-        if exc.partial.strip():
+        if lines or exc.partial.strip():
             raise WireError("the connection closed inside a request's head") from None
         return None
     except asyncio.LimitOverrunError:
         raise WireError(f"a request head over {MAX_HEAD // 1024} KiB") from None
-    lines = raw[:-4].decode("latin-1").lstrip("\r\n").split("\r\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or parts[2] not in ("HTTP/1.1", "HTTP/1.0") or not parts[0].isalpha() \
             or not parts[1].startswith("/") or not all("!" <= c <= "~" for c in parts[1]):
