@@ -42,6 +42,7 @@ from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import STEPWISE_FROM, ResponseObserver, error_from_body, request_facts_in_steps
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
+from ccswitch_tui.bridge.routes import leaves_route, split_target
 from ccswitch_tui.errors import CcsError
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
@@ -245,9 +246,7 @@ class Bridge:
         t0 = time.perf_counter()
         stats = self._stats
         raw = request.raw_path
-        name, _, rest = raw[1:].partition("/")
-        name, sep, query = name.partition("?")  # a bare /route?x=1
-        rest = "/" + rest if not sep else "?" + query
+        name, rest = split_target(raw)
         route = self._routes.get(name)
         record: dict[str, Any] = {
             "id": next(stats.ids), "started": utc_iso(now), "method": request.method,
@@ -327,6 +326,9 @@ class Bridge:
         if route is None:
             return self._refuse(record, 404, f"ccs bridge: no route {record['path']!r}; "
                                 f"use one of {', '.join('/' + n for n in self._routes)}", None)
+        if leaves_route(rest):
+            return self._refuse(record, 400, f"ccs bridge: the path {record['path']!r} climbs out of the route "
+                                f"/{route.name} (a '..' segment, perhaps encoded); it was not sent upstream", route)
         if not self._carries_token(request):
             return self._refuse(record, 401, "ccs bridge: this request does not carry the launch's token", route)
         body = await request.read()
