@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ccswitch_tui.policy import mask, secret_param
 from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.policy.secret_forms import SecretForms
 
 RECORDS_SUFFIX = ".requests.jsonl"
 
@@ -43,10 +44,11 @@ def records_path(runs_dir: Path, launch_id: str) -> Path:
 
 
 class Masker:
-    """Replaces the given secrets, and anything shaped like a credential, with a mask."""
+    """Replaces the given secrets (in every form they travel in) and anything shaped like a
+    credential with a mask."""
 
     def __init__(self, secrets: Iterable[str]):
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._forms = SecretForms((s, None) for s in secrets if s)  # every form of each (policy.secret_forms)
         # Most short texts come again and again (a route's path, the upstream's URL, a model name):
         # masked once each. The rule is a few tens of microseconds of Python per text.
         self._short: dict[str, str] = {}
@@ -67,13 +69,11 @@ class Masker:
         return masked
 
     def exact(self, text: str | None) -> str | None:
-        """Only the given secrets masked: for names (a model) that the credential shapes would mangle."""
+        """Only the given secrets masked (in every form): for names (a model) that the credential
+        shapes would mangle."""
         if not text:
             return text
-        for s in self._secrets:
-            if s in text:
-                text = text.replace(s, mask_value(s))
-        return text
+        return self._forms.text(text)
 
     def clip(self, text: str | None, limit: int = 500) -> str | None:
         """Masked first, cut after: a secret across the cut is masked whole, never left half in clear."""

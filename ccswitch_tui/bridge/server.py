@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge import wire
@@ -367,7 +367,8 @@ class Bridge:
             headers[k] = v
         headers["Accept-Encoding"] = ACCEPT_ENCODING
         exchange = route.handler.exchange(request.method, rest)
-        out = exchange.request(Outgoing(request.method, rest.replace(token, key), headers, body))
+        # in a URL the key is percent-encoded: a "+" left as it is would reach the upstream as a space
+        out = exchange.request(Outgoing(request.method, rest.replace(token, quote(key, safe="")), headers, body))
         added = getattr(exchange, "record_fields", None)  # optional in the Exchange protocol
         for k, v in (added() if added is not None else {}).items():
             if k not in record:  # the wire facts stay the server's

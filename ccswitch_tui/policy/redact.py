@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any, TextIO
 
+from ccswitch_tui.policy.secret_forms import mask_known
 from ccswitch_tui.policy.shapes import CREDENTIAL_HEADER_RE as _HEADER
 from ccswitch_tui.policy.shapes import SECRET_PARAM_RE, LazyPattern, key_spans
 
@@ -39,7 +40,9 @@ def _param(m: re.Match[str]) -> str:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every key-shaped token masked and every URL credential hidden."""
+    """``text`` with every key-shaped token masked and every URL credential hidden; first, every form
+    of each secret ccs read in this process (``secret_forms.remember``)."""
+    text = mask_known(text)
     if not _MAYBE.search(text):
         return text
     text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{HIDDEN}@", text)

@@ -1,0 +1,361 @@
+"""A secret in every form it can travel in: the one list of forms that the bridge's filter (what the
+child gets back), the records' masking (what reaches disk) and ccs's own output filter (what ccs
+prints) all match, so that none of them misses what another catches.
+
+A provider does not only echo a key as it is. A key put in a URL comes back percent-encoded (a
+redirect's ``Location``, an error quoting the request); a PHP gateway's JSON writes ``/`` as ``\\/``;
+a Basic credential is base64; a log line may upper-case it. ``FORMS`` lists what is matched:
+
+- exact;
+- URL-encoded: ``%XX`` for each character outside ``A-Z a-z 0-9 - . _ ~``, either hex case, any
+  mixture of encoded and plain characters (``quote``, ``encodeURIComponent``, a path escape that
+  encodes ``/`` alone), ``+`` or ``%20`` for a space and a space for a ``+`` (a ``+`` that was read
+  as one);
+- JSON-escaped: ``\\/``, ``\\"``, ``\\\\``, ``\\uXXXX`` for any character (either hex case), mixed with
+  plain characters;
+- case-folded: the secret (in any of the forms above) in upper, lower or mixed case (ASCII);
+- base64: standard or URL-safe alphabet, padded or not, alone or inside a longer base64 text at any
+  offset (``Basic base64(user:key)``): the part of the text that only the secret determines.
+
+What the matched text becomes: a form that decodes back to the secret itself (exact, URL-, JSON-
+escaped) becomes the pair's replacement (the bridge gives the child its token for the key, so an
+echoed URL still works through the bridge); every other form (another case, base64), and every form
+of a secret without a replacement, becomes the secret's mask (``sk-…9f3a``).
+
+Cheap when nothing matches, which is nearly always: a text is first looked at for anchors every form
+of a secret must contain (its longest run of letters and digits in any case, a ``\\u00`` escape of
+one of those characters, a piece of each base64 core), a few substring searches in C; only a text
+holding one is searched with the full pattern.
+
+    forms = SecretForms([(key, token), (other, None)])
+    forms.text("…%2F…")            # a str with every form replaced
+    forms.data(b"…")               # the same for bytes
+    s = forms.stream(); s.feed(chunk) + s.feed(chunk2) + s.flush()   # across chunk boundaries
+
+A secret split over two SSE events, or two JSON strings, is not matched: no filter of bytes sees it
+whole (the child joins the halves itself).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import string
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import unquote
+
+FORMS: tuple[tuple[str, str], ...] = (
+    ("exact", "as it is"),
+    ("URL-encoded", "%XX for any character outside A-Z a-z 0-9 - . _ ~ (either hex case, any mixture with plain "
+                    "characters); + or %20 for a space, a space for a +"),
+    ("JSON-escaped", "\\/, \\\", \\\\ and \\uXXXX for any character (either hex case), any mixture"),
+    ("case-folded", "upper, lower or mixed case, in any of the forms above"),
+    ("base64", "standard or URL-safe, padded or not, alone or at any offset inside a longer base64 text"),
+)
+
+_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_MIN_ANCHOR = 4  # a run of letters and digits shorter than this is no anchor: such a secret is always searched
+_MIN_B64_ANCHOR = 6
+_SHORT = 2048  # characters: a text this long is looked at for anchors in one search
+_B64_STD_ONLY = "+/"
+_B64_URL = str.maketrans("+/", "-_")
+
+
+# JSON nested in JSON (an error quoting a request body) doubles each backslash: a run of them is one escape
+_BACKSLASHES = r"\\{1,8}"
+# a URL inside a URL's query (a redirect's ``next=``) encodes each ``%`` again as ``%25``
+_PERCENT = "%(?:25){0,3}"
+
+
+def _unicode_escape(c: str) -> str:
+    code = ord(c)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"{_BACKSLASHES}u{0xD800 + (code >> 10):04X}{_BACKSLASHES}u{0xDC00 + (code & 0x3FF):04X}"
+    return f"{_BACKSLASHES}u{code:04X}"
+
+
+def _char(c: str) -> str:
+    """Every way one character of a secret may be written (the pattern is case-insensitive)."""
+    alts = [re.escape(c)]
+    if c not in _UNRESERVED:
+        alts.append("".join(f"{_PERCENT}{b:02X}" for b in c.encode("utf-8")))
+    if c == " ":
+        alts.append(r"\+")
+    elif c == "+":
+        alts.append(" ")
+    if c == "/":
+        alts.append(_BACKSLASHES + "/")
+    if c in _JSON_SHORT:
+        alts.append(_BACKSLASHES + re.escape(_JSON_SHORT[c][1]))
+    alts.append(_unicode_escape(c))
+    return "(?:" + "|".join(alts) + ")"
+
+
+def _widest(c: str) -> int:
+    """The most characters one character of a secret takes in any of its forms (8 backslashes and
+    ``u`` and 4 digits; 9 per byte for a percent-encoding of an encoding of an encoding)."""
+    return max(26 if ord(c) > 0xFFFF else 13, 9 * len(c.encode("utf-8")))
+
+
+def _b64_cores(secret: str) -> list[str]:
+    """The base64 text that only ``secret`` determines, at each of the three offsets it can start at
+    inside a longer base64 text, in the standard and the URL-safe alphabet."""
+    raw = secret.encode("utf-8")
+    n = len(raw)
+    cores = []
+    for offset in (0, 1, 2):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        core = encoded[-(-8 * offset // 6):(8 * (offset + n)) // 6]
+        if len(core) >= _MIN_B64_ANCHOR:
+            cores += [core, core.translate(_B64_URL)]
+    return list(dict.fromkeys(cores))
+
+
+def _b64_anchors(cores: list[str]) -> list[str]:
+    """A piece of each core that both alphabets share (no + / - _), as long as there is."""
+    anchors = []
+    for core in cores:
+        if any(c in core for c in "-_"):
+            continue  # the URL-safe twin of a core already looked at
+        pieces = re.split(r"[+/]", core)
+        best = max(pieces, key=len)
+        anchors += [best] if len(best) >= _MIN_B64_ANCHOR else [core, core.translate(_B64_URL)]
+    return list(dict.fromkeys(anchors))
+
+
+def _mask(secret: str) -> str:
+    from ccswitch_tui.policy.redact import mask_token  # lazy: redact asks this module for the known secrets
+
+    return mask_token(secret)
+
+
+def _longest_run(secret: str) -> str:
+    runs = re.findall(r"[A-Za-z0-9]+", secret)
+    return max(runs, key=len) if runs else ""
+
+
+_JSON_ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|"
+                          r"\\([\"\\/bfnrt])")
+_SHORT_BACK = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_unescaped(m: re.Match[str]) -> str:
+    if m.group(1):
+        high, low = int(m.group(1), 16), int(m.group(2), 16)
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+    if m.group(3):
+        return chr(int(m.group(3), 16))
+    return _SHORT_BACK[m.group(4)]
+
+
+def decoded(text: str) -> str:
+    """``text`` with its JSON escapes and then its percent-encoding undone (``+`` stays a ``+``)."""
+    if "\\" in text:
+        text = _JSON_ESCAPE.sub(_json_unescaped, text)
+    return unquote(text, errors="replace") if "%" in text else text
+
+
+class SecretForms:
+    """Every form of each ``(secret, replacement)`` pair: a form that decodes back to the secret
+    becomes ``replacement`` (the secret's mask when it is None), any other form the mask."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str | None]]):
+        unique: dict[str, str | None] = {}
+        for secret, replacement in pairs:
+            if secret and secret not in unique:
+                unique[secret] = replacement
+        self._secrets = sorted(unique, key=len, reverse=True)
+        self._masks = [_mask(s) for s in self._secrets]
+        pairs = zip(self._secrets, self._masks, strict=True)
+        self._faithful = [mask if unique[s] is None else unique[s] for s, mask in pairs]
+        self._build()
+
+    def _build(self) -> None:
+        groups, runs, escapes, b64, always = [], [], set(), [], False
+        charset, longest = set(), 0
+        for i, secret in enumerate(self._secrets):
+            groups.append(f"(?P<s{i}>{''.join(map(_char, secret))})")
+            cores = _b64_cores(secret)
+            if cores:
+                groups.append(f"(?P<b{i}>(?-i:{'|'.join(map(re.escape, cores))}))")
+            run = _longest_run(secret)
+            if len(run) >= _MIN_ANCHOR:
+                runs.append(run.lower())
+                escapes.update(f"{ord(c):02x}" for c in run)
+            else:
+                always = True
+            b64 += _b64_anchors(cores)
+            charset.update(secret + secret.swapcase() + "".join(cores))
+            charset.update(f"%\\/{string.hexdigits}uU")  # percent and JSON escapes
+            charset.update(e[1] for c, e in _JSON_SHORT.items() if c in secret)
+            if "+" in secret or " " in secret:
+                charset.update("+ ")
+            longest = max(longest, sum(map(_widest, secret)), *(len(c) for c in cores))
+        pattern = "|".join(groups)
+        self._always = always
+        self._runs = tuple(dict.fromkeys(runs))
+        self._b64 = tuple(b64)
+        escape = "\\\\u00(?:" + "|".join(sorted(escapes)) + ")" if escapes else None
+        self._re_text = re.compile(pattern, re.IGNORECASE) if pattern else None
+        self._re_bytes = re.compile(pattern.encode("utf-8"), re.IGNORECASE) if pattern else None
+        self._escape_text = re.compile(escape) if escape else None
+        self._escape_bytes = re.compile(escape.encode()) if escape else None
+        self._runs_bytes = tuple(r.encode() for r in self._runs)
+        self._b64_bytes = tuple(a.encode() for a in self._b64)
+        # every anchor in one pattern over a lower-cased text (a base64 anchor lower-cased too: it
+        # finds more, never less)
+        short = "|".join([*(re.escape(a.lower()) for a in self._b64), *map(re.escape, self._runs),
+                          *([escape] if escape else [])]) or "(?!)"
+        self._short_text = re.compile(short)
+        self._short_bytes = re.compile(short.encode())
+        chars = "".join(sorted(charset))
+        self.charset = frozenset(chars.encode("utf-8"))
+        self.charset_bytes = bytes(sorted(self.charset))
+        self.longest = longest
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(self._secrets)
+
+    # --- finding ------------------------------------------------------------------------------
+
+    def might_hold(self, value: Any) -> bool:
+        """False when ``value`` (str or bytes) surely holds no form of any secret: it lacks every
+        anchor. True means: search it. A short text (an SSE event of a paced stream) is looked at
+        in one search of its lower-cased copy; a long one (a read of an unpaced stream) by a
+        substring search per anchor, which skips through it far faster than a pattern can."""
+        if not self._secrets:
+            return False
+        if self._always:
+            return True
+        text = isinstance(value, str)
+        if len(value) <= _SHORT:
+            return (self._short_text if text else self._short_bytes).search(value.lower()) is not None
+        runs, b64, escape, marker = ((self._runs, self._b64, self._escape_text, "\\u00") if text else
+                                     (self._runs_bytes, self._b64_bytes, self._escape_bytes, b"\\u00"))
+        for anchor in b64:
+            if anchor in value:
+                return True
+        lowered = value.lower()
+        for run in runs:
+            if run in lowered:
+                return True
+        return marker in value and escape is not None and escape.search(value) is not None
+
+    def _replacement(self, m: re.Match[Any]) -> Any:
+        name = m.lastgroup or ""
+        i = int(name[1:])
+        secret = self._secrets[i]
+        if name[0] == "s":
+            found = m.group(0)
+            text = found if isinstance(found, str) else found.decode("utf-8", "replace")
+            out = self._faithful[i] if text == secret or decoded(text) == secret else self._masks[i]
+        else:
+            out = self._masks[i]
+        return out if isinstance(m.group(0), str) else out.encode("utf-8")
+
+    def text(self, value: str) -> str:
+        """``value`` with every form of every secret replaced."""
+        if self._re_text is None or not self.might_hold(value):
+            return value
+        return self._re_text.sub(self._replacement, value)
+
+    def data(self, value: bytes) -> bytes:
+        if self._re_bytes is None or not self.might_hold(value):
+            return value
+        return self._re_bytes.sub(self._replacement, value)
+
+    def holds(self, value: str) -> bool:
+        """Whether ``value`` holds a form of a secret."""
+        return self._re_text is not None and self.might_hold(value) and self._re_text.search(value) is not None
+
+    def stream(self) -> FormStream:
+        return FormStream(self)
+
+    def _split(self, data: bytes) -> tuple[bytes, bytes]:
+        """``data`` with every complete form replaced, and the end held back that could be the
+        start of a form (a run of characters forms are made of, after the last replacement)."""
+        end = len(data)
+        last = 0
+        out: list[bytes] = []
+        if self._re_bytes is not None and self.might_hold(data):
+            for m in self._re_bytes.finditer(data):
+                out.append(data[last:m.start()])
+                out.append(self._replacement(m))
+                last = m.end()
+        hold_from = end
+        if end > last and data[end - 1] in self.charset:
+            window = data[max(last, end - self.longest + 1):end]
+            hold_from = end - (len(window) - len(window.rstrip(self.charset_bytes)))
+        if not out:
+            return (data, b"") if hold_from == end else (data[:hold_from], data[hold_from:])
+        out.append(data[last:hold_from])
+        return b"".join(out), data[hold_from:]
+
+
+class FormStream:
+    """One stream's filter: ``feed`` each chunk, ``flush`` at the end. Holds back only an end that
+    could begin a form (never more than the longest form; nothing after an SSE event's blank line)."""
+
+    __slots__ = ("_forms", "_held")
+
+    def __init__(self, forms: SecretForms):
+        self._forms = forms
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        forms = self._forms
+        if not forms:
+            return chunk
+        data = self._held + chunk if self._held else chunk
+        if not data:
+            return b""
+        out, self._held = forms._split(data)  # noqa: SLF001 — its own stream
+        return out
+
+    def flush(self) -> bytes:
+        """The bytes held back: the stream ended, so they cannot become a form any more (a complete
+        form among them was replaced when they were held)."""
+        held, self._held = self._held, b""
+        return held
+
+
+# --- the secrets this process knows, for its own output filter ------------------------------------
+
+
+class _Known:
+    """The secrets ccs read in this process (keys, ``[secrets]`` values): its output filter masks
+    every form of each (``redact.redact_text``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.forms = SecretForms(())
+
+    def remember(self, *secrets: str | None) -> None:
+        new = [s for s in secrets if s and len(s) >= MIN_KNOWN and s not in self.forms.secrets]
+        if not new:
+            return
+        with self._lock:
+            self.forms = SecretForms([(s, None) for s in (*self.forms.secrets, *new)])
+
+
+MIN_KNOWN = 8  # a shorter value cannot be told apart from ordinary text
+KNOWN = _Known()
+
+
+def remember(*secrets: str | None) -> None:
+    """Mask every form of these secrets in whatever ccs prints from now on."""
+    KNOWN.remember(*secrets)
+
+
+def mask_known(text: str) -> str:
+    """``text`` with every form of every secret ccs read in this process masked."""
+    return KNOWN.forms.text(text)
