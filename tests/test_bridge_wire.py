@@ -87,7 +87,10 @@ class Scripted:
             data = b""
             while True:
                 while b"\r\n\r\n" not in data:
-                    more = conn.recv(65536)
+                    try:
+                        more = conn.recv(65536)
+                    except ConnectionResetError:  # the bridge dropped a connection it would not reuse
+                        return
                     if not more:
                         return
                     data += more

@@ -120,6 +120,9 @@ class LoadingBridge:
     def records(self) -> list[dict[str, Any]]:
         return rec.read_records(self.records_path)
 
+    def connections_refused(self) -> dict[str, int]:
+        return self._bridge.connections_refused() if self._bridge is not None else {}
+
     def wait_ready(self, timeout: float = 30.0) -> bool:
         """True once the server answers (for tests and benchmarks; a launch never waits)."""
         self._thread.join(timeout)

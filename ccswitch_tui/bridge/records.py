@@ -224,7 +224,7 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     swaps: Counter[tuple[str, str]] = Counter()
     for r in records:
         path = str(r.get("path") or "?").split("?")[0]
-        by_path[f"{r.get('method', '?')} {path}"] += 1
+        by_path[f"{r.get('method') or '?'} {path}"] += 1
         by_status[str(r.get("status"))] += 1
         by_outcome[str(r.get("outcome"))] += 1
         if r.get("upstream_url"):

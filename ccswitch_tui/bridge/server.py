@@ -124,6 +124,8 @@ class Bridge:
         self._error: BaseException | None = None
         self.port: int | None = None
         self._sock: socket.socket | None = sock
+        self._server: wire.Server | None = None
+        self._refusals: set[str] = set()
 
     # --- the interface ----------------------------------------------------------------------
 
@@ -224,7 +226,8 @@ class Bridge:
         try:
             # A child that hangs up ends its request at once (recorded), even while the upstream has
             # not answered yet.
-            server = await wire.serve(self._sock, self._handle, MAX_REQUEST_BODY)
+            server = await wire.serve(self._sock, self._handle, MAX_REQUEST_BODY, refused=self._refused)
+            self._server = server
             self.port = self._sock.getsockname()[1]
             self._ready.set()
             await self._stopping.wait()
@@ -238,6 +241,23 @@ class Bridge:
             if server is not None:
                 await server.close(0.5)
             await self._pool.close()
+
+    def connections_refused(self) -> dict[str, int]:
+        """Connections turned away before a request was read, by why (``wire.OVER_LIMIT``,
+        ``wire.OTHER_USER``): for the manifest."""
+        return dict(self._server.refused) if self._server is not None else {}
+
+    def _refused(self, why: str, line: str) -> None:
+        """A connection turned away: the first of each kind is a record (a flood is not thousands)."""
+        if why in self._refusals or self._writer is None:
+            return
+        self._refusals.add(why)
+        self._writer.write({"id": next(self._stats.ids), "started": utc_iso(time.time()), "method": None,
+                            "route": None, "path": None, "upstream_url": None,
+                            "key_fingerprint": self.config.key_fingerprint,
+                            "status": 503 if why == wire.OVER_LIMIT else None, "outcome": rec.REFUSED,
+                            "duration_ms": 0.0, "in_flight": self._stats.in_flight, "usage_source": "missing",
+                            "error": f"ccs bridge: {line}; further ones are counted in the manifest"})
 
     # --- one request ------------------------------------------------------------------------
 

@@ -10,12 +10,16 @@ ends (and records) that request at once, even while the upstream has not answere
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
 import socket
+import struct
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
+from ccswitch_tui.bridge import peers
 from ccswitch_tui.bridge.framing import (
     MAX_HEAD,
     READ,
@@ -32,10 +36,50 @@ HIGH_WATER = 256 * 1024  # bytes waiting for the child before writing waits for 
 
 
 class _ChildProtocol(asyncio.StreamReaderProtocol):
-    """A child's connection: when it drops while a request is handled, the handling stops."""
+    """A child's connection: when it drops while a request is handled, the handling stops; while the
+    bridge waits for a request's head, a timer runs (``expect_head``)."""
 
     task: asyncio.Task[Any] | None = None
     busy = False
+    timed_out = False
+    _timer: asyncio.TimerHandle | None = None
+    _waiting = ""  # "idle": for the first byte of the next head; "head": for the rest of it
+
+    def expect_head(self, idle: float) -> None:
+        """A head is due: the connection may stay idle ``idle`` seconds, then its head must arrive
+        within ``HEAD_SECONDS`` of its first byte. Past either, the connection closes (with a 408
+        when a head had begun)."""
+        self._waiting = "idle"
+        self._arm(idle)
+
+    def head_read(self) -> None:
+        self._waiting = ""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _arm(self, seconds: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(seconds, self._expired)
+
+    def data_received(self, data: bytes) -> None:
+        if self._waiting == "idle" and data:
+            self._waiting = "head"
+            self._arm(HEAD_SECONDS)
+        super().data_received(data)
+
+    def _expired(self) -> None:
+        self._timer = None
+        transport = self._stream_reader._transport if self._stream_reader else None  # type: ignore[attr-defined]
+        if transport is None or transport.is_closing():
+            return
+        self.timed_out = True
+        if self._waiting == "head":  # a head that began and never ended: say why before closing
+            transport.write(_bridge_error(408, f"no whole request head within {HEAD_SECONDS:g} s"))
+            transport.close()
+        else:
+            transport.abort()  # idle: close quietly, as any server does with a kept connection
 
     def eof_received(self) -> bool:
         """The child closed its side: it has hung up (a killed process does just that), so the
@@ -44,10 +88,19 @@ class _ChildProtocol(asyncio.StreamReaderProtocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.head_read()
         super().connection_lost(exc)
         if self.busy and self.task is not None:
             self.busy = False
             self.task.cancel()
+
+
+def _bridge_error(status: int, message: str, code: str = "bad_http") -> bytes:
+    """A whole answer of the bridge's own, the connection closing after it."""
+    body = json.dumps({"error": {"message": f"ccs bridge: {message}", "type": "invalid_request_error",
+                                 "code": code}}).encode()
+    return (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
 
 
 class Request:
@@ -225,15 +278,18 @@ Handle = Callable[[Request], Awaitable[None]]
 
 
 class Server:
-    """The bridge's listening side (``serve``); ``close()`` ends every connection."""
+    """The bridge's listening side (``serve``); ``close()`` ends every connection. ``open`` counts
+    the child's connections now open, ``refused`` those turned away, by why."""
 
     def __init__(self) -> None:
-        self._server: asyncio.AbstractServer | None = None
+        self._accepting: asyncio.Task[Any] | None = None
         self._connections: set[asyncio.Task[Any]] = set()
+        self.open = 0
+        self.refused: dict[str, int] = {}
 
     async def close(self, timeout: float = 1.0) -> None:
-        if self._server is not None:
-            self._server.close()
+        if self._accepting is not None:
+            self._accepting.cancel()
         tasks = list(self._connections)
         for task in tasks:
             task.cancel()
@@ -241,11 +297,27 @@ class Server:
             await asyncio.wait(tasks, timeout=timeout)
 
 
-async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
+# What any peer can make the bridge hold. A connection's first head must begin within HEAD_SECONDS
+# and end within HEAD_SECONDS of its first byte; a kept connection may wait KEEPALIVE_SECONDS for
+# its next request (clients' pools give theirs up after a few seconds; Go's after 90). Past
+# MAX_CONNECTIONS open at once, a connection is answered 503 and closed.
+HEAD_SECONDS = 10.0
+KEEPALIVE_SECONDS = 120.0
+MAX_CONNECTIONS = 1024
+OVER_LIMIT = "over-limit"  # why a connection was refused: too many open
+OTHER_USER = "other-user"  # its peer is not the launch's user (or could not be told)
+Refused = Callable[[str, str], None]  # (why, one line about it)
+
+
+async def serve(sock: socket.socket, handle: Handle, max_body: int, refused: Refused | None = None,
+                uid: int | None = None) -> Server:
     """Serve HTTP/1.1 on a listening socket; each request goes to ``handle``, one at a time per
-    connection."""
+    connection. Every connection is checked before a byte of it is read: a peer that is not user
+    ``uid`` (this process's by default; ``peers.allowed``) is closed at once, one over
+    ``MAX_CONNECTIONS`` is answered 503; ``refused(why, line)`` hears of each."""
     loop = asyncio.get_running_loop()
     server = Server()
+    owner = os.geteuid() if uid is None else uid
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         proto = writer.transport.get_protocol()
@@ -257,18 +329,25 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
         proto.task = task
         if task is not None:
             server._connections.add(task)
+        wait = HEAD_SECONDS
         try:
             while True:
+                proto.expect_head(wait)
                 try:
                     request = await _read_request(reader, writer, proto, max_body)
                 except WireError as exc:
+                    if proto.timed_out:
+                        break  # answered 408 already
                     answer = Answer(writer, proto, "HTTP/1.1", keep_alive=False)
                     error = {"message": f"ccs bridge: {exc}", "type": "invalid_request_error", "code": "bad_http"}
                     await answer.whole(exc.status, json.dumps({"error": error}).encode())
                     await _linger(reader, writer)
                     break
+                finally:
+                    proto.head_read()
                 if request is None:
                     break
+                wait = KEEPALIVE_SECONDS
                 proto.busy = True
                 try:
                     await handle(request)
@@ -282,6 +361,7 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
         except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
             pass  # the child went away, or the bridge stops: what the request came to is recorded
         finally:
+            server.open -= 1
             if task is not None:
                 server._connections.discard(task)
             writer.transport.close()
@@ -289,8 +369,65 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
     def protocol() -> _ChildProtocol:
         return _ChildProtocol(asyncio.StreamReader(limit=MAX_HEAD, loop=loop), connection, loop=loop)
 
-    server._server = await loop.create_server(protocol, sock=sock)
+    def turned_away(why: str, line: str) -> None:
+        server.refused[why] = server.refused.get(why, 0) + 1
+        if refused is not None:
+            refused(why, line)
+
+    async def accept() -> None:
+        while True:
+            try:
+                conn, _ = await loop.sock_accept(sock)
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    await asyncio.sleep(0.05)  # out of descriptors: those open must close first
+                    continue
+                if sock.fileno() < 0:
+                    return
+                continue  # the peer gave up between the kernel's accept and ours
+            peer = peers.peer_uid(conn)
+            if peers.CAN_TELL and peer != owner:  # a peer that cannot be told is refused too
+                _drop(conn)
+                turned_away(OTHER_USER, f"a connection from uid {peer if peer is not None else 'unknown'} "
+                                        "(not the launch's user) was closed before a byte of it was read")
+                continue
+            if server.open >= MAX_CONNECTIONS:
+                _busy(conn)
+                turned_away(OVER_LIMIT, f"more than {MAX_CONNECTIONS} connections were open at once: a "
+                                        "connection past them was answered 503 and closed")
+                continue
+            server.open += 1
+            try:
+                await loop.connect_accepted_socket(protocol, conn)
+            except OSError:
+                server.open -= 1
+                conn.close()
+
+    sock.setblocking(False)
+    server._accepting = loop.create_task(accept())
     return server
+
+
+def _drop(conn: socket.socket) -> None:
+    """Close at once, reading and writing nothing (a reset: no TIME_WAIT kept for it)."""
+    try:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    conn.close()
+
+
+def _busy(conn: socket.socket) -> None:
+    """A 503 for a connection past the limit, without holding it: written at once, whatever the
+    peer already sent dropped, closed."""
+    conn.setblocking(False)
+    try:
+        conn.send(_bridge_error(503, f"more than {MAX_CONNECTIONS} connections are open to this launch's bridge; "
+                                     "close some and try again", "too_many_connections"))
+        conn.recv(65536)
+    except OSError:
+        pass
+    conn.close()
 
 
 LINGER_SECONDS = 5.0

@@ -104,7 +104,11 @@ class RecordingSession:
         self.bridge.stop()
         if self.guard is not None:
             self.guard.release()
-        return rec.summarize(self.bridge.records(), self.real_plan.models.values())
+        summary = rec.summarize(self.bridge.records(), self.real_plan.models.values())
+        refused = self.bridge.connections_refused()
+        if refused:
+            summary["connections_refused"] = refused
+        return summary
 
 
 def known_secrets(plan: LaunchPlan, key: str, specs: list) -> tuple[str, ...]:

@@ -38,8 +38,9 @@ from ccswitch_tui.bridge.framing import (
            UpstreamFailed,
            WireError,
 )
-from ccswitch_tui.bridge.serving import Answer, Request, Server, serve
+from ccswitch_tui.bridge.serving import OTHER_USER, OVER_LIMIT, Answer, Request, Server, serve
 from ccswitch_tui.bridge.upstream import Pool, Upstream
 
-__all__ = ["MAX_HEAD", "READ", "Answer", "BodyTooLarge", "ChunkedDecoder", "Headers", "Pool", "Request", "Server",
-           "Unreachable", "Upstream", "UpstreamBroke", "UpstreamError", "UpstreamFailed", "WireError", "serve"]
+__all__ = ["MAX_HEAD", "OTHER_USER", "OVER_LIMIT", "READ", "Answer", "BodyTooLarge", "ChunkedDecoder", "Headers",
+           "Pool", "Request", "Server", "Unreachable", "Upstream", "UpstreamBroke", "UpstreamError", "UpstreamFailed",
+           "WireError", "serve"]
