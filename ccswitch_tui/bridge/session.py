@@ -73,13 +73,19 @@ class RecordingSession:
         bridge = LoadingBridge(config, records_path)
         guard = None
         try:
-            guard = Guard.start(bridge.listen_fd)
+            guard = Guard.start(bridge.listen_fd, plan.launch_id)
             return cls(plan, bridge, specs, options, key, guard)
         except BaseException:
             if guard is not None:
                 guard.release()
             bridge.stop()
             raise
+
+    def in_child(self) -> None:
+        """In the child, after its fork and before its exec (``preexec_fn``), in its own process
+        group: the guard learns that group before the tool runs (``bridge.guard``)."""
+        if self.guard is not None:
+            self.guard.in_child()
 
     def child_started(self, pid: int) -> None:
         """The child runs: the server may finish loading now, and if ccs dies the guard ends the
