@@ -49,6 +49,7 @@ MAX_REQUEST_BODY = 256 * 1024 * 1024
 RETRY_MEMORY = 10_000  # request digests kept to recognise a retry
 MAX_RECORDED_BODY = 1024 * 1024  # per body, with --record-bodies
 MAX_ERROR_BODY = 8192  # of an error answer, read for its message
+LOST_EVERY = 10.0  # seconds between two stderr lines about records that could not be written
 _BODY_MARGIN = 4096  # read past a cut, so that a secret across it is masked whole before cutting
 # The bridge reads (decodes) every answer before the child gets it, to keep secrets out: it asks for
 # what it decodes (``bridge.wire``), and answers 502 for any other Content-Encoding.
@@ -126,6 +127,8 @@ class Bridge:
         self._sock: socket.socket | None = sock
         self._server: wire.Server | None = None
         self._refusals: set[str] = set()
+        self._lost_said = 0.0
+        self._lost_reported = 0
 
     # --- the interface ----------------------------------------------------------------------
 
@@ -165,7 +168,7 @@ class Bridge:
             raise BridgeError(f"cannot start the recording bridge on 127.0.0.1 ({exc}); launch without --record") \
                 from None
         self._sock = sock
-        self._writer = rec.RecordWriter(self.config.records_path)
+        self._writer = rec.RecordWriter(self.config.records_path, on_lost=self._record_lost)
         if self.config.record_bodies:
             # The bodies thread runs Python for hundreds of ms per MiB (masking). By default the
             # interpreter hands itself to the waiting event loop only every 5 ms, and each stream's
@@ -241,6 +244,26 @@ class Bridge:
             if server is not None:
                 await server.close(0.5)
             await self._pool.close()
+
+    @property
+    def records_lost(self) -> int:
+        """Records that could not be written (a full disk): for the manifest."""
+        return self._writer.lost if self._writer is not None else 0
+
+    def lost_unreported(self) -> int:
+        """Records lost since the last stderr line about them."""
+        return self.records_lost - self._lost_reported
+
+    def _record_lost(self, lost: int, why: str) -> None:
+        """Said on stderr at the time (the first, then at most every few seconds with the count so
+        far); the launch's end says the total (``bridge.session``)."""
+        now = time.monotonic()
+        if lost > 1 and now - self._lost_said < LOST_EVERY:
+            return
+        self._lost_said = now
+        self._lost_reported = lost
+        print(f"ccs: warning: a request record could not be written to {self.config.records_path} ({why}); "
+              f"{lost} lost so far: this run's request counts and totals will be short", file=sys.stderr)
 
     def connections_refused(self) -> dict[str, int]:
         """Connections turned away before a request was read, by why (``wire.OVER_LIMIT``,

@@ -7,6 +7,7 @@ Only the bridge's loading thread imports the server (and so asyncio), while the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,12 @@ class RecordingSession:
         refused = self.bridge.connections_refused()
         if refused:
             summary["connections_refused"] = refused
+        lost = self.bridge.records_lost
+        if lost:
+            summary["records_lost"] = lost  # `ccs runs`, `runs report` and `ccs usage` mark the run
+            if self.bridge.lost_unreported():
+                print(f"ccs: warning: {lost} request record(s) of this run could not be written to "
+                      f"{self.bridge.records_path}; its request counts and totals are short", file=sys.stderr)
         return summary
 
 

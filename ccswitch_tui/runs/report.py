@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs.manifests import lost_note, records_lost
 from ccswitch_tui.runs.verdict import FIELDS, RunView, compare_views, view
 
 COLUMNS = ("launch_id", "label", "tool", "started", "base_url", "key_fingerprint", "models", "models_requested",
@@ -53,6 +54,7 @@ def row_for(paths: Paths | None, m: Mapping[str, Any], v: RunView | None = None)
         "duration_s": _duration(m),
         "exit_status": m.get("exit_status"),
         "recorded": obs is not None,
+        "records_lost": records_lost(m),  # the REQS cell says so: the counts are that much short
     }
 
 
@@ -79,7 +81,7 @@ def report(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -
         r["differences"] = [d.to_dict() for d in verdict.differences]
         drifted.update(r["drifted"])
     return {"rows": rows, "drifted_columns": sorted(drifted, key=_order),
-            "problems": [p for v in views for p in v.problems]}
+            "problems": [p for v in views for p in v.problems] + [n for m in manifests if (n := lost_note(m))]}
 
 
 def _cell(value: Any) -> str:
@@ -103,7 +105,8 @@ def table_rows(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     cells = []
     for r in data["rows"]:
         marked = {COLUMN_OF.get(f) for f in r["drifted"]}
-        cells.append([_cell(r[c]) + ("*" if c in marked else "") for c in TABLE_COLUMNS])
+        cells.append([_cell(r[c]) + (f" (+{r['records_lost']} lost)" if c == "requests" and r.get("records_lost")
+                                     else "") + ("*" if c in marked else "") for c in TABLE_COLUMNS])
     return headers, cells
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.safe_read import iter_lines
 
 if TYPE_CHECKING:
@@ -179,6 +179,8 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
             price_cache[prof] = prices(prof) if prices else {}
         table = price_cache[prof]
         label = m.get("label") if isinstance(m.get("label"), str) else "-"
+        if (lost := lost_note(m)) is not None:
+            notes.append(lost)  # its records are fewer than its requests: these totals are short
         for record in read_records(paths.runs / Path(recording["records"]).name, notes):
             started = record.get("started") if isinstance(record.get("started"), str) else m.get("started") or ""
             if since and started[:19] < since:
