@@ -32,7 +32,9 @@ record, ``upstream``: what the server says of the upstream's answer when the exc
 the failure is the provider's own error). Such an exchange also
 says, with ``ended`` (read after each piece it returned went out), whether what it returned so
 far ends the child's stream (its terminal event): the server then does not parse what the child
-gets either.
+gets either. An exchange that gives an answer up (a translation it has no room for) says so with
+``done_reading`` (optional, read after each chunk): the server then reads no more of the upstream's
+answer, closes that connection and ends the child's.
 
 The records always describe the wire on both sides: the child's path and requested model, the
 upstream URL that was really called, and the served model and usage read from the upstream's own

@@ -540,6 +540,8 @@ class Bridge:
                     received += len(chunk)
                     record["response_bytes"] = received
                     await send(take(chunk))
+                    if getattr(exchange, "done_reading", False):
+                        break  # the handler gave the answer up (too large to translate): no more is read
             except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
                 record.update(outcome=rec.UPSTREAM_ABORTED, error=self._mask.clip(

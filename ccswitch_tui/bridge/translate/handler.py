@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
-from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
+from ccswitch_tui.bridge.translate.exchange import CHAT_PATH, MAX_HELD
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.model import LaunchPlan
 
 RESPONSES_PATH = "/responses"
+MAX_ERROR_BODY = 64 * 1024  # of an error answer, kept for its message
 
 
 def translated_path(path: str) -> str | None:
@@ -115,21 +116,34 @@ class ChatExchange:
         return self.translation.observed() if self.translation is not None else {}
 
     @property
+    def done_reading(self) -> bool:
+        """True once the translation gave the answer up (too large): the server reads no more of it."""
+        return self.mode == "over" or (self.translation is not None and self.translation.gave_up is not None)
+
+    @property
     def ended(self) -> bool:
         """True once what this exchange returned holds the Responses stream's terminal event
         (completed, incomplete or failed); never for an error answer, which is one JSON body."""
-        return self.mode in ("stream", "whole") and self.translation is not None and self.translation.stream.ended
+        return self.mode in ("stream", "whole", "over") and self.translation is not None \
+            and self.translation.stream.ended
 
     def response_chunk(self, data: bytes) -> bytes:
         if self.mode == "raw" or self.translation is None:
             return data
         if self.mode == "stream":
             return self._open() + self.translation.feed(data)
-        self.buffer += data
+        if self.mode == "error":  # its message is at its start
+            self.buffer += data[:max(0, MAX_ERROR_BODY - len(self.buffer))]
+        elif self.mode == "whole" and len(self.buffer) + len(data) > MAX_HELD:
+            self.mode, self.buffer = "over", bytearray()  # no more of it is read
+            return self._open() + self.translation.give_up(
+                f"the provider's answer grew past the {MAX_HELD >> 20} MiB a translation holds")
+        elif self.mode == "whole":
+            self.buffer += data
         return b""
 
     def response_end(self) -> bytes:
-        if self.mode == "raw" or self.translation is None:
+        if self.mode in ("raw", "over") or self.translation is None:
             return b""
         if self.mode == "stream":
             return self._open() + self.translation.end()
