@@ -43,6 +43,7 @@ import re
 import string
 import threading
 from collections.abc import Iterable
+from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
 
@@ -196,23 +197,17 @@ class SecretForms:
             if "+" in secret or " " in secret:
                 charset.update("+ ")
             longest = max(longest, sum(map(_widest, secret)), *(len(c) for c in cores))
-        pattern = "|".join(groups)
+        self._pattern = "|".join(groups)
         self._always = always
         self._runs = tuple(dict.fromkeys(runs))
         self._b64 = tuple(b64)
-        escape = "\\\\u00(?:" + "|".join(sorted(escapes)) + ")" if escapes else None
-        self._re_text = re.compile(pattern, re.IGNORECASE) if pattern else None
-        self._re_bytes = re.compile(pattern.encode("utf-8"), re.IGNORECASE) if pattern else None
-        self._escape_text = re.compile(escape) if escape else None
-        self._escape_bytes = re.compile(escape.encode()) if escape else None
+        self._escape = "\\\\u00(?:" + "|".join(sorted(escapes)) + ")" if escapes else "(?!)"
         self._runs_bytes = tuple(r.encode() for r in self._runs)
         self._b64_bytes = tuple(a.encode() for a in self._b64)
         # every anchor in one pattern over a lower-cased text (a base64 anchor lower-cased too: it
         # finds more, never less)
-        short = "|".join([*(re.escape(a.lower()) for a in self._b64), *map(re.escape, self._runs),
-                          *([escape] if escape else [])]) or "(?!)"
-        self._short_text = re.compile(short)
-        self._short_bytes = re.compile(short.encode())
+        self._short = "|".join([*(re.escape(a.lower()) for a in self._b64), *map(re.escape, self._runs),
+                                self._escape])
         chars = "".join(sorted(charset))
         self.charset = frozenset(chars.encode("utf-8"))
         self.charset_bytes = bytes(sorted(self.charset))
@@ -220,6 +215,33 @@ class SecretForms:
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
+
+    # The patterns are compiled when first needed (the full one takes 10-20 ms a secret, and most
+    # texts are cleared by the anchors alone): building the forms costs a launch nothing.
+
+    @cached_property
+    def _re_text(self) -> re.Pattern[str] | None:
+        return re.compile(self._pattern, re.IGNORECASE) if self._pattern else None
+
+    @cached_property
+    def _re_bytes(self) -> re.Pattern[bytes] | None:
+        return re.compile(self._pattern.encode("utf-8"), re.IGNORECASE) if self._pattern else None
+
+    @cached_property
+    def _short_text(self) -> re.Pattern[str]:
+        return re.compile(self._short)
+
+    @cached_property
+    def _short_bytes(self) -> re.Pattern[bytes]:
+        return re.compile(self._short.encode())
+
+    @cached_property
+    def _escape_text(self) -> re.Pattern[str]:
+        return re.compile(self._escape)
+
+    @cached_property
+    def _escape_bytes(self) -> re.Pattern[bytes]:
+        return re.compile(self._escape.encode())
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -248,7 +270,7 @@ class SecretForms:
         for run in runs:
             if run in lowered:
                 return True
-        return marker in value and escape is not None and escape.search(value) is not None
+        return marker in value and escape.search(value) is not None
 
     def _replacement(self, m: re.Match[Any]) -> Any:
         name = m.lastgroup or ""
@@ -264,18 +286,18 @@ class SecretForms:
 
     def text(self, value: str) -> str:
         """``value`` with every form of every secret replaced."""
-        if self._re_text is None or not self.might_hold(value):
+        if not self.might_hold(value) or self._re_text is None:
             return value
         return self._re_text.sub(self._replacement, value)
 
     def data(self, value: bytes) -> bytes:
-        if self._re_bytes is None or not self.might_hold(value):
+        if not self.might_hold(value) or self._re_bytes is None:
             return value
         return self._re_bytes.sub(self._replacement, value)
 
     def holds(self, value: str) -> bool:
         """Whether ``value`` holds a form of a secret."""
-        return self._re_text is not None and self.might_hold(value) and self._re_text.search(value) is not None
+        return self.might_hold(value) and self._re_text is not None and self._re_text.search(value) is not None
 
     def stream(self) -> FormStream:
         return FormStream(self)
@@ -286,7 +308,7 @@ class SecretForms:
         end = len(data)
         last = 0
         out: list[bytes] = []
-        if self._re_bytes is not None and self.might_hold(data):
+        if self.might_hold(data) and self._re_bytes is not None:
             for m in self._re_bytes.finditer(data):
                 out.append(data[last:m.start()])
                 out.append(self._replacement(m))
