@@ -26,8 +26,10 @@ from key_samples import GLM, NON_SECRETS
 from test_bridge_secrets import dechunked, http_request, raw_exchange, wait_records
 
 from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+from ccswitch_tui.policy import mask as mask_of
 from ccswitch_tui.policy import redact
-from ccswitch_tui.policy.secret_forms import FORMS, SecretForms, remember
+from ccswitch_tui.policy.redact import remember
+from ccswitch_tui.policy.secret_forms import FORMS, SecretForms
 
 SLASHED = "bce-v3/ALTAK-q8Yb3nT6wPz2Lk9Vd4Rs7/0f3c9d2a7b6e5c4d8a1b0e9f7c6d5a4b3e2c1d0f+Rt2Ab=="
 ORDINARY = GLM
@@ -91,7 +93,7 @@ def assert_no_form(data: bytes | str, *secrets: str) -> None:
 
 @pytest.mark.parametrize("secret", [SLASHED, ORDINARY, OTHER])
 def test_every_form_is_found_alone_inside_text_json_and_urls(secret):
-    forms = SecretForms([(secret, "TOKEN")])
+    forms = SecretForms([(secret, "TOKEN")], mask_of)
     for name, form in forms_of(secret).items():
         for text in (form, f"see {form}.", f'{{"x":"{form}"}}', f"https://h/cb?key={form}&a=1", f"Basic {form}"):
             out = forms.text(text)
@@ -112,7 +114,7 @@ def test_every_form_is_found_alone_inside_text_json_and_urls(secret):
 
 
 def test_the_stream_filter_finds_every_form_wherever_the_chunks_are_cut():
-    forms = SecretForms([(SLASHED, "TOKEN"), (OTHER, None)])
+    forms = SecretForms([(SLASHED, "TOKEN"), (OTHER, None)], mask_of)
     for name, form in forms_of(SLASHED).items():
         data = f'data: {{"a":"{form}","b":"{forms_of(OTHER).get(name, OTHER)}"}}\n\n'.encode()
         want = forms.data(data)
@@ -127,7 +129,7 @@ def test_the_stream_filter_finds_every_form_wherever_the_chunks_are_cut():
 
 
 def test_ordinary_text_is_left_as_it_is():
-    forms = SecretForms([(SLASHED, "TOKEN"), (ORDINARY, "T2"), (OTHER, None)])
+    forms = SecretForms([(SLASHED, "TOKEN"), (ORDINARY, "T2"), (OTHER, None)], mask_of)
     sse = b'data: {"id":"chatcmpl-1","model":"m","choices":[{"delta":{"content":"Hello \\u003cb\\u003e"}}]}\n\n'
     for text in [*NON_SECRETS, sse.decode(), base64.b64encode(b"some other thing entirely").decode(),
                  SLASHED[:-6], ORDINARY[1:], quote(SLASHED[:20], safe="")]:

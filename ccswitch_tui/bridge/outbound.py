@@ -22,6 +22,9 @@ A chunk with none of the anchors every form holds costs a few substring searches
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ccswitch_tui.policy import mask
 from ccswitch_tui.policy.secret_forms import SecretForms
 
 # A secret shorter than this cannot be told apart from ordinary text: replacing every "abc" in an
@@ -30,4 +33,8 @@ MIN_SECRET = 8
 
 
 class SecretFilter(SecretForms):
-    """Replaces every form of each ``(secret, replacement)`` pair, longest secret first."""
+    """Replaces every form of each ``(secret, replacement)`` pair, longest secret first; a form that
+    does not decode back to its secret becomes the secret's mask."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str | None]]):
+        super().__init__(pairs, mask)

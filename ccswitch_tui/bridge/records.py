@@ -48,7 +48,7 @@ class Masker:
     credential with a mask."""
 
     def __init__(self, secrets: Iterable[str]):
-        self._forms = SecretForms((s, None) for s in secrets if s)  # every form of each (policy.secret_forms)
+        self._forms = SecretForms(((s, None) for s in secrets if s), mask)  # every form (policy.secret_forms)
         # Most short texts come again and again (a route's path, the upstream's URL, a model name):
         # masked once each. The rule is a few tens of microseconds of Python per text.
         self._short: dict[str, str] = {}

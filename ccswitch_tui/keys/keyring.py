@@ -18,7 +18,7 @@ from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable, StoreKey
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir
-from ccswitch_tui.policy.secret_forms import remember
+from ccswitch_tui.policy.redact import remember
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.checker import check_key_id

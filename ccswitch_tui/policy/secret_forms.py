@@ -27,7 +27,7 @@ of a secret must contain (its longest run of letters and digits in any case, a `
 one of those characters, a piece of each base64 core), a few substring searches in C; only a text
 holding one is searched with the full pattern.
 
-    forms = SecretForms([(key, token), (other, None)])
+    forms = SecretForms([(key, token), (other, None)], mask)
     forms.text("…%2F…")            # a str with every form replaced
     forms.data(b"…")               # the same for bytes
     s = forms.stream(); s.feed(chunk) + s.feed(chunk2) + s.flush()   # across chunk boundaries
@@ -42,7 +42,7 @@ import base64
 import re
 import string
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
@@ -129,12 +129,6 @@ def _b64_anchors(cores: list[str]) -> list[str]:
     return list(dict.fromkeys(anchors))
 
 
-def _mask(secret: str) -> str:
-    from ccswitch_tui.policy.redact import mask_token  # lazy: redact asks this module for the known secrets
-
-    return mask_token(secret)
-
-
 def _longest_run(secret: str) -> str:
     runs = re.findall(r"[A-Za-z0-9]+", secret)
     return max(runs, key=len) if runs else ""
@@ -163,15 +157,15 @@ def decoded(text: str) -> str:
 
 class SecretForms:
     """Every form of each ``(secret, replacement)`` pair: a form that decodes back to the secret
-    becomes ``replacement`` (the secret's mask when it is None), any other form the mask."""
+    becomes ``replacement`` (``mask(secret)`` when it is None), any other form ``mask(secret)``."""
 
-    def __init__(self, pairs: Iterable[tuple[str, str | None]]):
+    def __init__(self, pairs: Iterable[tuple[str, str | None]], mask: Callable[[str], str]):
         unique: dict[str, str | None] = {}
         for secret, replacement in pairs:
             if secret and secret not in unique:
                 unique[secret] = replacement
         self._secrets = sorted(unique, key=len, reverse=True)
-        self._masks = [_mask(s) for s in self._secrets]
+        self._masks = [mask(s) for s in self._secrets]
         pairs = zip(self._secrets, self._masks, strict=True)
         self._faithful = [mask if unique[s] is None else unique[s] for s, mask in pairs]
         self._build()
@@ -350,34 +344,25 @@ class FormStream:
         return held
 
 
-# --- the secrets this process knows, for its own output filter ------------------------------------
+# --- the secrets a process knows, for its own output filter --------------------------------------
 
 
-class _Known:
-    """The secrets ccs read in this process (keys, ``[secrets]`` values): its output filter masks
-    every form of each (``redact.redact_text``)."""
+class KnownSecrets:
+    """The secrets read in this process (keys, ``[secrets]`` values), each masked in every form
+    (``policy.redact`` keeps the one its output filter uses)."""
 
-    def __init__(self) -> None:
+    def __init__(self, mask: Callable[[str], str], shortest: int = 8):
         self._lock = threading.Lock()
-        self.forms = SecretForms(())
+        self._mask = mask
+        self._shortest = shortest  # a shorter value cannot be told apart from ordinary text
+        self.forms = SecretForms((), mask)
 
     def remember(self, *secrets: str | None) -> None:
-        new = [s for s in secrets if s and len(s) >= MIN_KNOWN and s not in self.forms.secrets]
+        new = [s for s in secrets if s and len(s) >= self._shortest and s not in self.forms.secrets]
         if not new:
             return
         with self._lock:
-            self.forms = SecretForms([(s, None) for s in (*self.forms.secrets, *new)])
+            self.forms = SecretForms([(s, None) for s in (*self.forms.secrets, *new)], self._mask)
 
-
-MIN_KNOWN = 8  # a shorter value cannot be told apart from ordinary text
-KNOWN = _Known()
-
-
-def remember(*secrets: str | None) -> None:
-    """Mask every form of these secrets in whatever ccs prints from now on."""
-    KNOWN.remember(*secrets)
-
-
-def mask_known(text: str) -> str:
-    """``text`` with every form of every secret ccs read in this process masked."""
-    return KNOWN.forms.text(text)
+    def masked(self, text: str) -> str:
+        return self.forms.text(text)
