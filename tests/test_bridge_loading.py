@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from other_user import as_nobody
 from provider_stub import ProviderStub
 
 from ccswitch_tui.bridge.guard import Guard
@@ -109,6 +110,17 @@ def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_
             reply = s.makefile("rb").read()
         assert reply.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
         assert b"launch 20990101T000000Z-guarded has ended" in reply
+        if os.geteuid() == 0:  # another user gets nothing at all, not even the launch's id
+
+            def knock() -> str:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                        return s.makefile("rb").read().decode("latin-1")
+                except ConnectionResetError:
+                    return ""
+
+            assert as_nobody(knock) == ""
         time.sleep(0.3)
         assert guard._proc.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
         child.kill()
