@@ -519,6 +519,7 @@ class Bridge:
                 answer.delivered = True
 
         observe = None if answer.observes else observer.feed  # a translation reads the bytes itself: once
+        gives_up = hasattr(exchange, "done_reading")  # optional in the Exchange protocol (bridge.handler)
 
         def take(raw: bytes) -> bytes:
             clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
@@ -540,7 +541,7 @@ class Bridge:
                     received += len(chunk)
                     record["response_bytes"] = received
                     await send(take(chunk))
-                    if getattr(exchange, "done_reading", False):
+                    if gives_up and exchange.done_reading:  # type: ignore[attr-defined]
                         break  # the handler gave the answer up (too large to translate): no more is read
             except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
