@@ -17,9 +17,10 @@ calls, in this order:
 4. ``exchange.response_end()`` once after the upstream's body ended normally; its bytes are the
    last the child gets.
 
-A handler never sees the key in an answer, and cannot hand it back: the server filters the
-upstream's bytes before ``response_head``/``response_chunk`` get them, and filters again what they
-return (a translator that joins two halves of a secret writes it whole) before the child gets it.
+A handler cannot hand the key back: the server filters the headers before ``response_head``
+gets them, and everything a handler returns (a translator that joins two halves of a secret writes
+it whole) before the child gets it; the body reaches a handler that rewrites it as the upstream
+sent it (a second filter would only cost a pass), and every text a record keeps is masked.
 A handler's own failure sent to the child (``response.failed``, say) is what the record's outcome
 says, with what the upstream had sent.
 An exchange that parses the answer itself (a translation) may say so with ``observes`` (read

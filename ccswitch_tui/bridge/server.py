@@ -491,7 +491,10 @@ class Bridge:
         error_body = bytearray()
         kept = bytearray() if self.config.record_bodies else None
         answer.kept = kept
-        upstream_filter = self._filter.stream()
+        # What a handler returns is filtered on its way to the child (a translation that joins two
+        # halves of a secret writes it whole); what it reads needs no filter of its own then, one
+        # pass instead of two, and what a record keeps of it is masked when written.
+        upstream_filter = None if exchange.rewrites_body else self._filter.stream()
         child_filter = self._filter.stream() if exchange.rewrites_body else None
         received = 0
         try:
@@ -522,7 +525,10 @@ class Bridge:
         gives_up = hasattr(exchange, "done_reading")  # optional in the Exchange protocol (bridge.handler)
 
         def take(raw: bytes) -> bytes:
-            clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
+            if upstream_filter is None:
+                clean = raw
+            else:
+                clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
             if observe is not None:
                 observe(clean)
             if answer.failing and len(error_body) < MAX_ERROR_BODY:
