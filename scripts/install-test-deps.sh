@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs, idempotently: Debian packages for a real Secret
-# Service (gnome-keyring, dbus, libsecret-tools), strace and a network namespace (util-linux, iproute2), a virtualenv with ccs and its test extras,
+# Service (gnome-keyring, dbus, libsecret-tools), strace and a network namespace (util-linux, iproute2),
+# a real browser for the consistency board (chromium, driven by Playwright: never `playwright install`,
+# which downloads a browser of its own), a virtualenv with ccs and its test extras,
 # and the pinned npm clients (claude, codex) in .cache/clients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ command -v secret-tool >/dev/null || need_apt+=(libsecret-tools)
 command -v strace >/dev/null || need_apt+=(strace)      # traces every connect() of the real clients
 command -v unshare >/dev/null || need_apt+=(util-linux) # a private network namespace for them
 command -v ip >/dev/null || need_apt+=(iproute2)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)  # tests/browser.py opens the board in it
 [ -x /usr/bin/pipx ] || need_apt+=(pipx)  # the README's install command, tested on the system Python
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -56,7 +56,34 @@ def make_home(root: Path) -> Paths:
     for day, extra in ((1, {}), (2, {}), (3, {"models": {"model": "gpt-4.1-mini"}})):
         write_manifest(paths, {**base, **extra, "launch_id": f"2025010{day}T090000Z-demo000{day}",
                                "started": f"2025-01-0{day}T09:00:00Z"})
+    rounds(paths)
     return paths
+
+
+def rounds(paths: Paths) -> None:
+    """Three rounds of three reruns of a 10-task agent through openrouter, for the Rounds view: the gap
+    narrows with the analyzer on, then widens on a rotated key with a second option added."""
+    solved = {"baseline": (5, [(3, 2)]), "analyzer": (7, [(1, 2)]), "key-drift": (6, [(3, 1)])}
+    args = {"baseline": [], "analyzer": ["--enable-consistency-analyzer"],
+            "key-drift": ["--enable-consistency-analyzer", "--guidelines", "g.md"]}
+    n = 0
+    for label, (every, partial) in solved.items():
+        for rerun in range(3):
+            n += 1
+            results, t = {}, 0
+            for count, times in [(every, 3), *partial]:
+                for _ in range(count):
+                    results[f"task-{t + 1}"] = float((t + rerun) % 3 < times)
+                    t += 1
+            results.update({f"task-{i + 1}": 0.0 for i in range(t, 10)})
+            fp = "fp:8c2e41d09b7a" if label == "key-drift" and rerun == 2 else "fp:5d1e8b0c2a47"
+            write_manifest(paths, {
+                "launch_id": f"20250105T1{n:02d}000Z-demo01{n:02d}", "profile": "openrouter", "tool": "run",
+                "argv": ["python", "agent.py", *args[label], f"out-{rerun}.jsonl"], "cwd": "/home/you/appworld",
+                "started": f"2025-01-05T1{n // 6}:{n % 6}0:00Z", "ended": f"2025-01-05T1{n // 6}:{n % 6}5:00Z",
+                "exit_status": 0, "base_urls": {"OPENAI_BASE_URL": "https://openrouter.ai/api/v1"},
+                "models": {"CCS_MODEL": "openai/gpt-4.1"}, "key_id": KEY_ID, "key_fingerprint": fp,
+                "env_hash": "sha256:6c1f", "label": label, "outcomes": {"results": results}})
 
 
 def start_processes(paths: Paths, work: Path) -> list[subprocess.Popen]:
@@ -91,13 +118,14 @@ class DemoService(Service):
         return [p for p in super().processes(all_) if p.pid in self.pids]
 
 
-async def shoot(paths: Paths, work: Path, name: str, steps: Callable[[Any], Awaitable[None]]) -> None:
+async def shoot(paths: Paths, work: Path, name: str, steps: Callable[[Any], Awaitable[None]],
+                profile: str = "taotoken") -> None:
     keys = KeyStore(paths, os.environ)
     service = DemoService(paths, Store(paths), keys, dict(SHELL), work)
     app = CcsApp(paths, environ=dict(SHELL), cwd=work, cursor_blink=False, keys=keys, service=service)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.select_profile("taotoken")
+        app.select_profile(profile)
         await settle(pilot)
         await steps(pilot)
         await settle(pilot)
@@ -143,8 +171,14 @@ async def main() -> None:
             async def editor(pilot: Any) -> None:
                 await pilot.press("e")
 
+            async def rounds_view(pilot: Any) -> None:
+                pilot.app.detail_pane.show_tab("runs")
+                await settle(pilot)
+                await pilot.press("u")
+
             for name, steps in (("main", overview), ("diff", diff), ("running", running), ("editor", editor)):
                 await shoot(paths, work, name, steps)
+            await shoot(paths, work, "rounds", rounds_view, profile="openrouter")
         finally:
             for p in procs:
                 p.kill()

@@ -21,6 +21,8 @@ class Reply:
     chunks: list[dict[str, Any]] | None = None  # streamed as SSE, then [DONE]
     body: dict[str, Any] | None = None  # answered as one JSON body
     raw: bytes | None = None  # streamed as these exact SSE bytes (a recorded stream's shape), event by event
+    page: bytes | None = None  # answered as these exact bytes, with ``content_type`` (an HTML error page, say)
+    content_type: str = "text/html"
     headers: dict[str, str] = field(default_factory=dict)  # more response headers (Retry-After, say)
     check: Callable[[dict[str, Any]], str | None] | None = None  # a reason to answer 400 instead
 
@@ -143,6 +145,9 @@ class ChatStub:
                             self.wfile.flush()
                             time.sleep(0.002)
                     self.close_connection = True
+                    return
+                if reply.page is not None:
+                    self._send(reply.status, reply.page, ctype=reply.content_type, headers=reply.headers)
                     return
                 if reply.chunks is None:
                     self._send(reply.status, json.dumps(reply.body or {}).encode(), headers=reply.headers)

@@ -212,7 +212,10 @@ def test_ps_and_inspect_recognise_it(ccs, env):
         (row,) = [r for r in rows if r["pid"] == stray.pid]
         assert row["tool"] == "fakecli"
         r = ccs("inspect", str(stray.pid), "--json", env=env)
-        (finding,) = json.loads(r.stdout)["findings"]
+        findings = json.loads(r.stdout)["findings"]
+        (finding,) = [f for f in findings if f["code"] != "loader"]
+        (loader,) = [f for f in findings if f["code"] == "loader"]  # the sitecustomize registering it ran in it
+        assert (loader["variable"], loader["severity"]) == ("PYTHONPATH", "error") and "Python" in loader["message"]
         assert (finding["code"], finding["family"], finding["variable"]) == (
             "unmanaged-routing", "fakecli", "FAKECLI_API_KEY")
         assert "read by Fake CLI" in finding["message"] and "sk-other-key" not in r.stdout

@@ -66,7 +66,11 @@ def test_outcomes_files(ccs, tmp_path, name, content):
     r = ccs("runs", "attach", lid[:12], str(f), *extra)
     assert r.returncode == 0, r.stderr
     got = json.loads((runs / f"{lid}.json").read_text())
-    assert got["outcomes"]["results"]["a"] == 1.0 and got["outcomes"]["results"]["b"] < 1.0
+    # The results live beside the manifest (their size never hides the run); the manifest names the file.
+    assert "results" not in got["outcomes"] and got["outcomes"]["results_file"] == f"{lid}.outcomes.jsonl"
+    lines = (runs / f"{lid}.outcomes.jsonl").read_text().splitlines()
+    results = {t: s for line in lines for t, s in json.loads(line).items()}
+    assert results["a"] == 1.0 and results["b"] < 1.0
     assert got["outcomes"]["tasks"] == 2 and got["outcomes"]["passed"] == 1
     assert {k: v for k, v in got.items() if k != "outcomes"} == m  # nothing else of the manifest changed
 
@@ -159,9 +163,94 @@ def test_readme_worked_example(ccs, base_env, key_id, tmp_path):
         assert csv_lines[0].startswith("round,k,tasks,pass_at_1") and csv_lines[1].startswith("baseline,3,8,79.2%")
         r = ccs("runs", "report", "--rounds", "baseline", "nope", env=env)
         assert r.returncode == 2 and "'nope'" in r.stderr
+
+        # The agent tags each request with its task: per-task routing, and the upstream never sees the header.
+        assert all("x-ccs-task" not in {k.lower() for k in s.headers} for s in (*first.seen, *second.seen))
+        assert {s.body["messages"][0]["content"] for s in first.seen} == {f"solve task-{n}" for n in range(1, 9)}
+        for row in data["rounds"]:
+            m = row["matrix"]
+            assert m["tagged_tasks"] == 8 and m["tagged_without_result"] == 0 and m["flips"] == row["flips"] == 5
+            for task in m["tasks"]:
+                assert [rt["requests"] for rt in task["routing"]] == [1, 1, 1]
+                assert all(rt["models_served"] == ["gpt-4.1"] and rt["tokens"] > 0 for rt in task["routing"])
+            assert [t["requests"] for t in row["timelines"]] == [8, 8, 8]
+        # What changed between consecutive rounds: the key (rotated within the second round), then the base
+        # URL and the key again (the third round runs on the rotated key): two variables, a warning.
+        assert base["changed_since"] is None and rotated["changed_since"] == "baseline"
+        assert "key" in [c["field"] for c in rotated["changed"]]
+        assert {"base_urls", "key"} <= {c["field"] for c in second_url["changed"]}
+        assert second_url["changed_warning"].startswith(f"{len(second_url['changed'])} variables changed since "
+                                                        "rotated")
+        assert [c for c in second_url["changed"] if c["field"] == "command"] == []  # the reruns' own args vary
+
+        # At 80 columns the table does not wrap; the changed line and the warning follow it.
+        r = ccs("runs", "report", "--rounds", "baseline", "rotated", "second-url", env={**env, "COLUMNS": "80"})
+        lines = r.stdout.splitlines()
+        assert max(map(len, lines)) <= 80, lines
+        assert lines[0].split() == ["ROUND", "K", "TASKS", "PASS@1", "PASS^K", "PASS@K", "GAP", "FLIPS", "VERDICT"]
+        assert lines[1].split() == ["baseline", "3", "8", "79.2%", "37.5%", "100.0%", "41.7", "pp", "5", "clean"]
+        assert any(x.startswith("second-url: warning: ") for x in lines)
+        assert any(x.startswith("rotated: changed since baseline: key ") for x in lines)
+        wide = ccs("runs", "report", "--rounds", "baseline", "rotated", "second-url", "--wide", env=env).stdout
+        assert "BASE URLS" in wide.splitlines()[0] and first.url + "/v1" in wide
+
+        board = tmp_path / "board.html"
+        r = ccs("runs", "report", "--rounds", "baseline", "rotated", "second-url", "--html", str(board), env=env)
+        assert r.returncode == 0 and str(board) in r.stderr and r.stdout == ""
+        check_board(board, data)
     finally:
         first.close()
         second.close()
+
+
+def check_board(board: Path, data: dict) -> None:
+    """What a person sees on the board, in a real browser: the gap's bars and values in the rounds'
+    order, each round's matrix cell by cell (flipped tasks first, pass^k's marked), the changed-variables
+    warnings, a flipped task's link to its requests, and no request beyond the file itself."""
+    from browser import page_of
+
+    rounds = data["rounds"]
+    with page_of(board) as (page, requests, dialogs):
+        assert page.title().startswith("Consistency board: baseline, rotated, second-url")
+        bars = page.locator("#gap-chart rect.bar.gap[data-round]")
+        assert [bars.nth(i).get_attribute("data-round") for i in range(bars.count())] == [r["round"] for r in rounds]
+        heights = [bars.nth(i).bounding_box()["height"] for i in range(bars.count())]
+        for h, r in zip(heights, rounds, strict=True):  # 200 px stand for 100 points
+            assert abs(h - r["gap"] * 2) < 1, (h, r["gap"])
+        labels = page.locator("#gap-chart text.gap-value").all_text_contents()
+        assert labels == [f"{r['gap']:.1f}" for r in rounds]
+        assert page.locator("#rounds-table .badge.clean").count() == 1
+        assert page.locator("#rounds-table .badge.drift").count() == 2
+        for i, r in enumerate(rounds):
+            rows = page.locator(f"#matrix-{i} tbody tr")  # the matrix's columns of rows, in order
+            assert rows.count() == len(r["matrix"]["tasks"]) == 8
+            for j, task in enumerate(r["matrix"]["tasks"]):
+                row = rows.nth(j)
+                assert row.locator("th").inner_text().startswith(task["task"])
+                shown = row.locator("td").all_inner_texts()
+                assert shown == ["–" if s is None else "✓" if s >= 1 else "✗" for s in task["results"]]
+                assert ("★" in row.locator("th").inner_text()) == task["every"]
+                assert (row.get_attribute("class") == "flipped") == task["flipped"]
+            flips = [t["flipped"] for t in r["matrix"]["tasks"]]
+            assert flips == sorted(flips, reverse=True)  # flipped first
+            # A flipped task links to what its requests went through.
+            link = rows.nth(0).locator("a")
+            target = link.get_attribute("href")
+            link.click()
+            box = page.locator(target).bounding_box()
+            assert page.url.endswith(target) and 0 <= box["y"] < 900  # scrolled to it
+            first_rerun = page.locator(target).locator("td").nth(0).inner_text()
+            first = r["matrix"]["tasks"][0]
+            assert first_rerun.startswith(f"{'✓' if first['results'][0] else '✗'} 1 req · ")  # one request, its tokens
+            assert first_rerun.endswith("gpt-4.1")
+        warnings = page.locator(".changed-warning")
+        expected = [r["changed_warning"] for r in rounds if r.get("changed_warning")]
+        assert warnings.count() == len(expected) >= 1
+        assert [w.strip("⚠ ") for w in warnings.all_inner_texts()] == expected
+        assert all(w.is_visible() for w in warnings.all())
+        assert page.locator("svg.timeline").count() == 9
+        assert page.locator("script").count() == 0
+        assert requests == [board.resolve().as_uri()] and dialogs == []
 
 
 def test_tui_runs_tab_groups_rounds(ccs_home, tmp_path):

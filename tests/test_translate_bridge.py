@@ -120,3 +120,61 @@ def test_a_stream_that_ends_without_an_answer_is_not_recorded_as_ok(translating)
     assert record["outcome"] == rec.UPSTREAM_ERROR
     assert record["error"].startswith("stream_closed: the provider closed the stream without an answer "
                                       "(the upstream sent HTTP 200 ")
+
+
+def test_an_http_error_codex_would_retry_for_nothing_is_a_400_and_its_record_says_why(translating):
+    deepseek = json.loads((FIXTURES / "deepseek_401.json").read_text())
+    bridge, _ = translating(Reply(status=401, body=deepseek))
+    status, _, raw = responses(bridge, {"model": "deepseek-chat", "input": "hi", "stream": True})
+    assert status == 400 and json.loads(raw)["error"]["code"] == "invalid_prompt"
+    record = one_record(bridge)
+    assert (record["status"], record["upstream_status"], record["outcome"]) == (400, 401, rec.UPSTREAM_ERROR)
+    assert (record["error_class"], record["error"]) == (
+        "auth", "authentication_error: Authentication Fails, Your api key: ****cdef is invalid")
+
+
+def test_a_pass_through_error_is_classed_too(tmp_path):
+    """A recorded request the bridge does not translate (Claude Code, a Responses provider) keeps the
+    provider's status, and its record the class of the provider's error, for the rounds table."""
+    stub = ChatStub(script=[Reply(status=429, body={"error": {"message": "Rate limit reached", "type": "requests",
+                                                              "code": "rate_limit_exceeded"}}),
+                            Reply(status=200, body={"id": "r", "object": "response", "model": "m", "output": []})],
+                    any_path=True)
+    bridge = Bridge(BridgeConfig(routes=(Route("p", f"{stub.url}/v1"),), key=KEY,
+                                 records_path=tmp_path / "P.requests.jsonl")).start()
+    try:
+        body = {"model": "m", "input": "hi"}
+        for _ in range(2):
+            conn = http.client.HTTPConnection("127.0.0.1", bridge.port, timeout=10)
+            conn.request("POST", "/p/responses", body=json.dumps(body),
+                         headers={"Authorization": f"Bearer {bridge.token}", "Content-Type": "application/json"})
+            assert conn.getresponse().read() and conn.close() is None
+            body = {"input": "hi", "model": "m"}  # the same request, its keys in another order
+        deadline = time.monotonic() + 5
+        while len(records := bridge.records()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        first, second = records
+        assert (first["status"], first["error_class"], second["error_class"]) == (429, "rate_limit", None)
+        assert second["retry_of"] == first["id"]
+        assert rec.summarize(records)["error_classes"] == {"rate_limit": 1}
+        assert rec.summarize(records)["retries"] == 1
+    finally:
+        bridge.stop()
+        stub.close()
+
+
+def test_records_from_before_error_classes_are_counted_by_status():
+    """A records file an earlier version wrote has no error_class: its summary has no classes, and the
+    rounds table's 401/403 and 429 counts come from the statuses, as before."""
+    from ccswitch_tui.runs.verdict import failures
+
+    old = [{"method": "POST", "path": "/v1/messages", "status": 401, "outcome": rec.UPSTREAM_ERROR},
+           {"method": "POST", "path": "/v1/messages", "status": 429, "outcome": rec.UPSTREAM_ERROR, "retry_of": 1}]
+    summary = rec.summarize(old)
+    assert "error_classes" not in summary and summary["retries"] == 1
+    assert (failures(summary, "auth", "401", "403"), failures(summary, "rate_limit", "429")) == (1, 1)
+    new = [{**old[0], "status": 400, "upstream_status": 401, "error_class": "auth"},
+           {**old[1], "error_class": "rate_limit"}, {"status": 200, "outcome": rec.OK, "error_class": None}]
+    summary = rec.summarize(new)
+    assert summary["error_classes"] == {"auth": 1, "rate_limit": 1}
+    assert (failures(summary, "auth", "401", "403"), failures(summary, "rate_limit", "429")) == (1, 1)

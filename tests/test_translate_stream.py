@@ -5,55 +5,22 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
+
+from translate_helpers import (
+    FIXTURES,
+    TOOLS,
+    assert_done_only_at_the_end,
+    assert_well_formed,
+    done_items,
+    run,
+    types,
+)
 
 from ccswitch_tui.bridge.translate import ReasoningMemory, chat_usage, error_body
 from ccswitch_tui.bridge.translate.exchange import Exchange
 from ccswitch_tui.bridge.translate.sse import DONE, SSEDecoder, encode
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
 from ccswitch_tui.bridge.translate.tools import convert_tools
-
-FIXTURES = Path(__file__).parent / "fixtures" / "chat"
-TOOLS = [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
-         {"type": "custom", "name": "apply_patch", "format": {"type": "text"}},
-         {"type": "namespace", "name": "mcp__files", "tools": [{"type": "function", "name": "read"}]}]
-
-
-def run(name: str, *, memory: ReasoningMemory | None = None, split: int = 7) -> tuple[list[dict], ResponsesStream]:
-    """Replay a recorded stream in awkward pieces (split mid-line) through the decoder and machine."""
-    stream = ResponsesStream(model="requested-model", tools=convert_tools(TOOLS), memory=memory)
-    decoder = SSEDecoder()
-    raw = (FIXTURES / name).read_bytes()
-    events: list[dict] = []
-    for i in range(0, len(raw), split):
-        for data in decoder.feed(raw[i:i + split]):
-            events += stream.finish() if data is DONE else stream.feed(data)
-    for data in decoder.close():
-        events += stream.feed(data)
-    events += stream.finish()
-    return events, stream
-
-
-def types(events: list[dict]) -> list[str]:
-    return [e["type"].removeprefix("response.") for e in events]
-
-
-def done_items(events: list[dict]) -> list[dict]:
-    return [e["item"] for e in events if e["type"] == "response.output_item.done"]
-
-
-def assert_well_formed(events: list[dict]) -> None:
-    assert [e["sequence_number"] for e in events] == list(range(len(events)))
-    assert types(events)[:2] == ["created", "in_progress"]
-    assert types(events)[-1] in ("completed", "incomplete", "failed")
-    assert sum(t in ("completed", "incomplete", "failed") for t in types(events)) == 1
-    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
-    finished = [e["output_index"] for e in events if e["type"] == "response.output_item.done"]
-    assert sorted(added) == list(range(len(added)))
-    if types(events)[-1] == "failed":  # what was open stays unfinished: Codex keeps none of it
-        assert set(finished) <= set(added)
-    else:
-        assert sorted(finished) == sorted(added)
 
 
 def test_deepseek_reasoning_then_a_tool_call_with_cached_usage() -> None:
@@ -64,9 +31,9 @@ def test_deepseek_reasoning_then_a_tool_call_with_cached_usage() -> None:
         "created", "in_progress",
         "output_item.added", "reasoning_summary_part.added", "reasoning_summary_text.delta",
         "reasoning_summary_text.delta", "reasoning_summary_text.done", "reasoning_summary_part.done",
-        "output_item.done",
         "output_item.added", "function_call_arguments.delta", "function_call_arguments.delta",
-        "function_call_arguments.done", "output_item.done", "completed"]
+        # every item is done with the response, in output order (a failure would leave them all open)
+        "output_item.done", "function_call_arguments.done", "output_item.done", "completed"]
     reasoning, fc = done_items(events)
     assert reasoning["summary"] == [{"type": "summary_text", "text": "The user wants the file list."}]
     assert (fc["type"], fc["name"], fc["call_id"], json.loads(fc["arguments"])) == (
@@ -162,7 +129,7 @@ def test_provider_http_errors_keep_status_and_message() -> None:
     status, raw = x.error(400, json.dumps(upstream).encode())
     body = json.loads(raw)
     assert status == 400 and body["error"]["message"] == "Kimi: Invalid request: tool_call_id not found"
-    assert x.error_text == "Invalid request: tool_call_id not found"
+    assert x.problem.message == "Invalid request: tool_call_id not found" and x.problem.error_class == "invalid_request"
     assert error_body(429, b"slow down")["error"] == {"message": "provider: slow down", "type": "rate_limit_error",
                                                       "code": "rate_limit_exceeded", "param": None}
     assert error_body(500, b"")["error"]["message"] == "provider: HTTP 500"
@@ -223,7 +190,9 @@ def test_minimax_errors_inside_a_200() -> None:
     stream = ResponsesStream(model="m", tools=convert_tools([]))
     events = stream.feed({"base_resp": {"status_code": 1002, "status_msg": "rate limited"}})
     assert events[-1]["type"] == "response.failed"
-    assert events[-1]["response"]["error"] == {"code": "1002", "message": "rate limited"}
+    # MiniMax's own number says rate limit: Codex gets the code it retries, the record keeps the number
+    assert events[-1]["response"]["error"] == {"code": "rate_limit_exceeded", "message": "rate limited"}
+    assert stream.problem.record_text() == "rate_limit_exceeded (1002): rate limited"
 
 
 # --- answers that used to be lost (own fixtures, in the shapes the providers send) --------------
@@ -250,27 +219,51 @@ def test_reasoning_sent_as_an_object_or_a_list_of_details_is_kept() -> None:
     assert events[-1]["response"]["usage"]["output_tokens_details"] == {"reasoning_tokens": 9}
 
 
-def test_an_error_mid_message_closes_the_message_then_fails() -> None:
+def test_an_error_codex_retries_closes_nothing_of_the_answer_so_far() -> None:
+    """Codex keeps every item that was done before response.failed and sends it again on its retry
+    (measured): an error it retries leaves the message open, so the retry starts from the same
+    history, and Codex shows the retry's answer instead."""
     events, stream = run("openrouter_midstream_error.sse", split=9)
     assert_well_formed(events)
-    assert types(events)[-4:] == ["output_text.done", "content_part.done", "output_item.done", "failed"]
-    (message,) = done_items(events)
-    assert message["status"] == "incomplete"
-    assert message["content"][0]["text"] == "Here is the first half of the answer"
+    assert types(events)[-3:] == ["output_text.delta", "output_text.delta", "failed"]
+    assert done_items(events) == []
     failed = events[-1]["response"]
     assert failed["error"] == {"code": "server_error", "message": "Provider disconnected unexpectedly"}
-    assert failed["output"] == [message]
+    assert failed["output"] == [] and stream.problem.retryable
+
+
+def test_an_error_codex_does_not_retry_shows_the_answer_so_far_once() -> None:
+    """An error a retry cannot fix ends the turn at once: the reasoning and the message so far are
+    closed first (the user sees them once), with a code Codex does not retry."""
+    stream = ResponsesStream(model="m", tools=convert_tools(TOOLS), provider="vLLM")
+    events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "count them"}}]})
+    events += stream.feed({"choices": [{"index": 0, "delta": {"content": "There are "}}]})
+    events += stream.feed({"error": {"object": "error", "message": "This model's maximum context length is 4096 "
+                                     "tokens. However, your request has 4100 input tokens.", "type": "BadRequestError",
+                                     "param": None, "code": 400}})
+    assert_well_formed(events)
+    assert types(events)[-4:] == ["content_part.done", "output_item.done", "output_item.done", "failed"]
+    reasoning, message = done_items(events)
+    assert reasoning["summary"][0]["text"] == "count them"
+    assert (message["status"], message["content"][0]["text"]) == ("incomplete", "There are ")
+    failed = events[-1]["response"]
+    assert failed["error"]["code"] == "context_length_exceeded" and failed["output"] == [reasoning, message]
+    assert failed["error"]["message"].startswith("vLLM: This model's maximum context length is 4096 tokens")
+    assert stream.problem.error_class == "context_length" and not stream.problem.retryable
 
 
 def test_a_tool_call_cut_by_an_error_is_never_finished() -> None:
-    """Codex runs a call as soon as its item is done: a call whose arguments an error cut off stays open."""
-    stream = ResponsesStream(model="m", tools=convert_tools(TOOLS))
-    events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "list it", "tool_calls": [
-        {"index": 0, "id": "c1", "function": {"name": "exec_command", "arguments": '{"cmd": "rm -rf bu'}}]}}]})
-    events += stream.feed({"error": {"message": "overloaded", "code": "overloaded"}})
-    assert_well_formed(events)
-    assert [i["type"] for i in done_items(events)] == ["reasoning"]
-    assert events[-1]["type"] == "response.failed"
+    """Codex runs a call as soon as its item is done: a call whose arguments an error cut off stays open,
+    whether Codex retries the error (nothing is done) or not (the reasoning before it is)."""
+    for error, kept in (({"message": "overloaded", "code": "overloaded"}, []),
+                        ({"message": "Invalid key", "code": "invalid_api_key"}, ["reasoning"])):
+        stream = ResponsesStream(model="m", tools=convert_tools(TOOLS))
+        events = stream.feed({"choices": [{"index": 0, "delta": {"reasoning_content": "list it", "tool_calls": [
+            {"index": 0, "id": "c1", "function": {"name": "exec_command", "arguments": '{"cmd": "rm -rf bu'}}]}}]})
+        events += stream.feed({"error": error})
+        assert_well_formed(events)
+        assert [i["type"] for i in done_items(events)] == kept
+        assert events[-1]["type"] == "response.failed"
 
 
 def test_deepseek_cache_hits_reported_only_in_its_own_field() -> None:
@@ -323,13 +316,14 @@ def test_the_short_way_for_plain_text_makes_the_same_events() -> None:
         assert_well_formed(fast)
         assert types(fast) == types(slow), name
         assert [e.get("delta") for e in fast] == [e.get("delta") for e in slow], name
-        assert fast[-1]["response"]["output"][0].get("content") == slow[-1]["response"]["output"][0].get("content")
+        assert [o.get("content") for o in fast[-1]["response"]["output"]] == [
+            o.get("content") for o in slow[-1]["response"]["output"]]
 
 
 def _normalised(sent: bytes) -> list[dict]:
     """The events Codex got, parsed, with what is random per exchange (ids, the time) replaced."""
     text = sent.decode()
-    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc|call)_[0-9a-f]{24})"', text)), key=text.index)
     for i, found in enumerate(ids):
         text = text.replace(found, f"id{i}")
     events = [json.loads(line[6:]) for line in text.split("\n") if line.startswith("data: ")]  # not at U+2028
@@ -342,7 +336,7 @@ def _normalised(sent: bytes) -> list[dict]:
 def _unrandom(sent: bytes) -> bytes:
     """The bytes Codex got, with what is random per exchange (ids, the time) replaced."""
     text = sent.decode()
-    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc)_[0-9a-f]{24})"', text)), key=text.index)
+    ids = sorted(set(re.findall(r'"((?:resp|msg|rs|fc|ctc|call)_[0-9a-f]{24})"', text)), key=text.index)
     for i, found in enumerate(ids):
         text = text.replace(found, f"id{i}")
     return re.sub(r'"created_at":[0-9]+', '"created_at":0', text).encode()
@@ -359,8 +353,9 @@ def _exchange(raw: bytes, cuts: list[int]) -> tuple[bytes, dict]:
 
 
 def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None:
-    """Whole, an event per chunk, a byte per chunk, CRLF, text outside ASCII cut inside a character:
-    Codex gets the same events and the record the same facts (the decoder parses each chunk's
+    """Every fixture whole, an event per chunk, a byte per chunk, cut at random places, CRLF, text
+    outside ASCII cut inside a character: Codex gets the same well-formed events and the record the
+    same facts (the decoder parses each chunk's
     complete events in one go, the text deltas come from a template)."""
     plain = b"".join(b'data: {"id":"c","object":"chat.completion.chunk","model":"served","choices":[{"index":0,'
                      b'"delta":{"content":"%s"}}]}\n\n' % t.encode() for t in ("h\u00e9", "\u4f60\u597d", ' \\"q\\" ',
@@ -369,17 +364,19 @@ def test_the_answer_does_not_depend_on_how_the_provider_cut_its_stream() -> None
               b'"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}\n\n'
               b"data: not json\n\ndata: {\"broken\": \n\ndata: [DONE]\n\n")
     streams = {"plain": plain, "plain-crlf": plain.replace(b"\n", b"\r\n")}
-    streams |= {name: (FIXTURES / name).read_bytes() for name in (
-        "glm_length.sse", "kimi_parallel_tools.sse", "openrouter_midstream_error.sse", "reasoning_objects.sse",
-        "deepseek_cache_hit.sse", "openai_refusal.sse")}
+    streams |= {path.name: path.read_bytes() for path in sorted(FIXTURES.glob("*.sse"))}  # every recorded shape
+    assert len(streams) >= 16
+    rng = random.Random(36)
     for name, raw in streams.items():
         whole, facts = _exchange(raw, [])
         events = _normalised(whole)
         assert_well_formed(events)
+        assert_done_only_at_the_end(events)
         blank = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
         per_event = [i + len(blank) for i in range(len(raw)) if raw.startswith(blank, i)]
         inside = [i for i in range(1, len(raw)) if raw[i] & 0xC0 == 0x80]  # inside a UTF-8 character
-        for cuts in (per_event, list(range(1, len(raw))), inside):
+        cut_anywhere = [sorted(rng.sample(range(1, len(raw)), min(k, len(raw) - 1))) for k in (2, 5, 17, 60)]
+        for cuts in (per_event, list(range(1, len(raw))), inside, *cut_anywhere):
             sent, seen = _exchange(raw, cuts)
             assert _normalised(sent) == events, name
             assert seen == facts, name

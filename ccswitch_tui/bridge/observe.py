@@ -8,6 +8,7 @@ the record (``usage_source = "missing"``), never guessed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Generator, Iterator
@@ -49,6 +50,63 @@ def request_facts_in_steps(body: bytes, content_type: str, path: str = "") -> Ge
         return RequestFacts(None, False)
     model = data.get("model")
     return RequestFacts(model if isinstance(model, str) else None, data.get("stream") is True)
+
+
+# --- the same try, by meaning -------------------------------------------------------------------
+#
+# A client's retry is the same request sent again, but not always the same bytes (measured):
+# Codex 0.171.0 writes ``client_metadata`` in another key order on each of its stream-level
+# retries (nothing else changes, ids included); Claude Code 2.1.332 sends its 5xx/429/529 retries
+# byte for byte again, but retries a stream broken by an error as a non-streamed request (the
+# same body with ``"stream": false``). Two requests are therefore the same try when their method,
+# path and body agree, the body compared as JSON (key order aside) without its ``stream`` flag.
+
+RETRY_IGNORED = frozenset({"stream"})  # top-level members a client changes between tries of one request
+
+
+class _EveryArray(frozenset[str]):  # parse_in_steps's keep_arrays, answering yes to every key
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _canonical(value: Any) -> bytes:
+    return _canonical_json(value).encode("utf-8", "surrogatepass")
+
+
+def request_identity_in_steps(method: str, path: str, body: bytes) -> Generator[None, None, str]:
+    """A digest two requests share when they are tries of one (see above): over the method, the
+    path and the body as canonical JSON (keys sorted, ``RETRY_IGNORED`` left out), or the body's
+    bytes when it is not a JSON object. A large body is read and digested a piece at a time, with a
+    pause (a ``yield``) after each, so the event loop serves the other requests meanwhile."""
+    digest = hashlib.sha256(method.encode() + path.encode() + b"\0")
+    start = body[:64].lstrip(b" \t\n\r")[:1]
+    data = (yield from parse_in_steps(body, _EveryArray())) if start == b"{" else None
+    if not isinstance(data, dict):
+        digest.update(body)
+        return digest.hexdigest()
+    done = 0
+    for key in sorted(data):
+        if key in RETRY_IGNORED:
+            continue
+        value = data[key]
+        digest.update(_canonical(key) + b":")
+        if isinstance(value, list) and len(body) >= STEPWISE_FROM:
+            digest.update(b"[")
+            for i, item in enumerate(value):
+                piece = _canonical(item)
+                digest.update(b"," + piece if i else piece)
+                done += len(piece)
+                if done > STEP:
+                    yield
+                    done = 0
+            digest.update(b"]")
+        else:
+            digest.update(_canonical(value))
+        digest.update(b",")
+    return digest.hexdigest()
 
 
 # --- JSON a piece at a time --------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ccswitch_tui.bridge.tally import Tally
 from ccswitch_tui.policy import mask, secret_param
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.policy.secret_forms import SecretForms
@@ -239,9 +240,13 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
 
 def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
-    requested and served, errors, the highest concurrency, and findings (a model that was not the
+    requested and served, errors and their classes, retries (requests that were another try of an
+    earlier one: ``retry_of``), the highest concurrency, and findings (a model that was not the
     profile's, a model the provider swapped)."""
     by_path: Counter[str] = Counter()
+    classes: Counter[str] = Counter()
+    classed = False  # records written before records had a class have none: then no error_classes
+    retries = 0
     by_status: Counter[str] = Counter()
     by_outcome: Counter[str] = Counter()
     requested: Counter[str] = Counter()
@@ -252,7 +257,9 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     max_concurrency = 0
     errors: list[dict[str, Any]] = []
     swaps: Counter[tuple[str, str]] = Counter()
+    tally = Tally()
     for r in records:
+        tally.add(r)
         path = str(r.get("path") or "?").split("?")[0]
         by_path[f"{r.get('method') or '?'} {path}"] += 1
         by_status[str(r.get("status"))] += 1
@@ -272,6 +279,11 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         in_flight = r.get("in_flight")
         if isinstance(in_flight, int):
             max_concurrency = max(max_concurrency, in_flight + 1)
+        if "error_class" in r:
+            classed = True
+            if isinstance(r["error_class"], str):
+                classes[r["error_class"]] += 1
+        retries += r.get("retry_of") is not None
         if r.get("outcome") != OK and len(errors) < 20:
             errors.append({"id": r.get("id"), "path": path, "status": r.get("status"),
                            "outcome": r.get("outcome"), "error": r.get("error")})
@@ -288,7 +300,7 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     if missing_usage:
         findings.append({"code": "usage-missing", "severity": "info", "count": missing_usage,
                          "message": f"{missing_usage} successful request(s) reported no token usage"})
-    return {
+    summary = {
         "requests": sum(by_outcome.values()),
         "by_path": dict(sorted(by_path.items())),
         "by_status": dict(sorted(by_status.items())),
@@ -298,7 +310,12 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         "models_served": dict(sorted(served.items())),
         "tokens": tokens,
         "errors": sum(n for o, n in by_outcome.items() if o != OK),
+        "retries": retries,
         "error_samples": errors,
         "max_concurrency": max_concurrency,
         "findings": findings,
+        **tally.result(),
     }
+    if classed:
+        summary["error_classes"] = dict(sorted(classes.items()))
+    return summary

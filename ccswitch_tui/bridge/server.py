@@ -18,7 +18,6 @@ got: ``ok`` once the answer's end reached it, whatever happens to the last bytes
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import json
 import logging
@@ -39,8 +38,14 @@ from urllib.parse import quote, unquote, urlsplit
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge import wire
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
-from ccswitch_tui.bridge.observe import STEPWISE_FROM, ResponseObserver, error_from_body, request_facts_in_steps
+from ccswitch_tui.bridge.observe import (
+    ResponseObserver,
+    error_from_body,
+    request_facts_in_steps,
+    request_identity_in_steps,
+)
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
+from ccswitch_tui.bridge.provider_errors import classify_text
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
 from ccswitch_tui.bridge.routes import leaves_route, split_target
 from ccswitch_tui.errors import CcsError
@@ -59,6 +64,10 @@ _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "prox
                          "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
                          "accept-encoding", "content-encoding"})
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+# A request's task id, as an agent tags it (``extra_headers`` in the SDKs): recorded as ``task``, and never
+# sent upstream.
+TASK_HEADER = "x-ccs-task"
+MAX_TASK_ID = 200
 
 
 class BridgeError(CcsError):
@@ -94,7 +103,7 @@ def utc_iso(ts: float) -> str:
 class _Stats:
     in_flight: int = 0
     ids: Any = field(default_factory=lambda: itertools.count(1))
-    bodies: dict[str, int] = field(default_factory=dict)  # sha256 of a request → its first record id
+    bodies: dict[str, int] = field(default_factory=dict)  # a request's identity (its try) → its first record id
 
 
 class Bridge:
@@ -300,8 +309,11 @@ class Bridge:
             "in_flight": stats.in_flight, "retry_of": None,
             "input_tokens": None, "output_tokens": None, "cached_tokens": None, "reasoning_tokens": None,
             "usage_source": "missing", "request_bytes": 0, "response_bytes": 0,
-            "provider_headers": {}, "system_fingerprint": None, "error": None,
+            "provider_headers": {}, "system_fingerprint": None, "error": None, "error_class": None,
         }
+        task_id = request.headers.get(TASK_HEADER)
+        if task_id is not None:
+            record["task"] = self._mask.clip(task_id.strip(), MAX_TASK_ID) or None
         answer = _Answer()
         task = asyncio.current_task()
         if task is not None:
@@ -380,12 +392,8 @@ class Bridge:
         # A model name is the child's text: the token sent as a model must not land in a record.
         record["model_requested"] = self._mask.exact(facts.model)
         record["stream"] = facts.stream
-        if body:
-            what = request.method.encode() + rest.encode() + b"\0" + body
-            if len(body) < STEPWISE_FROM:
-                digest = hashlib.sha256(what).hexdigest()
-            else:  # a MiB takes a millisecond; hashlib lets go of the interpreter, so in a thread
-                digest = await asyncio.get_running_loop().run_in_executor(None, _sha256, what)
+        if body:  # the same try as an earlier request, by meaning (observe.request_identity_in_steps)
+            digest = await _in_steps(request_identity_in_steps(request.method, rest, body))
             bodies = self._stats.bodies
             record["retry_of"] = bodies.get(digest)
             bodies.setdefault(digest, record["id"])
@@ -401,7 +409,7 @@ class Bridge:
         headers: dict[str, str] = {}
         for k, v in request.headers.items():
             low = k.lower()
-            if low in _HOP_BY_HOP:
+            if low in _HOP_BY_HOP or low == TASK_HEADER:
                 continue
             if token in v:
                 v = v.replace(token, key)
@@ -614,6 +622,8 @@ class Bridge:
                 f"{child_error} (the upstream sent {self._describe(record, answer)})", 1000))
         else:
             record.update(outcome=rec.OK, error=None)
+        if record["outcome"] == rec.UPSTREAM_ERROR and record["error_class"] is None:  # a translation classes its own
+            record["error_class"] = classify_text(record["upstream_status"], record["error"])
 
     def _describe(self, record: dict[str, Any], answer: _Answer) -> str:
         """What the upstream answered, in a few words: status, type, size, and how it begins."""
@@ -738,10 +748,6 @@ def _in_the_background() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     except (OSError, AttributeError):
         pass
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class _Reply:

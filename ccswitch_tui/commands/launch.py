@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -361,17 +362,23 @@ def runs_diff(ctx: Context, launch_ids: tuple[str, ...], as_json: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--csv", "as_csv", is_flag=True, help="Same as --format csv.")
 @click.option("--md", "as_md", is_flag=True, help="Same as --format md: a Markdown table.")
+@click.option("--wide", is_flag=True, help="With --rounds: every column (routing too), wider than 80 columns.")
+@click.option("--html", "html_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With --rounds: write the consistency board, one self-contained HTML file ('-': stdout).")
 @pass_ctx
 def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, rounds: bool, fmt: str, as_json: bool,
-                as_csv: bool, as_md: bool) -> None:
+                as_csv: bool, as_md: bool, wide: bool, html_file: str | None) -> None:
     """A table across reruns: base URL, key, models requested and served, tool version, requests,
     tokens, errors, duration; columns that drifted from the first run are marked with '*'.
 
-    With --rounds LABEL...: a row per round of reruns, scored from the runs' outcomes."""
+    With --rounds LABEL...: a row per round of reruns, scored from the runs' outcomes; --html FILE
+    draws them as a board (the gap per round, what changed between rounds, the tasks that flipped)."""
     fmt = "json" if as_json else "csv" if as_csv else "md" if as_md else fmt
     if rounds:
-        _rounds_report(ctx, launch_ids, label, fmt)
+        _rounds_report(ctx, launch_ids, label, fmt, wide, html_file)
         return
+    if wide or html_file:
+        raise UsageError("--wide and --html go with --rounds LABEL...")
     # lazy: keeps ccswitch_tui.runs.report off `ccs run`'s imports
     from ccswitch_tui.runs.report import report, table_rows, to_csv
 
@@ -402,8 +409,10 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, ro
             click.echo(visible(f"drifted from {manifests[0].get('launch_id')}: {', '.join(data['drifted_columns'])}"))
 
 
-def _rounds_report(ctx: Context, labels: tuple[str, ...], label: str | None, fmt: str) -> None:
-    from ccswitch_tui.runs import rounds  # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
+def _rounds_report(ctx: Context, labels: tuple[str, ...], label: str | None, fmt: str, wide: bool,
+                   html_file: str | None) -> None:
+    # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
+    from ccswitch_tui.runs import rounds, rounds_text
 
     labels = (*((label,) if label else ()), *labels)
     if not labels:
@@ -417,17 +426,25 @@ def _rounds_report(ctx: Context, labels: tuple[str, ...], label: str | None, fmt
         raise UsageError(f"no run has the label {missing[0]!r}; launch with --label {missing[0]}")
     data = rounds.rounds_table(labels, manifests, ctx.paths)
     _warn_lines(problems + [n for m in manifests if (n := damage_note(m))])
+    if html_file is not None:
+        from ccswitch_tui.runs.board import write_board  # lazy: only the board needs it
+
+        where = write_board(data, html_file)
+        if where is not None:
+            click.echo(visible(f"ccs: board of {len(labels)} round(s) written to {where}"), err=True)
+        if fmt == "table":
+            return
     if fmt == "json":
         emit_json(data)
     elif fmt == "csv":
-        click.echo(visible(rounds.to_csv(data)), nl=False)
+        click.echo(visible(rounds_text.to_csv(data)), nl=False)
     elif fmt == "md":
-        click.echo(visible(rounds.markdown(data)), nl=False)
+        click.echo(visible(rounds_text.markdown(data)), nl=False)
     else:
-        headers, cells, lines = rounds.terminal(data)
+        headers, cells, lines = rounds_text.terminal(data, shutil.get_terminal_size().columns, wide)
         click.echo(table(cells, headers))
         for line in lines:
-            click.echo(visible(line))
+            click.echo(line)
 
 
 @runs_group.command("attach")

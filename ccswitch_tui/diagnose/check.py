@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ccswitch_tui import tools
+from ccswitch_tui.error_pages import page_summary
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, Finding, Profile
@@ -204,9 +205,8 @@ def _error_text(resp: httpx.Response) -> str:
     try:
         data = loads_json(text)
     except ValueError:
-        if "<" in text and ">" in text:  # an HTML error page: keep its words
-            text = re.sub(r"(?is)<(script|style|head)\b.*?</\1>|<[^>]+>", " ", text)
-        return " ".join(text.split())[:300]
+        page = page_summary(text)  # an HTML error page: what its heading (or title, or text) says
+        return " ".join((text if page is None else page).split())[:300]
     msg: Any = None
     if isinstance(data, dict):
         err = data.get("error")

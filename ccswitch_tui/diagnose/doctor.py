@@ -1,5 +1,5 @@
-"""Contamination sources at rest: the current shell, Claude Code's settings layers for a directory,
-Codex's config files, the keyring, the installed clients and the profiles' keys.
+"""Contamination sources at rest: the current shell (routing and loader variables), Claude Code's
+settings layers for a directory, Codex's config files, the keyring, the installed clients and the profiles' keys.
 
 Each source becomes findings with the way out. Values are masked unless known non-secret.
 """
@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import tools
+from ccswitch_tui.diagnose import runtimes
 from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
+from ccswitch_tui.diagnose.loaders import shell_findings as loader_shell_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.launch.isolation import profile_findings
@@ -66,7 +68,7 @@ class DoctorReport:
         lines = [f"ccs doctor for {self.cwd}", ""]
         lines.append("shell")
         if not self.shell:
-            lines.append("  no routing variables")
+            lines.append("  no routing or loader variables")
         for v in self.shell:
             lines.append(f"  {v['name']}={v['value']}  ({v['family']}: affects {v['affects']})")
         lines += self.section_lines
@@ -170,14 +172,19 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
     def fp(value: str) -> str:
         return keys.fingerprint(value)
 
+    for spec in clients():
+        report.clients[spec.name] = client_info(spec.program or spec.name, environ)
     report.shell, found = shell_findings(environ, fp)
+    f += found
+    installed = {name: runtimes.of_file(c["path"], environ) for name, c in report.clients.items() if c["path"]}
+    rows, found = loader_shell_findings(environ, installed, tool_internal(), bool(environ.get("CCS_LAUNCH_ID")))
+    report.shell += rows
     f += found
     entries = store.entries()
 
     loaded = [e.profile for e in entries if e.profile is not None]
     for spec in clients():
-        c = client_info(spec.program or spec.name, environ)
-        report.clients[spec.name] = c
+        c = report.clients[spec.name]
         if c["path"]:
             f.append(Finding("client", INFO, f"{spec.name} {c['version'] or '(version unknown)'} at {c['path']}",
                              path=c["path"]))

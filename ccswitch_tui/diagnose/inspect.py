@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import tools
 from ccswitch_tui.bridge.reroute import as_recorded
+from ccswitch_tui.diagnose import runtimes
 from ccswitch_tui.diagnose.findings import counts, has_errors, sort_findings
+from ccswitch_tui.diagnose.loaders import process_findings, unexpected_loaders
 from ccswitch_tui.diagnose.processes import (
     STATUS_DENIED,
     STATUS_GONE,
@@ -230,6 +232,7 @@ class Inspector:
         self._profiles: dict[str, Profile | CcsError] = {}
         self._keyinfo: dict[str, _KeyInfo] = {}
         self._fp: Callable[[str], str] | None = None
+        self._rts: dict[int, frozenset[str] | None] = {}
 
     # caches
     def profile(self, name: str) -> Profile | CcsError:
@@ -326,6 +329,8 @@ class Inspector:
                     expected[name] = actual[name]
             findings += self._against_plan(pid, actual, expected, plan, tool, extras)
             findings += inspect_findings(pid, actual, plan)  # doors the profile opened, with their source
+            way = (f"restart it with `ccs launch {plan.profile} {tool}`" if launchable(tool)
+                   else f"restart it with `ccs run {plan.profile} -- …`")
         else:
             kept, trusted = inherited_env(actual)
             expected = {**kept, **trusted}
@@ -333,6 +338,9 @@ class Inspector:
                 if m in actual:
                     expected[m] = actual[m]
             findings += self._against_clean(pid, actual, tool)
+            way = _clean_way(tool)
+        if loader_names := unexpected_loaders(actual, expected, tool_internal()):  # code loaded into it
+            findings += process_findings(pid, actual, loader_names, tool, way, self._runtimes(pid, actual))
         own_names = plan.routing_names if plan is not None else {}
         fps = {k: self.fingerprint(v) for k, v in actual.items()
                if secret_name(k) and (routing_family(k) or k in own_names) and v}
@@ -458,12 +466,15 @@ class Inspector:
                     f"{name} is missing (profile {prof!r} sets it to {shown(name, expected[name])}); {relaunch}", fam)
         return out
 
+    def _runtimes(self, pid: int, environ: Mapping[str, str]) -> frozenset[str] | None:
+        if pid not in self._rts:
+            self._rts[pid] = runtimes.of_process(pid, environ)
+        return self._rts[pid]
+
     def _against_clean(self, pid: int, actual: Mapping[str, str], tool: str | None) -> list[Finding]:
         out: list[Finding] = []
         own = own_families(tool)
-        way = (f"start it with `ccs launch PROFILE {tool}` for a clean environment, or unset the variable "
-               "in the shell it came from") if launchable(tool) else \
-            "start it with `ccs run PROFILE -- …` for a clean environment, or unset the variable in its shell"
+        way = _clean_way(tool)
         urls: dict[str, list[str]] = {}
         for name in sorted(actual):
             value = actual[name]
@@ -571,6 +582,14 @@ class Inspector:
             key_fingerprint=extras.get("key_fingerprint"), fingerprints=extras.get("fingerprints", {}),
             secret_names=frozenset(extras.get("secret_names", ())),
         )
+
+
+def _clean_way(tool: str | None) -> str:
+    """The way out for a process ccs did not launch."""
+    if launchable(tool):
+        return (f"start it with `ccs launch PROFILE {tool}` for a clean environment, or unset the variable "
+                "in the shell it came from")
+    return "start it with `ccs run PROFILE -- …` for a clean environment, or unset the variable in its shell"
 
 
 def _owner(pid: int) -> str | None:

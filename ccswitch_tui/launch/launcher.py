@@ -24,7 +24,7 @@ from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.launch import liveness
 from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
-from ccswitch_tui.launch.shims import which_real
+from ccswitch_tui.launch.shims import find_real, relative_note
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
@@ -101,13 +101,17 @@ def build(
     if not plan.argv:
         raise UsageError(f"no command given; put it after --, e.g. `ccs run {profile.name} -- python run.py`")
 
-    executable = which_real(plan.argv[0], plan.env.get("PATH", os.defpath))  # never a ccs shim
+    found = find_real(plan.argv[0], plan.env.get("PATH", os.defpath))  # never a ccs shim, nor a relative entry
+    executable, path_note = found.path, relative_note(plan.argv[0], found)
     if executable is None and os.sep in plan.argv[0] and os.path.isfile(plan.argv[0]):
         raise UsageError(f"{plan.argv[0]!r} is not executable; chmod +x it or run it through its interpreter")
     if executable is None:
         hint = adapter.install_hint if adapter.program and plan.argv[0] == adapter.program else \
             "check the command name and the profile's PATH"
-        raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}")
+        raise UsageError(f"{plan.argv[0]!r} not found on PATH ({plan.env.get('PATH', '')}); {hint}"
+                         + (f"; {path_note}" if path_note else ""))
+    if path_note:
+        plan = replace(plan, warnings=(*plan.warnings, path_note))
     return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
 
 
@@ -456,6 +460,9 @@ def resume_line(plan: LaunchPlan, recording: Recording, args: str) -> str:
     return " ".join(["ccs launch", plan.profile, plan.tool, *flags, "--", args])
 
 
+LARGE_SUMMARY = ("by_task", "tasks_left_out", "timeline")  # a summary's parts that grow with the tasks
+
+
 def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:
     """The closing write of a manifest. The child's status wins over a full disk: when the file
     cannot be replaced it is rewritten in the room reserved at launch, and failing that ccs says so
@@ -467,5 +474,10 @@ def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:
         path = manifest_path(paths, manifest["launch_id"])
         if rewrite(path, json.dumps(manifest, indent=2) + "\n"):
             return
+        summary = manifest.get("requests")
+        if isinstance(summary, dict):  # the room reserved at launch holds it without its per-task counts and timeline
+            slim = {**manifest, "requests": {k: v for k, v in summary.items() if k not in LARGE_SUMMARY}}
+            if rewrite(path, json.dumps(slim, indent=2) + "\n"):
+                return
         print(f"ccs: warning: could not complete the run manifest {path} ({exc.strerror or exc}); "
               f"the run ended with status {manifest.get('exit_status')}", file=sys.stderr)

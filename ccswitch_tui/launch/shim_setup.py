@@ -12,6 +12,7 @@ from pathlib import Path
 import ccswitch_tui
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import UsageError
+from ccswitch_tui.launch.ownership import NotOwned, check_folders
 from ccswitch_tui.launch.shims import (
     ALL,
     MARKER,
@@ -19,8 +20,8 @@ from ccswitch_tui.launch.shims import (
     PROJECT_FILE,
     find_real,
     is_shim,
-    read_project_file,
-    read_small,
+    parse_project_file,
+    read_project_text,
     selection_path,
 )
 from ccswitch_tui.paths import ensure_private_dir
@@ -36,13 +37,27 @@ def write_selection(state: str | Path, tools: Mapping[str, str | None]) -> Path:
 
 
 def write_project_file(folder: Path, profile: str, tool: str | None) -> Path:
-    """Set ``.ccs-profile`` in ``folder``: the default line, or ``tool``'s line; other lines are kept."""
+    """Set ``.ccs-profile`` in ``folder``: the default line, or ``tool``'s line; other lines are kept.
+    A file there that is not the user's own (a link, a FIFO, another user's) is never written through
+    or over, and a folder others control is refused: a file there would be ignored."""
 
     path = Path(folder) / PROJECT_FILE
+    try:
+        check_folders(str(folder))
+    except NotOwned as exc:
+        raise UsageError(f"{exc.path} {exc.what}, so a {PROJECT_FILE} in {folder} would be ignored; "
+                         "keep your project in folders only you (or root) can change") from None
     lines: list[str] = []
     if os.path.lexists(path):
-        read_project_file(path)  # a damaged, odd or huge file is reported, never rewritten
-        lines = read_small(path).splitlines()
+        try:
+            text = read_project_text(path)
+        except NotOwned as exc:
+            raise UsageError(f"{exc.path} {exc.what}; `ccs use --here` never writes through or over it: "
+                             "remove it, then run this again") from None
+        except FileNotFoundError:
+            text = ""
+        parse_project_file(text, str(path))  # a damaged, odd or huge file is reported, never rewritten
+        lines = text.splitlines()
     key = tool or ALL
     out, done = [], False
     for raw in lines:
@@ -107,10 +122,11 @@ def install(folder: Path, programs: Mapping[str, str], profiles: Path, state: Pa
 
 
 def path_position(folder: Path, path_env: str | None) -> int | None:
-    """Where ``folder`` is on ``PATH`` (0: first), or None."""
+    """Where ``folder`` is on ``PATH`` (0: first), or None. Relative entries do not count: no shim is
+    ever found through them (``find_real``)."""
     target = os.path.realpath(folder)
     for i, entry in enumerate((path_env or "").split(os.pathsep)):
-        if entry and os.path.realpath(entry) == target:
+        if os.path.isabs(entry) and os.path.realpath(entry) == target:
             return i
     return None
 

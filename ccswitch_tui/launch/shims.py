@@ -12,13 +12,15 @@ kept in ccs's own folder (``<state>/shims``, which the user puts first on ``PATH
 - otherwise: ``ccs launch PROFILE TOOL -- ARGS`` in this process (``--nested`` inside a launch of
   the same profile for another tool).
 
-The real binary is the first one on ``PATH`` that is not a ccs shim, of this install or another:
-a shim never runs itself or another shim. Selection, in order: ``ccs use --none`` (for the tool or
-all), the nearest ``.ccs-profile`` (``PROFILE`` and/or ``tool=PROFILE`` lines), ``ccs use PROFILE``.
+The real binary is the first one on ``PATH``'s absolute entries that is not a ccs shim, of this
+install or another: a shim never runs itself or another shim, nor a binary that an empty or relative
+entry (the working folder) would find; ``ccs launch`` uses the same ``find_real``. Selection, in
+order: ``ccs use --none`` (for the tool or all), the nearest ``.ccs-profile`` that is the user's own
+(``ownership``; ``PROFILE`` and/or ``tool=PROFILE`` lines), ``ccs use PROFILE``.
 
 Writing the shims and the choice is ``shim_setup.py``. This module runs on every shim start: it
-imports nothing beyond the standard library until it launches, and never the client registry (the
-shim script names its tool).
+imports nothing beyond the standard library and ``ownership`` until it launches or has an error to
+tell, and never the client registry (the shim script names its tool).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
+
+from ccswitch_tui.launch.ownership import NotOwned, read_owned
 
 TYPE_CHECKING = False  # typing itself is not imported: a shim starts on every run of a client
 if TYPE_CHECKING:  # pathlib, typing's classes and dataclasses cost a shim start more than it does here
@@ -77,33 +81,69 @@ def is_shim(path: str | Path) -> bool:
 
 
 class Found:
-    __slots__ = ("path", "shims")
+    __slots__ = ("path", "shims", "relative", "skipped")
 
-    def __init__(self, path: str | None, shims: tuple[str, ...] = ()):
+    def __init__(self, path: str | None, shims: tuple[str, ...] = (), relative: tuple[str, ...] = (),
+                 skipped: tuple[str, ...] = ()):
         self.path = path  # the real binary, or None
         self.shims = shims  # the shims passed over on the way (this install's and others')
+        self.relative = relative  # PATH's empty and relative entries, never searched
+        self.skipped = skipped  # executables named ``program`` those entries would have found (absolute)
+
+
+def _executable(candidate: str) -> bool:
+    return os.path.isfile(candidate) and os.access(candidate, os.X_OK)
 
 
 def find_real(program: str, path_env: str | None) -> Found:
-    """The first executable ``program`` on ``path_env`` that is not a ccs shim."""
+    """The first executable ``program`` on ``path_env`` that is not a ccs shim. Empty and relative
+    entries (``::``, ``.``, ``bin``) are never searched: they mean the current folder, where a
+    repository's own ``./claude`` would get the profile's key (Go's ``exec.LookPath`` refuses them for
+    this reason). A ``program`` with a ``/`` is the caller's own choice and taken as it is."""
     if os.sep in program:
-        ok = os.path.isfile(program) and os.access(program, os.X_OK) and not is_shim(program)
+        ok = _executable(program) and not is_shim(program)
         return Found(program if ok else None)
-    skipped = []
+    shims_seen: list[str] = []
+    relative: list[str] = []
+    skipped: list[str] = []
     for entry in (path_env if path_env is not None else os.defpath).split(os.pathsep):
-        candidate = os.path.join(entry or ".", program)
-        if not os.path.isfile(candidate) or not os.access(candidate, os.X_OK):
+        candidate = os.path.join(entry, program)
+        if not os.path.isabs(entry):
+            if entry not in relative:
+                relative.append(entry)
+                where = os.path.abspath(candidate)
+                if where not in skipped and _executable(candidate) and not is_shim(candidate):
+                    skipped.append(where)
+            continue
+        if not _executable(candidate):
             continue
         if is_shim(candidate):
-            skipped.append(candidate)
+            shims_seen.append(candidate)
             continue
-        return Found(candidate, tuple(skipped))
-    return Found(None, tuple(skipped))
+        return Found(candidate, tuple(shims_seen), tuple(relative), tuple(skipped))
+    return Found(None, tuple(shims_seen), tuple(relative), tuple(skipped))
 
 
 def which_real(program: str, path_env: str | None) -> str | None:
-    """``shutil.which`` that passes over ccs shims: what ``ccs launch`` runs."""
+    """``shutil.which`` that passes over ccs shims and relative PATH entries: what ``ccs launch`` runs."""
     return find_real(program, path_env).path
+
+
+def entries_text(entries: Sequence[str]) -> str:
+    """PATH entries as a message names them: ``'.'``, ``the empty entry``."""
+    return ", ".join("the empty entry" if not e else repr(e) for e in dict.fromkeys(entries))
+
+
+def relative_note(program: str, found: Found) -> str | None:
+    """The one line that says a relative PATH entry was passed over, when it mattered: appended to the
+    not-found error, or (a binary found further on) a warning of its own. None when nothing was."""
+    if found.path is None and found.relative:
+        return (f"PATH's relative entries ({entries_text(found.relative)}) are never searched for a client; "
+                f"put the absolute folder of the real {program} on PATH")
+    if found.skipped:
+        return (f"{found.skipped[0]} is never run: PATH's empty and relative entries ({entries_text(found.relative)}) "
+                f"never find a client; running {found.path} instead (keep only absolute folders on PATH)")
+    return None
 
 
 # --- selection -------------------------------------------------------------------------------------
@@ -113,15 +153,17 @@ class SelectionError(ValueError):
 
 
 class Choice:
-    """Which profile a shim of ``tool`` uses here, and why."""
+    """Which profile a shim of ``tool`` uses here, and why; the project files passed over on the way."""
 
-    __slots__ = ("tool", "profile", "source", "where")
+    __slots__ = ("tool", "profile", "source", "where", "ignored")
 
-    def __init__(self, tool: str, profile: str | None, source: str, where: str | None = None):
+    def __init__(self, tool: str, profile: str | None, source: str, where: str | None = None,
+                 ignored: tuple[Ignored, ...] = ()):
         self.tool = tool
         self.profile = profile  # None: the shim passes straight through
         self.source = source  # "project" | "use" | "none" | "off"
         self.where = where  # the project file, or the selection file
+        self.ignored = ignored
 
     def why(self) -> str:
         if self.source == "project":
@@ -133,15 +175,54 @@ class Choice:
         return "nothing selected: passes straight through"
 
 
+class Ignored:
+    """A project file that is not the user's own (``ownership``): named, never obeyed."""
+
+    __slots__ = ("path", "what", "fix")
+
+    def __init__(self, path: str, what: str, fix: str):
+        self.path = path
+        self.what = what
+        self.fix = fix
+
+    def line(self) -> str:
+        return f"{self.path} {self.what}, so ccs ignores it; {self.fix}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "why": self.what, "fix": self.fix}
+
+
 def valid_name(name: str) -> bool:
     """``profile.NAME_RE`` without ``re`` (a shim start does not pay for it); a test keeps them equal."""
     return 0 < len(name) <= 64 and name[0] in _NAME_FIRST and all(c in _NAME_REST for c in name)
 
 
+EXCERPT = 12  # characters of a line from a file an error may show, after the output filter
+
+
+def excerpt(value: str, name: str = "") -> str | None:
+    """``value`` (read from a file, under variable-like ``name`` when the line had one) as an error line
+    may quote it: escaped, through the output filter, at most ``EXCERPT`` characters; None when it
+    reads like a credential or is longer than any profile name (a secret file linked or copied there)."""
+    from ccswitch_tui.policy import is_secret  # lazy: only an error line pays for the policy
+    from ccswitch_tui.policy.redact import redact_text  # lazy: only an error line pays for the policy
+
+    if len(value) > 64 or is_secret(name, value):
+        return None
+    shown = redact_text(value.encode("unicode_escape").decode("ascii"))
+    return repr(shown if len(shown) <= EXCERPT else shown[:EXCERPT] + "…")
+
+
+def _quoted(value: str, name: str = "") -> str:
+    shown = excerpt(value, name)
+    return shown if shown is not None else f"a line of {len(value)} characters (not shown: it may hold a secret)"
+
+
 def parse_project_file(text: str, where: str, off: bool = False) -> dict[str, str | None]:
     """``.ccs-profile``: one profile name for every tool, and/or ``tool=profile`` lines; ``#`` comments.
     Returns tool (or ``*``) → profile. Tool names are checked by the caller (it knows the registry).
-    ``off``: ``-`` in place of a name means straight through (None), as `ccs use --none` writes it."""
+    ``off``: ``-`` in place of a name means straight through (None), as `ccs use --none` writes it.
+    An error quotes the file only as ``excerpt`` allows."""
     out: dict[str, str | None] = {}
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
@@ -150,22 +231,36 @@ def parse_project_file(text: str, where: str, off: bool = False) -> dict[str, st
         tool, eq, name = line.partition("=")
         tool, name = (tool.strip(), name.strip()) if eq else (ALL, tool.strip())
         if eq and not tool:
-            raise SelectionError(f"{where}:{n}: {line!r} names no tool; write TOOL=PROFILE or just PROFILE")
+            raise SelectionError(f"{where}:{n}: {_quoted(line)} names no tool; write TOOL=PROFILE or just PROFILE")
         if off and name == OFF:
             out[tool] = None
             continue
         if not valid_name(name):
-            shown = name.encode("unicode_escape").decode("ascii")[:64]
-            raise SelectionError(f"{where}:{n}: {shown!r} is not a profile name "
+            raise SelectionError(f"{where}:{n}: {_quoted(name, '' if tool == ALL else tool)} is not a profile name "
                                  "(lower case letters, digits, '.', '_', '-'); fix the line or remove the file")
         if tool in out:
-            what = "a second profile line" if tool == ALL else f"a second {tool}= line"
+            what = "a second profile line" if tool == ALL else f"a second {_quoted(tool)}= line"
             raise SelectionError(f"{where}:{n}: {what}; keep one")
         out[tool] = name
     return out
 
 
 SMALL_FILE = 64 * 1024
+
+
+def _decoded(data: bytes, path: str | Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # lazy: keeps ccswitch_tui.errors off a shim's pass-through's imports
+        from ccswitch_tui.safe_read import decode_error_line
+
+        raise SelectionError(f"{path}: {decode_error_line(exc)}") from None
+
+
+def _too_big(data: bytes, path: str | Path) -> None:
+    if len(data) > SMALL_FILE:
+        raise SelectionError(f"{path} is over {SMALL_FILE} bytes; remove it")
 
 
 def read_small(path: str | Path) -> str:
@@ -179,39 +274,62 @@ def read_small(path: str | Path) -> str:
         raise SelectionError(f"{path}: cannot be read ({exc.strerror or exc}); fix or remove it") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > SMALL_FILE:
-            what = "is not a regular file" if not stat.S_ISREG(st.st_mode) else f"is over {SMALL_FILE} bytes"
-            raise SelectionError(f"{path} {what}; remove it")
+        if not stat.S_ISREG(st.st_mode):
+            raise SelectionError(f"{path} is not a regular file; remove it")
         data = os.read(fd, SMALL_FILE + 1)
     finally:
         os.close(fd)
+    _too_big(data, path)
+    return _decoded(data, path)
+
+
+def read_project_text(path: str | Path, checked: dict[str, str | None] | None = None) -> str:
+    """A ``.ccs-profile``'s text, when it is the user's own (``ownership``): ``NotOwned`` when it is
+    not, ``SelectionError`` when it cannot be read, FileNotFoundError when there is none."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # lazy: keeps ccswitch_tui.errors off a shim's pass-through's imports
-        from ccswitch_tui.safe_read import decode_error_line
-
-        raise SelectionError(f"{path}: {decode_error_line(exc)}") from None
-
-
-def read_project_file(path: str | Path) -> dict[str, str | None]:
-    try:
-        text = read_small(path)
-    except FileNotFoundError:
-        raise SelectionError(f"{path}: gone while being read; try again") from None
-    return parse_project_file(text, str(path))
+        data = read_owned(str(path), SMALL_FILE, checked)
+    except (FileNotFoundError, NotOwned):
+        raise
+    except OSError as exc:
+        raise SelectionError(f"{path}: cannot be read ({exc.strerror or exc}); fix or remove it") from None
+    _too_big(data, path)
+    return _decoded(data, path)
 
 
-def find_project_file(cwd: str | Path) -> str | None:
-    """The nearest ``.ccs-profile`` in ``cwd`` or its parents."""
+def read_project_file(path: str | Path, checked: dict[str, str | None] | None = None) -> dict[str, str | None]:
+    """A ``.ccs-profile``'s entries (``read_project_text``, then ``parse_project_file``)."""
+    return parse_project_file(read_project_text(path, checked), str(path))
+
+
+class ProjectFile:
+    """The nearest ``.ccs-profile`` that counts (its path and entries), and those passed over."""
+
+    __slots__ = ("path", "entries", "ignored")
+
+    def __init__(self, path: str | None, entries: dict[str, str | None], ignored: tuple[Ignored, ...]):
+        self.path = path
+        self.entries = entries
+        self.ignored = ignored
+
+
+def find_project_file(cwd: str | Path) -> ProjectFile:
+    """The nearest ``.ccs-profile`` in ``cwd`` or its parents that is the user's own; one that is not
+    (another user's, a link, a FIFO, writable by others, in a folder others control) is passed over
+    and named in ``ignored``. A file of the user's own that cannot be used raises SelectionError."""
     d = os.path.abspath(cwd)
+    checked: dict[str, str | None] = {}
+    ignored: list[Ignored] = []
     while True:
         candidate = os.path.join(d, PROJECT_FILE)
-        if os.path.lexists(candidate):
-            return candidate
+        try:
+            return ProjectFile(candidate, read_project_file(candidate, checked), tuple(ignored))
+        except FileNotFoundError:
+            pass
+        except NotOwned as exc:
+            ignored.append(Ignored(exc.path, exc.what, exc.fix))
         parent = os.path.dirname(d)
         if parent == d:
-            return None
+            return ProjectFile(None, {}, tuple(ignored))
         d = parent
 
 
@@ -234,18 +352,17 @@ def choose(tool: str, cwd: str | Path, state: str | Path, tool_names: Sequence[s
     if pick is None:
         return Choice(tool, None, "off", selection_path(state))
     project = find_project_file(cwd)
-    if project is not None:
-        entries = read_project_file(project)
+    if project.path is not None:
         if tool_names is not None:
-            for t in entries:
+            for t in project.entries:
                 if t != ALL and t not in tool_names:
-                    raise SelectionError(f"{project}: {t!r} is not a tool ccs launches; use one of: "
+                    raise SelectionError(f"{project.path}: {_quoted(t)} is not a tool ccs launches; use one of: "
                                          f"{', '.join(tool_names)}")
-        if name := entries.get(tool, entries.get(ALL)):
-            return Choice(tool, name, "project", project)
+        if name := project.entries.get(tool, project.entries.get(ALL)):
+            return Choice(tool, name, "project", project.path, project.ignored)
     if pick:
-        return Choice(tool, pick, "use", selection_path(state))
-    return Choice(tool, None, "none")
+        return Choice(tool, pick, "use", selection_path(state), project.ignored)
+    return Choice(tool, None, "none", None, project.ignored)
 
 
 # --- the shim itself -------------------------------------------------------------------------------

@@ -42,8 +42,10 @@ def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Stor
         "inside_launch": ({"launch_id": environ["CCS_LAUNCH_ID"], "profile": environ.get("CCS_PROFILE"),
                            "tool": environ.get("CCS_TOOL")} if environ.get("CCS_LAUNCH_ID") else None),
         "tools": [],
+        "ignored": [],  # project files that are not the user's own: named, never obeyed
         "error": None,
     }
+    ignored: dict[str, shims.Ignored] = {}
     for tool, program in progs.items():
         row: dict[str, Any] = {"tool": tool, "program": program}
         try:
@@ -57,6 +59,8 @@ def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Stor
         if choice.profile and store is not None:
             row["problem"] = profile_problem(store, choice.profile, tool)
         report["tools"].append(row)
+        ignored.update((i.path, i) for i in choice.ignored)
+    report["ignored"] = [i.to_dict() for i in ignored.values()]
     return report
 
 
@@ -75,6 +79,8 @@ def profile_problem(store: Store, name: str, tool: str) -> str | None:
 def lines(report: Mapping[str, Any]) -> list[str]:
     """`ccs status` as text."""
     out = []
+    for i in report.get("ignored", ()):
+        out.append(f"ignored: {i['path']} ({i['why']}); {i['fix']}")
     for row in report["tools"]:
         if row["source"] == "error":
             out.append(f"{row['program']}: cannot tell: {row['why']}")
@@ -107,6 +113,13 @@ def header(paths: Paths, environ: Mapping[str, str], cwd: Path) -> str:
         return ""
     if report["error"]:
         return f"shims: {report['error']}"
+    line = _header_choice(report)
+    if report["ignored"]:  # a file the shims pass over is worth a word where the choice is shown
+        line = (line or "shims:") + f" — a {shims.PROJECT_FILE} here is not yours, ignored (`ccs status`)"
+    return line
+
+
+def _header_choice(report: Mapping[str, Any]) -> str:
     parts = []
     for row in report["tools"]:
         if row["profile"]:
@@ -121,7 +134,8 @@ def header(paths: Paths, environ: Mapping[str, str], cwd: Path) -> str:
 
 def doctor_findings(report: Mapping[str, Any]) -> list[Any]:
     """The shim setup as doctor findings: a folder missing from PATH or shadowed, a selection that
-    names a profile that cannot launch the tool, a damaged project file."""
+    names a profile that cannot launch the tool, a damaged project file, one that is not the user's
+    own (ignored)."""
 
     out = []
     folder = report["shim_dir"]
@@ -134,6 +148,9 @@ def doctor_findings(report: Mapping[str, Any]) -> list[Any]:
                            "so it starts without ccs; put the shim folder first", path=real, variable="PATH"))
     if report["error"]:
         out.append(Finding("shim-selection", ERROR, report["error"]))
+    for i in report.get("ignored", ()):
+        out.append(Finding("project-file-ignored", WARN, f"{i['path']} {i['why']}, so tools started here by name "
+                           f"do not follow it; {i['fix']}", path=i["path"]))
     for row in report["tools"]:
         if row.get("problem"):
             out.append(Finding("shim-selection", ERROR, f"a {row['program']} started here would fail: "

@@ -9,7 +9,8 @@ and the bridge's filters all ask this module; none keeps a rule of its own.
   from the shape and randomness rules in ``shapes``.
 - Classes of variables: routing families (the shared ones here, each client's from its spec, which
   the registry hands in with ``register_client_families``), proxies, cloud switches, loaders (what
-  changes the code a child runs), TLS trust (which certificates it trusts).
+  changes the code a child runs; ``loaders``: which runtime runs it), TLS trust (which certificates
+  it trusts).
 - Display: ``mask``, ``shown`` for any variable, ``plan_shown`` for a variable of a launch plan.
 - The clean environment: the base allowlist, ccs's markers, what passes from the parent.
 """
@@ -21,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.policy.loaders import RUNTIME_LABELS as RUNTIME_LABELS  # the loader questions are the policy's
+from ccswitch_tui.policy.loaders import loader_runtimes as loader_runtimes
 from ccswitch_tui.policy.redact import mask_token, redact_text
 from ccswitch_tui.policy.shapes import SECRET_PARAM_RE, LazyPattern, holds_credential
 
@@ -178,12 +181,13 @@ TRUST_VARS = frozenset({
 # What changes the code a child loads: the clients built with Bun run a BUN_OPTIONS=--preload script,
 # those launched by Node a NODE_OPTIONS=--require one, every dynamically linked one honours LD_PRELOAD
 # (measured with the pinned clients; the README's Clients section says which is which). The rest are
-# the interpreters' documented hooks, for the commands the clients run.
+# the interpreters' documented hooks, for the commands the clients run (PYTHONWARNINGS imports the
+# module a warning category names). Which runtime reads which: ``loaders.loader_runtimes``.
 LOADER_PREFIXES = ("LD_", "DYLD_", "BUN_")
 LOADER_NAMES = frozenset({
     "NODE_OPTIONS", "NODE_PATH", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_REPL_EXTERNAL_MODULE", "PYTHONSTARTUP",
-    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "BASH_ENV", "ENV",
-    "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTHONWARNINGS", "BASH_ENV",
+    "ENV", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "PROMPT_COMMAND", "ZDOTDIR",
 })
 # Globs in policy.inherit may not reach these families either (name each variable in full).
@@ -283,6 +287,12 @@ def is_trust(name: str) -> bool:
 
 def is_loader(name: str) -> bool:
     return name in LOADER_NAMES or name in _Clients.loaders or name.startswith(LOADER_PREFIXES)
+
+
+def client_loader(name: str) -> bool:
+    """A variable a client's own launcher reads to run other code (``KILO_BIN_PATH``): its spec's ``loaders``."""
+    return name in _Clients.loaders
+
 
 
 def kind(name: str) -> str | None:

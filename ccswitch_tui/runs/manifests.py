@@ -27,6 +27,9 @@ VOLATILE_ENV = frozenset({"CCS_LAUNCH_ID"})
 SESSION_ENV = frozenset({"TERM", "TERMINFO", "COLORTERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "DISPLAY",
                          "WAYLAND_DISPLAY", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "CCS_LAUNCH_ID"})
 DRIFT_EXIT = 3  # `ccs runs diff` when runs drifted
+# Manifests of earlier versions could hold a benchmark's whole per-task results inline (some MiB per
+# million tasks); later ones keep them beside the manifest. Both are read.
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 
 
 def env_hash(non_secret_env: Mapping[str, str]) -> str:
@@ -63,7 +66,7 @@ def load_manifests(paths: Paths, profile: str | None = None,
     sweep_temp_files(paths.runs, older_than=STALE_TEMP_SECONDS, suffix=".json")
     for p in paths.runs.glob("*.json"):
         try:
-            data = loads_json(read_text(p))
+            data = loads_json(read_text(p, MAX_MANIFEST_BYTES))
         except (OSError, ValueError) as exc:  # unreadable, not a regular file, not UTF-8, not JSON, too deep
             if problems is not None:
                 problems.append(f"{p}: not a readable run manifest ({exc}); left out")
@@ -96,7 +99,7 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
 def read_manifest(path: Path) -> dict[str, Any]:
     """One manifest asked for by id; a damaged one is bad input (one line), not an internal error."""
     try:
-        data = loads_json(read_text(path))
+        data = loads_json(read_text(path, MAX_MANIFEST_BYTES))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable run manifest ({exc}); remove it or pick another run") from None
     if not isinstance(data, dict):
@@ -107,7 +110,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
 TEXT_FIELDS = ("launch_id", "profile", "tool", "started", "ended", "key_id", "key_fingerprint", "cwd",
                "executable", "env_hash", "tool_version", "ccs_version", "label")
 TEXT_MAPS = ("base_urls", "models")  # {name: text}
-SUMMARY_COUNTS = ("by_path", "by_status", "by_outcome", "endpoints", "models_requested", "models_served", "tokens")
+SUMMARY_COUNTS = ("by_path", "by_status", "by_outcome", "endpoints", "models_requested", "models_served", "tokens",
+                  "error_classes")
 SUMMARY_INTS = ("requests", "errors", "max_concurrency", "retries", "records_lost")
 DAMAGED = "_damaged"  # the fields of a manifest that were not what ccs writes (never written back)
 STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead

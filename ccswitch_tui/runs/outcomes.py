@@ -1,6 +1,13 @@
 """A run's per-task results ("outcomes"): read from the file an agent benchmark writes (JSONL, JSON or
-CSV; one task id and a success flag or score per row) and kept in the run's manifest, so that a
-round of reruns can be scored (pass@1, pass^k, the consistency gap) next to how it was routed.
+CSV; one task id and a success flag or score per row), so that a round of reruns can be scored
+(pass@1, pass^k, the consistency gap) next to how it was routed.
+
+The results live beside the manifest, in ``runs/<launch-id>.outcomes.jsonl`` (lines of ``{task:
+score}`` objects, up to 10,000 tasks each); the manifest's ``outcomes`` keeps where they came from,
+their counts and the file's name.
+However many tasks a benchmark has, the manifest stays small, so a run never drops out of the
+reports for the size of its results. Manifests of earlier versions kept the results inline
+(``outcomes.results``): they are read as they are.
 
 A bad file is one line naming the file and its first bad row; nothing is attached from it.
 """
@@ -14,9 +21,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.runs.manifests import find_manifest, manifest_path, write_manifest
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.runs.manifests import MAX_MANIFEST_BYTES, find_manifest, manifest_path, write_manifest
+from ccswitch_tui.safe_read import decode_error_line, iter_lines, loads_json, read_text
 
 if TYPE_CHECKING:
     from ccswitch_tui.paths import Paths
@@ -26,6 +34,9 @@ SUCCESS_COLUMNS = ("success", "passed", "pass", "solved", "correct", "score", "r
 _TRUE = frozenset({"true", "yes", "pass", "passed", "success", "succeeded", "ok", "solved"})
 _FALSE = frozenset({"false", "no", "fail", "failed", "failure", "error", "unsolved"})
 HOW = "one row per task with a task id and a success flag (true/false) or a score from 0 to 1"
+RESULTS_SUFFIX = ".outcomes.jsonl"
+MAX_RESULTS_BYTES = 256 * 1024 * 1024  # some millions of tasks; a larger file is not read
+MAX_OUTCOMES_FILE = 256 * 1024 * 1024  # the file an agent wrote
 
 
 def score_of(value: Any) -> float | None:
@@ -104,7 +115,7 @@ def read_outcomes(path: Path, task_column: str | None = None, success_column: st
     "passed", "results": {task id: score}}``. UsageError (one line) for a file that cannot be read or a
     bad row."""
     try:
-        text = read_text(path)
+        text = read_text(path, MAX_OUTCOMES_FILE)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such outcomes file; give the file the agent wrote its results to") from None
     except UnicodeDecodeError as exc:
@@ -146,10 +157,19 @@ def read_outcomes(path: Path, task_column: str | None = None, success_column: st
             "passed": sum(1 for s in results.values() if s >= 1.0), "results": results}
 
 
-def results_of(m: Mapping[str, Any]) -> dict[str, float] | None:
-    """The per-task scores a manifest holds, or None (none attached, or a damaged entry)."""
+def results_path(paths: Paths, launch_id: str) -> Path:
+    return paths.runs / f"{launch_id}{RESULTS_SUFFIX}"
+
+
+def results_of(m: Mapping[str, Any], paths: Paths | None = None) -> dict[str, float] | None:
+    """The per-task scores of a run, or None (none attached, or damaged): from the file beside the
+    manifest (needs ``paths``), or inline in a manifest of an earlier version."""
     out = m.get("outcomes")
-    res = out.get("results") if isinstance(out, dict) else None
+    if not isinstance(out, dict):
+        return None
+    if isinstance(out.get("results_file"), str):
+        return _read_results(paths.runs / Path(out["results_file"]).name) if paths is not None else None
+    res = out.get("results")
     if not isinstance(res, dict):
         return None
     clean = {str(k): float(v) for k, v in res.items()
@@ -157,14 +177,50 @@ def results_of(m: Mapping[str, Any]) -> dict[str, float] | None:
     return clean if len(clean) == len(res) else None
 
 
+def _read_results(path: Path) -> dict[str, float] | None:
+    """The ``{task: score}`` lines of a results file; None when it is missing or any line is damaged."""
+    results: dict[str, float] = {}
+    try:
+        for line in iter_lines(path, MAX_RESULTS_BYTES, RESULTS_LINE_BYTES):
+            if line is None:
+                return None
+            try:
+                part = loads_json(line)
+            except ValueError:
+                return None
+            if not isinstance(part, dict) or not all(
+                    type(v) in (int, float) and 0 <= v <= 1 for v in part.values()):
+                return None
+            results.update(part)
+    except OSError:
+        return None
+    return {t: float(v) for t, v in results.items()}
+
+
+RESULTS_PER_LINE = 10_000
+RESULTS_LINE_BYTES = MAX_RESULTS_BYTES  # a line of 10,000 tasks whose ids are long
+
+
+def _results_text(results: Mapping[str, float]) -> str:
+    items = list(results.items())
+    return "".join(json.dumps(dict(items[i:i + RESULTS_PER_LINE]), ensure_ascii=False) + "\n"
+                   for i in range(0, len(items), RESULTS_PER_LINE))
+
+
 def attach(paths: Paths, launch_id: str, outcomes: Mapping[str, Any]) -> Path:
-    """Add outcomes to a finished run's manifest: the file as it is on disk plus the one field."""
+    """Add outcomes to a finished run: the results in their own file, then the manifest as it is on
+    disk plus its ``outcomes`` (without the results)."""
 
     m = find_manifest(paths, launch_id)
     if m.get("ended") is None and m.get("exit_status") is None:
         raise UsageError(f"run {m['launch_id']} is still going; attach its outcomes after it ends "
                          "(or launch it with --outcomes FILE)")
     path = manifest_path(paths, m["launch_id"])
-    raw = loads_json(read_text(path))  # find_manifest read it already: what it holds, not its shown form
-    raw["outcomes"] = dict(outcomes)
+    # find_manifest read it already: what it holds, not its shown form
+    raw = loads_json(read_text(path, MAX_MANIFEST_BYTES))
+    entry = {k: v for k, v in outcomes.items() if k != "results"}
+    results = results_path(paths, m["launch_id"])
+    atomic_write(results, _results_text(outcomes.get("results") or {}), mode=0o600, durable=False)
+    entry["results_file"] = results.name
+    raw["outcomes"] = entry
     return write_manifest(paths, raw)

@@ -18,7 +18,7 @@ from ccswitch_tui.bridge.records import summarize
 from ccswitch_tui.safe_read import iter_numbered_lines, loads_json
 
 # Fields a summary hashes or splits: they must be text (or absent).
-_TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source")
+_TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source", "task")
 _INT = ("status", "in_flight", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
 
 
@@ -74,12 +74,11 @@ class _Counted:
     """An iterable that knows, once iterated, how many items it gave (``summarize`` asks ``len``)."""
 
     def __init__(self, items: Iterable[dict[str, Any]]):
-        self._items, self.n, self.retries = items, 0, 0
+        self._items, self.n = items, 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for item in self._items:
             self.n += 1
-            self.retries += item.get("retry_of") is not None
             yield item
 
     def __len__(self) -> int:
@@ -92,7 +91,6 @@ def read_summary(path: Path, expected_models: Iterable[str] = ()) -> Reading:
     reading = Reading({})
     counted = _Counted(iter_records(path, reading))
     reading.summary = summarize(counted, expected_models)
-    reading.summary.setdefault("retries", counted.retries)
     if reading.error:
         reading.problems.append(f"{path}: {reading.error}; its requests are not counted")
     elif reading.bad_lines:

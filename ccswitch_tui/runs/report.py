@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs.cells import csv_cell, md_cell, total
 from ccswitch_tui.runs.manifests import lost_note, records_lost
 from ccswitch_tui.runs.verdict import FIELDS, RunView, compare_views, view
 
@@ -47,9 +48,10 @@ def row_for(paths: Paths | None, m: Mapping[str, Any], v: RunView | None = None)
         "models_requested": " ".join(sorted((obs or {}).get("models_requested") or {})) if obs else None,
         "models_served": " ".join(sorted((obs or {}).get("models_served") or {})) if obs else None,
         "tool_version": m.get("tool_version"),
-        "requests": obs.get("requests") if obs else None,
-        "input_tokens": tokens.get("input_tokens") if obs else None,
-        "output_tokens": tokens.get("output_tokens") if obs else None,
+        # A count no run can reach (a provider's 401 digits) is shown as unknown, not as a number.
+        "requests": total(obs.get("requests")) if obs else None,
+        "input_tokens": total(tokens.get("input_tokens")) if obs else None,
+        "output_tokens": total(tokens.get("output_tokens")) if obs else None,
         "errors": obs.get("errors") if obs else None,
         "duration_s": _duration(m),
         "exit_status": m.get("exit_status"),
@@ -80,8 +82,15 @@ def report(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -
         r["drifted"] = sorted(verdict.drifted, key=_order)
         r["differences"] = [d.to_dict() for d in verdict.differences]
         drifted.update(r["drifted"])
-    return {"rows": rows, "drifted_columns": sorted(drifted, key=_order),
-            "problems": [p for v in views for p in v.problems] + [n for m in manifests if (n := lost_note(m))]}
+    problems = [p for v in views for p in v.problems]
+    for v in views:
+        s = v.summary or {}
+        raw = [s.get("requests"), *((s.get("tokens") or {}).get(k) for k in ("input_tokens", "output_tokens"))]
+        if any(x is not None and total(x) is None for x in raw):
+            problems.append(f"run {v.launch_id}: its summary holds an implausible count (not a whole number from 0 "
+                            "to 10^18): shown as -")
+    problems += [n for m in manifests if (n := lost_note(m))]
+    return {"rows": rows, "drifted_columns": sorted(drifted, key=_order), "problems": problems}
 
 
 def _cell(value: Any) -> str:
@@ -115,7 +124,7 @@ def to_csv(data: Mapping[str, Any]) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow([*COLUMNS, "drifted"])
     for r in data["rows"]:
-        w.writerow([("" if r[c] is None else r[c]) for c in COLUMNS] + [" ".join(r["drifted"])])
+        w.writerow([csv_cell("" if r[c] is None else r[c]) for c in COLUMNS] + [" ".join(r["drifted"])])
     return out.getvalue()
 
 
@@ -123,5 +132,5 @@ def markdown(data: Mapping[str, Any]) -> str:
     """The report as a Markdown table (drifted cells end in '*')."""
     headers, cells = table_rows(data)
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+    out += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in cells]
     return "\n".join(out) + "\n"

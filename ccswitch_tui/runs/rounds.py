@@ -10,23 +10,26 @@ Scores come from the runs' outcomes (``ccswitch_tui.runs.outcomes``): over the t
 
 Next to them, how the round was routed, and the verdict (``ccswitch_tui.runs.verdict``) on whether its
 reruns are comparable: "clean: the gap is the agent's", or "not comparable" with what drifted and
-why. Everything is read from the manifests' summaries; records are streamed only for a run that
-is still going, so the table costs the same for 15 or 15,000 requests per run.
+why. Beside them, for the board (``runs.board``) and ``--json``: the round's task × rerun matrix with
+per-task routing and each rerun's timeline (``runs.round_tasks``), and what changed since the round
+before (``runs.round_changes``). Everything is read from the manifests' summaries; records are
+streamed only for a run that is still going, so the table costs the same for 15 or 15,000 requests
+per run. The rounds take a list of manifests, wherever they came from.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs import round_changes, round_tasks
+from ccswitch_tui.runs.cells import total
 from ccswitch_tui.runs.outcomes import results_of
-from ccswitch_tui.runs.verdict import RunView, compare_views, view
+from ccswitch_tui.runs.round_tasks import SOLVED
+from ccswitch_tui.runs.verdict import RunView, compare_views, failures, view
 
-SOLVED = 1.0  # a task counts as solved in a run when its score is full
 INFRA_OUTCOMES = ("auth_failures", "rate_limited")
 
 
@@ -38,7 +41,7 @@ def gap_points(pass_at_1: float, pass_hat_k: float) -> float:
 def scores(results: Sequence[Mapping[str, float]]) -> dict[str, Any]:
     """pass@1, pass^k, pass@k (shares, 0..1) and the gap over the union of the runs' tasks; a task a run
     has no result for counts as not solved in that run."""
-    tasks = sorted({t for r in results for t in r})
+    tasks = list({t for r in results for t in r})
     if not results or not tasks:
         return {"tasks": 0, "pass_at_1": None, "pass_hat_k": None, "pass_at_k": None, "gap": None}
     solved = [[r.get(t, 0.0) >= SOLVED for t in tasks] for r in results]
@@ -79,10 +82,18 @@ def _why(field: str, diffs: Sequence[Any], fps: int) -> str:
     return f"{what}: {d.cause}" if d.cause else f"{what}: {d.base} -> {d.run}"
 
 
+def _retries(summary: Mapping[str, Any]) -> int:
+    """A run's retries: its summary's count, else those its timeline counted."""
+    if "retries" in summary:
+        return total(summary.get("retries")) or 0
+    t = round_tasks.timeline("", summary)
+    return t["retries"] if t else 0
+
+
 def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> dict[str, Any]:
     """One round's row; ``manifests`` oldest first."""
     views = [view(m, paths) for m in manifests]
-    results = [results_of(m) for m in manifests]
+    results = [results_of(m, paths) for m in manifests]
     with_results = [r for r in results if r is not None]
     row: dict[str, Any] = {"round": label, "k": len(manifests), "runs": [v.launch_id for v in views]}
     row.update(scores(with_results))
@@ -93,6 +104,11 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     if len(task_sets) > 1:
         notes.append(f"the reruns scored different task sets ({min(map(len, task_sets))} to "
                      f"{max(map(len, task_sets))} tasks); a task without a result counts as not solved")
+    for m, r in zip(manifests, results, strict=True):
+        out = m.get("outcomes")
+        if r is None and isinstance(out, dict) and isinstance(out.get("results_file"), str) and paths is not None:
+            notes.append(f"run {m.get('launch_id')}: its results file {out['results_file']!r} is missing or damaged; "
+                         "attach the outcomes again (`ccs runs attach ID FILE`)")
     if len(with_results) < len(manifests):
         notes.append(f"{len(manifests) - len(with_results)} of {len(manifests)} run(s) have no outcomes "
                      "(`ccs runs attach ID FILE`)")
@@ -100,16 +116,20 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     urls = sorted({u for v in views for u in _base_urls_seen(v)})
     fps = sorted({str(v.manifest.get("key_fingerprint")) for v in views if v.manifest.get("key_fingerprint")})
     summaries = [v.summary for v in views if v.summary is not None]
-    tokens = sum(int(t) for s in summaries for k, t in (s.get("tokens") or {}).items()
-                 if k in ("input_tokens", "output_tokens") and isinstance(t, int))
-    requests = sum(s.get("requests") or 0 for s in summaries if isinstance(s.get("requests"), int))
+    # Totals a provider or a hand-edited manifest made implausible (401 digits) are left out, and said so.
+    token_values = [t for s in summaries for k, t in (s.get("tokens") or {}).items()
+                    if k in ("input_tokens", "output_tokens")]
+    request_values = [s.get("requests") for s in summaries if s.get("requests") is not None]
+    implausible = [x for x in (*token_values, *request_values) if total(x) is None]
+    if implausible:
+        notes.append(f"{len(implausible)} implausible count(s) in the runs' summaries (not a whole number from 0 "
+                     "to 10^18): left out of the token and request columns")
+    tokens = sum(total(t) or 0 for t in token_values)
+    requests = sum(total(n) or 0 for n in request_values)
     task_runs = sum(len(r) for r in with_results)
 
-    def status(*codes: str) -> int | None:
-        if not summaries:
-            return None
-        return sum(n for s in summaries for c, n in (s.get("by_status") or {}).items()
-                   if c in codes and isinstance(n, int))
+    def failed(error_class: str, *codes: str) -> int | None:
+        return sum(failures(s, error_class, *codes) for s in summaries) if summaries else None
 
     row.update({
         "base_urls": urls,
@@ -118,13 +138,13 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         "models_requested": sorted({m for s in summaries for m in (s.get("models_requested") or {})}),
         "models_served": sorted({m for s in summaries for m in (s.get("models_served") or {})}),
         "models_pinned": sorted({str(x) for v in views for x in (v.manifest.get("models") or {}).values()}),
-        "peak_concurrency": max((s.get("max_concurrency") or 0 for s in summaries), default=None),
+        "peak_concurrency": max((total(s.get("max_concurrency")) or 0 for s in summaries), default=None),
         "requests": requests if summaries else None,
         "tokens_per_task": round(tokens / task_runs, 1) if summaries and task_runs else None,
         "tokens_per_request": round(tokens / requests, 1) if requests else None,
-        "retries": sum(s.get("retries") or 0 for s in summaries) if summaries else None,
-        "auth_failures": status("401", "403"),
-        "rate_limited": status("429"),
+        "retries": sum(_retries(s) for s in summaries) if summaries else None,
+        "auth_failures": failed("auth", "401", "403"),
+        "rate_limited": failed("rate_limit", "429"),
         "recorded": f"{len(summaries)}/{len(views)}",
     })
 
@@ -145,6 +165,13 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     row["drifted"] = list(by_field)
     row["verdict"] = "clean: the gap is the agent's" if not reasons else "not comparable: " + "; ".join(reasons)
     row["notes"] = notes + [p for v in views for p in v.problems]
+    row["clients"] = round_changes.clients(manifests)
+    row["command"] = round_changes.round_command(manifests)
+    ids = [v.launch_id for v in views]
+    matrix = round_tasks.matrix(ids, results, [v.summary for v in views])
+    row["flips"] = matrix["flips"] if with_results else None
+    row["matrix"] = matrix
+    row["timelines"] = [t for v in views if (t := round_tasks.timeline(v.launch_id, v.summary)) is not None]
     return row
 
 
@@ -157,63 +184,5 @@ def rounds_table(labels: Sequence[str], manifests: Sequence[Mapping[str, Any]],
         rows.append(round_row(label, mine, paths) if mine else
                     {"round": label, "k": 0, "runs": [], "comparable": False, "drifted": [],
                      "verdict": f"no run has the label {label!r}", "notes": []})
+    round_changes.annotate(rows)
     return {"rounds": rows}
-
-
-# --- output ----------------------------------------------------------------------------------------
-
-COLUMNS = (("round", "ROUND"), ("k", "K"), ("tasks", "TASKS"), ("pass_at_1", "PASS@1"), ("pass_hat_k", "PASS^K"),
-           ("pass_at_k", "PASS@K"), ("gap", "GAP"), ("base_urls", "BASE URLS"), ("key_strategy", "KEY"),
-           ("models_requested", "REQUESTED"), ("models_served", "SERVED"), ("peak_concurrency", "CONC"),
-           ("tokens_per_task", "TOK/TASK"), ("tokens_per_request", "TOK/REQ"), ("retries", "RETRIES"),
-           ("auth_failures", "401/403"), ("rate_limited", "429"))
-
-
-def cell(row: Mapping[str, Any], key: str) -> str:
-    v = row.get(key)
-    if v is None:
-        return "-"
-    if isinstance(v, list):
-        return " ".join(str(x) for x in v) or "-"
-    if key in ("pass_at_1", "pass_hat_k", "pass_at_k"):
-        return f"{v:.1f}%"
-    if key == "gap":
-        return f"{v:.1f} pp"
-    return str(v)
-
-
-def terminal(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
-    """Headers, cells and the verdict lines printed under the table."""
-    headers = [h for _, h in COLUMNS] + ["VERDICT"]
-    cells = [[cell(r, k) for k, _ in COLUMNS] + ["clean" if r.get("comparable") else "NOT COMPARABLE"]
-             for r in data["rounds"]]
-    lines = [f"{r['round']}: {r['verdict']}" for r in data["rounds"]]
-    lines += [f"{r['round']}: note: {n}" for r in data["rounds"] for n in r.get("notes", [])]
-    return headers, cells, lines
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def markdown(data: Mapping[str, Any]) -> str:
-    """A Markdown table to paste into an experiment report, the verdict in its last column."""
-    headers = [h for _, h in COLUMNS] + ["ROUTING VERDICT"]
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    for r in data["rounds"]:
-        out.append("| " + " | ".join(_md(cell(r, k)) for k, _ in COLUMNS) + f" | {_md(r['verdict'])} |")
-    notes = [f"- {r['round']}: {_md(n)}" for r in data["rounds"] for n in r.get("notes", [])]
-    out += ["", "pass@1: mean success over all runs; pass^k: tasks solved in every run; pass@k: solved in at "
-            "least one; gap = pass@1 − pass^k (percentage points)."]
-    return "\n".join(out + ([""] + notes if notes else [])) + "\n"
-
-
-def to_csv(data: Mapping[str, Any]) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    keys = [k for k, _ in COLUMNS] + ["comparable", "verdict"]
-    w.writerow(keys)
-    for r in data["rounds"]:
-        w.writerow([("" if cell(r, k) == "-" else cell(r, k)) if k not in ("comparable", "verdict") else r.get(k)
-                    for k in keys])
-    return out.getvalue()

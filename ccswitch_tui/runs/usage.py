@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.runs.cells import csv_cell, finite, implausible_count, token_count
 from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.safe_read import iter_lines
 
@@ -46,29 +47,29 @@ class Row:
     errors: int = 0
     cost: float = 0.0
     unpriced: set[str] = field(default_factory=set)  # models of this row that have no price
+    implausible: int = 0  # requests whose reported token counts no request can have used (left out)
 
     def add(self, record: Mapping[str, Any], launch_id: str, price: Price | None, model: str) -> None:
         self.runs.add(launch_id)
         self.requests += 1
         for k in TOKENS:
-            v = record.get(k)
-            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-                self.tokens[k] += v
+            self.tokens[k] += token_count(record.get(k)) or 0
+        if any(implausible_count(record.get(k)) for k in TOKENS):
+            self.implausible += 1
         if record.get("outcome") != "ok":
             self.errors += 1
         if price is None:
             self.unpriced.add(model)
         else:
-            self.cost += price.cost(_int(record.get("input_tokens")), _int(record.get("output_tokens")))
+            self.cost += price.cost(token_count(record.get("input_tokens")) or 0,
+                                    token_count(record.get("output_tokens")) or 0)
 
     def to_dict(self) -> dict[str, Any]:
+        cost = None if self.unpriced or not self.requests else finite(self.cost)
         return {"key": self.key, "runs": len(self.runs), "requests": self.requests, **self.tokens,
-                "errors": self.errors, "cost": None if self.unpriced or not self.requests else round(self.cost, 6),
-                "unpriced_models": sorted(self.unpriced)}
-
-
-def _int(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+                "errors": self.errors, "cost": None if cost is None else round(cost, 6),
+                "cost_implausible": not self.unpriced and bool(self.requests) and cost is None,
+                "unpriced_models": sorted(self.unpriced), "implausible_tokens": self.implausible}
 
 
 def parse_since(text: str, today: date | None = None) -> str:
@@ -131,7 +132,7 @@ class Usage:
     @property
     def priced(self) -> bool:
         """Whether a cost column is shown: some row has a cost (a row without one shows '-')."""
-        return any(r["cost"] is not None for r in self.rows)
+        return any(r["cost"] is not None or r.get("cost_implausible") for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": self.by, "since": self.since, "rows": self.rows, "totals": self.totals,
@@ -217,7 +218,8 @@ def cells(row: Mapping[str, Any], priced: bool) -> list[str]:
     out = [printable(row["key"]), str(row["runs"]), str(row["requests"]), *(str(row[k]) for k in TOKENS),
            str(row["errors"])]
     if priced:
-        out.append("-" if row["cost"] is None else f"{row['cost']:.4f}")
+        out.append("implausible" if row.get("cost_implausible") else "-" if row["cost"] is None
+                   else f"{row['cost']:.4f}")
     return out
 
 
@@ -233,8 +235,8 @@ def to_csv(u: Usage) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([u.by, "runs", "requests", *TOKENS, "errors", *(["cost"] if u.priced else [])])
-    for r in u.rows:
-        line = [r["key"], r["runs"], r["requests"], *(r[k] for k in TOKENS), r["errors"]]
+    for r in u.rows:  # a model or label named like a formula stays text in a spreadsheet
+        line = [csv_cell(r["key"]), r["runs"], r["requests"], *(r[k] for k in TOKENS), r["errors"]]
         if u.priced:
             line.append("" if r["cost"] is None else r["cost"])
         w.writerow(line)
@@ -254,5 +256,12 @@ def summary_lines(u: Usage) -> list[str]:
         which = ", ".join(f"{p}: {n}" for p, n in sorted(by_profile.items()))
         out.append(f"not recorded, so not counted: {len(u.not_recorded)} run(s) ({which}); set [policy] "
                    "record = true in a profile (or launch with --record) for complete totals")
+    if u.totals.get("implausible_tokens"):
+        out.append(f"{u.totals['implausible_tokens']} request(s) reported a token count no request can use "
+                   "(negative, or over 10^12): those counts are left out of the totals")
+    costly = [printable(r["key"]) for r in u.rows if r.get("cost_implausible")]
+    if costly:
+        out.append(f"cost of {', '.join(costly)} is past any real bill (a [pricing] price too high?): shown as "
+                   "implausible, not counted")
     out += [f"note: {n}" for n in u.notes]
     return out

@@ -115,6 +115,18 @@ def _status_count(summary: Mapping[str, Any], *codes: str) -> int:
     return sum(n for s, n in by_status.items() if s in codes and isinstance(n, int))
 
 
+def failures(summary: Mapping[str, Any], error_class: str, *codes: str) -> int:
+    """How many requests failed with ``error_class`` (``auth``, ``rate_limit``: the record's class of
+    the provider's error, whatever status the child was given and whether the error came as a
+    status or inside a stream); for a summary written before records had a class, the requests
+    answered with one of the HTTP statuses ``codes``."""
+    classes = summary.get("error_classes")
+    if isinstance(classes, Mapping):
+        n = classes.get(error_class)
+        return n if isinstance(n, int) and not isinstance(n, bool) else 0
+    return _status_count(summary, *codes)
+
+
 def values(v: RunView) -> dict[str, Any]:
     """Each field's value for one run; a field the run cannot tell (an older manifest, a run not
     recorded) is missing from the result."""
@@ -138,8 +150,8 @@ def values(v: RunView) -> dict[str, Any]:
         out["errors"] = s.get("errors")
         if isinstance(s.get("retries"), int):
             out["retries"] = s["retries"]
-        out["auth_failures"] = _status_count(s, "401", "403")
-        out["rate_limited"] = _status_count(s, "429")
+        out["auth_failures"] = failures(s, "auth", "401", "403")
+        out["rate_limited"] = failures(s, "rate_limit", "429")
     return out
 
 

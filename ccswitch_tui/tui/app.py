@@ -69,8 +69,11 @@ class CcsApp(App[None]):
     # Tab-level keys live on the app, so they work whatever has focus; check_action limits them to their tab.
     BINDINGS = [*bindings(), Binding("a", "toggle_all_processes", "All processes", id="running-all",
                                      tooltip="Running tab: also list any process whose environment holds "
-                                             "routing variables")]
-    TAB_ACTIONS = {"toggle_all_processes": "running"}
+                                             "routing variables"),
+                Binding("u", "toggle_rounds", "Rounds", id="runs-rounds", show=False,  # the footer is full
+                        tooltip="Runs tab: the consistency gap per round of reruns, with the verdicts beside it "
+                                "(u again: the runs)")]
+    TAB_ACTIONS = {"toggle_all_processes": "running", "toggle_rounds": "runs"}
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
 
@@ -472,6 +475,10 @@ class CcsApp(App[None]):
     def _running_ready(self) -> None:
         if self.detail_pane.active_tab == "running":
             self.scan_processes()
+
+    def action_toggle_rounds(self) -> None:
+        for view in self.query(RunsView):
+            view.toggle_rounds()
 
     def action_toggle_all_processes(self) -> None:
         self.show_all_processes = not self.show_all_processes

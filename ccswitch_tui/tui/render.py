@@ -16,7 +16,7 @@ from ccswitch_tui.launch.liveness import status_text as run_status
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
 from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
 from ccswitch_tui.runs.manifests import user_argv
-from ccswitch_tui.runs.rounds import cell
+from ccswitch_tui.runs.rounds_text import cell
 from ccswitch_tui.runs.usage import summary_lines
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tools.share import describe
@@ -409,6 +409,7 @@ def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
         rd = r.round
         b.grid("name", "prose").add((f"round {rd.get('round')}", LABEL),
                                     (round_text(rd), OK if rd.get("comparable") else WARN))
+        b.line(("u: every round's gap, side by side", MUTED))
     if r.observed is not None:
         observed_grid(b, r.observed, r.live)
     return b.sheet(theme)

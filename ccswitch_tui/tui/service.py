@@ -32,7 +32,7 @@ from ccswitch_tui.profiles.edit_session import keep_aside
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
 from ccswitch_tui.runs.manifests import load_manifests
 from ccswitch_tui.runs.record_reader import read_list
-from ccswitch_tui.runs.rounds import round_row
+from ccswitch_tui.runs.rounds import rounds_table
 from ccswitch_tui.runs.usage import parse_since, totals
 from ccswitch_tui.runs.verdict import compare_views
 from ccswitch_tui.runs.verdict import view as run_view
@@ -204,10 +204,14 @@ class Service:
         labels = {m["label"] for m in manifests if isinstance(m.get("label"), str)}
         rounds: dict[str, tuple[Any, Mapping[str, Any]]] = {}
         if labels:
-            every = list(reversed(load_manifests(self.paths)))  # oldest first; a round may span profiles
-            for label in labels:
-                mine = [m for m in every if m.get("label") == label]
-                rounds[label] = (run_view(mine[0], self.paths), round_row(label, mine, self.paths))
+            newest = load_manifests(self.paths)  # a round may span profiles
+            every = list(reversed(newest))  # oldest first
+            # The rounds in the order they began, each with what changed since the one before.
+            order = list(dict.fromkeys(str(m["label"]) for m in every if m.get("label") in labels))
+            table = rounds_table(order, [m for m in newest if m.get("label") in labels], self.paths)
+            for label, summary in zip(order, table["rounds"], strict=True):
+                first = next(m for m in every if m.get("label") == label)
+                rounds[label] = (run_view(first, self.paths), summary)
         rows = []
         for i, (m, v) in enumerate(zip(manifests, views, strict=True)):
             first, summary = rounds.get(str(m.get("label") or ""), (None, None))

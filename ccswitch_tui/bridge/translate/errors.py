@@ -1,82 +1,71 @@
-"""A provider's error → the error Codex shows, with the provider's own message.
+"""A provider's error (read and classed by ``bridge.provider_errors``) → the error Codex acts on.
 
-Before the stream starts, the HTTP status and headers are kept (Codex retries a 5xx itself, and a
-429 only when it carries ``Retry-After``; it shows a 400's body) and the body becomes the OpenAI
-error shape ``{"error": {"message", "type", "code"}}``.
-Inside a stream, the error becomes a ``response.failed`` event (see stream.py).
+Measured with Codex 0.171.0: it retries HTTP 401, 403, 404, 408, 413 and 422 five times (six
+requests), ends the turn at once on a 400 (showing the body's message alone when the code is
+``invalid_prompt``, ``model_not_found`` or ``content_policy_violation``; its own context-window
+text for ``context_length_exceeded``), and after a ``response.failed`` retries every code but
+``context_length_exceeded``, ``insufficient_quota``, ``usage_not_included``, ``invalid_prompt``,
+``model_not_found``, ``content_policy_violation``, ``cyber_policy``, ``bio_policy`` and
+``server_is_overloaded`` (the last ends the turn with "Selected model is at capacity", so an
+overloaded provider is never given that code). So an error a retry cannot fix (context window,
+key, invalid request, content filter) reaches Codex as an HTTP 400, or a ``response.failed``, with
+a code it does not retry; a rate limit, an overload or a server error keeps its status, and a code
+Codex retries.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-MAX_MESSAGE = 2000
+from ccswitch_tui.bridge.provider_errors import (
+    AUTH,
+    CONTENT_FILTER,
+    CONTEXT_LENGTH,
+    INVALID_REQUEST,
+    OVERLOADED,
+    RATE_LIMIT,
+    SERVER,
+    ProviderError,
+    read_error,
+)
+
+# The code Codex is given for each class: one it ends the turn on for the first four (measured
+# above), one it retries for the others.
+CODEX_CODES = {CONTEXT_LENGTH: "context_length_exceeded", AUTH: "invalid_prompt", INVALID_REQUEST: "invalid_prompt",
+               CONTENT_FILTER: "content_policy_violation", RATE_LIMIT: "rate_limit_exceeded",
+               OVERLOADED: "overloaded", SERVER: "server_error"}
+_TYPES = {CONTEXT_LENGTH: "invalid_request_error", AUTH: "authentication_error",
+          INVALID_REQUEST: "invalid_request_error", CONTENT_FILTER: "invalid_request_error",
+          RATE_LIMIT: "rate_limit_error", OVERLOADED: "server_error", SERVER: "server_error"}
 
 
-def provider_message(body: bytes | str | Mapping[str, Any] | None, status: int | None = None) -> str:
-    """The human message in whatever error body a provider sent (JSON in several shapes, or text)."""
-    value: Any = body
-    if isinstance(body, (bytes, str)):
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = text.strip()
-    message = _find_message(value)
-    if not message:
-        message = f"HTTP {status}" if status else "unknown error"
-    return message[:MAX_MESSAGE]
+# --- what Codex gets -------------------------------------------------------------------------------
 
-
-def _find_message(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        error = value.get("error")
-        if isinstance(error, Mapping):
-            found = _find_message(error)
-            if found:
-                return found
-        if isinstance(error, str) and error:
-            return error
-        for key in ("message", "msg", "detail", "error_msg", "errmsg"):
-            if isinstance(value.get(key), str) and value[key]:
-                return value[key]
-        base = value.get("base_resp")  # MiniMax
-        if isinstance(base, Mapping) and isinstance(base.get("status_msg"), str):
-            return base["status_msg"]
-    if isinstance(value, list) and value:
-        return _find_message(value[0])
-    return ""
-
-
-def provider_code(body: bytes | str | Mapping[str, Any] | None) -> str | None:
-    value: Any = body
-    if isinstance(body, (bytes, str)):
-        try:
-            value = json.loads(body)
-        except ValueError:
-            return None
-    if isinstance(value, Mapping) and isinstance(value.get("error"), Mapping):
-        code = value["error"].get("code") or value["error"].get("type")
-        return str(code) if code is not None else None
-    return None
-
-
-_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-          408: "timeout", 413: "invalid_request_error", 422: "invalid_request_error", 429: "rate_limit_error"}
+def codex_status(status: int) -> int:
+    """The HTTP status Codex gets for a provider's HTTP error, decided before its body is read: an
+    error a retry cannot fix (a 4xx but 408, 409, 425 and 429) is a 400, which Codex does not retry;
+    the others keep theirs (Codex retries a 5xx, and a 429 that says when)."""
+    if 400 <= status < 500 and status not in (408, 409, 425, 429):
+        return 400
+    return status
 
 
 def error_body(status: int, body: bytes | str | Mapping[str, Any] | None, provider: str = "provider") -> dict[str, Any]:
     """The body to answer Codex with for a provider's HTTP error: the provider's message, named as
-    the provider's, and a code Codex knows where one applies."""
-    message = provider_message(body, status)
-    code = provider_code(body)
-    if status == 429:
-        code = "rate_limit_exceeded"
-    elif code and "context" in code and "length" in code:
-        code = "context_length_exceeded"
-    return {"error": {"message": f"{provider}: {message}", "type": _TYPES.get(status, "server_error"),
-                      "code": code, "param": None}}
+    the provider's (with the provider's status when Codex gets another), and the code of its class."""
+    return codex_error(read_error(body, status), provider, codex_status(status))
+
+
+def codex_error(problem: ProviderError, provider: str, status: int | None = None) -> dict[str, Any]:
+    message = problem.named(provider)
+    if problem.status and status and problem.status != status:
+        message += f" (HTTP {problem.status})"
+    return {"error": {"message": message, "type": _TYPES[problem.error_class], "code": codex_code(problem),
+                      "param": None}}
+
+
+def codex_code(problem: ProviderError) -> str:
+    """The code Codex gets in a ``response.failed`` or an error body: one it ends the turn on, or
+    one it retries, as the class says."""
+    return CODEX_CODES[problem.error_class]

@@ -4,7 +4,7 @@
     upstream gets x.chat_body (POST {base_url}/chat/completions)
     upstream answered an error    → status, body = x.error(status, raw_body)
     upstream streams              → for each chunk of bytes: send x.feed(chunk); at the end: x.end()
-    upstream answered JSON        → send x.whole(raw_body)
+    upstream answered JSON        → send x.whole(raw_body), or x.too_large(limit) past the limit
     upstream broke mid-stream     → send x.broken("why")
 
 Everything sent to Codex is already SSE bytes. ``x.observed()`` is what the request's record keeps
@@ -19,11 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccswitch_tui.bridge.translate.errors import error_body, provider_code, provider_message
+from ccswitch_tui.bridge.provider_errors import INVALID_REQUEST, SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.translate.errors import codex_error, codex_status
+from ccswitch_tui.bridge.translate.parts import Usage
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
 from ccswitch_tui.bridge.translate.sse import DONE, MAX_EVENT, RepeatedText, SSEDecoder, TextDeltas, encode, parse
-from ccswitch_tui.bridge.translate.stream import ResponsesStream, Usage
+from ccswitch_tui.bridge.translate.stream import ResponsesStream
 
 CHAT_PATH = "chat/completions"
 _RUNS_PER_READ = 4
@@ -46,8 +48,7 @@ class Exchange:
     stream: ResponsesStream
     provider: str
     decoder: SSEDecoder
-    error_text: str | None = None  # the provider's message, as the provider wrote it
-    error_code: str | None = None
+    problem: ProviderError | None = None  # the provider's error, read and classed
     system_fingerprint: str | None = None
     saw_data: bool = False  # the upstream's stream held a ``data:`` line
     saw_done: bool = False  # ... and its ``data: [DONE]``
@@ -149,7 +150,7 @@ class Exchange:
         more of the answer is read (``gave_up``)."""
         self.gave_up = why
         self._repeated = None
-        failed = _join(self.stream.fail({"message": why, "code": "answer_too_large"}))
+        failed = _join(self.stream.fail(ProviderError(why, INVALID_REQUEST, code="answer_too_large")))
         self._note_error()
         return failed
 
@@ -179,32 +180,43 @@ class Exchange:
             self._fingerprint(body)
         if isinstance(body, Mapping) and body.get("error") is not None:
             self.stream.provider_failed = True
-            events = self.stream.fail(body["error"])
+            events = self.stream.fail(read_error(body))
         elif isinstance(body, Mapping) and isinstance(body.get("choices"), list):
             events = self.stream.from_completion(body)
-        elif isinstance(body, Mapping):  # no answer in it, e.g. MiniMax's 200 with only base_resp
-            events = self.stream.fail({"message": provider_message(body), "code": "provider_error"})
+        elif isinstance(body, Mapping) and isinstance(body.get("base_resp"), Mapping):
+            self.stream.provider_failed = True  # MiniMax's 200 with only its status: a failure it names
+            events = self.stream.fail(read_error(body))
+        elif isinstance(body, Mapping):  # no answer in it
+            events = self.stream.fail(ProviderError(read_error(body).message, SERVER, code="provider_error"))
         else:  # perhaps SSE after all, sent without the event-stream content type
             return self.feed(raw) + self.end()
         self._note_error()
         return _join(events)
 
+    def too_large(self, limit: int) -> bytes:
+        """An answer of one JSON body larger than ``limit`` bytes: not read, and not one a retry fixes."""
+        events = self.stream.fail(ProviderError(f"the provider's answer (one JSON body) is over {limit // 2**20} MiB",
+                                                INVALID_REQUEST, code="answer_too_large"))
+        self._note_error()
+        return _join(events)
+
     def broken(self, why: str) -> bytes:
-        events = self.stream.fail({"message": why, "code": "stream_error"})
+        events = self.stream.fail(ProviderError(why, SERVER, code="stream_error"))
         self._note_error()
         return _join(events)
 
     def error(self, status: int, raw: bytes) -> tuple[int, bytes]:
-        """The provider answered an HTTP error: same status, its message in the OpenAI error shape."""
-        self.error_text = provider_message(raw, status)
-        self.error_code = provider_code(raw)
-        return status, json.dumps(error_body(status, raw, self.provider), ensure_ascii=False).encode(
+        """The provider answered an HTTP error: the status Codex acts on as it should
+        (``errors.codex_status``), the provider's message in the OpenAI error shape with the code of
+        its class."""
+        self.problem = read_error(raw, status)
+        shown = codex_status(status)
+        return shown, json.dumps(codex_error(self.problem, self.provider, shown), ensure_ascii=False).encode(
             "utf-8", "backslashreplace")
 
     def _note_error(self) -> None:
-        if self.stream.error and not self.error_text:
-            self.error_text = self.stream.error_message
-            self.error_code = self.stream.error.get("code")
+        if self.stream.problem is not None and self.problem is None:
+            self.problem = self.stream.problem
 
     def observed(self) -> dict[str, Any]:
         """The record's fields for the answer: the served model and the usage exactly as Codex got
@@ -220,24 +232,21 @@ class Exchange:
                           cached_tokens=usage.cached_tokens, reasoning_tokens=usage.reasoning_tokens,
                           usage_source="reported")
         fields["error"] = self.record_error
+        fields["error_class"] = self.problem.error_class if self.problem is not None else None
         # not for the record: what the server says of the upstream's answer when the translation failed
         fields["upstream"] = {"saw_data": self.saw_data, "terminal": self.saw_done,
                               "said_error": self.stream.provider_failed}
         if self.stream.refused:
             fields["refusal"] = True
+        if self.stream.skipped_parts:
+            fields["skipped_parts"] = list(self.stream.skipped_parts)
         return fields
 
     @property
     def record_error(self) -> str | None:
-        """The provider's error as the record keeps it: ``code: message`` on one line, the code
-        left out when the message already says it."""
-        if not self.error_text:
-            return None
-        text = " ".join(self.error_text.split())
-        code = self.error_code
-        if code and code.lower() not in text.lower():
-            text = f"{code}: {text}"
-        return text[:500]
+        """The provider's error as the record keeps it: ``code: message`` on one line, the code of
+        its class where the provider's says nothing of it, left out when the message says it."""
+        return self.problem.record_text()[:500] if self.problem is not None else None
 
     def record_fields(self) -> dict[str, Any]:
         """What a request record adds in translating mode."""

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
-from ccswitch_tui.bridge.translate.exchange import CHAT_PATH, MAX_HELD
+from ccswitch_tui.bridge.observe import MAX_JSON_BODY
+from ccswitch_tui.bridge.translate.errors import codex_status
+from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.model import LaunchPlan
@@ -68,7 +70,8 @@ class ChatExchange:
         self.translation: Translation | None = None
         self.status = 0
         self.mode = "stream"  # stream | whole (one JSON body) | error | raw (not ours to translate)
-        self.buffer = bytearray()
+        self.buffer = bytearray()  # an error's body, or an answer that is one JSON body (bounded)
+        self.overflow = False  # ... which went on past its bound
         self.opened = False
 
     def request(self, outgoing: Outgoing) -> Outgoing:
@@ -100,9 +103,9 @@ class ChatExchange:
             return status, headers
         ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
         kept = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
-        if status >= 400:
+        if status >= 400:  # an error a retry cannot fix reaches Codex as the status it does not retry
             self.mode = "error"
-            return status, {**kept, "Content-Type": "application/json"}
+            return codex_status(status), {**kept, "Content-Type": "application/json"}
         self.mode = "stream" if ctype.startswith("text/event-stream") else "whole"
         return status, {**kept, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
@@ -117,8 +120,9 @@ class ChatExchange:
 
     @property
     def done_reading(self) -> bool:
-        """True once the translation gave the answer up (too large): the server reads no more of it."""
-        return self.mode == "over" or (self.translation is not None and self.translation.gave_up is not None)
+        """True once the answer was given up (too large to translate), or an error's body went past
+        what is kept of it: the server reads no more of it."""
+        return self.overflow or (self.translation is not None and self.translation.gave_up is not None)
 
     @property
     def ended(self) -> bool:
@@ -132,14 +136,13 @@ class ChatExchange:
             return data
         if self.mode == "stream":
             return self._open() + self.translation.feed(data)
-        if self.mode == "error":  # its message is at its start
-            self.buffer += data[:max(0, MAX_ERROR_BODY - len(self.buffer))]
-        elif self.mode == "whole" and len(self.buffer) + len(data) > MAX_HELD:
-            self.mode, self.buffer = "over", bytearray()  # no more of it is read
-            return self._open() + self.translation.give_up(
-                f"the provider's answer grew past the {MAX_HELD >> 20} MiB a translation holds")
-        elif self.mode == "whole":
-            self.buffer += data
+        room = (MAX_ERROR_BODY if self.mode == "error" else MAX_JSON_BODY) - len(self.buffer)
+        if len(data) > room:  # a provider cannot make the bridge hold more than that
+            self.overflow = True  # and no more of it is read (``done_reading``)
+            if self.mode == "whole":  # given up at once, rather than at an end that may never come
+                self.mode, self.buffer = "over", bytearray()
+                return self._open() + self.translation.too_large(MAX_JSON_BODY)
+        self.buffer += data[:max(room, 0)]
         return b""
 
     def response_end(self) -> bytes:
@@ -148,7 +151,7 @@ class ChatExchange:
         if self.mode == "stream":
             return self._open() + self.translation.end()
         if self.mode == "error":
-            return self.translation.error(self.status, bytes(self.buffer))[1]
+            return self.translation.error(self.status, bytes(self.buffer))[1]  # its message is at its start
         return self._open() + self.translation.whole(bytes(self.buffer))
 
     def _open(self) -> bytes:

@@ -12,83 +12,57 @@ numbered by ``sequence_number``. The sequence is the one the Responses API itsel
         output_text.done, content_part.done, output_item.done
     per function call: output_item.added, function_call_arguments.delta...,
         function_call_arguments.done, output_item.done
-    response.completed (usage), or response.incomplete (finish_reason length / content_filter),
-    or response.failed (an error inside the stream, or a stream cut before it finished): the
-    reasoning and the message still open are closed first, in order, so Codex keeps what the
-    model said before the error; a tool call still open is left unfinished (its arguments may be
-    cut, and Codex runs a call as soon as it is done).
+    response.completed (usage), or response.incomplete (finish_reason length), or response.failed
+    (an error inside the stream, a content filter, a stream cut before it finished).
+
+Codex keeps in its history every item whose ``response.output_item.done`` it got, even when the
+response then fails, and sends it again on its retry (measured with Codex 0.171.0: a partial
+answer closed before ``response.failed`` came back in each of the five retries, one more copy each
+time, and a closed tool call was run). So no item is done before the response's end is known: a
+reasoning or message item that ends mid-response gets its ``*.done`` text and part events at once,
+its ``output_item.done`` with the terminal event. A failure Codex will retry (rate limit, overload,
+a server error, a cut stream) closes nothing, and the retry starts from the same history; one it
+does not retry (context window, a refused key, an invalid request, a content filter) first closes
+the reasoning and the message, so the user sees the answer so far once, with the provider's error.
+A tool call is done only when the response completed: its arguments may be cut, and Codex runs a
+call as soon as it is done.
 
 Providers differ: tool-call deltas may come without ``index`` (a new ``id`` starts a new call, no
-id continues the last one), arguments may come whole in one chunk, reasoning may be
-``reasoning_content``, ``reasoning`` or ``reasoning_details``, as a string or as an object
-(``{"text": ...}``), usage may come in the last chunk or with the finish reason. A ``refusal``
-delta (OpenAI) becomes the message's text: Codex (0.171.0) knows no refusal content and drops a
-message that carries one, so the user would see an empty turn. A provider that ignored
-``stream: true`` answers one chat.completion body: ``from_completion`` turns it into the same
-events.
+id continues the last one), arguments may come whole in one chunk, a call may come in the legacy
+``function_call`` form, reasoning may be ``reasoning_content``, ``reasoning`` or
+``reasoning_details``, as a string or as an object (``{"text": ...}``), content may be a list of
+text and thinking parts (Mistral), usage may come in the last chunk or with the finish reason.
+A ``refusal`` delta (OpenAI) becomes the message's text: Codex (0.171.0) knows no refusal content
+and drops a message that carries one, so the user would see an empty turn. A provider that
+ignored ``stream: true`` answers one chat.completion body: ``from_completion`` turns it into the
+same events.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.bridge.translate.errors import provider_code, provider_message
+from ccswitch_tui.bridge.provider_errors import CONTENT_FILTER, SERVER, ProviderError, read_error
+from ccswitch_tui.bridge.translate.calls import Event, ToolCalls, new_id
+from ccswitch_tui.bridge.translate.errors import codex_code
+from ccswitch_tui.bridge.translate.parts import (
+    REASONING,
+    REFUSAL,
+    SKIPPED,
+    Usage,
+    chat_usage,
+    content_parts,
+    legacy_call,
+    reasoning_text,
+)
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
-from ccswitch_tui.bridge.translate.tools import CUSTOM, CUSTOM_INPUT, TOOL_SEARCH, ToolTable
+from ccswitch_tui.bridge.translate.tools import ToolTable
 
-Event = dict[str, Any]
-
-
-def _id(prefix: str) -> str:
-    return f"{prefix}_{os.urandom(12).hex()}"
-
-
-@dataclass
-class _ToolCall:
-    key: Any
-    call_id: str | None = None
-    name: str = ""
-    arguments: str = ""
-    item_id: str = ""
-    output_index: int | None = None  # set once output_item.added went out
-    sent: int = 0  # how much of ``arguments`` went out as deltas
-
-
-@dataclass
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def as_responses(self) -> dict[str, Any]:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "total_tokens": self.total_tokens or self.input_tokens + self.output_tokens,
-                "input_tokens_details": {"cached_tokens": self.cached_tokens},
-                "output_tokens_details": {"reasoning_tokens": self.reasoning_tokens}}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def chat_usage(usage: Mapping[str, Any]) -> Usage:
-    """Chat usage in its provider dialects: OpenAI's ``*_details``, DeepSeek's
-    ``prompt_cache_hit_tokens``, Kimi's top-level ``cached_tokens``."""
-    prompt = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), Mapping) else {}
-    completion = (usage.get("completion_tokens_details")
-                  if isinstance(usage.get("completion_tokens_details"), Mapping) else {})
-    cached = (_int(prompt.get("cached_tokens")) or _int(usage.get("prompt_cache_hit_tokens"))
-              or _int(usage.get("cached_tokens")))
-    return Usage(input_tokens=_int(usage.get("prompt_tokens")), output_tokens=_int(usage.get("completion_tokens")),
-                 total_tokens=_int(usage.get("total_tokens")), cached_tokens=cached,
-                 reasoning_tokens=_int(completion.get("reasoning_tokens")))
+MAX_SKIPPED = 16  # part types a record names: a provider cannot make the list grow without end
+FILTERED = ("content_filter", "sensitive")  # finish reasons of a content filter (OpenAI, Azure; GLM)
 
 
 @dataclass
@@ -97,28 +71,34 @@ class ResponsesStream:
     tools: ToolTable
     memory: ReasoningMemory | None = None
     provider: str = ""  # named in error messages, so the user sees whose error it is
-    response_id: str = field(default_factory=lambda: _id("resp"))
+    response_id: str = field(default_factory=lambda: new_id("resp"))
     created_at: int = field(default_factory=lambda: int(time.time()))
     # what was observed, for the record
     served_model: str | None = None
     usage: Usage | None = None
     finish_reason: str | None = None
-    error: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None  # the error Codex got: its code and message
+    problem: ProviderError | None = None  # ... and what it was
     refused: bool = False
     error_message: str | None = None  # the provider's own words, without the provider's name
     provider_failed: bool = False  # the failure is the provider's own error event, not a stream that made no sense
+    skipped_parts: list[str] = field(default_factory=list)  # content parts with no place in the Responses API
     _seq: int = 0
     _started: bool = False
     _ended: bool = False
-    _output: list[dict[str, Any]] = field(default_factory=list)
-    _reasoning: list[str] | None = None  # the open reasoning item's pieces (joined once, when it closes)
+    _output: list[dict[str, Any]] = field(default_factory=list)  # an item once its output_item.done went out
+    _ended_items: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # ended, not yet done
+    _reasoning: list[str] | None = None  # the open reasoning item's pieces (joined once, when it ends)
     _reasoning_item: str = ""
     _reasoning_index: int = -1
     _all_reasoning: list[str] = field(default_factory=list)
     _text: list[str] | None = None  # the open message's pieces
     _text_item: str = ""
     _text_index: int = -1
-    _calls: list[_ToolCall] = field(default_factory=list)
+    _calls: ToolCalls = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._calls = ToolCalls(self.tools, self._event, self._next_index, self._done)
 
     # --- public ------------------------------------------------------------------------------
 
@@ -138,12 +118,11 @@ class ResponsesStream:
         get = chunk.get
         if get("error") is not None:
             self.provider_failed = True
-            return out + self.fail(chunk["error"])
+            return out + self.fail(read_error({"error": chunk["error"]}))
         base = get("base_resp")  # MiniMax reports errors this way, even inside a 200 stream
         if base is not None and isinstance(base, dict) and base.get("status_code") not in (None, 0):
             self.provider_failed = True
-            return out + self.fail({"message": str(base.get("status_msg") or base["status_code"]),
-                                    "code": str(base["status_code"])})
+            return out + self.fail(read_error(chunk))
         model = get("model")
         if model and isinstance(model, str):
             self.served_model = model
@@ -231,31 +210,37 @@ class ResponsesStream:
         out = self.start()
         if self._ended:
             return out
-        if self.finish_reason is None and not (self._output or self._text or self._reasoning or self._calls):
-            return out + self.fail({"message": "the provider closed the stream without an answer",
-                                    "code": "stream_closed"})
+        if self.finish_reason is None and not (self._output or self._ended_items or self._text or self._reasoning
+                                               or self._calls.calls):
+            return out + self.fail(ProviderError("the provider closed the stream without an answer", SERVER,
+                                                 code="stream_closed"))
+        if self.finish_reason in FILTERED:  # Codex would retry it, with the answer so far in its history
+            self.provider_failed = True
+            return out + self.fail(ProviderError(
+                f"the provider's content filter stopped the answer (finish_reason {self.finish_reason})",
+                CONTENT_FILTER, code=self.finish_reason))
+        out += self._end_reasoning() + self._end_text()
         out += self._close_all()
         self._ended = True
-        if self.finish_reason in ("length", "content_filter"):
-            reason = "max_output_tokens" if self.finish_reason == "length" else "content_filter"
+        if self.finish_reason == "length":
             response = self._response("incomplete")
-            response["incomplete_details"] = {"reason": reason}
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
             return out + [self._event("response.incomplete", response=response)]
         return out + [self._event("response.completed", response=self._response("completed"))]
 
-    def fail(self, error: Any, status: int | None = None) -> list[Event]:
-        """An error inside the stream: ``response.failed`` with the provider's message."""
-
+    def fail(self, problem: ProviderError) -> list[Event]:
+        """The response failed: ``response.failed`` with the provider's message and the code of
+        its class. One Codex does not retry shows the reasoning and the answer so far first; one it
+        retries closes nothing (see the module's docstring)."""
         out = self.start()
         if self._ended:
             return out
-        out += self._close_reasoning() + self._close_text("incomplete")
+        if not problem.retryable:
+            out += self._end_reasoning() + self._end_text("incomplete") + self._done_ended()
         self._ended = True
-        body = error if isinstance(error, Mapping) else {"message": str(error)}
-        code = provider_code({"error": body}) or ("rate_limit_exceeded" if status == 429 else "server_error")
-        message = provider_message({"error": body}, status)
-        self.error = {"code": code, "message": f"{self.provider}: {message}" if self.provider else message}
-        self.error_message = message
+        self.problem = problem
+        self.error = {"code": codex_code(problem), "message": problem.named(self.provider)}
+        self.error_message = problem.message
         response = self._response("failed")
         response["error"] = dict(self.error)
         return out + [self._event("response.failed", response=response)]
@@ -287,24 +272,47 @@ class ResponsesStream:
             out += self._reasoning_delta(reasoning)
         content = delta.get("content")
         if isinstance(content, str) and content:
-            out += self._close_reasoning()
+            out += self._end_reasoning()
             out += self._text_delta(content)
+        elif isinstance(content, list):
+            out += self._parts(content)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             self.refused = True
-            out += self._close_reasoning()
+            out += self._end_reasoning()
             out += self._text_delta(refusal)
-        for raw in delta.get("tool_calls") or ():
+        calls = delta.get("tool_calls")
+        if "function_call" in delta:  # the legacy form: one call, in pieces
+            legacy = legacy_call(delta)
+            calls = [*(calls or ()), legacy] if legacy is not None else calls
+        for raw in calls or ():
             if isinstance(raw, Mapping):
-                out += self._close_reasoning()
-                out += self._close_text()
-                out += self._tool_delta(raw)
+                out += self._end_reasoning()
+                out += self._end_text()
+                out += self._calls.delta(raw)
+        return out
+
+    def _parts(self, content: list[Any]) -> list[Event]:
+        """Content as a list of parts, in order: text and refusals add to the message, thinking to
+        the reasoning (which then comes before the text it interrupts, as its own item)."""
+        out: list[Event] = []
+        for kind, text in content_parts(content):
+            if kind == SKIPPED:
+                if text not in self.skipped_parts and len(self.skipped_parts) < MAX_SKIPPED:
+                    self.skipped_parts.append(text)
+            elif kind == REASONING:
+                out += self._end_text()
+                out += self._reasoning_delta(text)
+            else:
+                self.refused = self.refused or kind == REFUSAL
+                out += self._end_reasoning()
+                out += self._text_delta(text)
         return out
 
     def _reasoning_delta(self, text: str) -> list[Event]:
         out: list[Event] = []
         if self._reasoning is None:
-            self._reasoning, self._reasoning_item = [], _id("rs")
+            self._reasoning, self._reasoning_item = [], new_id("rs")
             self._reasoning_index = self._next_index()
             out.append(self._event("response.output_item.added", output_index=self._reasoning_index,
                                    item={"type": "reasoning", "id": self._reasoning_item, "summary": []}))
@@ -316,22 +324,23 @@ class ResponsesStream:
                                output_index=self._reasoning_index, summary_index=0, delta=text))
         return out
 
-    def _close_reasoning(self) -> list[Event]:
+    def _end_reasoning(self) -> list[Event]:
+        """The open reasoning item ends: its text and part are done now, the item with the response."""
         if self._reasoning is None:
             return []
         text, self._reasoning = "".join(self._reasoning), None
         self._all_reasoning.append(text)
         item = {"type": "reasoning", "id": self._reasoning_item, "summary": [{"type": "summary_text", "text": text}]}
         common = {"item_id": self._reasoning_item, "output_index": self._reasoning_index, "summary_index": 0}
+        self._ended_items.append((self._reasoning_index, item))
         return [self._event("response.reasoning_summary_text.done", **common, text=text),
                 self._event("response.reasoning_summary_part.done", **common,
-                            part={"type": "summary_text", "text": text}),
-                self._done(self._reasoning_index, item)]
+                            part={"type": "summary_text", "text": text})]
 
     def _text_delta(self, text: str) -> list[Event]:
         out: list[Event] = []
         if self._text is None:
-            self._text, self._text_item = [], _id("msg")
+            self._text, self._text_item = [], new_id("msg")
             self._text_index = self._next_index()
             out.append(self._event("response.output_item.added", output_index=self._text_index, item={
                 "type": "message", "id": self._text_item, "role": "assistant", "status": "in_progress",
@@ -348,7 +357,8 @@ class ResponsesStream:
         return self._event("response.output_text.delta", item_id=self._text_item, output_index=self._text_index,
                            content_index=0, delta=text)
 
-    def _close_text(self, status: str = "completed") -> list[Event]:
+    def _end_text(self, status: str = "completed") -> list[Event]:
+        """The open message ends: its text and part are done now, the item with the response."""
         if self._text is None:
             return []
         text, self._text = "".join(self._text), None
@@ -356,100 +366,32 @@ class ResponsesStream:
         common = {"item_id": self._text_item, "output_index": self._text_index, "content_index": 0}
         item = {"type": "message", "id": self._text_item, "role": "assistant", "status": status,
                 "content": [part]}
+        self._ended_items.append((self._text_index, item))
         return [self._event("response.output_text.done", **common, text=text),
-                self._event("response.content_part.done", **common, part=part),
-                self._done(self._text_index, item)]
+                self._event("response.content_part.done", **common, part=part)]
 
-    def _find_call(self, raw: Mapping[str, Any]) -> _ToolCall:
-        index = raw.get("index")
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
-        if isinstance(index, int):
-            for call in self._calls:
-                if call.key == index:
-                    if call_id and call.call_id and call_id != call.call_id:
-                        break  # a provider reusing index 0 for every call: a new id is a new call
-                    return call
-        elif call_id is not None:
-            for call in self._calls:
-                if call.call_id == call_id:
-                    return call
-        elif self._calls:
-            return self._calls[-1]  # no index, no id: the rest of the last call
-        call = _ToolCall(key=index if isinstance(index, int) else f"#{len(self._calls)}")
-        self._calls.append(call)
-        return call
-
-    def _tool_delta(self, raw: Mapping[str, Any]) -> list[Event]:
-        call = self._find_call(raw)
-        if isinstance(raw.get("id"), str) and raw["id"] and not call.call_id:
-            call.call_id = raw["id"]
-        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else {}
-        if isinstance(function.get("name"), str) and function["name"] and not call.name:
-            call.name = function["name"]
-        args = function.get("arguments")
-        if isinstance(args, str):
-            call.arguments += args
-        elif isinstance(args, Mapping):  # a provider that sends the arguments as an object
-            call.arguments += json.dumps(args, ensure_ascii=False)
-        out: list[Event] = []
-        if call.output_index is None and call.name:
-            call.call_id = call.call_id or _id("call")
-            call.output_index = self._next_index()
-            call.item_id = _id("fc")
-            out.append(self._event("response.output_item.added", output_index=call.output_index,
-                                   item=self._call_item(call, "in_progress", arguments="")))
-        if call.output_index is not None and self._kind(call) != CUSTOM and len(call.arguments) > call.sent:
-            out.append(self._event("response.function_call_arguments.delta", item_id=call.item_id,
-                                   output_index=call.output_index, delta=call.arguments[call.sent:]))
-            call.sent = len(call.arguments)
-        return out
-
-    def _kind(self, call: _ToolCall) -> str:
-        return self.tools.ref(call.name).kind
-
-    def _call_item(self, call: _ToolCall, status: str, arguments: str | None = None) -> dict[str, Any]:
-        ref = self.tools.ref(call.name)
-        args = call.arguments if arguments is None else arguments
-        if ref.kind == CUSTOM:
-            item: dict[str, Any] = {"type": "custom_tool_call", "id": call.item_id, "status": status,
-                                    "call_id": call.call_id, "name": ref.name, "input": custom_input(args)}
-        elif ref.kind == TOOL_SEARCH:
-            item = {"type": "tool_search_call", "id": call.item_id, "status": status, "call_id": call.call_id,
-                    "execution": "client", "arguments": json_arguments(args)}
-        else:
-            item = {"type": "function_call", "id": call.item_id, "status": status, "call_id": call.call_id,
-                    "name": ref.name, "arguments": args}
-        if ref.namespace:
-            item["namespace"] = ref.namespace
-        return item
-
-    def _close_calls(self) -> list[Event]:
-        out: list[Event] = []
-        for call in self._calls:
-            if not call.name:
-                continue  # a call without a name cannot be run; nothing to tell Codex
-            if call.output_index is None:
-                call.call_id = call.call_id or _id("call")
-                call.output_index, call.item_id = self._next_index(), _id("fc")
-                out.append(self._event("response.output_item.added", output_index=call.output_index,
-                                       item=self._call_item(call, "in_progress", arguments="")))
-            if self._kind(call) != CUSTOM:
-                if not call.arguments.strip():
-                    call.arguments = "{}"
-                if len(call.arguments) > call.sent:
-                    out.append(self._event("response.function_call_arguments.delta", item_id=call.item_id,
-                                           output_index=call.output_index, delta=call.arguments[call.sent:]))
-                    call.sent = len(call.arguments)
-                out.append(self._event("response.function_call_arguments.done", item_id=call.item_id,
-                                       output_index=call.output_index, arguments=call.arguments))
-            out.append(self._done(call.output_index, self._call_item(call, "completed")))
-        if self.memory is not None and self._all_reasoning:
-            self.memory.remember([c.call_id for c in self._calls if c.call_id], "".join(self._all_reasoning))
-        self._calls = []
-        return out
+    def _done_ended(self) -> list[Event]:
+        """``output_item.done`` for each item that ended, in output order."""
+        ended, self._ended_items = sorted(self._ended_items, key=lambda pair: pair[0]), []
+        return [self._done(index, item) for index, item in ended]
 
     def _close_all(self) -> list[Event]:
-        return self._close_reasoning() + self._close_text() + self._close_calls()
+        """Every item done, in output order: the reasoning and messages that ended and the calls
+        (a call without a name cannot be run, and Codex is told nothing of it)."""
+        ended = dict(self._ended_items)
+        self._ended_items = []
+        calls = self._calls.named()
+        placed = {c.output_index: c for c in calls if c.output_index is not None}
+        out: list[Event] = []
+        for index in sorted([*ended, *placed]):
+            out += [self._done(index, ended[index])] if index in ended else self._calls.close(placed[index])
+        for call in calls:
+            if call.output_index is None:
+                out += self._calls.close(call)
+        if self.memory is not None and self._all_reasoning:
+            self.memory.remember([c.call_id for c in calls if c.call_id], "".join(self._all_reasoning))
+        self._calls.calls = []
+        return out
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -474,56 +416,3 @@ class ResponsesStream:
         event = {"type": kind, "sequence_number": self._seq, **fields}
         self._seq += 1
         return event
-
-
-def reasoning_text(delta: Mapping[str, Any]) -> str:
-    """The reasoning in a delta, whatever its dialect: ``reasoning_content`` (DeepSeek, Kimi),
-    ``reasoning`` (OpenRouter, vLLM), ``reasoning_details`` (OpenRouter's list), each a string, an
-    object with its text, or a list of those."""
-    for key in ("reasoning_content", "reasoning", "reasoning_details"):
-        value = delta.get(key)
-        if value is not None:
-            text = _text_of(value)
-            if text:
-                return text
-    return ""
-
-
-def _text_of(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        for key in ("text", "content", "summary", "reasoning"):
-            inner = value.get(key)
-            if isinstance(inner, (str, list, Mapping)):
-                text = _text_of(inner)
-                if text:
-                    return text
-        return ""
-    if isinstance(value, list):
-        return "".join(_text_of(v) for v in value)
-    return ""
-
-
-def custom_input(arguments: str) -> str:
-    """A freeform tool's raw input from the function arguments the model wrote: ``{"input": ...}``,
-    or, when the model wrote the raw text itself, that text."""
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return arguments
-    if isinstance(value, Mapping):
-        inner = value.get(CUSTOM_INPUT)
-        if isinstance(inner, str):
-            return inner
-        strings = [v for v in value.values() if isinstance(v, str)]
-        if len(strings) == 1:
-            return strings[0]
-    return value if isinstance(value, str) else arguments
-
-
-def json_arguments(arguments: str) -> Any:
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return {}

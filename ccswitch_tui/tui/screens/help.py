@@ -22,7 +22,7 @@ from the OS keyring and an environment built from nothing.
 | Environment | the exact environment the tool would get (`ccs env`), with where each variable comes from |
 | Diff | that environment against the shell ccs started from: this is where contamination shows |
 | Running | {_CLIENTS} and ccs-launched processes with their findings (`ccs ps`), refreshed every 2 s |
-| Runs | this profile's run manifests, newest first, drift from the previous run (a labeled run: its round) |
+| Runs | this profile's run manifests, newest first, drift from the previous run (a round: `u` shows every round) |
 
 Launching hands the terminal to the tool; when it exits you are back here with its exit status.
 """
@@ -35,6 +35,7 @@ def keys_table() -> str:
                          for k in a.key.split(","))
         rows.append(f"| `{keys}` | {a.help} |")
     rows += ["| `1`…`5` | Show Overview, Environment, Diff, Running, Runs |",
+             "| `u` | Runs tab: the Rounds view (the gap per round, the verdicts, what changed), or back |",
              "| `enter` | From the list into the tab shown (scroll, pick a run or a process) |",
              "| `tab` | Move between the list, the tabs and the panes |",
              "| `ctrl+p` | Command palette (every action, and jump to a profile) |",

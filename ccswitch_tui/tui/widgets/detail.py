@@ -18,6 +18,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.grid import FitTable
+from ccswitch_tui.tui.rounds_chart import chart
 from ccswitch_tui.tui.service import Detail, RunRow, ToolView
 from ccswitch_tui.tui.widgets.requests import RequestsTable
 from ccswitch_tui.tui.widgets.running import RunningView
@@ -165,7 +166,8 @@ class DetailPane(Vertical):
 
 class RunsView(Vertical):
     """The profile's run manifests, newest first, the one under the cursor in full and, for a
-    recorded run, its requests (the app reloads them while the run goes on)."""
+    recorded run, its requests (the app reloads them while the run goes on). ``u`` shows the Rounds
+    view instead: the gap per round of the profile's labelled runs, with the verdicts beside it."""
 
     class Selected(Message):
         def __init__(self, manifest: Mapping[str, Any]):
@@ -175,12 +177,43 @@ class RunsView(Vertical):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self.runs: tuple[RunRow, ...] = ()
+        self.showing_rounds = False
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="run-detail-scroll"):
             yield Static("", id="run-detail")
         yield RequestsTable(id="requests-table")
+        with VerticalScroll(id="rounds-scroll"):
+            yield Static("", id="rounds-body")
+
+    @property
+    def rounds(self) -> list[Mapping[str, Any]]:
+        """The rounds of the profile's labelled runs, the oldest round first."""
+        first: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for r in self.runs:
+            if r.round is not None:
+                label = str(r.round.get("round"))
+                started = str(r.manifest.get("started") or "")
+                if label not in first or started < first[label][0]:
+                    first[label] = (started, r.round)
+        return [rd for _, rd in sorted(first.values(), key=lambda x: x[0])]
+
+    def toggle_rounds(self) -> None:
+        self.showing_rounds = not self.showing_rounds
+        self._show_mode()
+
+    def _show_mode(self) -> None:
+        rounds = self.showing_rounds
+        for wid in ("#runs-table", "#run-detail-scroll"):
+            self.query_one(wid).display = not rounds
+        if rounds:
+            self.query_one(RequestsTable).display = False
+        elif (row := self.selected) is not None:
+            self.query_one(RequestsTable).display = bool(row.manifest.get("recording"))
+        self.query_one("#rounds-scroll").display = rounds
+        if rounds:
+            self.query_one("#rounds-body", Static).update(chart(self.rounds, self.size.width or 80))
 
     @property
     def selected(self) -> RunRow | None:
@@ -195,11 +228,12 @@ class RunsView(Vertical):
             return
         v = self.app.theme_variables
         table = self.query_one(RequestsTable)
-        table.display = bool(row.manifest.get("recording"))
+        table.display = bool(row.manifest.get("recording")) and not self.showing_rounds
         table.show(launch_id, records, {"ok": v.get("text-success", "green"), "warn": v.get("text-warning", "yellow")})
 
     def on_mount(self) -> None:
         self.query_one("#runs-table", DataTable).add_columns(*RUN_COLUMNS)
+        self.query_one("#rounds-scroll").display = False
         pane = next((a for a in self.ancestors if isinstance(a, DetailPane)), None)
         self.show(pane.runs if pane else ())
 
@@ -235,6 +269,8 @@ class RunsView(Vertical):
                 + "".join(f"{s.tui_key} ({s.label}), " for s in tools.clients() if s.tui_key)
                 + "r (a command) or s (a shell); "
                 "each launch writes a manifest here.", "$text-muted"))
+        if self.showing_rounds:
+            self._show_mode()
 
     @staticmethod
     def _round_cell(r: RunRow, warn: str, ok: str) -> Text:
