@@ -21,7 +21,7 @@ The upstream, the minimal proxy and the load generator are separate processes (a
 the test extras; ccs itself does not use it), the bridge runs in this process exactly as in ccs
 (its own thread and loop). Everything stays on 127.0.0.1.
 
-    .venv/bin/python benchmarks/bench_bridge.py            # BENCH_BASE=/path/to/main to compare launches
+    .venv/bin/python benchmarks/bench_bridge.py            # BENCH_BASE=/path/to/main: launches and streams compared
 """
 
 from __future__ import annotations
@@ -423,6 +423,58 @@ def bodies_gaps(direct: str, tmp: str) -> None:
         bridge.stop()
 
 
+# --- this tree's bridge against BENCH_BASE's, in the same rounds -------------------------------------
+
+# A bridge of the tree given first, in a process of its own (so that its CPU time is its own): both
+# routes the benchmark measures; prints its port and token, serves until its standard input closes.
+TREE_BRIDGE = r'''
+import json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+from ccswitch_tui.bridge.translate.handler import TranslatingHandler
+direct = sys.argv[2]
+routes = (Route("openai", direct), Route("codex", direct, handler=TranslatingHandler("bench")))
+with tempfile.TemporaryDirectory() as tmp:
+    bridge = Bridge(BridgeConfig(routes=routes, key="sk-bench-0123456789abcdef",
+                                 records_path=Path(tmp) / "bench.requests.jsonl")).start()
+    print(json.dumps({"url": bridge.url, "token": bridge.token}), flush=True)
+    sys.stdin.read()
+    bridge.stop()
+'''
+
+
+def trees_side_by_side(direct: str, base: str) -> None:
+    """The same streams through this tree's bridge and BENCH_BASE's, each in a process of its own,
+    round by round alternating: CPU per event of each, and this tree's against the base's (what a
+    change costs, free of the load of the moment, which moves every figure of a shared machine)."""
+    bridges = {}
+    for label, tree in (("this tree", str(ROOT)), ("BENCH_BASE", base)):
+        proc = subprocess.Popen([sys.executable, "-c", TREE_BRIDGE, tree, direct], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        bridges[label] = (proc, json.loads(proc.stdout.readline()))
+    try:
+        print(f"this tree's bridge against BENCH_BASE's ({base}), each in a process of its own, rounds alternating:")
+        paced, unpaced = int(os.environ.get("BENCH_ROUNDS", "5")), int(os.environ.get("BENCH_UNPACED_ROUNDS", "15"))
+        for label, n, pace, rounds in (("paced, an event every 20 ms", 100, 0.02, paced),
+                                       ("unpaced", 300, 0.0, unpaced)):
+            for route, suffix in (("recording", "/openai"), ("translating", "/codex#responses")):
+                cpu: dict[str, list[float]] = {}
+                for _ in range(rounds):
+                    for name, (proc, info) in bridges.items():
+                        c0 = cpu_s(proc.pid)
+                        load(direct, info["url"] + suffix, info["token"], "bridge-streams", conc=200, n=n, pace=pace)
+                        cpu.setdefault(name, []).append((cpu_s(proc.pid) - c0) / (200 * (n + 1)) * 1e6)
+                ours, theirs = statistics.median(cpu["this tree"]), statistics.median(cpu["BENCH_BASE"])
+                by_round = " ".join(f"{a / b:.2f}" for a, b in zip(cpu["this tree"], cpu["BENCH_BASE"], strict=True))
+                print(f"  {route:<11} {label:<28} this tree {ours:5.2f} µs/event, BENCH_BASE {theirs:5.2f}: "
+                      f"{ours / theirs:.2f}x (round by round: {by_round})")
+    finally:
+        for proc, _ in bridges.values():
+            proc.stdin.close()
+            proc.wait(30)
+
+
 # --- the bridge's own HTTP/1.1 against h11 ----------------------------------------------------------
 
 H11_SERVER_CASES = {  # a child's request: what each reader makes of it ("refused" is right for all)
@@ -628,6 +680,8 @@ def main() -> None:
                   f"under 200 streams ({records} requests recorded)")
             bodies_gaps(direct, tmp)
         framing_comparison()
+        if os.environ.get("BENCH_BASE"):
+            trees_side_by_side(direct, os.environ["BENCH_BASE"])
         print("start-up (recording loads the bridge once the child runs; the plain launch path does not):")
         launch_path(int(os.environ.get("BENCH_LAUNCH_RUNS", "20")), direct, answered)
     finally:
