@@ -15,7 +15,7 @@ from test_bridge_wire import Scripted, bridge_to, head  # noqa: F401 — bridge_
 
 from ccswitch_tui.bridge import wire
 
-LOOSE_SIZES = [b"0x5", b"5_0", b" 5", b"+5", b"5 ", b"\x0b5", b"-0", b"00000000000000005"]
+LOOSE_SIZES = [b"0x5", b"0X5", b"5_0", b" 5", b"+5", b"5 ", b"\x0b5", b"-0", b"5g", b"\xb25"]
 
 
 def reply_to(port: int, data: bytes, timeout: float = 5) -> bytes:
@@ -62,7 +62,7 @@ def test_chunked_in_any_case_with_spaces_around_it_is_still_chunked(bridge_to): 
     b = bridge_to(upstream)
     reply = reply_to(b.port, f"POST /openai/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {b.token}\r\n"
                              "Transfer-Encoding: \t ChunKed \r\nConnection: close\r\n\r\n"
-                             "5;name=value\r\nhello\r\n5 ;x\r\nworld\r\n0\r\n\r\n".encode())
+                             "5;name=value\r\nhello\r\n0000000000000000005 ;x\r\nworld\r\n0\r\n\r\n".encode())
     assert reply.startswith(b"HTTP/1.1 200 OK\r\n"), reply
     assert upstream.requests[0].endswith(b"Content-Length: 10\r\n\r\nhelloworld")
 

@@ -198,9 +198,6 @@ class SecretForms:
         self._escape = "\\\\u00(?:" + "|".join(sorted(escapes)) + ")" if escapes else "(?!)"
         self._runs_bytes = tuple(r.encode() for r in self._runs)
         self._b64_bytes = tuple(a.encode() for a in self._b64)
-        # every anchor, for a search of a lower-cased text (a base64 anchor lower-cased too: it finds
-        # more, never less)
-        self._short = [*(re.escape(a.lower()) for a in self._b64), *map(re.escape, self._runs), self._escape]
         chars = "".join(sorted(charset))
         self.charset = frozenset(chars.encode("utf-8"))
         self.charset_bytes = bytes(sorted(self.charset))
@@ -220,16 +217,18 @@ class SecretForms:
     def _re_bytes(self) -> re.Pattern[bytes] | None:
         return re.compile(self._pattern.encode("utf-8"), re.IGNORECASE) if self._pattern else None
 
-    # one search a pattern: a pattern that begins with its literal is searched for as fast as a
-    # substring, an alternation of them a character at a time (three times as long on an SSE event)
+    # the anchors of a short text, each searched for on its own (``find``): an alternation of them is
+    # searched a character at a time, three times as long on an SSE event
 
     @cached_property
-    def _short_text(self) -> list[Callable[[str], Any]]:
-        return [re.compile(p).search for p in self._short]
+    def _short_text(self) -> tuple[str, ...]:
+        """Every anchor, for a lower-cased text (a base64 anchor lower-cased too: it finds more,
+        never less)."""
+        return (*(a.lower() for a in self._b64), *self._runs)
 
     @cached_property
-    def _short_bytes(self) -> list[Callable[[bytes], Any]]:
-        return [re.compile(p.encode()).search for p in self._short]
+    def _short_bytes(self) -> tuple[bytes, ...]:
+        return tuple(a.encode() for a in self._short_text)
 
     @cached_property
     def _escape_text(self) -> re.Pattern[str]:
@@ -255,20 +254,21 @@ class SecretForms:
         if self._always:
             return True
         text = isinstance(value, str)
-        if len(value) <= _SHORT:
-            lowered = value.lower()
-            for search in self._short_text if text else self._short_bytes:
-                if search(lowered) is not None:
-                    return True
-            return False
         runs, b64, escape, slash = ((self._runs, self._b64, self._escape_text, "\\") if text else
-                                    (self._runs_bytes, self._b64_bytes, self._escape_bytes, b"\\"))
+                                    (self._runs_bytes, self._b64_bytes, self._escape_bytes, 92))
+        if len(value) <= _SHORT:
+            find = value.lower().find
+            for anchor in self._short_text if text else self._short_bytes:
+                if find(anchor) >= 0:
+                    return True
+            return slash in value and escape.search(value) is not None
+        find = value.find
         for anchor in b64:
-            if anchor in value:
+            if find(anchor) >= 0:
                 return True
-        lowered = value.lower()
+        find = value.lower().find
         for run in runs:
-            if run in lowered:
+            if find(run) >= 0:
                 return True
         return slash in value and escape.search(value) is not None  # a backslash is found at memchr's pace
 
@@ -327,13 +327,14 @@ class FormStream:
     """One stream's filter: ``feed`` each chunk, ``flush`` at the end. Holds back only an end that
     could begin a form (never more than the longest form; nothing after an SSE event's blank line)."""
 
-    __slots__ = ("_forms", "_held", "_charset", "_searches", "_always")
+    __slots__ = ("_forms", "_held", "_charset", "_searches", "_escape", "_always")
 
     def __init__(self, forms: SecretForms):
         self._forms = forms
         self._held = b""
         self._charset = forms.charset
         self._searches = forms._short_bytes if forms else []  # noqa: SLF001 — its own stream
+        self._escape = forms._escape_bytes.search if forms else None  # noqa: SLF001
         self._always = forms._always or not forms  # noqa: SLF001
 
     def feed(self, chunk: bytes) -> bytes:
@@ -342,13 +343,14 @@ class FormStream:
             return data
         if len(data) <= _SHORT and not self._always and data[-1] not in self._charset:
             # the common case, inline: an SSE event that holds no anchor and ends with its blank line
-            lowered = data.lower()
-            for search in self._searches:
-                if search(lowered) is not None:
+            find = data.lower().find  # (bytes.find, not ``in``: ``in`` goes through the buffer protocol)
+            for anchor in self._searches:
+                if find(anchor) >= 0:
                     break
             else:
-                self._held = b""
-                return data
+                if 92 not in data or self._escape(data) is None:  # a JSON escape only with a backslash (92)
+                    self._held = b""
+                    return data
         out, self._held = self._forms._split(data)  # noqa: SLF001 — its own stream
         return out
 
