@@ -128,8 +128,7 @@ class ChatExchange:
     def ended(self) -> bool:
         """True once what this exchange returned holds the Responses stream's terminal event
         (completed, incomplete or failed); never for an error answer, which is one JSON body."""
-        return self.mode in ("stream", "whole", "over") and self.translation is not None \
-            and self.translation.stream.ended
+        return self.mode in ("stream", "whole") and self.translation is not None and self.translation.stream.ended
 
     def response_chunk(self, data: bytes) -> bytes:
         if self.mode == "raw" or self.translation is None:
@@ -138,20 +137,19 @@ class ChatExchange:
             return self._open() + self.translation.feed(data)
         room = (MAX_ERROR_BODY if self.mode == "error" else MAX_JSON_BODY) - len(self.buffer)
         if len(data) > room:  # a provider cannot make the bridge hold more than that
-            self.overflow = True  # and no more of it is read (``done_reading``)
-            if self.mode == "whole":  # given up at once, rather than at an end that may never come
-                self.mode, self.buffer = "over", bytearray()
-                return self._open() + self.translation.too_large(MAX_JSON_BODY)
+            self.overflow = True  # and no more of it is read (``done_reading``): its end may never come
         self.buffer += data[:max(room, 0)]
         return b""
 
     def response_end(self) -> bytes:
-        if self.mode in ("raw", "over") or self.translation is None:
+        if self.mode == "raw" or self.translation is None:
             return b""
         if self.mode == "stream":
             return self._open() + self.translation.end()
         if self.mode == "error":
             return self.translation.error(self.status, bytes(self.buffer))[1]  # its message is at its start
+        if self.overflow:
+            return self._open() + self.translation.too_large(MAX_JSON_BODY)
         return self._open() + self.translation.whole(bytes(self.buffer))
 
     def _open(self) -> bytes:
