@@ -316,7 +316,7 @@ FIRST_REQUEST = ("import os, time, urllib.request\n"
                  "print(time.time())\n")
 
 
-CLIENTS = ROOT / ".cache" / "clients" / "node_modules" / ".bin"
+CLIENTS = ROOT / ".cache" / "clients" / "bin"
 
 
 def launch_path(runs: int, upstream: str, answered: Path) -> None:

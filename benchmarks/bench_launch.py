@@ -16,7 +16,7 @@ from pathlib import Path
 from timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
-CLIENTS = ROOT / ".cache" / "clients" / "node_modules" / ".bin"
+CLIENTS = ROOT / ".cache" / "clients" / "bin"
 
 
 def row(label: str, xs: list[float]) -> str:

@@ -25,6 +25,10 @@ class Paths:
         return self.state / "salt"
 
     @property
+    def shared_salt(self) -> Path:
+        return self.state / "shared-salt"
+
+    @property
     def key_index(self) -> Path:
         return self.state / "keys.json"
 

@@ -1,46 +1,68 @@
 #!/usr/bin/env bash
-# Install the pinned real clients into .cache/clients (used by the tests and the benchmarks).
+# Install the pinned real clients (the tests and the benchmarks use them) into .cache/clients, as the
+# registry declares them: each client spec's `package` names its package manager, package and version
+# (ccswitch_tui/tools/layers.py, Package). npm packages go into .cache/clients/node_modules, a PyPI
+# package into a virtual environment of its own under .cache/clients/venvs/; .cache/clients/bin links
+# every client's executable. No client is named here. What is installed at its pinned version is kept
+# (the folder may be shared): only what is missing or at another version is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CLAUDE_VERSION=2.1.332
-CODEX_VERSION=0.171.0
-GEMINI_VERSION=0.61.0
-OPENCODE_VERSION=1.18.33
-# Kilo Code CLI: its Linux binary is the optional dependency @kilocode/cli-linux-x64 of the same version;
-# 7.8.1 names a binary package the registry does not have (npm then installs it without a binary)
-KILO_VERSION=7.7.7
-QWEN_VERSION=0.24.4
+PY=${CCS_PYTHON:-.venv/bin/python}          # a Python that imports ccswitch_tui (the registry)
+[ -x "$PY" ] || PY=python3
+CLIENT_PY=${CLIENT_PYTHON:-python3}          # the Python a PyPI client's virtual environment is made with
 dest=.cache/clients
-have() { [ -x "$dest/node_modules/.bin/$1" ] && grep -q "\"version\": \"$2\"" "$dest/node_modules/$3/package.json" 2>/dev/null; }
-if have claude "$CLAUDE_VERSION" @anthropic-ai/claude-code && have codex "$CODEX_VERSION" @openai/codex \
-   && have gemini "$GEMINI_VERSION" @google/gemini-cli && have opencode "$OPENCODE_VERSION" opencode-ai \
-   && have kilo "$KILO_VERSION" @kilocode/cli && "$dest/node_modules/.bin/kilo" --version >/dev/null 2>&1 \
-   && have qwen "$QWEN_VERSION" @qwen-code/qwen-code; then
-  exit 0
+mkdir -p "$dest/bin"
+rows=$("$PY" - <<'PYEOF'
+from ccswitch_tui import tools
+
+for spec in tools.clients():
+    p = spec.package
+    if p is not None:
+        print("\t".join((p.manager, p.name, p.version, spec.program or spec.name, p.check, p.broken_hint)))
+PYEOF
+)
+npm_missing=()
+pypi_missing=()
+while IFS=$'\t' read -r manager name version program check hint; do
+  case "$manager" in
+    npm)
+      if ! { [ -x "$dest/node_modules/.bin/$program" ] \
+             && grep -q "\"version\": \"$version\"" "$dest/node_modules/$name/package.json" 2>/dev/null; }; then
+        npm_missing+=("$name@$version")
+      fi ;;
+    pypi)
+      dist=$(echo "$name" | tr '-' '_')
+      if ! { [ -x "$dest/venvs/$name/bin/$program" ] \
+             && compgen -G "$dest/venvs/$name/lib/python*/site-packages/$dist-$version.dist-info" >/dev/null; }; then
+        pypi_missing+=("$name==$version")
+      fi ;;
+    *) echo "unknown package manager $manager for $name" >&2; exit 1 ;;
+  esac
+done <<< "$rows"
+if [ ${#npm_missing[@]} -gt 0 ]; then
+  command -v npm >/dev/null || { echo "npm is needed to install ${npm_missing[*]}" >&2; exit 1; }
+  echo "installing ${npm_missing[*]} into $dest"
+  npm install --silent --no-audit --no-fund --prefix "$dest" "${npm_missing[@]}" >/dev/null
 fi
-command -v npm >/dev/null || { echo "npm is needed to install the claude, codex, gemini, opencode, kilo and qwen clients" >&2; exit 1; }
-mkdir -p "$dest"
-echo "installing @anthropic-ai/claude-code@$CLAUDE_VERSION @openai/codex@$CODEX_VERSION" \
-     "@google/gemini-cli@$GEMINI_VERSION opencode-ai@$OPENCODE_VERSION @kilocode/cli@$KILO_VERSION" \
-     "@qwen-code/qwen-code@$QWEN_VERSION into $dest"
-# opencode-ai's install script links its native binary (shipped in the opencode-linux-* package)
-npm install --silent --no-audit --no-fund --prefix "$dest" \
-  "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" \
-  "@google/gemini-cli@$GEMINI_VERSION" "opencode-ai@$OPENCODE_VERSION" "@kilocode/cli@$KILO_VERSION" \
-  "@qwen-code/qwen-code@$QWEN_VERSION" >/dev/null
-"$dest/node_modules/.bin/claude" --version >/dev/null
-"$dest/node_modules/.bin/codex" --version >/dev/null
-"$dest/node_modules/.bin/gemini" --version >/dev/null
-"$dest/node_modules/.bin/opencode" --version >/dev/null
-# an optional dependency that is missing leaves @kilocode/cli without a binary, and npm says nothing
-kilo_version=$("$dest/node_modules/.bin/kilo" --version 2>&1) || {
-  echo "kilo $KILO_VERSION does not run: its binary package @kilocode/cli-linux-x64@$KILO_VERSION (or the one for" \
-       "this platform) was not installed; check \`npm view @kilocode/cli-linux-x64@$KILO_VERSION\`: $kilo_version" >&2
-  exit 1
-}
-if [ "${kilo_version##*$'\n'}" != "$KILO_VERSION" ]; then
-  echo "kilo --version says ${kilo_version##*$'\n'}, not the pinned $KILO_VERSION: remove $dest and run this script again" >&2
-  exit 1
-fi
-# @qwen-code/qwen-code declares node >= 22; measured: it runs on node 20 too
-"$dest/node_modules/.bin/qwen" --version >/dev/null
+for spec in ${pypi_missing[@]+"${pypi_missing[@]}"}; do
+  name=${spec%%==*}
+  echo "installing $spec into $dest/venvs/$name"
+  [ -x "$dest/venvs/$name/bin/pip" ] || "$CLIENT_PY" -m venv "$dest/venvs/$name"
+  "$dest/venvs/$name/bin/pip" install -q --disable-pip-version-check "$spec" 2>&1 | grep -v '^WARNING: Location' || true
+done
+# bin/: one link per client; then each must start and say its pinned version
+while IFS=$'\t' read -r manager name version program check hint; do
+  if [ "$manager" = npm ]; then target="../node_modules/.bin/$program"; else target="../venvs/$name/bin/$program"; fi
+  [ "$(readlink "$dest/bin/$program" 2>/dev/null)" = "$target" ] || ln -sfn "$target" "$dest/bin/$program"
+  # shellcheck disable=SC2086  # check is the spec's argument list
+  out=$("$dest/bin/$program" $check 2>&1 </dev/null) || {
+    echo "$program $version does not run${hint:+: $hint}: $out" >&2
+    exit 1
+  }
+  case "$out" in
+    *"$version"*) ;;
+    *) echo "$program $check says ${out##*$'\n'}, not the pinned $version: remove $dest/node_modules/$name" \
+            "(or $dest/venvs/$name) and run this script again" >&2
+       exit 1 ;;
+  esac
+done <<< "$rows"

@@ -20,7 +20,8 @@ from ccswitch_tui import tools
 from ccswitch_tui.paths import Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parent.parent
-CLIENTS_BIN = ROOT / ".cache" / "clients" / "node_modules" / ".bin"
+CLIENTS = ROOT / ".cache" / "clients"
+CLIENTS_BIN = CLIENTS / "bin"  # one link per client, npm's and PyPI's alike (scripts/install-clients.sh)
 IN_CI = bool(os.environ.get("CI"))
 
 
@@ -88,12 +89,13 @@ def forget_indexed_keys(paths: Paths) -> None:
 
 @pytest.fixture(scope="session")
 def clients_bin() -> Path:
-    """The folder holding the real, pinned executable of every registered client (scripts/install-clients.sh)."""
-    names = tuple(s.program for s in tools.clients() if s.program)
+    """The folder holding the real, pinned executable of every registered client: the script installs what
+    each spec's ``package`` declares (scripts/install-clients.sh)."""
+    names = tuple(s.program for s in tools.clients() if s.program and s.package)
     if not all((CLIENTS_BIN / n).exists() for n in names):
         rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
         if rc != 0 or not all((CLIENTS_BIN / n).exists() for n in names):
-            skip_or_fail("the pinned npm clients are not installed (scripts/install-clients.sh)")
+            skip_or_fail("the pinned clients are not installed (scripts/install-clients.sh)")
     return CLIENTS_BIN
 
 

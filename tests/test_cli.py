@@ -171,7 +171,7 @@ def test_show_text_and_json_with_env_key(ccs, ccs_home: Paths):
         "tools": ["codex", "run"], "claude": None,
         "codex": {"base_url": "https://env.example/api", "model": "m-1", "provider_id": "envy",
                   "reasoning_effort": "high", "wire_api": "responses", "env": {"CODEX_EXTRA": "x"}},
-        "gemini": None, "opencode": None, "kilo": None, "qwen": None,
+        "gemini": None, "opencode": None, "kilo": None, "qwen": None, "aider": None,
         "run": {"export": ["openai", "anthropic"], "model": None},
         "env": {"API_TIMEOUT_MS": "600000"}, "policy": {"inherit": ["MY_*"], "quiet": None, "share": None},
         "secrets": {},

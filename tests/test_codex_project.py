@@ -51,14 +51,15 @@ def test_a_trusted_projects_model_is_overridden(ccs, base_env, stubs, clients_bi
     assert r.returncode == 0, r.stderr
     assert [p.body["model"] for p in stub.posts()] == ["p-codex", "p-codex"]
     inside, clean = runs(ccs, env)
-    assert inside["project_config"] == [f"{project} (trusted): sets model; overridden by ccs: model"]
+    assert inside["layers"] == [f"{project} (project): sets model; beaten by ccs: model"]
     assert inside["project_layers"] == [] and "-c" in inside["argv"]
     r = ccs("runs", "diff", clean["launch_id"], inside["launch_id"], env=env)
     assert r.returncode == 0 and "comparable" in r.stdout, r.stdout  # overridden: the same run as elsewhere
 
     r = ccs("doctor", "--json", env=env, cwd=repo)
-    found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "codex-project-config"]
-    assert found and found[0]["path"] == str(project) and "sets model" in found[0]["message"]
+    found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "settings-override"
+             and f["path"] == str(project)]
+    assert found and "sets model=evil-codex-model" in found[0]["message"]
 
 
 def test_an_unpinned_effort_is_refused_with_the_ways_out(ccs, base_env, stubs, clients_bin, key_id, tmp_path):

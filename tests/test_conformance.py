@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 from fake_client.spec import TOOL as FAKE
 from stub_server import StubServer
+from test_conformance_layers import family_names
 
-from ccswitch_tui import tools
+from ccswitch_tui import policy, tools
 from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
@@ -72,11 +73,22 @@ def env(base_env: dict[str, str]) -> dict[str, str]:
 
 
 def contaminated(env: dict[str, str], wrong: str) -> dict[str, str]:
-    """Every client's routing variables, as the shell would hold them, pointing at ``wrong``."""
+    """Every family the policy knows (the shared OPENAI_*, proxies and cloud ones too), and every client's
+    routing variables, as the shell would hold them, pointing at ``wrong``."""
     out = dict(env)
+    for family in policy.families():
+        for name in family_names(family):
+            if policy.cloud_switch(name):
+                out[name] = "1"
+            elif not name.endswith(("_DIR", "_HOME")):
+                out[name] = wrong if ("URL" in name or "PROXY" in name.upper() or "BASE" in name) else \
+                    "sk-stale-wrong-0123456789abcdef"
     for spec in SPECS.values():
         for name in _family_names(spec):
             out[name] = wrong if "URL" in name else "sk-stale-wrong-0123456789abcdef"
+    out["AWS_EC2_METADATA_DISABLED"] = "true"  # a cloud switch in the shell: no metadata lookups, ever
+    for name in ("NO_PROXY", "no_proxy"):
+        out.pop(name, None)
     return out
 
 
@@ -191,10 +203,11 @@ def test_doctor_reports_each_client(ccs, env, tmp_path):
     r = ccs("doctor", "--json", env=env)
     data = json.loads(r.stdout)
     assert set(CLIENTS) <= set(data["clients"]), data["clients"]
-    assert data["fakecli_layers"][0]["routing"] == {"base_url": "https://wrong.example"}
+    (user,) = [row for row in data["fakecli_layers"] if row["kind"] == "user"]
+    assert user["routing"] == {"base_url": "https://wrong.example"}
     assert any(f["variable"] == "base_url" and f["path"].endswith(".fakecli.json") for f in data["findings"])
     r = ccs("doctor", env=env)
-    assert "fakecli user file" in r.stdout
+    assert "Fake CLI layers" in r.stdout
 
 
 def test_ps_and_inspect_recognise_it(ccs, env):

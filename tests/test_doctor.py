@@ -15,7 +15,7 @@ import pytest
 from ccswitch_tui.diagnose.doctor import run_doctor
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.profiles.store import Store
-from ccswitch_tui.tools.codex import codex_file_findings
+from ccswitch_tui.tools.codex import config_problems
 
 KEY = "sk-doctor-SECRET-0123456789abcdef"
 SHELL_KEY = "sk-doctor-SHELL-fedcba9876543210"
@@ -146,12 +146,10 @@ def test_a_settings_model_is_named_as_beaten_by_anthropic_model_in_the_environme
              if f.variable == "model"}
     assert set(found) == {"home", "project"} and {f.severity for f in found.values()} == {"warn"}
     user, proj = found["home"].message, found["project"].message
-    assert user.startswith("user settings set model=opus, which picks the model of Claude Code started directly ")
-    assert proj.startswith(f"project settings set model=sonnet, which picks the model of Claude Code started in "
-                           f"{project} ")
-    for message in (user, proj):
-        assert "unless ANTHROPIC_MODEL is set (the environment wins)" in message
-        assert "ccs launches of a profile with [claude].model are not affected" in message
+    assert user.startswith("user Claude Code layer 'user' sets model=opus, which a Claude Code started directly "
+                           "follows unless ANTHROPIC_MODEL is set (the environment wins)")
+    assert proj.startswith(f"project Claude Code layer 'project' sets model=sonnet, which a Claude Code started in "
+                           f"{project} follows unless ANTHROPIC_MODEL is set (the environment wins)")
 
 
 def test_claude_config_dir_moves_the_user_layer_and_broken_json_is_reported(world):
@@ -256,7 +254,8 @@ def test_the_real_codex_rejects_what_doctor_calls_errors(world, clients_bin, tmp
                                ("builtin", GOOD_CODEX.replace("loop", "openai"), "reserved built-in provider")):
         cx = tmp_path / f"cx-{name}"
         write(cx / "config.toml", text)
-        assert {f.severity for f in codex_file_findings(cx / "config.toml", {"LOOP_KEY": "x"}, None)} == {"error"}
+        found = config_problems(cx / "config.toml", (cx / "config.toml").read_text(), {"LOOP_KEY": "x"})
+        assert {f.severity for f in found} == {"error"}
         env = {"PATH": f"{clients_bin}:/usr/bin:/bin", "HOME": str(tmp_path), "CODEX_HOME": str(cx), "LOOP_KEY": "x"}
         res = subprocess.run([str(clients_bin / "codex"), "exec", "--skip-git-repo-check", "hi"], env=env,
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
@@ -298,7 +297,7 @@ def test_azure_and_oss_are_accepted_as_codex_provider_id(world, clients_bin, tmp
     config = content(home / "config.toml", profile, quiet=True)  # what a launch writes there
     write(home / "config.toml", config)
     assert f"[model_providers.{pid}]" in config and f'model_provider = "{pid}"' in config
-    assert codex_file_findings(home / "config.toml", {"CCS_CODEX_API_KEY": "x"}, None) == []
+    assert config_problems(home / "config.toml", config, {"CCS_CODEX_API_KEY": "x"}) == []
     out = codex_starts(clients_bin, home, tmp_path, {"CCS_CODEX_API_KEY": "x"})
     assert f"provider: {pid}\n" in out and "reserved" not in out, out
 
@@ -339,16 +338,17 @@ def test_command_exit_codes_json_and_no_key(world, ccs, key_id, clients_bin):
     r = ccs("doctor", "--cwd", str(world["project"]), env=env)
     outputs += [r.stdout, r.stderr]
     assert r.returncode == 0, r.stderr
-    assert "claude code settings layers" in r.stdout and "ANTHROPIC_AUTH_TOKEN=sk-…3210 (fp:" in r.stdout
+    assert "Claude Code layers (highest first" in r.stdout and "ANTHROPIC_AUTH_TOKEN=sk-…3210 (fp:" in r.stdout
     write(world["project"] / ".claude" / "settings.json", json.dumps({"env": {"ANTHROPIC_API_KEY": KEY}}))
     for args in (["doctor", "--cwd", str(world["project"])], ["doctor", "--json", "--cwd", str(world["project"])]):
         r = ccs(*args, env=env)
         outputs += [r.stdout, r.stderr]
         assert r.returncode == 3 and r.stderr.strip() == "ccs: error: doctor: 1 error finding(s)"
     data = json.loads(outputs[-2])
-    assert set(data) == {"cwd", "counts", "findings", "shell", "claude_layers", "codex", "gemini_layers",
-                         "opencode_layers", "kilo_layers", "qwen_layers", "keyring", "clients", "profiles",
-                         "shims"}
+    assert set(data) == {"cwd", "counts", "findings", "shell", "claude_layers", "codex", "codex_layers",
+                         "gemini_layers", "opencode_layers", "kilo_layers", "qwen_layers", "aider_layers",
+                         "keyring", "clients",
+                         "profiles", "shims"}
     assert data["counts"]["error"] == 1 and data["findings"][0]["code"] == "settings-override"
     assert data["keyring"]["reachable"] is True
     r = ccs("doctor", env=env, cwd=world["project"])  # the current directory by default

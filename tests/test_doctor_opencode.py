@@ -14,8 +14,8 @@ import pytest
 from ccswitch_tui import tools
 from ccswitch_tui.diagnose.doctor import run_doctor
 from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.launch.layers import doctor_part
 from ccswitch_tui.profiles.store import Store
-from ccswitch_tui.tools.spec import DoctorContext
 
 SECRET = "sk-opencode-doctor-0123456789abcdef"
 
@@ -40,7 +40,7 @@ def write(path: Path, data: dict | str) -> Path:
 
 
 def layers(world, env=None):
-    part = tools.get("opencode").doctor(DoctorContext(env or world["env"], world["cwd"], world["paths"], [], None))
+    part = doctor_part(tools.get("opencode"), env or world["env"], world["cwd"])
     return part, [row for row in part.info if row["exists"]]
 
 
@@ -54,7 +54,7 @@ def test_doctor_names_each_layer_and_its_routing_keys(world):
     part, found = layers(world)
     assert [(r["kind"], r["path"]) for r in found] == [("project", str(dot)), ("project", str(proj)),
                                                        ("global", str(glob))]
-    assert found[1]["routing"]["provider.p"] == "http://127.0.0.1:9/v1"
+    assert found[1]["routing"]["provider.p.options.baseURL"] == "http://127.0.0.1:9/v1"
     assert SECRET not in json.dumps(part.info) + "\n".join(part.lines) + " ".join(f.message for f in part.findings)
     codes = {(f.severity, f.path, f.variable) for f in part.findings if f.code == "settings-override"}
     assert ("error", str(proj), "model") in codes and ("error", str(dot), "small_model") in codes

@@ -21,9 +21,9 @@ from stub_server import StubServer
 from ccswitch_tui import policy, tools
 from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.launch.layers import doctor_part
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.profiles.schema import profile_from_data
-from ccswitch_tui.tools.spec import DoctorContext
 
 KEY = "sk-kilo-test-0123456789abcdefXYZ"
 VERSION = "7.7.7"
@@ -233,36 +233,66 @@ def test_the_resume_hint_names_the_session_the_launch_wrote_and_kilo_resumes_it(
 
 # --- the install script ----------------------------------------------------------------------------
 
+def stand_in_clients(tree: Path) -> Path:
+    """Every registered client's package as the install script finds it installed (a script that prints
+    its pinned version), from the specs' declarations; returns the clients folder."""
+    dest = tree / ".cache" / "clients"
+    for spec in tools.clients():
+        p = spec.package
+        if p is None:
+            continue
+        if p.manager == "npm":
+            exe = dest / "node_modules" / ".bin" / spec.program
+            (dest / "node_modules" / p.name).mkdir(parents=True, exist_ok=True)
+            (dest / "node_modules" / p.name / "package.json").write_text(json.dumps({"version": p.version}))
+        else:
+            venv = dest / "venvs" / p.name
+            exe = venv / "bin" / spec.program
+            (venv / "lib" / "python3.11" / "site-packages" / f"{p.name.replace('-', '_')}-{p.version}.dist-info"
+             ).mkdir(parents=True)
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text(f"#!/bin/sh\necho {p.version}\n")
+        exe.chmod(0o755)
+    return dest
+
+
 def test_the_install_script_fails_loudly_when_kilo_has_no_binary(tmp_path):
     """@kilocode/cli whose optional binary package was not installed (what 7.8.1 gives: npm says
     nothing): the script says so and exits 1 instead of leaving a `kilo` that cannot run. The npm and
-    the other clients here are stand-ins (the real install needs the registry); the script is the real one."""
+    the clients here are stand-ins (the real install needs the registry); the script is the real one,
+    and it takes the list of clients from the registry."""
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
     (tree / "scripts" / "install-clients.sh").write_text((ROOT / "scripts" / "install-clients.sh").read_text())
-    bin_dir = tree / ".cache" / "clients" / "node_modules" / ".bin"
-    bin_dir.mkdir(parents=True)
-    for name in ("claude", "codex", "gemini", "opencode"):
-        (bin_dir / name).write_text("#!/bin/sh\necho 1.0\n")
+    dest = stand_in_clients(tree)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CCS_PYTHON": sys.executable}
+    r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr  # everything at its pin: nothing installed, every link made
+    assert {p.name for p in (dest / "bin").iterdir()} == {s.program for s in tools.clients() if s.package}
+    kilo = dest / "node_modules" / ".bin" / "kilo"
     # the real launcher's words when it finds no binary package
-    (bin_dir / "kilo").write_text('#!/bin/sh\necho "It seems that your package manager failed to install the right '
-                                  'version of the Kilo CLI for your platform." >&2\nexit 1\n')
-    fake_npm = tmp_path / "npm-bin"
-    fake_npm.mkdir()
-    (fake_npm / "npm").write_text("#!/bin/sh\nexit 0\n")
-    for f in (*bin_dir.iterdir(), fake_npm / "npm"):
-        f.chmod(0o755)
-    env = {"PATH": f"{fake_npm}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    kilo.write_text('#!/bin/sh\necho "It seems that your package manager failed to install the right '
+                    'version of the Kilo CLI for your platform." >&2\nexit 1\n')
     r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1
     assert f"kilo {VERSION} does not run: its binary package @kilocode/cli-linux-x64@{VERSION}" in r.stderr
     assert "failed to install the right version" in r.stderr
     # a kilo that runs but is another version is refused too
-    (bin_dir / "kilo").write_text("#!/bin/sh\necho 7.8.1\n")
+    kilo.write_text("#!/bin/sh\necho 7.8.1\n")
     r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1 and f"kilo --version says 7.8.1, not the pinned {VERSION}" in r.stderr
+
+
+def test_the_install_script_names_no_client():
+    """The list of clients is the registry's: each spec declares its pin and package manager."""
+    script = (ROOT / "scripts" / "install-clients.sh").read_text()
+    for spec in tools.clients():
+        assert spec.package is not None, f"{spec.name} declares no package"
+        words = {spec.name, spec.program, spec.package.name, spec.package.version}
+        assert not [w for w in words if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", script)], spec.name
 
 
 # --- quiet launches, traced in a private network namespace ---------------------------------------
@@ -381,7 +411,7 @@ def test_a_managed_kilo_layer_that_sets_routing_refuses_the_launch(ccs, base_env
     path.write_text(PROFILE.format(url="http://127.0.0.1:9", key_id="env:KK"))
     r = ccs("launch", "p", "kilo", "--", "--version", env=env)
     assert r.returncode == 2
-    assert f"the managed Kilo Code config {managed / 'kilo.json'}" in r.stderr and "model" in r.stderr
+    assert f"the managed Kilo Code settings {managed / 'kilo.json'} set model" in r.stderr
     assert "--force" in r.stderr and "sk-corp-secret" not in r.stderr
     r = ccs("launch", "p", "kilo", "--force", "--", "--version", env=env)
     assert r.returncode == 0, r.stderr
@@ -522,7 +552,7 @@ def write(path: Path, data: dict[str, Any] | str) -> Path:
 
 
 def layers(world, env: dict[str, str] | None = None):
-    part = tools.get("kilo").doctor(DoctorContext(env or world["env"], world["cwd"], world["paths"], [], None))
+    part = doctor_part(tools.get("kilo"), env or world["env"], world["cwd"])
     return part, [row for row in part.info if row["exists"]]
 
 
@@ -535,15 +565,16 @@ def test_doctor_names_each_layer_and_its_routing_keys(world, ccs, base_env):
     dot = write(world["cwd"] / ".kilocode" / "kilo.json", {"agent": {"code": {"model": "d/dot"}}})
     write(world["tmp"] / "outside" / "kilo.json", {"model": "above/the-git-root"})  # not Kilo's: not listed
     part, found = layers(world)
-    assert [(r["kind"], r["path"]) for r in found] == [("project", str(dot)), ("project", str(proj)),
+    assert [(r["kind"], r["path"]) for r in found] == [("project-dir", str(dot)), ("project", str(proj)),
                                                        ("global", str(glob))]
-    assert found[1]["routing"]["provider.p"] == "http://127.0.0.1:9/v1"
+    assert found[1]["routing"]["provider.p.options.baseURL"] == "http://127.0.0.1:9/v1"
     text = json.dumps(part.info) + "\n".join(part.lines) + " ".join(f.message for f in part.findings)
     assert secret not in text
     codes = {(f.severity, f.path, f.variable) for f in part.findings if f.code == "settings-override"}
     assert ("error", str(proj), "model") in codes and ("error", str(dot), "agent.code.model") in codes
     assert ("warn", str(glob), "agent.code.model") in codes and ("warn", str(glob), "disabled_providers") in codes
-    assert any("ccs launches included" in f.message for f in part.findings if f.variable == "agent.code.model")
+    assert any("an agent's model beats the top-level model" in f.message for f in part.findings
+               if f.variable == "agent.code.model" and f.path == str(glob))
     _, found = layers(world, {**world["env"], "KILO_DISABLE_PROJECT_CONFIG": "1"})
     assert [r["kind"] for r in found] == ["global"]
     # the whole doctor from the CLI: its report carries the section

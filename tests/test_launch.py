@@ -417,7 +417,8 @@ def test_env_command_formats_and_diff(ccs, base_env, key_id):
     assert f'OPENAI_API_KEY="{KEY}"' in ccs("env", "p", "--reveal", "--format", "dotenv", env=shell).stdout
     data = json.loads(ccs("env", "p", "--tool", "codex", "--format", "json", env=shell).stdout)
     assert data["env"]["CCS_CODEX_API_KEY"] == "sk-…fXYZ" and data["sources"]["CCS_CODEX_API_KEY"] == "key"
-    assert data["argv"] == ["codex"] and data["secret_names"] == ["CCS_CODEX_API_KEY"]
+    assert data["argv"][0] == "codex" and data["secret_names"] == ["CCS_CODEX_API_KEY"]
+    assert data["argv"][1] == "-c" and data["argv"][2].startswith("model=")  # pinned over a project's config
     r = ccs("env", "p", "--diff", env=shell)
     lines = r.stdout.splitlines()
     assert lines[0].startswith("+") and "routing, keys, proxies ~OPENAI_API_KEY" in lines[0]

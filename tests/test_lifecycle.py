@@ -287,9 +287,15 @@ def test_policy_defaults_and_choices():
     def prof(url, **policy):
         return profile_from_data("p", {"provider": {"name": "P", "base_url": url, "key": "k"}, "policy": policy})
 
-    assert quiet_for(prof("https://relay.example/api"), "https://relay.example/api") is True
-    assert quiet_for(prof("https://api.anthropic.com"), "https://api.anthropic.com") is False
-    assert quiet_for(prof("https://api.openai.com/v1", quiet=True), "https://api.openai.com/v1") is True
+    from ccswitch_tui import tools
+
+    claude, codex = tools.get("claude"), tools.get("codex")
+    assert quiet_for(claude, prof("https://relay.example/api"), "https://relay.example/api") is True
+    assert quiet_for(claude, prof("https://api.anthropic.com"), "https://api.anthropic.com") is False
+    # one rule for every client: its own vendor's hosts; another vendor's API is not its own
+    assert quiet_for(codex, prof("https://api.anthropic.com"), "https://api.anthropic.com") is True
+    assert quiet_for(codex, prof("https://api.openai.com/v1", quiet=True), "https://api.openai.com/v1") is True
+    assert quiet_for(codex, prof("https://api.openai.com/v1"), "https://api.openai.com/v1") is False
     assert prof("https://h", share=True).share == DEFAULT_PIECES and prof("https://h", share=False).share == ()
     assert prof("https://h", share=["mcp", "mcp", "memory"]).share == ("mcp", "memory")
 

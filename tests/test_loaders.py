@@ -102,8 +102,9 @@ def test_doctor_names_every_loader_the_shell_sets(ccs, clients_bin, tmp_path):
     assert "Codex" in found["NODE_OPTIONS"]["message"] and "Claude Code" not in found["NODE_OPTIONS"]["message"]
     assert "Claude Code" in found["BUN_OPTIONS"]["message"] and "Codex" not in found["BUN_OPTIONS"]["message"]
     assert "Claude Code" in found["LD_PRELOAD"]["message"] and "Codex" in found["LD_PRELOAD"]["message"]
-    # no client runs on Python: named, not an error
-    assert found["PYTHONPATH"]["severity"] == "warn" and found["PERL5OPT"]["severity"] == "warn"
+    # Aider runs on Python: its loader is an error too; no client runs on Perl: named, not an error
+    assert found["PYTHONPATH"]["severity"] == "error" and "Aider" in found["PYTHONPATH"]["message"]
+    assert found["PERL5OPT"]["severity"] == "warn"
     assert {row["name"] for row in report["shell"] if row["family"] == "loader"} == set(found)
     text = ccs("doctor", env=env, cwd=tmp_path).stdout
     shell_part = text.split("\nshell\n", 1)[1].split("\nclaude", 1)[0]
@@ -213,7 +214,8 @@ def test_runtimes_of_the_pinned_clients(clients_bin):
     codex = runtimes.of_file(str(clients_bin / "codex"), path)
     assert {"bun", "dynamic"} <= claude and "node" not in claude
     assert {"node", "dynamic"} <= codex and "bun" not in codex
-    native = next(clients_bin.parent.glob("@openai/codex-linux-x64/vendor/*/bin/codex"))
+    native = next(clients_bin.parent.glob("node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
+    assert "python" in runtimes.of_file(str(clients_bin / "aider"), path)  # a console script of its venv
     assert runtimes.of_file(str(native), path) == frozenset()
     assert runtimes.of_file(SLEEP, path) == {"dynamic"}
     assert loader_runtimes("NODE_OPTIONS") == ("node",)

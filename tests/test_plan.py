@@ -107,7 +107,9 @@ def test_codex_plan_generates_accepted_config():
     p = plan("codex", args=["exec", "hi"])
     home = PATHS.tool_dir("p", "codex")
     assert p.env["CODEX_HOME"] == str(home)
-    assert p.argv == ("codex", "exec", "hi")
+    # what a trusted project's .codex/config.toml could change is pinned with -c (it beats the project)
+    assert p.argv[:5] == ("codex", "-c", 'model="x-model"', "-c", 'model_provider="prov"')
+    assert p.argv[-2:] == ("exec", "hi")
     (config,) = p.files
     assert config.path == home / "config.toml"
     data = tomlkit.parse(config.content).unwrap()
@@ -191,10 +193,14 @@ def test_managed_layer_cannot_be_isolated(tmp_path):
         assert "force" in r.flags
 
 
-def test_malformed_layer_is_a_warning(tmp_path):
+def test_a_malformed_layer_refuses_the_launch(tmp_path):
+    """ccs cannot tell what a client takes from a file it cannot read (the client's reader may be more
+    lenient): refused, with --isolate and --force as ways out; skipped with --isolate."""
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text("{not json")
-    p = plan("claude", cwd=tmp_path)
+    (r,) = plan("claude", cwd=tmp_path).refusals
+    assert "not valid JSON" in r.message and r.flags == ("isolate", "force")
+    p = plan("claude", cwd=tmp_path, isolate=True)
     assert p.refusals == () and any("not valid JSON" in w for w in p.warnings)
 
 

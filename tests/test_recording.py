@@ -256,7 +256,8 @@ def test_diff_and_report_see_what_was_sent(ccs, base_env, provider, key_id, tmp_
     assert r.returncode == 0 and "comparable (no drift)" in r.stdout
     r = ccs("runs", "diff", first["launch_id"], third["launch_id"], env=env)
     assert r.returncode == 3, r.stdout + r.stderr
-    assert "drifted: env, models_served" in r.stdout and "env: +EXPERIMENT_SEED" in r.stdout
+    # the profile was edited ([env]), the environment changed by it, the provider swapped the model
+    assert "drifted: profile_digest, env, models_served" in r.stdout and "env: +EXPERIMENT_SEED" in r.stdout
     assert "TERM" not in r.stdout
     data = json.loads(ccs("runs", "diff", first["launch_id"], third["launch_id"], "--json", env=env).stdout)
     (cmp,) = data["comparisons"]
@@ -271,11 +272,11 @@ def test_diff_and_report_see_what_was_sent(ccs, base_env, provider, key_id, tmp_
     assert "gpt-4.1-mini*" in lines[3] and "*" not in lines[2]
     data = json.loads(ccs("runs", "report", "--label", "exp", "--json", env=env).stdout)
     assert [row["requests"] for row in data["rows"]] == [4, 4, 4]
-    assert data["rows"][2]["drifted"] == ["models_served", "env"] and data["drifted_columns"] == ["models_served",
-                                                                                                     "env"]
+    assert data["rows"][2]["drifted"] == ["models_served", "profile_digest", "env"]
+    assert data["drifted_columns"] == ["models_served", "profile_digest", "env"]
     csv_lines = ccs("runs", "report", first["launch_id"], third["launch_id"], "--csv", env=env).stdout.splitlines()
     assert csv_lines[0].startswith("launch_id,label,tool") and len(csv_lines) == 3
-    assert csv_lines[2].endswith("models_served env")
+    assert csv_lines[2].endswith("models_served profile_digest env")
     r = ccs("runs", "report", env=env)
     assert r.returncode == 2 and "--label" in r.stderr
 

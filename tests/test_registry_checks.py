@@ -36,6 +36,9 @@ class Spec(ToolSpec[Side]):
     tui_key = {key!r}
     side = Side
     families = {families!r}
+    exe_names = {exes!r}
+    layers = {layers}
+    layers_reason = {reason!r}
 
     def plan(self, *args, **kwargs):
         raise AssertionError
@@ -46,9 +49,11 @@ TOOL = Spec()
 
 
 def register(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str = "probe",
-             short: str = "Probe", key: str | None = "y", families: dict[str, str] | None = None) -> None:
+             short: str = "Probe", key: str | None = "y", families: dict[str, str] | None = None,
+             exes: tuple[str, ...] = (), layers: str = "()", reason: str = "a probe reads nothing") -> None:
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(SPEC.format(
-        name=name, short=short, key=key, families=families if families is not None else {"probe": r"PROBE_.*"})))
+        name=name, short=short, key=key, families=families if families is not None else {"probe": r"PROBE_.*"},
+        exes=exes, layers=layers, reason=reason)))
     monkeypatch.syspath_prepend(str(tmp_path))
     tools.register(name, module)
 
@@ -65,6 +70,19 @@ CASES = [
     ("group_family", {"families": {"probe": "PROBE_KEY|(A|B)_URL"}}, "alternative '(A' does not start with a literal"),
     ("path_family", {"families": {"probe": "P.*"}}, "reaches PATH, PWD, which every launch needs"),
     ("optional_family", {"families": {"probe": "X?"}}, "matches the empty name"),
+    # a family that takes over a shared one, or another client's: routing_family would answer with it
+    ("openai_family", {"families": {"probe": r"PROBE_.*|OPENAI_.*"}}, "overlaps the policy's shared family 'openai'"),
+    ("openai_base", {"families": {"probe": r"OPENAI_BASE_URL"}}, "overlaps the policy's shared family 'openai'"),
+    ("proxy_family", {"families": {"probe": r"HTTPS_PROXY|PROBE_.*"}}, "overlaps the policy's shared family 'proxy'"),
+    ("claude_family", {"families": {"probe": r"ANTHROPIC_BASE_URL"}}, "overlaps claude's family 'claude'"),
+    ("wide_family", {"families": {"probe": r"CODEX_H.*"}}, "overlaps codex's family 'codex'"),
+    ("same_family", {"families": {"gemini": r"PROBE_.*"}}, "overlaps gemini's family 'gemini'"),
+    # an executable or script another client's processes have: ps could not tell them apart
+    ("dup_exe", {"exes": ("claude",)}, "executable or script 'claude' is claude's too"),
+    ("dup_script", {"exes": ("@openai/codex/bin/codex.js",)}, "is codex's too"),
+    # its layers: declared, or an empty list with the reason
+    ("no_layers", {"layers": "None"}, "declares no layers"),
+    ("no_reason", {"reason": ""}, "declares an empty list of layers without layers_reason"),
 ]
 
 
@@ -82,7 +100,7 @@ def test_a_name_registered_twice_or_under_another_name_is_refused(tmp_path, monk
     with pytest.raises(RegistrationError, match="'claude' .*already registered"):
         tools.register("claude", "ccswitch_tui.tools.gemini")
     (tmp_path / "misnamed.py").write_text(textwrap.dedent(SPEC.format(
-        name="other", short="O", key="y", families={"probe": r"PROBE_.*"})))
+        name="other", short="O", key="y", families={"probe": r"PROBE_.*"}, exes=(), layers="()", reason="none")))
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(RegistrationError, match="says name = 'other'; register it under its own name"):
         tools.register("misnamed", "misnamed")

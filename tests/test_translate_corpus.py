@@ -13,7 +13,7 @@ from translate_helpers import FIXTURES, TOOLS, assert_done_only_at_the_end, asse
 
 from ccswitch_tui.bridge.observe import finish_steps, request_identity_in_steps
 from ccswitch_tui.bridge.provider_errors import classify, read_error
-from ccswitch_tui.bridge.translate.errors import codex_status
+from ccswitch_tui.bridge.translate.errors import responses_status
 from ccswitch_tui.bridge.translate.exchange import Exchange
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
 from ccswitch_tui.bridge.translate.tools import convert_tools
@@ -207,7 +207,7 @@ def test_an_html_error_page_is_its_status_and_heading() -> None:
 def test_the_status_codex_gets(status: int, shown: int) -> None:
     """Codex 0.171.0 ends the turn on a 400 and retries 401, 403, 404, 408, 413 and 422 (measured):
     what a retry cannot fix reaches it as a 400."""
-    assert codex_status(status) == shown
+    assert responses_status(status) == shown
 
 
 @pytest.mark.parametrize(("body", "status", "cls", "retryable"), [

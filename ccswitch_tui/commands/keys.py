@@ -1,4 +1,5 @@
-"""`ccs key set|rm|show|list`: keys in the OS keyring, never from argv, never printed."""
+"""`ccs key set|rm|show|list|salt`: keys in the OS keyring, never from argv, never printed; the salt of
+their fingerprints."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ccswitch_tui.commands.common import (
 )
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.keys.keyring import has_control_chars
+from ccswitch_tui.keys.salt import SHARED_SALT_VAR, current_salt, remove_shared_salt, store_shared_salt
 from ccswitch_tui.policy import mask
 from ccswitch_tui.tools.checker import check_key_id
 
@@ -117,3 +119,51 @@ def key_list(ctx: Context, as_json: bool) -> None:
         return
     click.echo(table([[r["id"], "yes" if r["present"] else "MISSING", ",".join(r["profiles"]) or "-"]
                       for r in rows], ["KEY ID", "PRESENT", "PROFILES"]))
+
+
+@key_group.group("salt", invoke_without_command=True)
+@json_option
+@click.pass_context
+def salt_group(click_ctx: click.Context, as_json: bool) -> None:
+    """The salt key fingerprints are taken under: this install's own, or a salt shared between machines
+    (CCS_FINGERPRINT_SALT, else `ccs key salt set`) so that the same key has one fingerprint on each."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    ctx = click_ctx.find_object(Context) or Context()
+    salt = current_salt(ctx.paths, ctx.environ)
+    if as_json:
+        emit_json({"id": salt.id, "source": salt.source, "shared": salt.shared})
+        return
+    click.echo(salt.describe())
+
+
+@salt_group.command("set", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@pass_ctx
+def salt_set(ctx: Context) -> None:
+    """Store a shared salt (16+ characters; hex is read as bytes): from stdin when it is not a terminal,
+    else a hidden prompt. Give every machine of a round the same one."""
+    if click.get_current_context().args:
+        raise UsageError("`ccs key salt set` takes no salt on the command line (argv is visible to other "
+                         "processes and kept in shell history); pipe it on stdin or type it at the prompt")
+    if stdin_is_tty():
+        text = click.prompt("shared salt", hide_input=True, confirmation_prompt=True)
+    else:
+        stream = getattr(sys.stdin, "buffer", None)
+        try:
+            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+        except UnicodeDecodeError:
+            raise UsageError("the shared salt is not valid UTF-8 text; give it as text") from None
+    salt = store_shared_salt(ctx.paths, text)
+    click.echo(f"stored: fingerprints are taken under {salt.describe()}")
+    if ctx.environ.get(SHARED_SALT_VAR, "").strip():
+        click.echo(f"ccs: note: {SHARED_SALT_VAR} is set in this shell and is used before the stored salt", err=True)
+
+
+@salt_group.command("rm")
+@pass_ctx
+def salt_rm(ctx: Context) -> None:
+    """Forget the stored shared salt: fingerprints are taken under this install's own salt again."""
+    if not remove_shared_salt(ctx.paths):
+        raise UsageError("no shared salt is stored; see `ccs key salt`")
+    now = current_salt(ctx.paths, ctx.environ)
+    click.echo(f"removed the shared salt; fingerprints are taken under {now.describe()}")

@@ -13,6 +13,7 @@ import click
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
+from ccswitch_tui.commands.held import execute_held, held_launch, hold_options
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.keys.extra import resolve
 from ccswitch_tui.launch import launcher as launch
@@ -23,6 +24,7 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, records_lost, user_argv
+from ccswitch_tui.runs.origin import machine_here, machine_of, machines, refuse_imported
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
 
@@ -136,12 +138,13 @@ def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
 @nested_option
 @env_note_option
 @record_options
+@hold_options
 @click.argument("tool_args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
 def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
                nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool, strict_model: bool,
                label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
-               tool_args: tuple[str, ...]) -> int:
+               same_as: str | None, locked: bool, tool_args: tuple[str, ...]) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
 
     launch.refuse_nested(ctx.environ, nested)
@@ -154,8 +157,9 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
     _warn(prep.plan)
+    held = held_launch(ctx, prep, same_as, label, locked)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = execute_held(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
@@ -164,19 +168,21 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 @nested_option
 @env_note_option
 @record_options
+@hold_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_ctx
 def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool,
             strict_model: bool, label: str | None, outcomes: str | None, task_column: str | None,
-            success_column: str | None, command: tuple[str, ...]) -> int:
+            success_column: str | None, same_as: str | None, locked: bool, command: tuple[str, ...]) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
 
     launch.refuse_nested(ctx.environ, nested)
     prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
                         cwd=_cwd(None), args=command, nested=nested)
     _warn(prep.plan)
+    held = held_launch(ctx, prep, same_as, label, locked)
     _env_note(ctx, prep.plan, no_env_note)
-    status = launch.execute(prep, ctx.paths, recording=_recording(record, record_bodies, strict_model), label=label)
+    status = execute_held(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
     return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
 
 
@@ -291,7 +297,24 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     out(_format_env(*_evaluable_env(plan, reveal), fmt))
 
 
-@click.group("runs", invoke_without_command=True)
+class RunsGroup(click.Group):
+    """`ccs runs` and its subcommands; export and import load only when asked for."""
+
+    LAZY = {"export": "runs_export", "import": "runs_import"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *self.LAZY]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY:
+            # lazy: export and import (tarfile, gzip) stay off `ccs run`'s imports
+            from ccswitch_tui.commands import runs_travel
+
+            return getattr(runs_travel, self.LAZY[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group("runs", cls=RunsGroup, invoke_without_command=True)
 @click.option("--profile", help="Only this profile's runs.")
 @json_option
 @click.pass_context
@@ -302,9 +325,10 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
 
     ctx = click_ctx.find_object(Context) or Context()
     runs = load_manifests(ctx.paths, profile)
+    here = machine_here()
     if as_json:
 
-        emit_json({"runs": [m | {"state": state(m)} for m in runs]})
+        emit_json({"runs": [m | {"state": state(m), "machine": machine_of(m, here)} for m in runs]})
         return
     if not runs:
         click.echo("no runs yet")
@@ -313,7 +337,12 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m) + (f" ({lost} records lost)" if (lost := records_lost(m)) else ""),
              m.get("key_fingerprint") or "-", shlex.join(user_argv(m))[:60]] for m in runs]
-    click.echo(table(rows, ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]))
+    headers = ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]
+    if len(machines(runs, here)) > 1:  # imported runs from elsewhere: say where each ran
+        headers.insert(1, "MACHINE")
+        for row, m in zip(rows, runs, strict=True):
+            row.insert(1, machine_of(m, here))
+    click.echo(table(rows, headers))
 
 
 @runs_group.command("diff")
@@ -458,6 +487,7 @@ def runs_attach(ctx: Context, launch_id: str, file: str, task_column: str | None
     # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
     from ccswitch_tui.runs.outcomes import attach, read_outcomes
 
+    refuse_imported(find_manifest(ctx.paths, launch_id), "attach its outcomes")
     outcomes = read_outcomes(Path(file), task_column, success_column)
     attach(ctx.paths, launch_id, outcomes)
     click.echo(f"attached {outcomes['tasks']} task results ({outcomes['passed']} solved) to run {launch_id}")

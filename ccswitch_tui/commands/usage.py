@@ -1,4 +1,4 @@
-"""`ccs usage`: totals across recorded runs, per profile, model, day or label."""
+"""`ccs usage`: totals across recorded runs, per profile, model, day, label or machine."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from ccswitch_tui.tools.checker import check_name
 
 @click.command("usage")
 @click.option("--profile", help="Only this profile's runs.")
-@click.option("--by", type=click.Choice(("profile", "model", "day", "label")), default="profile", show_default=True,
-              help="What one row totals.")
+@click.option("--by", type=click.Choice(("profile", "model", "day", "label", "machine")), default="profile",
+              show_default=True, help="What one row totals (machine: where the runs ran, imported ones too).")
 @click.option("--since", metavar="DATE", help="Only requests from DATE on: YYYY-MM-DD, an ISO date-time (UTC) or Nd.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in the README).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")

@@ -1,5 +1,6 @@
-"""Contamination sources at rest: the current shell (routing and loader variables), Claude Code's
-settings layers for a directory, Codex's config files, the keyring, the installed clients and the profiles' keys.
+"""Contamination sources at rest: the current shell (routing and loader variables), every layer each
+client declares (as a client started by hand here would follow it, and what someone added to a profile's
+own), the keyring, the installed clients and the profiles' keys.
 
 Each source becomes findings with the way out. Values are masked unless known non-secret.
 """
@@ -10,7 +11,7 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,16 +21,17 @@ from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.loaders import shell_findings as loader_shell_findings
 from ccswitch_tui.diagnose.processes import tool_internal
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.launch import layers
 from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.launch.launcher import tool_version
 from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.launch.use_status import doctor_findings, shim_report
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
 from ccswitch_tui.tools import clients
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
-from ccswitch_tui.tools.spec import DoctorContext
+from ccswitch_tui.tools.spec import DoctorContext, ToolSpec
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -142,12 +144,12 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str]
 
 # --- clients, keyring, profiles ------------------------------------------------------------------
 
-def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
+def client_info(name: str, environ: Mapping[str, str], package: str | None = None) -> dict[str, Any]:
     exe = which_real(name, environ.get("PATH", os.defpath))  # the real client, not a ccs shim
     if exe is None:
         return {"path": None, "version": None}
 
-    version = tool_version(exe)
+    version = tool_version(exe, package)
     if version:
         version = version.rsplit("@", 1)[-1]
     else:
@@ -162,6 +164,41 @@ def client_info(name: str, environ: Mapping[str, str]) -> dict[str, Any]:
     return {"path": exe, "version": version}
 
 
+def launch_refusals(spec: ToolSpec, profiles: list[Profile], environ: Mapping[str, str], cwd: Path,
+                    paths: Paths) -> dict[tuple[str, str], list[str]]:
+    """(file, key) → the profiles whose launch of ``spec`` here that key of that file would refuse: each
+    profile's launch is judged as `ccs launch` would judge it (no key is read; a stand-in fills its place)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for p in profiles:
+        if spec.name not in p.tools:
+            continue
+        try:
+            plan = spec.plan(p, "ccs-doctor-stand-in", environ, cwd, paths=paths)
+        except CcsError:
+            continue  # `ccs check` and the launch say why it cannot be planned
+        judged = layers.judge(spec, plan, environ, paths.tool_dir(p.name, spec.name), isolate=False)
+        for where, keys in judged.refused_at:
+            for key in keys:
+                out.setdefault((where, key), []).append(p.name)
+    return out
+
+
+def with_launch_refusals(found: list[Finding], refused: dict[tuple[str, str], list[str]]) -> list[Finding]:
+    """The layer findings, an error where a profile's launch would be refused for it, and a finding of its
+    own for what someone added to a profile's own layers (its state folder)."""
+    out = []
+    for f in found:
+        names = refused.pop((f.path or "", f.variable or ""), None)
+        if names:
+            f = replace(f, severity=ERROR, message=f"{f.message}; `ccs launch` refuses it for profile(s) "
+                                                   f"{', '.join(names)} (--force to launch anyway)")
+        out.append(f)
+    for (where, key), names in refused.items():
+        out.append(Finding("settings-override", ERROR, f"{where} sets {key}, which `ccs launch` refuses for "
+                           f"profile(s) {', '.join(names)}; remove it from the file", path=where, variable=key))
+    return out
+
+
 def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Path, *,
                paths: Paths | None = None) -> DoctorReport:
     """Every contamination source at rest, as a report whose ``findings`` carry the ways out."""
@@ -173,7 +210,8 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
         return keys.fingerprint(value)
 
     for spec in clients():
-        report.clients[spec.name] = client_info(spec.program or spec.name, environ)
+        pypi = spec.package.name if spec.package and spec.package.manager == "pypi" else None
+        report.clients[spec.name] = client_info(spec.program or spec.name, environ, pypi)
     report.shell, found = shell_findings(environ, fp)
     f += found
     installed = {name: runtimes.of_file(c["path"], environ) for name, c in report.clients.items() if c["path"]}
@@ -191,11 +229,14 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
         else:
             f.append(Finding("client", INFO, f"{spec.name} is not on PATH; {spec.install_hint} if you use it",
                              variable=spec.name))
-        part = spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version")))
-        if part is not None:
+        parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
+                 layers.doctor_part(spec, environ, cwd)]
+        found: list[Finding] = []
+        for part in (p for p in parts if p is not None):
             report.sections[part.section] = part.info
             report.section_lines += part.lines
-            f += part.findings
+            found += part.findings
+        f += with_launch_refusals(found, launch_refusals(spec, loaded, environ, cwd, paths))
 
     report.sections["shims"] = shim_report(paths, environ, cwd, store)
     f += doctor_findings(report.sections["shims"])

@@ -33,7 +33,7 @@ from ccswitch_tui.diagnose.processes import (
     tool_internal,
 )
 from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.keys.keyring import fingerprint, load_salt
+from ccswitch_tui.keys.salt import current_salt, fingerprint
 from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.isolation import inspect_findings
 from ccswitch_tui.launch.launches import Launches
@@ -232,6 +232,7 @@ class Inspector:
         self._profiles: dict[str, Profile | CcsError] = {}
         self._keyinfo: dict[str, _KeyInfo] = {}
         self._fp: Callable[[str], str] | None = None
+        self._salt_id: str | None = None  # the salt of the fingerprints taken here (keys.salt)
         self._rts: dict[int, frozenset[str] | None] = {}
 
     # caches
@@ -246,8 +247,9 @@ class Inspector:
     def fingerprint(self, value: str) -> str:
         if self._fp is None:
 
-            salt = load_salt(self.paths)
-            self._fp = lambda v: fingerprint(v, salt)
+            salt = current_salt(self.paths)
+            self._salt_id = salt.id
+            self._fp = lambda v: fingerprint(v, salt.value)
         return self._fp(value)
 
     def key_info(self, profile: Profile) -> _KeyInfo:
@@ -369,7 +371,7 @@ class Inspector:
                         f"the bridge of launch {manifest.get('launch_id')} sends key {d.base}, but the key of profile "
                         f"{plan.profile!r} (id {extras.get('key_id')!r}) is {d.run} now: {d.cause}; {relaunch}",
                         pid=pid, variable=name, family=routing_family(name) if name else None)
-                for d in against_launch(manifest, extras.get("key_fingerprint"))]
+                for d in against_launch(manifest, extras.get("key_fingerprint"), self._salt_id)]
 
     def _key_note(self, value: str, extras: Mapping[str, Any]) -> str:
         fp = self.fingerprint(value)

@@ -7,8 +7,6 @@ Nothing here writes a key anywhere but the keyring.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -16,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable, StoreKey
+from ccswitch_tui.keys.salt import Salt, current_salt, fingerprint
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import remember
@@ -33,34 +32,11 @@ def has_control_chars(value: str) -> bool:
     return any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
 
 
-# --- fingerprints -------------------------------------------------------------------
+# --- fingerprints (keys/salt.py) ----------------------------------------------------
 
-def _read_salt(paths: Paths) -> bytes | None:
-    try:
-        salt = bytes.fromhex(read_text(paths.salt, limit=4096).strip())
-    except (OSError, ValueError):  # missing, not a regular file (a FIFO would hang a plain read), damaged
-        return None
-    return salt if len(salt) >= 16 else None  # an empty or truncated file is no salt
-
-
-def load_salt(paths: Paths) -> bytes:
-    """The per-install salt (state/salt, 0600), created on first use (or when the file is damaged)."""
-    salt = _read_salt(paths)
-    if salt is not None:
-        return salt
-    ensure_private_dir(paths.state)
-    with locked(paths.state / ".salt.lock"):
-        salt = _read_salt(paths)
-        if salt is None:
-            sweep_temp_files(paths.state, paths.salt.name)  # a killed writer's; under the lock none is live
-            salt = os.urandom(32)
-            atomic_write(paths.salt, salt.hex() + "\n", mode=0o600)
-        return salt
-
-
-def fingerprint(value: str, salt: bytes) -> str:
-    """``fp:`` + the first 12 hex of HMAC-SHA256(salt, key)."""
-    return "fp:" + hmac.new(salt, value.encode("utf-8"), hashlib.sha256).hexdigest()[:12]
+def load_salt(paths: Paths, environ: Mapping[str, str] | None = None) -> bytes:
+    """The salt fingerprints are taken under now (a shared one when given, else this install's own)."""
+    return current_salt(paths, environ).value
 
 
 # --- the keyring --------------------------------------------------------------------------------
@@ -116,6 +92,7 @@ class KeyStore:
         self.environ = os.environ if environ is None else environ
         self._backend = backend
         self._lock_depth = 0
+        self._salt: Salt | None = None
 
     # backend access, with every KeyringError turned into one readable line
     @property
@@ -362,5 +339,11 @@ class KeyStore:
 
         return self._call("list stored keys", search)
 
+    def salt(self) -> Salt:
+        """The salt fingerprints are taken under (``keys.salt``), looked up once."""
+        if self._salt is None:
+            self._salt = current_salt(self.paths, self.environ)
+        return self._salt
+
     def fingerprint(self, value: str) -> str:
-        return fingerprint(value, load_salt(self.paths))
+        return fingerprint(value, self.salt().value)

@@ -28,8 +28,10 @@ from ccswitch_tui.launch.shims import find_real, relative_note
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.profiles.digest import profile_digest
 from ccswitch_tui.runs.inplace import reserve, rewrite
 from ccswitch_tui.runs.manifests import env_digests, env_hash, manifest_path, write_manifest
+from ccswitch_tui.runs.origin import this_machine
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools import share
@@ -57,10 +59,10 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
     live = [r for r in plan.refusals if not (force and "force" in r.flags)]
     if live:
         r = live[0]
-        more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
         flags = tuple(f for f in r.flags if all(f in other.flags for other in live))  # what lifts them all
-        raise LaunchRefused(f"refusing to launch: {r.message}{more}; ways out: {'; '.join(r.ways_out)}",
-                            r.ways_out, flags)
+        ways = tuple(dict.fromkeys(w for x in live for w in x.ways_out))
+        reasons = "; ".join(x.message for x in live)  # every one named: lifting one would only show the next
+        raise LaunchRefused(f"refusing to launch: {reasons}; ways out: {'; '.join(ways)}", ways, flags)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ class Prepared:
     key_fingerprint: str
     key: str = field(default="", repr=False)  # for the recording bridge, which holds it instead of the child
     record: bool = False  # the profile's [policy].record
+    key_salt: str | None = None  # the id of the salt the fingerprint was taken under (keys.salt)
+    profile_digest: str | None = None  # what the profile sets for its launches (profiles.digest)
+    machine: str | None = None  # where it runs (runs.origin)
 
 
 def build(
@@ -112,7 +117,8 @@ def build(
                          + (f"; {path_note}" if path_note else ""))
     if path_note:
         plan = replace(plan, warnings=(*plan.warnings, path_note))
-    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record)
+    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record, keys.salt().id,
+                    profile_digest(profile), this_machine(environ, strict=False))
 
 
 def files_lock(folder: Path) -> Path:
@@ -144,9 +150,15 @@ def write_plan_files(plan: LaunchPlan) -> dict[str, str]:
     return digests
 
 
-def tool_version(executable: str) -> str | None:
-    """The npm package version next to a resolved executable, when it is that cheap to get."""
+def tool_version(executable: str, package: str | None = None) -> str | None:
+    """The npm package version next to a resolved executable, or the version of the PyPI ``package`` in
+    the virtual environment whose script it is, when it is that cheap to get."""
     path = Path(os.path.realpath(executable))
+    if package:
+        dist = package.replace("-", "_").lower()
+        found = sorted(path.parent.parent.glob(f"lib/python*/site-packages/{dist}-*.dist-info"))
+        if found:
+            return f"{package}@{found[-1].name[len(dist) + 1:-len('.dist-info')]}"
     for parent in list(path.parents)[:3]:
         pkg = parent / "package.json"
         if pkg.is_file():
@@ -156,6 +168,13 @@ def tool_version(executable: str) -> str | None:
                 return None
             return f"{data.get('name')}@{data.get('version')}" if data.get("version") else None
     return None
+
+
+def _version_of(tool: str, executable: str) -> str | None:
+    spec = tools.get(tool)
+    if not spec.program:
+        return None
+    return tool_version(executable, spec.package.name if spec.package and spec.package.manager == "pypi" else None)
 
 
 def utc_now() -> str:
@@ -180,17 +199,20 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "models": dict(plan.models),
         "key_id": plan.key_id,
         "key_fingerprint": prep.key_fingerprint,
+        "key_salt": prep.key_salt,
+        "profile_digest": prep.profile_digest,
         "env_names": sorted(plan.env),
         "env_hash": env_hash(plan.non_secret_env()),
         "env_digests": env_digests(plan.non_secret_env()),
         "files": dict(files),
-        "tool_version": tool_version(prep.executable) if tools.get(plan.tool).program else None,
+        "tool_version": _version_of(plan.tool, prep.executable),
         "ccs_version": __version__,
+        "machine": prep.machine,
         "forced": bool(plan.force and plan.refusals),
         "overridden": [r.message for r in plan.refusals] if plan.force else [],
         "nested": plan.nested,
         "warnings": [redact_text(w) for w in plan.warnings],
-        **{k: v for k, v in plan.extra.items() if k not in ("settings_layers",)},
+        **plan.extra,
     }
 
 
@@ -385,13 +407,15 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
 
 
 def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
-            tail: Tail | None = None) -> int:
+            tail: Tail | None = None, fields: Mapping[str, Any] | None = None,
+            hooks: Sequence[LaunchHook] = ()) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
-    hooks (``hooks_for``) run around each step. With ``tail`` (a ``ptytail.Tail``) the child runs on
-    a pseudo-terminal of its own and its last output is kept there."""
+    hooks (``hooks``, then ``hooks_for``'s) run around each step and are closed in reverse. With
+    ``tail`` (a ``ptytail.Tail``) the child runs on a pseudo-terminal of its own and its last output is
+    kept there. ``fields`` go into the manifest as they are (a held launch's ``same_as``, ``locked``)."""
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
-    hooks = hooks_for(prep, recording)
+    hooks = [*hooks, *hooks_for(prep, recording)]
     manifest: dict[str, Any] | None = None
     prepared: list[LaunchHook] = []
     try:
@@ -404,6 +428,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         manifest["argv"] = [redact_text(a) for a in plan.argv]
         if label:
             manifest["label"] = label
+        manifest.update(fields or {})
         manifest.update(ctx.manifest)
         ctx.manifest = manifest
         for hook in hooks:

@@ -2,7 +2,8 @@
 
 A manifest records ccs's own pid and that process's start (boot id and start time in clock ticks
 on Linux), so a pid reused by another process after a reboot or a wrap-around is not mistaken for
-it. A manifest without an end whose ccs is gone (killed with SIGKILL, a power cut) is ``lost``.
+it. A manifest without an end whose ccs is gone (killed with SIGKILL, a power cut) is ``lost``; so is an
+imported one without an end (its ccs ran on another machine).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def state(manifest: Mapping[str, Any]) -> str:
     wrote it is gone; ``running`` otherwise (also for manifests that predate the ccs fields)."""
     if manifest.get("exit_status") is not None:
         return ENDED
+    if isinstance(manifest.get("origin"), dict):  # imported: its ccs ran on another machine, and is not here
+        return LOST
     pid, start = manifest.get("ccs_pid"), manifest.get("ccs_start")
     if not isinstance(pid, int) or not start:
         return RUNNING

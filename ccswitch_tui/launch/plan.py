@@ -1,5 +1,6 @@
-"""The plan of a launch: the client spec's own plan, with the profile's ``[secrets]`` in the child's
-environment and every door the profile opens named in a warning. No side effects: ``ccs env``,
+"""The plan of a launch: the client spec's own plan, judged against the layers the spec declares (the
+refusals, warnings and manifest record of launch/layers.py), with the profile's ``[secrets]`` in the
+child's environment and every door the profile opens named in a warning. No side effects: ``ccs env``,
 ``ccs launch``, ``ccs run``, ``ccs shell``, ``ccs inspect``, ``ccs check`` and the TUI all call
 ``plan_for``, so what is shown is what is launched."""
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.isolation import with_door_warnings
+from ccswitch_tui.launch.layers import with_layers
 from ccswitch_tui.model import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 
@@ -33,6 +35,8 @@ def plan_for(
     ``secrets`` holds the values of the profile's ``[secrets]`` variables (``keys.extra.resolve``)."""
     spec = tools.require(profile, tool)
     plan = spec.plan(profile, key, parent_env, cwd, paths=paths, args=args, launch_id=launch_id, isolate=isolate)
+    # what the client's declared layers do to it: refusals, warnings, the manifest's record
+    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate)
     plan = with_secondary(plan, secrets or {})
     return with_door_warnings(plan)  # routing/loader variables the profile lets in are never silent
 

@@ -200,7 +200,7 @@ _SHARED_FAMILIES: tuple[tuple[str, str], ...] = (
     ("proxy", "|".join(re.escape(v) for v in sorted(PROXY_VARS))),
     ("cloud", r"AWS_PROFILE|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|"
               r"AWS_BEARER_TOKEN_BEDROCK|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION|"
-              r"ANTHROPIC_VERTEX_PROJECT_ID|GOOGLE_CLOUD_PROJECT|GOOGLE_CLOUD_LOCATION"),
+              r"GOOGLE_CLOUD_PROJECT|GOOGLE_CLOUD_LOCATION"),  # ANTHROPIC_VERTEX_PROJECT_ID: Claude Code's family
 )
 SHARED_EFFECTS = {
     "openai": "OpenAI SDK programs",
@@ -208,6 +208,11 @@ SHARED_EFFECTS = {
     "cloud": "cloud platforms' SDKs, and the clients a cloud switch turns to them",
 }
 NON_CLIENT_FAMILIES = ("proxy", "cloud")
+
+
+def shared_families() -> tuple[tuple[str, str], ...]:
+    """The families no single client owns, (name, regex): a client's family may not overlap them."""
+    return _SHARED_FAMILIES
 
 
 class _Clients:

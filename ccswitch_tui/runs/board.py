@@ -27,7 +27,7 @@ from ccswitch_tui import __version__
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.runs.board_charts import gap_chart, percent, points, text, timeline_chart
-from ccswitch_tui.runs.rounds_text import ROUTING_COLUMNS, cell
+from ccswitch_tui.runs.rounds_text import ROUTING_COLUMNS, cell, with_machines
 
 MAX_DETAIL_TASKS = 200  # flipped tasks per round with their per-rerun routing written out
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -79,8 +79,9 @@ def _td(value: str, num: bool = False) -> str:
 
 
 def _rounds_table(rounds: Sequence[Mapping[str, Any]]) -> str:
+    routing = with_machines({"rounds": rounds}, ROUTING_COLUMNS)  # MACHINES when a round spans machines
     heads = ["round", "routing verdict", "k", "tasks", "pass@1", "pass^k", "pass@k", "gap", "flips",
-             *(h.lower() for _, h in ROUTING_COLUMNS)]
+             *(h.lower() for _, h in routing)]
     out = ['<div class="scroll"><table class="rounds" id="rounds-table"><thead><tr>',
            *(f"<th>{h}</th>" for h in heads), "</tr></thead><tbody>"]
     for i, r in enumerate(rounds):
@@ -91,7 +92,7 @@ def _rounds_table(rounds: Sequence[Mapping[str, Any]]) -> str:
                 _td(percent(r.get("pass_at_k")), True), _td(points(r.get("gap")), True),
                 _td(text(cell(r, "flips")), True)]
         out += [_td(text(cell(r, k), 400), True) if isinstance(r.get(k), (int, float)) else
-                f'<td class="route">{text(cell(r, k), 400)}</td>' for k, _ in ROUTING_COLUMNS]
+                f'<td class="route">{text(cell(r, k), 400)}</td>' for k, _ in routing]
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)

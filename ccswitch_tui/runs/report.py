@@ -13,6 +13,7 @@ from typing import Any
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, md_cell, total
 from ccswitch_tui.runs.manifests import lost_note, records_lost
+from ccswitch_tui.runs.origin import machine_of
 from ccswitch_tui.runs.verdict import FIELDS, RunView, compare_views, view
 
 COLUMNS = ("launch_id", "label", "tool", "started", "base_url", "key_fingerprint", "models", "models_requested",
@@ -57,6 +58,7 @@ def row_for(paths: Paths | None, m: Mapping[str, Any], v: RunView | None = None)
         "exit_status": m.get("exit_status"),
         "recorded": obs is not None,
         "records_lost": records_lost(m),  # the REQS cell says so: the counts are that much short
+        "machine": machine_of(m),
     }
 
 
@@ -90,7 +92,16 @@ def report(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -
             problems.append(f"run {v.launch_id}: its summary holds an implausible count (not a whole number from 0 "
                             "to 10^18): shown as -")
     problems += [n for m in manifests if (n := lost_note(m))]
-    return {"rows": rows, "drifted_columns": sorted(drifted, key=_order), "problems": problems}
+    return {"rows": rows, "drifted_columns": sorted(drifted, key=_order), "problems": problems,
+            "machines": sorted({r["machine"] for r in rows})}
+
+
+def _columns(data: Mapping[str, Any], columns: Sequence[str]) -> list[str]:
+    """The columns shown: with MACHINE after the launch id when the runs ran on more than one machine."""
+    out = list(columns)
+    if len(data.get("machines") or []) > 1:
+        out.insert(1, "machine")
+    return out
 
 
 def _cell(value: Any) -> str:
@@ -99,7 +110,8 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-HEADERS = {"launch_id": "LAUNCH ID", "label": "LABEL", "tool": "TOOL", "started": "STARTED", "base_url": "BASE URL",
+HEADERS = {"machine": "MACHINE",
+           "launch_id": "LAUNCH ID", "label": "LABEL", "tool": "TOOL", "started": "STARTED", "base_url": "BASE URL",
            "key_fingerprint": "KEY", "models": "MODELS", "models_requested": "REQUESTED", "models_served": "SERVED",
            "tool_version": "VERSION", "requests": "REQS", "input_tokens": "IN TOK", "output_tokens": "OUT TOK",
            "errors": "ERRS", "duration_s": "SECS", "exit_status": "EXIT"}
@@ -110,21 +122,23 @@ TABLE_COLUMNS = ("launch_id", "label", "base_url", "key_fingerprint", "models_re
 def table_rows(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Headers and cells for the terminal table; a drifted cell (and its header) ends in '*'."""
     drifted = {COLUMN_OF.get(f) for f in data["drifted_columns"]}
-    headers = [HEADERS[c] + ("*" if c in drifted else "") for c in TABLE_COLUMNS]
+    columns = _columns(data, TABLE_COLUMNS)
+    headers = [HEADERS[c] + ("*" if c in drifted else "") for c in columns]
     cells = []
     for r in data["rows"]:
         marked = {COLUMN_OF.get(f) for f in r["drifted"]}
         cells.append([_cell(r[c]) + (f" (+{r['records_lost']} lost)" if c == "requests" and r.get("records_lost")
-                                     else "") + ("*" if c in marked else "") for c in TABLE_COLUMNS])
+                                     else "") + ("*" if c in marked else "") for c in columns])
     return headers, cells
 
 
 def to_csv(data: Mapping[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow([*COLUMNS, "drifted"])
+    columns = _columns(data, COLUMNS)
+    w.writerow([*columns, "drifted"])
     for r in data["rows"]:
-        w.writerow([csv_cell("" if r[c] is None else r[c]) for c in COLUMNS] + [" ".join(r["drifted"])])
+        w.writerow([csv_cell("" if r[c] is None else r[c]) for c in columns] + [" ".join(r["drifted"])])
     return out.getvalue()
 
 

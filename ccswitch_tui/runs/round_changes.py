@@ -78,6 +78,11 @@ def changes(previous: Mapping[str, Any], row: Mapping[str, Any]) -> list[dict[st
         before, after = previous.get(key), row.get(key)
         if before is None or after is None or before == after:
             continue
+        if field == "key" and previous.get("key_salts") and row.get("key_salts") and \
+                previous["key_salts"] != row["key_salts"]:  # fingerprints under other salts say nothing
+            out.append({"field": field, "from": before, "to": after,
+                        "text": "key: fingerprints from different salts (cannot be compared)"})
+            continue
         out.append(change(field, before, after))
     return out
 

@@ -26,9 +26,10 @@ from urllib.parse import urlsplit
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs import round_changes, round_tasks
 from ccswitch_tui.runs.cells import total
+from ccswitch_tui.runs.origin import machines
 from ccswitch_tui.runs.outcomes import results_of
 from ccswitch_tui.runs.round_tasks import SOLVED
-from ccswitch_tui.runs.verdict import RunView, compare_views, failures, view
+from ccswitch_tui.runs.verdict import RunView, compare_views, failures, salt_of, view
 
 INFRA_OUTCOMES = ("auth_failures", "rate_limited")
 
@@ -71,6 +72,8 @@ def _base_urls_seen(v: RunView) -> list[str]:
 
 def _why(field: str, diffs: Sequence[Any], fps: int) -> str:
     d = diffs[0]
+    if field == "fingerprint_salt":
+        return str(d.cause)
     if field == "key_fingerprint":
         return f"key rotated ({fps} fingerprints): {d.cause}" if d.cause else f"key rotated ({fps} fingerprints)"
     if field == "base_urls":
@@ -146,6 +149,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         "auth_failures": failed("auth", "401", "403"),
         "rate_limited": failed("rate_limit", "429"),
         "recorded": f"{len(summaries)}/{len(views)}",
+        "machines": machines(manifests),
+        "key_salts": sorted({salt for v in views if v.manifest.get("key_fingerprint") and (salt := salt_of(v))}),
     })
 
     by_field: dict[str, list[Any]] = {}
@@ -161,6 +166,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
         notes.append(f"requests went to {len(urls)} base URLs within a run: {', '.join(urls)}")
         by_field["endpoints"] = []
     reasons = [(_why(f, ds, len(fps)) if ds else f"requests to {', '.join(urls)}") for f, ds in by_field.items()]
+    if "fingerprint_salt" in by_field:  # fingerprints that cannot be compared tell no key strategy
+        row["key_strategy"] = "salts differ"
     row["comparable"] = not reasons
     row["drifted"] = list(by_field)
     row["verdict"] = "clean: the gap is the agent's" if not reasons else "not comparable: " + "; ".join(reasons)

@@ -43,6 +43,15 @@ def cell(row: Mapping[str, Any], key: str) -> str:
     return str(v)
 
 
+def with_machines(data: Mapping[str, Any], columns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """``columns`` with MACHINES before the routing ones when a round's runs ran on more than one machine
+    (imported runs, ``runs.origin``)."""
+    if not any(len(r.get("machines") or []) > 1 for r in data["rounds"]):
+        return columns
+    at = next((i for i, (k, _) in enumerate(columns) if k == ROUTING_COLUMNS[0][0]), len(columns))
+    return (*columns[:at], ("machines", "MACHINES"), *columns[at:])
+
+
 def verdict_cell(row: Mapping[str, Any]) -> str:
     return "clean" if row.get("comparable") else "NOT COMPARABLE"
 
@@ -51,6 +60,8 @@ def round_lines(row: Mapping[str, Any]) -> list[str]:
     """What a round's row does not say: its verdict, what changed since the round before, its notes."""
     name = row["round"]
     out = [f"{name}: {row['verdict']}"]
+    if len(row.get("machines") or []) > 1:
+        out.append(f"{name}: ran on {len(row['machines'])} machines: {', '.join(row['machines'])}")
     if row.get("changed_since") is not None:
         changed = row.get("changed") or []
         what = "; ".join(c["text"] for c in changed) if changed else "nothing"
@@ -69,7 +80,7 @@ def terminal(data: Mapping[str, Any], width: int = 80, wide: bool = False) -> tu
                                                                                    list[str]]:
     """Headers, cells and the lines printed under the table. The table fits ``width`` columns (labels
     are shortened with '…' when they do not); ``wide`` adds the routing columns."""
-    columns = COLUMNS if wide else SCORE_COLUMNS
+    columns = with_machines(data, COLUMNS) if wide else SCORE_COLUMNS
     headers = [h for _, h in columns] + ["VERDICT"]
     cells = [[visible(cell(r, k)) for k, _ in columns] + [verdict_cell(r)] for r in data["rounds"]]
     if not wide and cells:
@@ -88,12 +99,13 @@ def terminal(data: Mapping[str, Any], width: int = 80, wide: bool = False) -> tu
 def markdown(data: Mapping[str, Any]) -> str:
     """A Markdown table to paste into an experiment report: every column, what changed since the round
     before, and the verdict in the last column."""
-    headers = [h for _, h in COLUMNS] + ["CHANGED SINCE PREVIOUS", "ROUTING VERDICT"]
+    columns = with_machines(data, COLUMNS)
+    headers = [h for _, h in columns] + ["CHANGED SINCE PREVIOUS", "ROUTING VERDICT"]
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for r in data["rounds"]:
         changed = "; ".join(c["text"] for c in r.get("changed") or []) or ("-" if r.get("changed_since") is None
                                                                             else "nothing")
-        cells = [cell(r, k) for k, _ in COLUMNS] + [changed, str(r["verdict"])]
+        cells = [cell(r, k) for k, _ in columns] + [changed, str(r["verdict"])]
         out.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
     extra = [f"- {md_cell(str(r['round']))}: warning: {md_cell(r['changed_warning'])}" for r in data["rounds"]
              if r.get("changed_warning")]
@@ -105,10 +117,11 @@ def markdown(data: Mapping[str, Any]) -> str:
 def to_csv(data: Mapping[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    keys = [k for k, _ in COLUMNS] + ["changed_since", "changed", "changed_warning", "comparable", "verdict"]
+    columns = with_machines(data, COLUMNS)
+    keys = [k for k, _ in columns] + ["changed_since", "changed", "changed_warning", "comparable", "verdict"]
     w.writerow(keys)
     for r in data["rounds"]:
-        line: list[Any] = [("" if cell(r, k) == "-" else cell(r, k)) for k, _ in COLUMNS]
+        line: list[Any] = [("" if cell(r, k) == "-" else cell(r, k)) for k, _ in columns]
         line += [r.get("changed_since") or "", "; ".join(c["text"] for c in r.get("changed") or []),
                  r.get("changed_warning") or "", r.get("comparable"), r.get("verdict")]
         w.writerow([csv_cell(c) for c in line])

@@ -1,7 +1,8 @@
 """Usage totals across runs, from the request records (``runs/<launch-id>.requests.jsonl``).
 
-Per profile, model, day or label: requests, input/output/cached/reasoning tokens, errors, and the
-cost where the run's profile prices the model (``[pricing]``, see pricing.py). Only recorded runs
+Per profile, model, day, label or machine (where the run ran: imported runs keep theirs): requests,
+input/output/cached/reasoning tokens, errors, and the cost where the run's profile prices the model
+(``[pricing]``, see pricing.py). Only recorded runs
 have records: the others are listed, so a total never looks complete when it is not.
 
 Records are read streaming and bounded (``safe_read.iter_lines``): a file that is not a regular
@@ -25,6 +26,7 @@ from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, finite, implausible_count, token_count
 from ccswitch_tui.runs.manifests import load_manifests, lost_note
+from ccswitch_tui.runs.origin import machine_here, machine_of
 from ccswitch_tui.safe_read import iter_lines
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from ccswitch_tui.profiles.store import Store
 
 TOKENS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
-GROUPS = ("profile", "model", "day", "label")
+GROUPS = ("profile", "model", "day", "label", "machine")
 MAX_RECORDS_BYTES = 256 * 1024 * 1024  # far above the records of any run; a larger file is left out
 MAX_LINE_BYTES = 4 * 1024 * 1024
 _DAYS = re.compile(r"(\d{1,4})d")
@@ -48,9 +50,13 @@ class Row:
     cost: float = 0.0
     unpriced: set[str] = field(default_factory=set)  # models of this row that have no price
     implausible: int = 0  # requests whose reported token counts no request can have used (left out)
+    machines: set[str] = field(default_factory=set)  # where its runs ran (runs.origin)
 
-    def add(self, record: Mapping[str, Any], launch_id: str, price: Price | None, model: str) -> None:
+    def add(self, record: Mapping[str, Any], launch_id: str, price: Price | None, model: str,
+            machine: str = "") -> None:
         self.runs.add(launch_id)
+        if machine:
+            self.machines.add(machine)
         self.requests += 1
         for k in TOKENS:
             self.tokens[k] += token_count(record.get(k)) or 0
@@ -69,7 +75,8 @@ class Row:
         return {"key": self.key, "runs": len(self.runs), "requests": self.requests, **self.tokens,
                 "errors": self.errors, "cost": None if cost is None else round(cost, 6),
                 "cost_implausible": not self.unpriced and bool(self.requests) and cost is None,
-                "unpriced_models": sorted(self.unpriced), "implausible_tokens": self.implausible}
+                "unpriced_models": sorted(self.unpriced), "implausible_tokens": self.implausible,
+                "machines": sorted(self.machines)}
 
 
 def parse_since(text: str, today: date | None = None) -> str:
@@ -130,6 +137,11 @@ class Usage:
     notes: list[str]
 
     @property
+    def several_machines(self) -> bool:
+        """Whether the runs counted ran on more than one machine: then a MACHINES column shows which."""
+        return len(self.totals.get("machines") or []) > 1
+
+    @property
     def priced(self) -> bool:
         """Whether a cost column is shown: some row has a cost (a row without one shows '-')."""
         return any(r["cost"] is not None or r.get("cost_implausible") for r in self.rows)
@@ -162,6 +174,7 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
     not_recorded: list[dict[str, Any]] = []
     notes: list[str] = []
     price_cache: dict[str, Mapping[str, Any]] = {}
+    here = machine_here()
     for m in reversed(manifests):  # oldest first
         if profile is not None and m.get("profile") != profile:
             continue
@@ -182,15 +195,17 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
         label = m.get("label") if isinstance(m.get("label"), str) else "-"
         if (lost := lost_note(m)) is not None:
             notes.append(lost)  # its records are fewer than its requests: these totals are short
+        machine = machine_of(m, here)
         for record in read_records(paths.runs / Path(recording["records"]).name, notes):
             started = record.get("started") if isinstance(record.get("started"), str) else m.get("started") or ""
             if since and started[:19] < since:
                 continue
             model = _model(record)
-            key = {"profile": prof, "model": model, "day": started[:10] or "?", "label": label}[by]
+            key = {"profile": prof, "model": model, "day": started[:10] or "?", "label": label,
+                   "machine": machine}[by]
             price = table.get(model)
-            rows.setdefault(key, Row(key)).add(record, launch_id, price, model)
-            total.add(record, launch_id, price, model)
+            rows.setdefault(key, Row(key)).add(record, launch_id, price, model, machine)
+            total.add(record, launch_id, price, model, machine)
     return Usage(by, since, [rows[k].to_dict() for k in sorted(rows)], total.to_dict(), not_recorded, notes)
 
 
@@ -214,20 +229,23 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def cells(row: Mapping[str, Any], priced: bool) -> list[str]:
+def cells(row: Mapping[str, Any], priced: bool, machines: bool = False) -> list[str]:
     out = [printable(row["key"]), str(row["runs"]), str(row["requests"]), *(str(row[k]) for k in TOKENS),
            str(row["errors"])]
     if priced:
         out.append("implausible" if row.get("cost_implausible") else "-" if row["cost"] is None
                    else f"{row['cost']:.4f}")
+    if machines:
+        out.append(",".join(row.get("machines") or []) or "-")
     return out
 
 
 def table_rows(u: Usage) -> tuple[list[str], list[list[str]]]:
-    headers = [u.by.upper(), *HEADERS, *(["COST"] if u.priced else [])]
-    body = [cells(r, u.priced) for r in u.rows]
+    several = u.several_machines and u.by != "machine"
+    headers = [u.by.upper(), *HEADERS, *(["COST"] if u.priced else []), *(["MACHINES"] if several else [])]
+    body = [cells(r, u.priced, several) for r in u.rows]
     if len(u.rows) > 1:
-        body.append(cells(u.totals, u.priced))
+        body.append(cells(u.totals, u.priced, several))
     return headers, body
 
 

@@ -27,6 +27,7 @@ _MODULES = {
     "opencode": "opencode",
     "kilo": "kilo",
     "qwen": "qwen",
+    "aider": "aider",
     "run": "run",
 }
 

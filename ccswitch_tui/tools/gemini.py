@@ -22,21 +22,17 @@ Measured with gemini-cli 0.61.0 against a loopback stub:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.model import (
-    ERROR,
     SOURCE_ROUTING,
     SOURCE_TOOL,
-    WARN,
     FileToWrite,
     LaunchPlan,
     Profile,
-    Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
@@ -44,8 +40,9 @@ from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
+from ccswitch_tui.tools.layers import Key, Layer, Package, folder, project, system, working
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec
 
 KEY_VAR = "GEMINI_API_KEY"
 SYSTEM_ENV = "CCS_GEMINI_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
@@ -67,22 +64,34 @@ class GeminiSide:
     env: Mapping[str, str] = fields.env()
 
 
-def system_settings_path(env: Mapping[str, str]) -> Path:
-    if env.get(SYSTEM_ENV):
-        return Path(env[SYSTEM_ENV])
-    if env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH"):
-        return Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
-    return Path("/etc/gemini-cli/settings.json")
-
-
-def read_layer(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """(routing keys the file sets, None) or (None, why it cannot be read); (None, None) when absent."""
-    return family.read_layer(path, _ROUTING_KEYS)
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """The routing variables a ``.env`` file would fill in for a Gemini CLI started by hand."""
-    return family.read_dotenv(path, _ROUTING_ENV.__contains__)
+_SETTINGS_KEYS = (Key("security.auth.selectedType", "auth"), Key("security.auth.useExternal", "auth"),
+                  Key("model.name", "model", beaten_by=("env:GEMINI_MODEL",)))  # measured: GEMINI_MODEL beats it
+_UNTRUSTED = ("the launch's workspace is untrusted (folder trust off in its user layer, "
+              "GEMINI_CLI_TRUST_WORKSPACE=false)")
+_OFF = ("GEMINI_CLI_TRUST_WORKSPACE", ("false",))
+LAYERS = (
+    Layer("system", "system", "jsonc", system("/etc/gemini-cli/settings.json", test_var=SYSTEM_ENV,
+                                              moved_by="GEMINI_CLI_SYSTEM_SETTINGS_PATH"), _SETTINGS_KEYS,
+          why="beats every other layer"),
+    Layer("project", "project", "jsonc", working(".gemini/settings.json"), _SETTINGS_KEYS, off_when=_OFF,
+          why=_UNTRUSTED),
+    Layer("user", "ccs", "jsonc", folder("GEMINI_CLI_HOME", ".gemini/settings.json", default="~"), _SETTINGS_KEYS,
+          why="a launch's GEMINI_CLI_HOME is the profile's own"),
+    Layer("system-defaults", "system", "jsonc", system("/etc/gemini-cli/system-defaults.json", test_var=SYSTEM_ENV,
+                                                       moved_by="GEMINI_CLI_SYSTEM_DEFAULTS_PATH", sibling=True),
+          _SETTINGS_KEYS, why="the lowest layer"),
+    # .env: the first one from the working folder up; trusted, every variable it sets that the environment
+    # lacks (.gemini/.env first); untrusted, only these four (measured in gemini-cli 0.61.0's loader)
+    Layer("project-env", "project", "dotenv", project(".gemini/.env", ".env", first=True, stop="root"),
+          (Key("*", "env", fills=True),), off_when=_OFF, why=_UNTRUSTED + ": only the next layer's names are read"),
+    Layer("untrusted-env", "project", "dotenv", project(".env", first=True, stop="root"),
+          (Key("GEMINI_API_KEY", "key", fills=True),
+           Key("*", "key", names="GOOGLE_API_KEY|GOOGLE_CLOUD_PROJECT|GOOGLE_CLOUD_LOCATION",
+               others="only Vertex AI reads them; the launch's auth type is gemini-api-key")),
+          on_when=_OFF, why="an untrusted workspace still reads these names from the first .env up the tree"),
+    Layer("home-env", "user", "dotenv", folder("GEMINI_CLI_HOME", ".gemini/.env", ".env", default="~"),
+          (Key("*", "env", fills=True),), why="read when no folder up the tree has a .env"),
+)
 
 
 def settings_content(path: Path, side: GeminiSide, quiet: bool) -> str:
@@ -107,6 +116,8 @@ class GeminiSpec(ToolSpec[GeminiSide]):
     family_effects = {"gemini": "Gemini CLI and Google GenAI SDK programs"}
     reads = ("gemini",)
     official_hosts = frozenset({"generativelanguage.googleapis.com"})
+    layers = LAYERS
+    package = Package("npm", "@google/gemini-cli", "0.61.0")
     exe_names = ("gemini",)
     scripts = ("@google/gemini-cli/dist/index.js", "@google/gemini-cli/bundle/gemini.js")
     def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
@@ -127,38 +138,29 @@ class GeminiSpec(ToolSpec[GeminiSide]):
         side: GeminiSide = profile.sides["gemini"]
         launch_id = launch_id or new_launch_id()
         home = paths.tool_dir(profile.name, self.name)
-        quiet = quiet_for(profile, side.base_url)
+        quiet = quiet_for(self, profile, side.base_url)
         b = EnvBuilder(profile, parent_env)
         b.add(side.env, SOURCE_TOOL)
         routing = {"GOOGLE_GEMINI_BASE_URL": side.base_url, "GEMINI_MODEL": side.model}
         b.add(routing, SOURCE_ROUTING)
-        # its own home, and an untrusted workspace: project settings and .env files cannot reach it
-        b.add({"GEMINI_CLI_HOME": str(home), "GEMINI_CLI_TRUST_WORKSPACE": "false"}, SOURCE_ROUTING)
+        # its own home, and an untrusted workspace: project settings and .env files cannot reach it; the
+        # machine's system layers named, so that what ccs judges is what it reads
+        system_settings = Path(parent_env.get(SYSTEM_ENV) or "/etc/gemini-cli/settings.json")
+        b.add({"GEMINI_CLI_HOME": str(home), "GEMINI_CLI_TRUST_WORKSPACE": "false",
+               "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system_settings),
+               "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(system_settings.parent / "system-defaults.json")},
+              SOURCE_ROUTING)
         b.add_secret(KEY_VAR, key)
         b.add_markers(profile, self.name, launch_id)
         settings = home / ".gemini" / "settings.json"
 
-        warnings: list[str] = []
-        refusals: list[Refusal] = []
-        system = system_settings_path(parent_env)
-        routing_keys, error = read_layer(system)
-        if error:
-            warnings.append(f"Gemini CLI system settings {system}: {error}")
-        elif routing_keys:
-            refusals.append(family.system_refusal(self.label, system, routing_keys))
-        project = [cwd / ".gemini" / "settings.json"] if read_layer(cwd / ".gemini" / "settings.json")[0] else []
-        project += [p for p in (cwd / ".env", cwd / ".gemini" / ".env") if read_dotenv(p)]
-        if project:
-            warnings.append(f"{', '.join(map(str, project))} would redirect a Gemini CLI started here by hand; "
-                            "ccs launches it with the workspace untrusted, so they do not apply")
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=(self.program or "gemini", *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             dirs=paths.tool_dirs(profile.name, self.name),
             files=(FileToWrite(settings, settings_content(settings, side, quiet)),),
             base_urls={"GOOGLE_GEMINI_BASE_URL": side.base_url}, models={"GEMINI_MODEL": side.model},
-            key_id=profile.key_id, warnings=tuple(warnings), refusals=tuple(refusals),
-            extra={"gemini_home": str(home), "quiet": quiet},
+            key_id=profile.key_id, extra={"gemini_home": str(home), "quiet": quiet},
         )
 
     def endpoint(self, side: GeminiSide) -> str | None:
@@ -170,24 +172,6 @@ class GeminiSpec(ToolSpec[GeminiSide]):
                 "generationConfig": {"maxOutputTokens": 1}}
         return [ProbeSpec("gemini", f"{base.rstrip('/')}/v1beta/models/{model}:generateContent", model,
                           "x-goog-api-key", body=body)]
-
-    def doctor(self, ctx: DoctorContext) -> DoctorPart:
-        """The layers of a Gemini CLI started by hand here: system, user, project, and .env files."""
-
-        home = Path(ctx.environ.get("GEMINI_CLI_HOME") or ctx.environ.get("HOME") or os.path.expanduser("~"))
-        refused = "ccs launches refuse it (--force to launch anyway)"
-        unaffected = "ccs launches are not affected; remove it from the file to choose the provider in one place"
-        part = family.layers_part("gemini_layers", "gemini cli settings layers (system beats the rest)", self.label,
-                                  ctx.cwd, [
-            family.Layer("system", system_settings_path(ctx.environ), ERROR, refused, _ROUTING_KEYS),
-            family.Layer("user", home / ".gemini" / "settings.json", WARN, unaffected, _ROUTING_KEYS),
-            family.Layer("project", ctx.cwd / ".gemini" / "settings.json", ERROR, unaffected, _ROUTING_KEYS),
-        ])
-        family.dotenv_findings(
-            part, (ctx.cwd / ".env", ctx.cwd / ".gemini" / ".env"), _ROUTING_ENV.__contains__,
-            f"which a Gemini CLI started in {ctx.cwd} takes when the shell lacks it; ccs launches are not affected "
-            "(untrusted workspace); remove it to keep routing in one place")
-        return part
 
 
 TOOL = GeminiSpec()

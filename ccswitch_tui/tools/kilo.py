@@ -23,7 +23,7 @@ Measured with @kilocode/cli 7.7.7 (binary from @kilocode/cli-linux-x64 7.7.7) ag
   and dirs: without it a project's ``agent.code.model`` (an agent's model beats the top-level
   ``model``) took over a launch (ccs's ``enabled_providers`` made it fail rather than reach the
   project's provider). A global or ``~/.kilo``
-  agent model can still do that; ``doctor`` reads every layer (``kilo_layers``).
+  agent model can still do that; ``LAYERS`` declares every layer.
 - Sessions, the database, logs and a ``telemetry-id`` live in ``$XDG_DATA_HOME/kilo``: each profile
   gets its own (``XDG_CONFIG_HOME``/``XDG_STATE_HOME`` stay the user's, which a nested ccs needs; Kilo
   writes a ``.gitignore`` and a migration marker into ``~/.config/kilo``).
@@ -37,25 +37,56 @@ Measured with @kilocode/cli 7.7.7 (binary from @kilocode/cli-linux-x64 7.7.7) ag
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from ccswitch_tui.model import LaunchPlan
-from ccswitch_tui.tools.opencode_family import (
-    OpenCodeFamilySpec,
-    disabled,
-    home_of,
-    project_dirs,
-    xdg_config,
+from ccswitch_tui.tools.layers import (
+    WARN,
+    Layer,
+    Package,
+    content_var,
+    file_var,
+    folder,
+    home,
+    project,
+    system,
 )
+from ccswitch_tui.tools.opencode_family import AGENT_KEYS, CONFIG_KEYS, OpenCodeFamilySpec
 
 KEY_VAR = "CCS_KILO_API_KEY"
 QUIET_ENV = {"KILO_DISABLE_MODELS_FETCH": "1", "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_AUTOUPDATE": "1",
              "KILO_DISABLE_SHARE": "1"}
 MANAGED_DIR = Path("/etc/kilo")
 MANAGED_ENV = "CCS_KILO_MANAGED_DIR"  # where to look for the managed layer instead (tests)
-# each folder's files, lowest first (a later one beats an earlier one)
-DIR_FILES = ("kilo.jsonc", "kilo.json", "opencode.jsonc", "opencode.json")
+# each folder's files, highest first
+FILES = ("opencode.json", "opencode.jsonc", "kilo.json", "kilo.jsonc")
+_KEYS = CONFIG_KEYS + AGENT_KEYS
+_PROJECT = "the launch sets KILO_DISABLE_PROJECT_CONFIG=1"
+_OFF = ("KILO_DISABLE_PROJECT_CONFIG", ("1", "true"))
+_AGENT = "an agent's model beats the top-level model (a launch then fails on a provider ccs did not enable)"
+LAYERS = (
+    Layer("managed", "managed", "jsonc", system(*(f"{MANAGED_DIR}/{n}" for n in FILES), test_var=MANAGED_ENV), _KEYS,
+          why="beats every other layer, ccs's own included"),
+    Layer("content", "variable", "jsonc", content_var("KILO_CONFIG_CONTENT"), _KEYS,
+          why="the launch's environment has it only when the profile sets it"),
+    Layer("dir", "ccs", "jsonc", folder("KILO_CONFIG_DIR", *FILES), _KEYS,
+          why="a launch's KILO_CONFIG_DIR is the profile's own"),
+    Layer("home", "user", "jsonc", home(*(f"{d}/{n}" for d in (".kilo", ".kilocode") for n in FILES)), _KEYS,
+          unbeaten=WARN, why=_AGENT),
+    # measured: of the .kilo/.kilocode dirs the one nearer the git root wins, of the files the nearer
+    Layer("project-dir", "project", "jsonc",
+          project(*(f"{d}/{n}" for d in (".kilo", ".kilocode") for n in FILES), root_first=True), _KEYS,
+          off_when=_OFF, why=_PROJECT),
+    # measured: a project's opencode.json[c] (nearer folder first) beats its kilo.json[c]
+    Layer("project-opencode", "project", "jsonc", project("opencode.jsonc", "opencode.json"), _KEYS, off_when=_OFF,
+          why=_PROJECT),
+    Layer("project", "project", "jsonc", project("kilo.jsonc", "kilo.json"), _KEYS, off_when=_OFF, why=_PROJECT),
+    Layer("env", "variable", "jsonc", file_var("KILO_CONFIG"), _KEYS,
+          why="the launch's environment has it only when the profile sets it"),
+    Layer("global", "user", "jsonc", folder("XDG_CONFIG_HOME", *(f"kilo/{n}" for n in (
+        "opencode.jsonc", "opencode.json", "kilo.jsonc", "kilo.json", "config.json")), default="~/.config"), _KEYS,
+          unbeaten=WARN, why=_AGENT),
+)
 
 
 class KiloSpec(OpenCodeFamilySpec):
@@ -72,43 +103,23 @@ class KiloSpec(OpenCodeFamilySpec):
     scripts = ("@kilocode/cli/bin/kilo",)
     internal_vars = frozenset({"KILO_TREE_SITTER_WASM_DIR"})  # its npm launcher sets it for the binary
     loaders = frozenset({"KILO_BIN_PATH"})  # its npm launcher runs the binary this names instead of its own
+    layers = LAYERS
+    # its Linux binary is the optional dependency @kilocode/cli-linux-x64 of the same version; 7.8.1 names a
+    # binary package the registry does not have (npm then installs it without a binary)
+    package = Package("npm", "@kilocode/cli", "7.7.7", broken_hint=(
+        "its binary package @kilocode/cli-linux-x64@7.7.7 (or the one for this platform) was not installed; check "
+        "`npm view @kilocode/cli-linux-x64@7.7.7`"))
+    official_hosts = frozenset({"api.kilo.ai"})
     key_var = KEY_VAR
     config_file = "kilo.json"
     config_dir_var = "KILO_CONFIG_DIR"
     disable_project_var = "KILO_DISABLE_PROJECT_CONFIG"
     schema_url = "https://app.kilo.ai/config.json"
     quiet_env = QUIET_ENV
-    agent_models = True
-    project_files = "kilo.json[c], opencode.json[c], .kilo/ or .kilocode/"
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
         sid = newest_session(Path(plan.env["XDG_DATA_HOME"]) / "kilo" / "kilo.db", plan.cwd, since)
         return None if sid is None else f"--session {sid}"
-
-    def managed_layers(self, environ: Mapping[str, str]) -> list[Path]:
-        folder = Path(environ[MANAGED_ENV]) if environ.get(MANAGED_ENV) else MANAGED_DIR
-        return [folder / n for n in reversed(DIR_FILES)]
-
-    def config_layers(self, cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-        """Every Kilo Code configuration file that applies to ``cwd`` from this shell, highest
-        precedence first (KILO_CONFIG_CONTENT, a value, is the shell's to report)."""
-        files = tuple(reversed(DIR_FILES))
-        out: list[tuple[str, Path]] = [("managed", p) for p in self.managed_layers(environ)]
-        if environ.get("KILO_CONFIG_DIR"):
-            out += [("dir", Path(environ["KILO_CONFIG_DIR"]) / n) for n in files]
-        home = home_of(environ)
-        out += [("home", home / d / n) for d in (".kilo", ".kilocode") for n in files]
-        if not disabled(environ, "KILO_DISABLE_PROJECT_CONFIG"):
-            folders = [f for f in project_dirs(cwd) if f != home]  # ~/.kilo is the home layer
-            # measured: of the .kilo/.kilocode dirs the one nearer the git root wins, of the files the nearer
-            out += [("project", f / d / n) for f in reversed(folders) for d in (".kilo", ".kilocode") for n in files]
-            out += [("project", f / n) for stem in ("opencode", "kilo") for f in folders
-                    for n in (f"{stem}.jsonc", f"{stem}.json")]
-        if environ.get("KILO_CONFIG"):
-            out.append(("env", Path(environ["KILO_CONFIG"])))
-        out += [("global", xdg_config(environ) / "kilo" / n)
-                for n in ("opencode.jsonc", "opencode.json", "kilo.jsonc", "kilo.json", "config.json")]
-        return out
 
 
 def newest_session(db: Path, cwd: Path, since: float) -> str | None:

@@ -14,8 +14,8 @@ Measured with opencode 1.18.33 against a loopback stub:
   ``opencode.jsonc`` (comments allowed); then ``OPENCODE_CONFIG`` (a file); then the project's
   ``opencode.json[c]`` and ``.opencode/opencode.json[c]`` in every directory from the working one up to
   the git root (up to ``/`` outside a repository; the nearer wins; ``OPENCODE_DISABLE_PROJECT_CONFIG=1``
-  drops them all); then ``OPENCODE_CONFIG_DIR``'s files; then ``OPENCODE_CONFIG_CONTENT``. ``doctor``
-  reads them (``config_layers``).
+  drops them all); then ``OPENCODE_CONFIG_DIR``'s files; then ``OPENCODE_CONFIG_CONTENT``. ``LAYERS``
+  declares them.
 - Sessions, the database and ``auth.json`` live in ``$XDG_DATA_HOME/opencode``: each profile gets
   its own (``XDG_CONFIG_HOME``/``XDG_STATE_HOME`` stay the user's, which a nested ccs needs).
 - Besides the provider it fetches models.opencode.ai (stopped by ``OPENCODE_DISABLE_MODELS_FETCH``)
@@ -25,20 +25,41 @@ Measured with opencode 1.18.33 against a loopback stub:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
-from ccswitch_tui.tools.opencode_family import (
-    FamilySide,
-    OpenCodeFamilySpec,
-    disabled,
-    project_dirs,
-    xdg_config,
+from ccswitch_tui.tools.layers import (
+    WARN,
+    Layer,
+    Package,
+    content_var,
+    file_var,
+    folder,
+    project,
+    system,
 )
+from ccswitch_tui.tools.opencode_family import CONFIG_KEYS, FamilySide, OpenCodeFamilySpec
 
 KEY_VAR = "CCS_OPENCODE_API_KEY"
 QUIET_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_SHARE": "1"}
 OpenCodeSide = FamilySide  # the [opencode] table (tools/opencode_family.py declares it for the family)
+CONFIG_NAMES = ("opencode.jsonc", "opencode.json")  # read in each project directory and .opencode/
+_PROJECT = "the launch sets OPENCODE_DISABLE_PROJECT_CONFIG=1"
+MANAGED_ENV = "CCS_OPENCODE_MANAGED_DIR"  # where to look for the managed layer instead (tests)
+LAYERS = (
+    # read in 1.18.33's bundled source after OPENCODE_CONFIG_CONTENT: beats every other layer, ccs's too
+    Layer("managed", "managed", "jsonc", system(*(f"/etc/opencode/{n}" for n in CONFIG_NAMES), test_var=MANAGED_ENV),
+          CONFIG_KEYS, why="beats every other layer, ccs's own included"),
+    Layer("content", "variable", "jsonc", content_var("OPENCODE_CONFIG_CONTENT"), CONFIG_KEYS,
+          why="beats every file; the launch's environment has it only when the profile sets it"),
+    Layer("dir", "ccs", "jsonc", folder("OPENCODE_CONFIG_DIR", *CONFIG_NAMES), CONFIG_KEYS,
+          why="a launch's OPENCODE_CONFIG_DIR is the profile's own: beats the project, OPENCODE_CONFIG and global"),
+    Layer("project", "project", "jsonc", project(*(f".opencode/{n}" for n in CONFIG_NAMES), *CONFIG_NAMES), CONFIG_KEYS,
+          off_when=("OPENCODE_DISABLE_PROJECT_CONFIG", ("1", "true")), why=_PROJECT),
+    Layer("env", "variable", "jsonc", file_var("OPENCODE_CONFIG"), CONFIG_KEYS,
+          why="the launch's environment has it only when the profile sets it"),
+    Layer("global", "user", "jsonc",
+          folder("XDG_CONFIG_HOME", *(f"opencode/{n}" for n in (*CONFIG_NAMES, "config.json")), default="~/.config"),
+          CONFIG_KEYS, unbeaten=WARN,
+          why="every OpenCode reads it, ccs launches included"),
+)
 
 
 class OpenCodeSpec(OpenCodeFamilySpec):
@@ -53,37 +74,15 @@ class OpenCodeSpec(OpenCodeFamilySpec):
     reads = ("opencode",)
     exe_names = ("opencode", "opencode.exe")
     scripts = ("opencode-ai/bin/opencode",)
+    layers = LAYERS
+    package = Package("npm", "opencode-ai", "1.18.33")
+    official_hosts = frozenset({"opencode.ai"})
     key_var = KEY_VAR
     config_file = "opencode.json"
     config_dir_var = "OPENCODE_CONFIG_DIR"
     disable_project_var = "OPENCODE_DISABLE_PROJECT_CONFIG"
     schema_url = "https://opencode.ai/config.json"
     quiet_env = QUIET_ENV
-    project_files = "opencode.json[c] or .opencode/"
-
-    def config_layers(self, cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-        return config_layers(cwd, environ)
-
-
-# --- doctor: the configuration layers at rest -------------------------------------------------------
-
-CONFIG_NAMES = ("opencode.jsonc", "opencode.json")  # read in each project directory and .opencode/
-
-
-def config_layers(cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    """Every OpenCode configuration file that applies to ``cwd`` from this shell, highest precedence
-    first (OPENCODE_CONFIG_CONTENT, a value, is the shell's to report)."""
-    out: list[tuple[str, Path]] = []
-    if environ.get("OPENCODE_CONFIG_DIR"):
-        out += [("dir", Path(environ["OPENCODE_CONFIG_DIR"]) / n) for n in CONFIG_NAMES]
-    if not disabled(environ, "OPENCODE_DISABLE_PROJECT_CONFIG"):
-        for folder in project_dirs(cwd):
-            out += [("project", folder / ".opencode" / n) for n in CONFIG_NAMES]
-            out += [("project", folder / n) for n in CONFIG_NAMES]
-    if environ.get("OPENCODE_CONFIG"):
-        out.append(("env", Path(environ["OPENCODE_CONFIG"])))
-    out += [("global", xdg_config(environ) / "opencode" / n) for n in (*CONFIG_NAMES, "config.json")]
-    return out
 
 
 TOOL = OpenCodeSpec()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,31 +20,38 @@ from typing import Any, ClassVar
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import (
-    ERROR,
     SOURCE_ROUTING,
     SOURCE_TOOL,
-    WARN,
     FileToWrite,
-    Finding,
     LaunchPlan,
     Profile,
     Provider,
-    Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy import redact_url, shown
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, strip_jsonc
+from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
+from ccswitch_tui.tools.layers import Key
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe
 
 NPM_PROVIDER = "@ai-sdk/openai-compatible"  # bundled in the binaries: works offline
 PROVIDER_ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-ROUTING_KEYS = ("model", "small_model", "provider", "enabled_providers", "disabled_providers")
+# The keys of the family's config files that route (tools/layers.py); a client whose agents' models
+# route too (Kilo) adds AGENT_KEYS
+CONFIG_KEYS = (
+    Key("model", "model"), Key("small_model", "model"),
+    Key("provider.*.options.baseURL", "base-url", others="the launch enables only its own provider id"),
+    Key("provider.*.options.apiKey", "key", others="the launch enables only its own provider id"),
+    Key("provider.*.options.headers", "headers", others="the launch enables only its own provider id"),
+    Key("provider.*", "provider", others="the launch enables only its own provider id"),
+    Key("enabled_providers", "provider"),
+    Key("disabled_providers", "provider"),
+)
+AGENT_KEYS = (Key("agent.*.model", "model"),)
 
 
 def _default_provider_id(provider: Provider, profile_name: str) -> str:
@@ -78,9 +84,6 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
     schema_url: ClassVar[str]  # the config file's "$schema"
     quiet_env: ClassVar[Mapping[str, str]]  # what quiets it besides the provider (a quiet launch sets them)
     quiet_config: ClassVar[Mapping[str, Any]] = {"autoupdate": False}  # … and in the config file
-    agent_models: ClassVar[bool] = False  # doctor: an agent's model (agent.NAME.model) is routing too
-    project_files: ClassVar[str] = ""  # doctor: how the project's files are named, for "none found"
-
     def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
                profile_name: str) -> None:
         if not PROVIDER_ID_RE.fullmatch(pid := values["provider_id"]):
@@ -101,34 +104,6 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         side: FamilySide = profile.sides[self.name]
         return [chat_probe(plan.base_urls[self.base_url_key(side)], side.model)]
 
-    # --- the layers -----------------------------------------------------------------------------
-
-    @abstractmethod
-    def config_layers(self, cwd: Path, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-        """Every configuration file that applies to ``cwd`` from this shell, highest precedence
-        first, each with its kind (managed, dir, project, env, global …)."""
-
-    def managed_layers(self, environ: Mapping[str, str]) -> list[Path]:
-        """Files a machine's administrator puts above every layer ccs writes (none by default)."""
-        return []
-
-    def layer_effect(self, kind: str, key: str, cwd: Path) -> tuple[str, str]:
-        """(severity, what follows) for a routing key a layer of this kind sets."""
-        if kind == "managed":
-            return ERROR, ("which beats every other layer, ccs's own included: ccs launches refuse it (--force "
-                           "to launch anyway)")
-        if kind == "project":
-            return ERROR, (f"which a {self.label} started in {cwd} follows (it beats the global config); ccs "
-                           f"launches are not affected (they set {self.disable_project_var}=1)")
-        if key.split(".")[0] == "disabled_providers" and kind in ("global", "home"):
-            return WARN, (f"which every {self.label} reads, ccs launches included: a profile whose provider id it "
-                          "names gets no provider")
-        if key.startswith("agent.") and kind in ("global", "home", "env"):
-            return WARN, (f"which every {self.label} reads, ccs launches included: an agent's model beats the "
-                          "profile's (a launch then fails on a provider ccs did not enable)")
-        return WARN, (f"which a {self.label} started directly follows; ccs launches are not affected (their own "
-                      "config dir sets model, small_model, provider and enabled_providers)")
-
     # --- launching ------------------------------------------------------------------------------
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
@@ -137,7 +112,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         side: FamilySide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()
         home = paths.tool_dir(profile.name, self.name)
-        quiet = quiet_for(profile, side.base_url)
+        quiet = quiet_for(self, profile, side.base_url)
         b = EnvBuilder(profile, parent_env)
         b.add({k: v for k, v in self.quiet_env.items() if quiet and k not in {**profile.env, **side.env}},
               SOURCE_ROUTING)
@@ -147,23 +122,6 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         b.add_secret(self.key_var, key)
         b.add_markers(profile, self.name, launch_id)
         config = home / "config" / self.config_file
-        warnings: list[str] = []
-        refusals: list[Refusal] = []
-        managed: list[str] = []
-        for path in self.managed_layers(parent_env):
-            keys, error = read_config_layer(path, self.agent_models)
-            if error:
-                warnings.append(f"managed {self.label} config {error}")
-            elif keys:
-                managed.append(f"{path} ({', '.join(keys)})")
-        if managed:
-            refusals.append(Refusal(
-                "settings-override",
-                f"the managed {self.label} config {'; '.join(managed)} beats every other layer, ccs's own "
-                "included; ccs cannot override it",
-                ("--force to launch anyway (recorded in the manifest)",
-                 "ask whoever manages this machine to remove it"),
-                flags=("force",)))
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=(self.program or self.name, *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
@@ -171,7 +129,6 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
             files=(FileToWrite(config, self.config_content(config, profile, side, quiet)),),
             base_urls={self.base_url_key(side): side.base_url},
             models={"model": side.model_ref}, key_id=profile.key_id,
-            warnings=tuple(warnings), refusals=tuple(refusals),
             extra={"config_dir": str(home / "config"), "quiet": quiet},
         )
 
@@ -200,104 +157,3 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         if quiet:
             data.update(self.quiet_config)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    # --- diagnosis ------------------------------------------------------------------------------
-
-    def doctor(self, ctx: DoctorContext) -> DoctorPart:
-        """The configuration layers of the client started by hand in ``ctx.cwd`` from this shell."""
-        rows: list[dict[str, Any]] = []
-        part = DoctorPart(f"{self.name}_layers", rows,
-                          lines=[f"{self.name} configuration layers (highest first; each key merged separately)"])
-        project_seen = False
-        for kind, path in self.config_layers(ctx.cwd, ctx.environ):
-            keys, error = read_config_layer(path, self.agent_models)
-            if keys is None and error is None and kind != "global":
-                continue  # the many places a project file may be: only those that exist are listed
-            project_seen |= kind == "project"
-            rows.append({"kind": kind, "path": str(path), "exists": keys is not None or error is not None,
-                         "error": error, "routing": keys or {}})
-            state = "absent" if keys is None and error is None else (error or (
-                ", ".join(f"{k}={v}" for k, v in (keys or {}).items()) or "no routing keys"))
-            part.lines.append(f"  {kind:<8} {path}: {state}")
-            if error:
-                part.findings.append(Finding("settings-invalid", WARN, f"{kind} {self.label} config {error}; "
-                                             f"{self.label} may refuse or ignore it; fix the file", path=str(path)))
-            for k, v in (keys or {}).items():
-                severity, effect = self.layer_effect(kind, k, ctx.cwd)
-                part.findings.append(Finding(
-                    "settings-override", severity,
-                    f"{kind} {self.label} config sets {k}={v}, {effect}; remove it from the file to choose the "
-                    "provider in one place", path=str(path), variable=k))
-        if not project_seen:
-            dirs = project_dirs(ctx.cwd)
-            part.lines.append(f"  project  no {self.project_files} from {ctx.cwd} up to {dirs[-1]}")
-        return part
-
-
-# --- the configuration layers at rest ---------------------------------------------------------------
-
-def xdg_config(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME``, else ``~/.config``, of the shell in ``environ``."""
-    if environ.get("XDG_CONFIG_HOME"):
-        return Path(environ["XDG_CONFIG_HOME"])
-    return home_of(environ) / ".config"
-
-
-def home_of(environ: Mapping[str, str]) -> Path:
-    return Path(environ.get("HOME") or Path.home())
-
-
-def disabled(environ: Mapping[str, str], name: str) -> bool:
-    return environ.get(name, "").lower() in ("1", "true")
-
-
-def project_dirs(cwd: Path) -> list[Path]:
-    """``cwd`` and its parents up to the git root (the folder holding ``.git``), or to ``/``."""
-    out: list[Path] = []
-    for folder in (cwd, *cwd.parents):
-        out.append(folder)
-        if (folder / ".git").exists():
-            break
-    return out
-
-
-def read_config_layer(path: Path, agent_models: bool = False) -> tuple[dict[str, str] | None, str | None]:
-    """(the routing keys the file sets, shown without secrets; None when absent), or an error line.
-    With ``agent_models``, an agent's model (``agent.NAME.model``) is one of them."""
-    try:
-        text = read_text(path)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None, None
-    except UnicodeDecodeError as exc:
-        return None, f"{path}: cannot read: {decode_error_line(exc)}"
-    except OSError as exc:
-        return None, f"{path}: cannot read: {exc.strerror or exc}"
-    try:
-        data = loads_json(strip_jsonc(text))
-    except ValueError as exc:
-        return None, f"{path}: not valid JSON(C): {exc}"
-    if not isinstance(data, dict):
-        return None, f"{path}: not a JSON object"
-    keys: dict[str, str] = {}
-    for k in ROUTING_KEYS:
-        if k not in data:
-            continue
-        value = data[k]
-        if k == "provider" and isinstance(value, dict):
-            for pid, entry in value.items():
-                opts = entry.get("options") if isinstance(entry, dict) else None
-                opts = opts if isinstance(opts, dict) else {}
-                base = opts.get("baseURL")
-                keys[f"provider.{pid}"] = redact_url(str(base)) if base else "(its default endpoint)"
-                if "apiKey" in opts:
-                    keys[f"provider.{pid}.options.apiKey"] = shown("apiKey", str(opts["apiKey"]))
-        else:
-            keys[k] = value if isinstance(value, str) else json.dumps(value)
-    agents = data.get("agent")
-    if agent_models and isinstance(agents, dict):
-        for name, agent in agents.items():
-            if isinstance(agent, dict) and isinstance(agent.get("model"), str):
-                keys[f"agent.{name}.model"] = agent["model"]
-    return keys, None
-
-

@@ -1,21 +1,25 @@
 """``[policy] quiet``: a launch whose tool talks to the profile's endpoint and nothing else.
 
+One rule for every client: quiet is on by default unless the launch's base URL is one of the
+client's ``official_hosts`` (its vendor's own API, whose own services the extra calls belong to);
+the profile's ``[policy] quiet`` decides when it is set. What quiets a client (variables, settings,
+options) is in its plan; the README's Clients table says what each contacts.
+
 Measured: with a third-party endpoint Claude Code still calls api.anthropic.com (server URLs,
 event logging) and a ``HEAD {base}/api/hello`` preflight, all stopped by
-``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``; Codex calls its metrics host (stopped by
-``analytics.enabled = false``) and, for its plugin catalogue, api.github.com and chatgpt.com
-(stopped by ``features.plugins = false``). Quiet is on by default for every provider except the
-official ones, whose own services those calls belong to.
+``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ccswitch_tui.model import Profile
-from ccswitch_tui.tools import specs
 
-OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
+if TYPE_CHECKING:
+    from ccswitch_tui.tools.spec import ToolSpec
+
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 # What a client's bare `--version` runs with, when its package does not say its version: no cloud
 # metadata lookup, no update check, no traffic besides the answer
@@ -26,13 +30,12 @@ VERSION_PROBE_ENV = {"AWS_EC2_METADATA_DISABLED": "true", "DISABLE_AUTOUPDATER":
 CLAUDE_QUIET_SETTINGS_ENV = {"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}
 
 
-def is_official(base_url: str) -> bool:
-    """The API of a client's own vendor (each spec names its ``official_hosts``)."""
-
+def is_official(spec: ToolSpec, base_url: str) -> bool:
+    """The API of the client's own vendor (the spec's ``official_hosts``; ".host" names its subdomains too)."""
     host = (urlsplit(base_url).hostname or "").lower()
-    return host in OFFICIAL_HOSTS or any(host in s.official_hosts for s in specs())
+    return any(host == h or (h.startswith(".") and host.endswith(h)) for h in spec.official_hosts)
 
 
-def quiet_for(profile: Profile, base_url: str) -> bool:
-    """The profile's ``[policy] quiet``, or by default: on unless ``base_url`` is an official API."""
-    return profile.quiet if profile.quiet is not None else not is_official(base_url)
+def quiet_for(spec: ToolSpec, profile: Profile, base_url: str) -> bool:
+    """The profile's ``[policy] quiet``, or by default: on unless ``base_url`` is the client's vendor's API."""
+    return profile.quiet if profile.quiet is not None else not is_official(spec, base_url)

@@ -10,7 +10,11 @@ a spec that would collide with another or with the TUI fails before anything lau
   not fit 80 columns; a long word would not fit either way);
 - every routing family has a name and a valid, non-empty regex whose alternatives each start with a
   literal part (``ps`` prefilters raw environments by those) and that does not reach the variables
-  every program needs (PATH, HOME, …): a family's variables are dropped from a launch's environment.
+  every program needs (PATH, HOME, …): a family's variables are dropped from a launch's environment;
+- no family overlaps a shared family of the policy (``OPENAI_*``, proxies, cloud) or another client's
+  (``routing_family`` would answer with the wrong one);
+- no executable name or script path of its processes is another client's (``ps`` would misname them);
+- it declares its layers (tools/layers.py), or says why it has none; layer names are unique.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ccswitch_tui.policy import shared_families
 from ccswitch_tui.tools.spec import ToolSpec
 
 # The keys the TUI binds for itself (tabs, actions, quit, the launch menu, Textual's own): a client's
@@ -41,6 +46,8 @@ def check_specs(specs: Sequence[tuple[str, ToolSpec]]) -> None:
     """``specs``: (the name each is registered under, the spec), in registry order."""
     seen: dict[str, str] = {}
     keys: dict[str, str] = {}
+    families: list[tuple[str, str, str]] = [(f, rx, "the policy's shared") for f, rx in shared_families()]
+    exes: dict[str, str] = {}
     for registered, spec in specs:
         who = f"client spec {type(spec).__name__} ({registered!r})"
         if spec.name != registered:
@@ -67,6 +74,19 @@ def check_specs(specs: Sequence[tuple[str, ToolSpec]]) -> None:
                                     "(families = {\"name\": r\"NAME_.*\"})")
         for family, rx in spec.families.items():
             _check_family(who, family, rx)
+            for other, other_rx, owner in families:
+                if family == other or overlap(rx, other_rx):
+                    raise RegistrationError(f"{who}: routing family {family!r} ({rx}) overlaps {owner} family "
+                                            f"{other!r} ({other_rx}); name only the client's own variables "
+                                            "(the shared ones are the policy's)")
+            families.append((family, rx, f"{spec.name}'s"))
+        for exe in (*spec.exe_names, *spec.scripts):
+            if exe in exes or any(exe.endswith(x) or x.endswith(exe) for x in exes if "/" in x and "/" in exe):
+                taken = exes.get(exe) or next(exes[x] for x in exes if exe.endswith(x) or x.endswith(exe))
+                raise RegistrationError(f"{who}: executable or script {exe!r} is {taken}'s too; `ps` could not tell "
+                                        "them apart: name the client's own")
+            exes[exe] = spec.name
+        _check_layers(who, spec)
 
 
 def _check_family(who: str, family: str, rx: str) -> None:
@@ -88,6 +108,36 @@ def _check_family(who: str, family: str, rx: str) -> None:
     if reached:
         raise RegistrationError(f"{who}: routing family {family!r} regex {rx!r} reaches {', '.join(reached)}, "
                                 "which every launch needs; name the client's own variables only")
+
+
+def _check_layers(who: str, spec: ToolSpec) -> None:
+    layers = getattr(spec, "layers", None)
+    if layers is None:
+        raise RegistrationError(f"{who} declares no layers: list every file, folder and variable that can steer it "
+                                "(layers = (Layer(...), ...), tools/layers.py), or layers = () with layers_reason")
+    if not layers and not spec.layers_reason:
+        raise RegistrationError(f"{who} declares an empty list of layers without layers_reason: say why nothing can "
+                                "steer it")
+    names = [layer.name for layer in layers]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise RegistrationError(f"{who}: layer names repeat ({', '.join(twice)}); name each layer once")
+
+
+def _samples(rx: str) -> list[str]:
+    """Names an alternative of a family regex matches: its literal head alone and with a few tails."""
+    out = []
+    for alt in rx.split("|"):
+        head = re.split(r"[][().*+?{}^$|\\]", alt, maxsplit=1)[0]
+        for tail in ("", "X", "_X", "_API_KEY", "_BASE_URL", "KEY"):
+            if re.fullmatch(alt, head + tail):
+                out.append(head + tail)
+    return out
+
+
+def overlap(a: str, b: str) -> bool:
+    """Whether two family regexes name a variable in common (each one's sample names tried on the other)."""
+    return any(re.fullmatch(b, n) for n in _samples(a)) or any(re.fullmatch(a, n) for n in _samples(b))
 
 
 def free_keys(taken: dict[str, str]) -> list[str]:

@@ -107,6 +107,8 @@ class RunSpec(ToolSpec[RunSide]):
     program = None
     launchable = False
     side = RunSide
+    layers = ()
+    layers_reason = "`ccs run` starts any program: ccs cannot know which files it reads"
 
     def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
                profile_name: str) -> None:

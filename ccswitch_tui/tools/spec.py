@@ -25,6 +25,7 @@ from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.fields import EditorField, Field
+from ccswitch_tui.tools.layers import Layer, Package
 
 S = TypeVar("S")  # the client's side: the dataclass that declares its table (tools/fields.py)
 
@@ -147,7 +148,12 @@ class ToolSpec(ABC, Generic[S]):
     exe_names: tuple[str, ...] = ()  # executable names of its processes (lower case)
     scripts: tuple[str, ...] = ()  # path suffixes of the scripts an interpreter runs for it
     internal_vars: frozenset[str] = frozenset()  # variables its own launcher puts in its processes
-    official_hosts: frozenset[str] = frozenset()  # its vendor's own API: quiet is off by default there
+    # its vendor's own API: a launch there is not quiet by default (tools/quiet.py); ".host" also names subdomains
+    official_hosts: frozenset[str] = frozenset()
+    # every layer that can steer it, highest precedence first (tools/layers.py); () needs ``layers_reason``
+    layers: tuple[Layer, ...] | None = None
+    layers_reason: str = ""  # why a spec declares no layer
+    package: Package | None = None  # how the pinned client installs (scripts/install-clients.sh)
     default: bool = False  # the client ccs picks when none is named (a blank profile's table)
     importer: str | None = None  # module under tools/ whose IMPORTER reads the client's own configs (`ccs import`)
     proxy_note: str | None = None  # how it treats a proxy variable, when that surprises (doctor's shell findings)

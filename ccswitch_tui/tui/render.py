@@ -16,6 +16,7 @@ from ccswitch_tui.launch.liveness import status_text as run_status
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
 from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
 from ccswitch_tui.runs.manifests import user_argv
+from ccswitch_tui.runs.origin import imported_from
 from ccswitch_tui.runs.rounds_text import cell
 from ccswitch_tui.runs.usage import summary_lines
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
@@ -386,6 +387,8 @@ def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
     facts.add(("status", LABEL), status_text(m))
     if m.get("label"):
         facts.add(("label", LABEL), str(m["label"]))
+    if (origin := imported_from(m)) is not None:
+        facts.add(("machine", LABEL), f"{origin.get('machine')} (imported, read-only)")
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
         value = m.get(f)
         drifted = f in r.drifted or (f == "env_hash" and "env" in r.drifted)

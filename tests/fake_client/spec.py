@@ -1,24 +1,26 @@
 """The spec of ``fakecli`` (bin/fakecli), a client that exists only in the tests: everything ccs
 does for it comes from this module, registered with ``tools.register`` (site/sitecustomize.py).
 
-fakecli reads FAKECLI_BASE_URL, FAKECLI_MODEL and FAKECLI_API_KEY, and a user file ``~/.fakecli.json``
-whose ``base_url`` would redirect a fakecli started by hand (doctor reports it)."""
+fakecli reads FAKECLI_BASE_URL, FAKECLI_MODEL and FAKECLI_API_KEY, and two files (bin/fakecli): the
+working folder's ``.fakecli.json``, whose ``base_url``, ``model`` and ``proxy`` beat the environment
+(unless FAKECLI_NO_PROJECT=1, which ``--isolate`` sets), and ``~/.fakecli.json``, whose values fill in
+what the environment lacks."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, WARN, Finding, LaunchPlan, Profile, Provider, new_launch_id
+from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import boolean, integer, select, string, url
-from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, home, working
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +47,15 @@ class FakeSpec(ToolSpec[FakeSide]):
     reads = ("fakecli",)
     exe_names = ("fakecli",)
     scripts = ("fake_client/bin/fakecli",)
+    layers = (
+        Layer("project", "project", "json", working(".fakecli.json"),
+              (Key("base_url", "base-url"), Key("model", "model"), Key("proxy", "proxy")), launch=ISOLATE,
+              why="--isolate sets FAKECLI_NO_PROJECT=1"),
+        Layer("user", "user", "json", home(".fakecli.json"),
+              (Key("base_url", "base-url", beaten_by=("env:FAKECLI_BASE_URL",)),
+               Key("model", "model", beaten_by=("env:FAKECLI_MODEL",)), Key("proxy", "proxy")),
+              why="fills in what the environment lacks"),
+    )
 
     def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
                profile_name: str) -> None:
@@ -64,7 +75,8 @@ class FakeSpec(ToolSpec[FakeSide]):
         launch_id = launch_id or new_launch_id()
         b = EnvBuilder(profile, parent_env)
         b.add(side.env, SOURCE_TOOL)
-        b.add({"FAKECLI_BASE_URL": side.base_url, "FAKECLI_MODEL": side.model}, SOURCE_ROUTING)
+        b.add({"FAKECLI_BASE_URL": side.base_url, "FAKECLI_MODEL": side.model,
+               **({"FAKECLI_NO_PROJECT": "1"} if isolate else {})}, SOURCE_ROUTING)
         b.add_secret("FAKECLI_API_KEY", key)
         b.add_markers(profile, self.name, launch_id)
         return LaunchPlan(
@@ -77,22 +89,6 @@ class FakeSpec(ToolSpec[FakeSide]):
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         return [chat_probe(plan.base_urls["FAKECLI_BASE_URL"], plan.models["FAKECLI_MODEL"])]
-
-    def doctor(self, ctx: DoctorContext) -> DoctorPart:
-        path = Path(ctx.environ.get("HOME") or "/nonexistent") / ".fakecli.json"
-        part = DoctorPart("fakecli_layers", [], lines=["fakecli user file"])
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            part.lines.append(f"  user     {path}: absent")
-            return part
-        part.info.append({"kind": "user", "path": str(path), "routing": {"base_url": data.get("base_url")}})
-        part.lines.append(f"  user     {path}: base_url={data.get('base_url')}")
-        if data.get("base_url"):
-            part.findings.append(Finding("settings-override", WARN, "user fakecli file sets base_url, which a "
-                                         "fakecli started directly follows; ccs launches are not affected",
-                                         path=str(path), variable="base_url"))
-        return part
 
 
 TOOL = FakeSpec()

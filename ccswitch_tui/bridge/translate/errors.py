@@ -32,7 +32,7 @@ from ccswitch_tui.bridge.provider_errors import (
 
 # The code Codex is given for each class: one it ends the turn on for the first four (measured
 # above), one it retries for the others.
-CODEX_CODES = {CONTEXT_LENGTH: "context_length_exceeded", AUTH: "invalid_prompt", INVALID_REQUEST: "invalid_prompt",
+RESPONSES_CODES = {CONTEXT_LENGTH: "context_length_exceeded", AUTH: "invalid_prompt", INVALID_REQUEST: "invalid_prompt",
                CONTENT_FILTER: "content_policy_violation", RATE_LIMIT: "rate_limit_exceeded",
                OVERLOADED: "overloaded", SERVER: "server_error"}
 _TYPES = {CONTEXT_LENGTH: "invalid_request_error", AUTH: "authentication_error",
@@ -42,7 +42,7 @@ _TYPES = {CONTEXT_LENGTH: "invalid_request_error", AUTH: "authentication_error",
 
 # --- what Codex gets -------------------------------------------------------------------------------
 
-def codex_status(status: int) -> int:
+def responses_status(status: int) -> int:
     """The HTTP status Codex gets for a provider's HTTP error, decided before its body is read: an
     error a retry cannot fix (a 4xx but 408, 409, 425 and 429) is a 400, which Codex does not retry;
     the others keep theirs (Codex retries a 5xx, and a 429 that says when)."""
@@ -54,18 +54,18 @@ def codex_status(status: int) -> int:
 def error_body(status: int, body: bytes | str | Mapping[str, Any] | None, provider: str = "provider") -> dict[str, Any]:
     """The body to answer Codex with for a provider's HTTP error: the provider's message, named as
     the provider's (with the provider's status when Codex gets another), and the code of its class."""
-    return codex_error(read_error(body, status), provider, codex_status(status))
+    return responses_error(read_error(body, status), provider, responses_status(status))
 
 
-def codex_error(problem: ProviderError, provider: str, status: int | None = None) -> dict[str, Any]:
+def responses_error(problem: ProviderError, provider: str, status: int | None = None) -> dict[str, Any]:
     message = problem.named(provider)
     if problem.status and status and problem.status != status:
         message += f" (HTTP {problem.status})"
-    return {"error": {"message": message, "type": _TYPES[problem.error_class], "code": codex_code(problem),
+    return {"error": {"message": message, "type": _TYPES[problem.error_class], "code": responses_code(problem),
                       "param": None}}
 
 
-def codex_code(problem: ProviderError) -> str:
+def responses_code(problem: ProviderError) -> str:
     """The code Codex gets in a ``response.failed`` or an error body: one it ends the turn on, or
     one it retries, as the class says."""
-    return CODEX_CODES[problem.error_class]
+    return RESPONSES_CODES[problem.error_class]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.bridge.provider_errors import INVALID_REQUEST, SERVER, ProviderError, read_error
-from ccswitch_tui.bridge.translate.errors import codex_error, codex_status
+from ccswitch_tui.bridge.translate.errors import responses_error, responses_status
 from ccswitch_tui.bridge.translate.parts import Usage
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
@@ -207,11 +207,11 @@ class Exchange:
 
     def error(self, status: int, raw: bytes) -> tuple[int, bytes]:
         """The provider answered an HTTP error: the status Codex acts on as it should
-        (``errors.codex_status``), the provider's message in the OpenAI error shape with the code of
+        (``errors.responses_status``), the provider's message in the OpenAI error shape with the code of
         its class."""
         self.problem = read_error(raw, status)
-        shown = codex_status(status)
-        return shown, json.dumps(codex_error(self.problem, self.provider, shown), ensure_ascii=False).encode(
+        shown = responses_status(status)
+        return shown, json.dumps(responses_error(self.problem, self.provider, shown), ensure_ascii=False).encode(
             "utf-8", "backslashreplace")
 
     def _note_error(self) -> None:

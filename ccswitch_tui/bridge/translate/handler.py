@@ -15,7 +15,7 @@ from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import MAX_JSON_BODY
-from ccswitch_tui.bridge.translate.errors import codex_status
+from ccswitch_tui.bridge.translate.errors import responses_status
 from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
@@ -105,7 +105,7 @@ class ChatExchange:
         kept = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
         if status >= 400:  # an error a retry cannot fix reaches Codex as the status it does not retry
             self.mode = "error"
-            return codex_status(status), {**kept, "Content-Type": "application/json"}
+            return responses_status(status), {**kept, "Content-Type": "application/json"}
         self.mode = "stream" if ctype.startswith("text/event-stream") else "whole"
         return status, {**kept, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 

@@ -47,7 +47,7 @@ from typing import Any
 
 from ccswitch_tui.bridge.provider_errors import CONTENT_FILTER, SERVER, ProviderError, read_error
 from ccswitch_tui.bridge.translate.calls import Event, ToolCalls, new_id
-from ccswitch_tui.bridge.translate.errors import codex_code
+from ccswitch_tui.bridge.translate.errors import responses_code
 from ccswitch_tui.bridge.translate.parts import (
     REASONING,
     REFUSAL,
@@ -239,7 +239,7 @@ class ResponsesStream:
             out += self._end_reasoning() + self._end_text("incomplete") + self._done_ended()
         self._ended = True
         self.problem = problem
-        self.error = {"code": codex_code(problem), "message": problem.named(self.provider)}
+        self.error = {"code": responses_code(problem), "message": problem.named(self.provider)}
         self.error_message = problem.message
         response = self._response("failed")
         response["error"] = dict(self.error)

@@ -19,7 +19,6 @@ from typing import Any
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import (
     ERROR,
-    INFO,
     SOURCE_ROUTING,
     SOURCE_TOOL,
     WARN,
@@ -28,17 +27,17 @@ from ccswitch_tui.model import (
     LaunchPlan,
     Profile,
     Provider,
-    Refusal,
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.safe_read import parse_toml, read_text, read_toml
+from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
 from ccswitch_tui.tools.codex.config import KEY_VAR, toml_string
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import select, string, url
+from ccswitch_tui.tools.layers import ISOLATE, SKIPPED, Key, Layer, Package, argv, folder, project, project_dirs
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import (
     DoctorContext,
@@ -84,6 +83,40 @@ class CodexSide:
     env: Mapping[str, str] = fields.env()
 
 
+# --- the layers ------------------------------------------------------------------------------
+#
+# Measured with Codex 0.171.0: in a project the Codex home trusts ([projects."<root>"] trust_level =
+# "trusted", written there when the user answers Codex's trust prompt), the project's
+# .codex/config.toml (at the working directory or any directory up to the git root) is layered over
+# CODEX_HOME/config.toml and over the file `--profile NAME` selects: its `model` and
+# `model_reasoning_effort` win over both. `-c key=value` (and `-m`) win over the project.
+# `model_provider` and `[model_providers.*]` there are ignored (the provider, base URL, wire API and
+# key variable stay the home's), and so is a top-level `profile`. An untrusted project's file is ignored;
+# `-c 'projects={"<root>"={trust_level="untrusted"}}'` makes it untrusted for one launch.
+
+def _untrust(cwd: Path) -> str:
+    """`projects={...}` marking every directory Codex may take as this project's root untrusted."""
+    roots = sorted(str(d) for d in project_dirs(cwd))
+    return "projects={" + ",".join(f"{toml_string(r)}={{trust_level=\"untrusted\"}}" for r in roots) + "}"
+
+
+def _config_problems(data: Any, text: str, path: str, environ: Mapping[str, str]) -> list[Finding]:
+    return config_problems(Path(path), text, environ, main=not Path(path).name.endswith(".config.toml"))
+
+
+_CONFIG_KEYS = (Key("model", "model"), Key("model_reasoning_effort", "model"), Key("model_provider", "provider"),
+                Key("model_providers.*", "provider", others="model_provider names the one Codex uses"))
+LAYERS = (
+    Layer("flags", "ccs", "argv", argv("-c"), _CONFIG_KEYS, why="-c options beat every config file"),
+    Layer("project", "project", "toml", project(".codex/config.toml"), _CONFIG_KEYS, launch=ISOLATE,
+          why="a trusted project's model and effort beat CODEX_HOME's; --isolate makes the folder untrusted"),
+    Layer("home", "ccs", "toml", folder("CODEX_HOME", "config.toml", default="~/.codex"), _CONFIG_KEYS,
+          why="a launch's CODEX_HOME is the profile's own", check=_config_problems),
+    Layer("profiles", "user", "toml", folder("CODEX_HOME", "*.config.toml", default="~/.codex"), _CONFIG_KEYS,
+          launch=SKIPPED, why="only `codex --profile NAME` loads one", check=_config_problems),
+)
+
+
 class CodexSpec(ToolSpec[CodexSide]):
     name = "codex"
     label = "Codex"
@@ -102,6 +135,9 @@ class CodexSpec(ToolSpec[CodexSide]):
     reads = ("codex", "openai")
     exe_names = ("codex", "codex.exe", "codex.js")
     scripts = ("@openai/codex/bin/codex.js",)
+    official_hosts = frozenset({"api.openai.com"})
+    layers = LAYERS
+    package = Package("npm", "@openai/codex", "0.171.0")
     internal_vars = frozenset({
         "CODEX_MANAGED_BY_NPM", "CODEX_MANAGED_BY_BUN", "CODEX_MANAGED_BY_PNPM", "CODEX_MANAGED_BY_VITE_PLUS",
         "CODEX_MANAGED_PACKAGE_ROOT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID",
@@ -177,16 +213,11 @@ class CodexSpec(ToolSpec[CodexSide]):
         return [(chat_probe if side.wire_api == "chat" else responses_probe)(base, plan.models.get("model"))]
 
     def doctor(self, ctx: DoctorContext) -> DoctorPart:
-        info, found = codex_findings(ctx.environ, ctx.version)
-        homes = [Path(info["home"])] + [ctx.paths.tool_dir(p.name, self.name) for p in ctx.profiles
-                                        if self.name in p.sides]
-        info["project_configs"], project = project_findings(ctx.cwd, homes)
-        part = DoctorPart("codex", info, found + project)
-        part.lines.append(f"codex home {info.get('home')}")
-        for f in info.get("files", []):
-            part.lines.append(f"  {f['path']}: {'present' if f['exists'] else 'absent'}")
-        for f in info["project_configs"]:
-            part.lines.append(f"  project {f['path']}: {', '.join(f['keys']) or f['error']}")
+        """Where a Codex started from this shell keeps its config (its layers are read by the engine)."""
+        home = Path(ctx.environ["CODEX_HOME"]) if ctx.environ.get("CODEX_HOME") else \
+            Path(ctx.environ.get("HOME") or os.path.expanduser("~")) / ".codex"
+        part = DoctorPart("codex", {"home": str(home)})
+        part.lines.append(f"codex home {home}")
         return part
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
@@ -200,162 +231,33 @@ class CodexSpec(ToolSpec[CodexSide]):
         b.add({"CODEX_HOME": str(home)}, SOURCE_ROUTING)
         b.add_secret(KEY_VAR, key)
         b.add_markers(profile, self.name, launch_id)
-        quiet = quiet_for(profile, side.base_url)
+        quiet = quiet_for(self, profile, side.base_url)
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user_codex = share.user_home(parent_env) / ".codex"
         mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home)
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
         config = codex_config.content(home / "config.toml", profile, quiet, mcp)
-        layers = project_layers(cwd, home / "config.toml")
-        overrides, refusals, recorded = project_overrides(layers, side, cwd, isolate)
-        warnings += [f"Codex project config {x.path}: {x.error}" for x in layers if x.error]
+        # what a trusted project's .codex/config.toml could change, pinned where it loses (the engine
+        # judges the rest); --isolate makes every folder Codex may take as the project untrusted
+        pins = ["-c", f"model={toml_string(side.model)}", "-c", f"model_provider={toml_string(side.provider_id)}"]
+        if side.reasoning_effort:
+            pins += ["-c", f"model_reasoning_effort={toml_string(side.reasoning_effort)}"]
+        if isolate:
+            pins += ["-c", _untrust(cwd)]
         return LaunchPlan(
-            profile=profile.name, tool=self.name, argv=(self.program, *overrides, *args), env=b.env,
+            profile=profile.name, tool=self.name, argv=(self.program, *pins, *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             dirs=paths.tool_dirs(profile.name, self.name), files=(FileToWrite(home / "config.toml", config),),
-            warnings=tuple(warnings), refusals=tuple(refusals),
+            warnings=tuple(warnings),
             base_urls={f"model_providers.{side.provider_id}.base_url": side.base_url},
             models={"model": side.model}, key_id=profile.key_id,
             extra={"codex_home": str(home), "provider_id": side.provider_id, "quiet": quiet,
-                   **recorded, **({"isolate": True} if isolate else {}),
+                   **({"isolate": True} if isolate else {}),
                    "shared": [x.to_dict() for x in shared],
                    **({"wire_api": "chat", "provider_name": profile.provider.name}
                       if side.wire_api == "chat" else {})},
         )
-
-
-# --- a repository's own .codex/config.toml ------------------------------------------------------
-#
-# Measured with Codex 0.171.0: in a project the Codex home trusts ([projects."<root>"] trust_level =
-# "trusted", written there when the user answers Codex's trust prompt), the project's
-# .codex/config.toml (at the working directory or any directory up to the git root) is layered over
-# CODEX_HOME/config.toml and over the file `--profile NAME` selects: its `model` and
-# `model_reasoning_effort` win over both. `-c key=value` (and `-m`) win over the project.
-# `model_provider` and `[model_providers.*]` there are ignored (the provider, base URL, wire API and
-# key variable stay the home's), and so is a top-level `profile`. An untrusted project's file is ignored;
-# `-c 'projects={"<root>"={trust_level="untrusted"}}'` makes it untrusted for one launch.
-
-PROJECT_KEYS = ("model", "model_reasoning_effort", "model_provider", "model_providers", "profile")
-
-
-@dataclass(frozen=True)
-class ProjectLayer:
-    path: Path
-    keys: Mapping[str, Any]  # the routing keys it sets
-    trusted: bool
-    error: str | None = None
-
-
-def _project_dirs(cwd: Path) -> list[Path]:
-    """The directories whose .codex/config.toml Codex reads: the working directory up to its git root."""
-    out = []
-    for d in (cwd, *cwd.parents):
-        out.append(d)
-        if (d / ".git").exists():
-            return out
-    return [cwd]
-
-
-def _trusted(home_config: Path) -> set[str]:
-    try:
-        data = read_toml(read_text(home_config), str(home_config))
-    except Exception:  # noqa: BLE001 — an unreadable home config trusts nothing (Codex would not start)
-        return set()
-    projects = data.get("projects") if isinstance(data, dict) else None
-    if not isinstance(projects, dict):
-        return set()
-    return {k for k, v in projects.items() if isinstance(v, dict) and v.get("trust_level") == "trusted"}
-
-
-def project_layers(cwd: Path, home_config: Path) -> list[ProjectLayer]:
-    """The project config files that apply (or would, once trusted) to a Codex started in ``cwd``."""
-
-    dirs = _project_dirs(cwd)
-    trusted = _trusted(home_config)
-    is_trusted = any(str(d) in trusted for d in dirs)
-    out = []
-    for d in dirs:
-        path = d / ".codex" / "config.toml"
-        try:
-            data = read_toml(read_text(path), str(path))
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError, ProfileError) as exc:
-            out.append(ProjectLayer(path, {}, is_trusted, error=f"cannot read ({exc}); Codex may refuse to start"))
-            continue
-        keys = {k: data[k] for k in PROJECT_KEYS if isinstance(data, dict) and k in data}
-        if keys:
-            out.append(ProjectLayer(path, keys, is_trusted))
-    return out
-
-
-def _untrust(cwd: Path) -> str:
-    """`projects={...}` marking every directory Codex may take as this project's root untrusted."""
-    roots = sorted(str(d) for d in _project_dirs(cwd))
-    return "projects={" + ",".join(f"{toml_string(r)}={{trust_level=\"untrusted\"}}" for r in roots) + "}"
-
-
-def project_overrides(layers: Sequence[ProjectLayer], side: CodexSide, cwd: Path,
-                      isolate: bool) -> tuple[list[str], list[Refusal], dict[str, Any]]:
-    """(-c options for Codex's argv, refusals, manifest fields). A key the profile pins is beaten with
-    `-c` (it wins over the project); an effort the profile does not pin is refused (ways out: --isolate,
-    which makes the project untrusted for the launch, or --force). The manifest's ``project_config``
-    names every file found and what became of its keys; ``project_layers`` the ones whose keys applied
-    (after --force), which the run verdict compares."""
-    if not layers:
-        return [], [], {}
-    if isolate:
-        return ["-c", _untrust(cwd)], [], {"project_config": [f"{x.path}: not loaded (--isolate)" for x in layers]}
-    args: list[str] = []
-    refusals: list[Refusal] = []
-    found, applied = [], []
-    keys = {k for x in layers for k in x.keys}
-    if "model" in keys:
-        args += ["-c", f"model={toml_string(side.model)}"]
-    if "model_reasoning_effort" in keys and side.reasoning_effort:
-        args += ["-c", f"model_reasoning_effort={toml_string(side.reasoning_effort)}"]
-    if keys & {"model_provider", "model_providers"}:
-        args += ["-c", f"model_provider={toml_string(side.provider_id)}"]
-    for x in layers:
-        live = [k for k in x.keys if k == "model_reasoning_effort" and not side.reasoning_effort]
-        beaten = [k for k in x.keys if k not in live]
-        trust = "trusted" if x.trusted else "not trusted yet"
-        found.append(f"{x.path} ({trust}): sets {', '.join(x.keys)}"
-                     + (f"; overridden by ccs: {', '.join(beaten)}" if beaten else ""))
-        if live:
-            applied.append(f"{x.path}: {', '.join(live)}")
-            refusals.append(Refusal(
-                "settings-override",
-                f"{x.path} (Codex project config, {trust}) sets {', '.join(live)}, which the profile does not "
-                "pin and would override",
-                ("--isolate to load only ccs's Codex config (the project is untrusted for this launch)",
-                 "--force to launch anyway (recorded in the manifest)",
-                 f"set [codex] reasoning_effort in the profile, or remove {', '.join(live)} from {x.path}"),
-                flags=("isolate", "force"),
-            ))
-    return args, refusals, {"project_config": found, "project_layers": applied}
-
-
-def project_findings(cwd: Path, homes: Sequence[Path]) -> tuple[list[dict[str, Any]], list[Finding]]:
-    """For doctor: the project config files a Codex started here would read, and what they set."""
-
-    info, out = [], []
-    seen: set[Path] = set()
-    for home in homes:
-        for x in project_layers(cwd, home / "config.toml"):
-            if x.path in seen and not x.trusted:
-                continue
-            seen.add(x.path)
-            info.append({"path": str(x.path), "keys": sorted(x.keys), "trusted_by": str(home) if x.trusted else None,
-                         "error": x.error})
-            what = x.error or f"sets {', '.join(x.keys)}"
-            trust = f"trusted by {home}" if x.trusted else "not trusted yet (Codex asks on first launch)"
-            out.append(Finding(
-                "codex-project-config", WARN if x.trusted else INFO,
-                f"{x.path}: Codex project config, {trust}: {what}; `ccs launch` overrides what the profile pins, "
-                "refuses the rest (--isolate, --force)", path=str(x.path)))
-    return info, out
 
 
 # --- doctor: Codex's config files at rest --------------------------------------------------
@@ -367,17 +269,10 @@ def _line_of(text: str, pattern: str) -> int | None:
     return None
 
 
-def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | None,
-                        main: bool = True) -> list[Finding]:
-    """Check one Codex config file against what Codex 0.171 accepts."""
+def config_problems(path: Path, text: str, environ: Mapping[str, str], main: bool = True) -> list[Finding]:
+    """What Codex 0.171 refuses (or ignores) in one of its config files, with the way out."""
 
-    codex = f"Codex {version}" if version else "Codex"
-    try:
-        text = read_text(path)
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
-        return [Finding("codex-config-invalid", ERROR, f"cannot read: {exc}", path=str(path))]
+    codex = "Codex"
     try:
         data = parse_toml(text, str(path)).unwrap()
     except ProfileError as exc:  # "path:line:col: message", or "path: message" for a table defined twice
@@ -445,19 +340,6 @@ def codex_file_findings(path: Path, environ: Mapping[str, str], version: str | N
             f"model_provider = {selected!r} names no [model_providers.{selected}] table and no built-in provider; "
             "add the table or fix the name", path=at(r"^\s*model_provider\s*="), variable="model_provider"))
     return out
-
-
-def codex_findings(environ: Mapping[str, str], version: str | None) -> tuple[dict[str, Any], list[Finding]]:
-    home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else \
-        Path(environ.get("HOME") or os.path.expanduser("~")) / ".codex"
-    main = home / "config.toml"
-    files = [main] + sorted(p for p in home.glob("*.config.toml")) if home.is_dir() else [main]
-    out: list[Finding] = []
-    info = {"home": str(home), "files": []}
-    for f in files:
-        info["files"].append({"path": str(f), "exists": f.is_file()})
-        out += codex_file_findings(f, environ, version, main=(f == main))
-    return info, out
 
 
 TOOL = CodexSpec()

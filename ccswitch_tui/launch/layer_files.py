@@ -1,0 +1,261 @@
+"""Where a declared layer is and what it says (tools/layers.py declares them; launch/layers.py judges
+them): the paths a layer has for a client with a given environment, each file read and parsed as its
+format says (a file the size or shape a hostile repository might give it read within bounds: safe_read
+refuses FIFOs and devices, JSON and TOML too deep, YAML without its aliases' expansion in messages), and
+the keys in it that the declaration names."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccswitch_tui import policy
+from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
+from ccswitch_tui.tools.layers import Key, Layer, Place, git_root_of, project_dirs
+
+_ARGV_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+
+
+@dataclass
+class Seen:
+    """One file (or variable, or the argv) of a layer: the routing keys it sets, or why it cannot be read."""
+
+    layer: Layer
+    where: str
+    keys: dict[str, Any] = field(default_factory=dict)  # concrete key → value
+    decl: dict[str, Key] = field(default_factory=dict)  # concrete key → the declaration that found it
+    error: str | None = None
+    data: Any = None
+    text: str = ""
+
+
+# --- where a layer is -------------------------------------------------------------------------------
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def _expand(path: str, env: Mapping[str, str]) -> Path:
+    return _home(env) / path[2:] if path.startswith("~/") else (_home(env) if path == "~" else Path(path))
+
+
+def _files(folder: Path, names: Sequence[str]) -> list[Path]:
+    out: list[Path] = []
+    for name in names:
+        if "*" in name:
+            out += sorted(folder.glob(name)) if folder.is_dir() else []
+        else:
+            out.append(folder / name)
+    return out
+
+
+def locate(place: Place, env: Mapping[str, str], cwd: Path, ccs_env: Mapping[str, str],
+           state_dir: Path | None) -> list[str]:
+    """The paths (or ``$VAR`` for a variable's content, ``argv``) a layer has, highest precedence first.
+    ``env`` is the environment of the client the question is about; ``ccs_env`` ccs's own (test paths)."""
+    root = place.root
+    if root == "home":
+        return [str(p) for p in _files(_home(env), place.files)]
+    if root == "cwd":
+        return [str(p) for p in _files(cwd, place.files)]
+    if root == "git-root":
+        top = git_root_of(cwd)
+        return [str(p) for p in _files(top, place.files)] if top else []
+    if root == "project":
+        out: list[str] = []
+        folders = project_dirs(cwd, place.stop, _home(env))
+        for folder in reversed(folders) if place.root_first else folders:
+            found = _files(folder, place.files)
+            if place.first:
+                present = [p for p in found if p.is_file()]
+                if present:
+                    return [str(present[0])]
+                continue
+            out += [str(p) for p in found]
+        return out
+    if root == "absolute":
+        return [str(p) for p in _absolute(place, env, ccs_env)]
+    if root == "folder":
+        base = env.get(place.var or "") or place.default
+        if not base:
+            return []
+        return [str(p) for p in _files(_expand(base, env), place.files)]
+    if root == "file-var":
+        return [env[place.var]] if place.var and env.get(place.var) else []
+    if root == "content-var":
+        return [f"${place.var}"] if place.var and env.get(place.var) else []
+    if root == "state":
+        return [str(p) for p in _files(state_dir, place.files)] if state_dir else []
+    return ["argv"]
+
+
+def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) -> list[Path]:
+    files = [Path(f) for f in place.files]
+    if place.test_var and ccs_env.get(place.test_var):
+        moved = Path(ccs_env[place.test_var])
+        if place.sibling:
+            return [moved.parent / f.name for f in files]
+        return [moved / f.name for f in files] if len(files) > 1 else [moved]
+    if place.var and env.get(place.var):
+        return [Path(env[place.var])]
+    alt = dict(place.platforms).get(sys.platform)
+    return [Path(alt)] if alt and len(files) == 1 else files
+
+
+# --- what a layer says ------------------------------------------------------------------------------
+
+def parse(fmt: str, text: str, where: str) -> Any:
+    """A layer's text as data; raises ValueError with one line on a syntax error."""
+    if fmt == "json":
+        return loads_json(text)
+    if fmt == "jsonc":
+        return loads_json(strip_jsonc(text))
+    if fmt == "toml":
+        try:
+            return read_toml(text, where)
+        except ProfileError as exc:
+            raise ValueError(str(exc).removeprefix(f"{where}: ")) from None
+    if fmt == "yaml":
+        import yaml  # lazy: only Aider's files are YAML
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(" ".join(str(exc).split())) from None
+    return dotenv(text)
+
+
+def dotenv(text: str) -> dict[str, str]:
+    """``NAME=value`` lines (``export NAME=value``, quotes removed), as the clients' .env readers take them."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().removeprefix("export ").partition("=")
+        name = name.strip()
+        if sep and name and not name.startswith("#"):
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            out[name] = value
+    return out
+
+
+def argv_keys(argv: Sequence[str], option: str | None) -> dict[str, str]:
+    """The keys a plan's argv sets: ``-c key=value`` pairs for ``option="-c"``, else ``--name value``."""
+    out: dict[str, str] = {}
+    args = list(argv[1:])
+    for i, a in enumerate(args[:-1]):
+        nxt = args[i + 1]
+        if option is not None and a == option:
+            key, sep, value = nxt.partition("=")
+            if sep:
+                out[key.strip()] = value
+        elif option is None and (m := _ARGV_OPTION.fullmatch(a)) and not nxt.startswith("--"):
+            out[m.group(1)] = nxt
+    return out
+
+
+def by_name(data: Any) -> Any:
+    if isinstance(data, list) and data and all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in data):
+        return {x["name"]: x for x in data}
+    return data
+
+
+def _walk(data: Any, parts: Sequence[str]) -> Iterator[tuple[str, Any]]:
+    if not parts:
+        yield "", data
+        return
+    data = by_name(data)
+    if not isinstance(data, dict):
+        return
+    head, rest = parts[0], parts[1:]
+    names = [k for k in data if isinstance(k, str)] if head == "*" else ([head] if head in data else [])
+    for name in names:
+        for sub, value in _walk(data[name], rest):
+            yield (f"{name}.{sub}" if sub else name), value
+
+
+def routing_name(name: str) -> bool:
+    """A variable that changes where a request goes, with which key, through which proxy, or what code runs."""
+    return policy.kind(name) is not None or policy.routing_family(name) is not None
+
+
+def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
+    """The concrete keys of ``data`` that the layer declares, with the declaration that found each
+    (the first that matches wins)."""
+    out: dict[str, tuple[Any, Key]] = {}
+    for key in layer.keys:
+        for concrete, value in _walk(data, key.path.split(".")):
+            if concrete in out or value is None:
+                continue
+            if key.path.split(".")[-1] == "*" and (layer.format == "dotenv" or key.role == "env"):
+                name = concrete.rsplit(".", 1)[-1]
+                if not (re.fullmatch(key.names, name) if key.names else routing_name(name)):
+                    continue
+            if key.only and value not in key.only:
+                continue
+            out[concrete] = (value, key)
+    return out
+
+
+def _seen(layer: Layer, where: str, data: Any, text: str = "") -> Seen:
+    found = routing(layer, data)
+    return Seen(layer, where, {k: v for k, (v, _) in found.items()}, {k: d for k, (_, d) in found.items()},
+                data=data, text=text)
+
+
+def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | None = None) -> Seen | None:
+    """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan."""
+    if where == "argv":
+        if plan is None:
+            return None
+        return _seen(layer, where, argv_keys(plan.argv, layer.place.option))
+    if where.startswith("$"):
+        text = env.get(where[1:], "")
+    else:
+        text = next((f.content for f in plan.files if str(f.path) == where), None) if plan is not None else None
+        if text is None:
+            try:
+                text = read_text(where)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return None
+            except UnicodeDecodeError as exc:
+                return Seen(layer, where, error=f"cannot read: {decode_error_line(exc)}")
+            except OSError as exc:
+                return Seen(layer, where, error=f"cannot read: {exc.strerror or exc}")
+    try:
+        data = parse(layer.format, text, where)
+    except (ValueError, RecursionError) as exc:
+        return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
+    return _seen(layer, where, data, text)
+
+
+def _brief(value: Any, budget: list[int]) -> Any:
+    """``value`` cut to at most ``budget[0]`` nodes."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return "…"
+    if isinstance(value, dict):
+        return {str(k): _brief(v, budget) for k, v in list(value.items())[:20]}
+    if isinstance(value, list):
+        return [_brief(v, budget) for v in value[:20]]
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
+def shown(key: str, value: Any) -> str:
+    """A layer's value as messages print it: credentials masked, URLs without their passwords."""
+    name = key.rsplit(".", 1)[-1]
+    if isinstance(value, (dict, list)):  # bounded: a YAML file's aliases can make a small file a huge value
+        return redact_text(json.dumps(_brief(value, [200]), ensure_ascii=False))
+    text = str(value)
+    if name in ("model", "small_model", "model.name", "name") or name.endswith("model"):
+        return policy.redact_url(text)
+    return policy.shown(name.upper().replace("-", "_"), text)

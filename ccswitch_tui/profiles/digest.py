@@ -1,0 +1,39 @@
+"""A digest of what a profile sets for its launches, so that a rerun can tell the profile was edited.
+
+Read from the validated profile, not from the file: comments, layout and key order do not count,
+and neither do its name and the fields that shape no launch (``description``, ``[provider].website``,
+``[pricing]``). The key is counted by its reference (``key = "id"`` or ``"env:VAR"``), never its value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ccswitch_tui.model import Profile
+
+LEFT_OUT = ("name", "description", "pricing")
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_plain(v) for v in value]
+        return sorted(items, key=json.dumps) if isinstance(value, (set, frozenset)) else items
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def profile_digest(profile: Profile) -> str:
+    """``sha256:`` + 16 hex over the profile's launch settings."""
+    data = {f.name: _plain(getattr(profile, f.name)) for f in dataclasses.fields(profile) if f.name not in LEFT_OUT}
+    data["provider"].pop("website", None)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
