@@ -42,35 +42,45 @@ class _ChildProtocol(asyncio.StreamReaderProtocol):
     task: asyncio.Task[Any] | None = None
     busy = False
     timed_out = False
-    _timer: asyncio.TimerHandle | None = None
     _waiting = ""  # "idle": for the first byte of the next head; "head": for the rest of it
+    _deadline: float | None = None  # when the awaited head is late (None: none is awaited)
+    # At most one timer, due at or before the deadline: a deadline that moved later is found when it
+    # fires and waited for again, so most requests cost no timer at all.
+    _timer: asyncio.TimerHandle | None = None
 
     def expect_head(self, idle: float) -> None:
         """A head is due: the connection may stay idle ``idle`` seconds, then its head must arrive
         within ``HEAD_SECONDS`` of its first byte. Past either, the connection closes (with a 408
         when a head had begun)."""
+        loop = asyncio.get_running_loop()
         self._waiting = "idle"
-        self._arm(idle)
+        self._deadline = loop.time() + idle
+        if self._timer is None:
+            self._timer = loop.call_at(self._deadline, self._expired)
 
     def head_read(self) -> None:
         self._waiting = ""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _arm(self, seconds: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = asyncio.get_running_loop().call_later(seconds, self._expired)
+        self._deadline = None  # a timer still due finds nothing to do
 
     def data_received(self, data: bytes) -> None:
         if self._waiting == "idle" and data:
+            loop = asyncio.get_running_loop()
             self._waiting = "head"
-            self._arm(HEAD_SECONDS)
+            self._deadline = loop.time() + HEAD_SECONDS
+            if self._timer is None or self._timer.when() > self._deadline:  # a kept connection's long wait
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = loop.call_at(self._deadline, self._expired)
         super().data_received(data)
 
     def _expired(self) -> None:
         self._timer = None
+        if self._deadline is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._deadline:  # the deadline moved on since this timer was set
+            self._timer = loop.call_at(self._deadline, self._expired)
+            return
         transport = self._stream_reader._transport if self._stream_reader else None  # type: ignore[attr-defined]
         if transport is None or transport.is_closing():
             return
@@ -89,6 +99,9 @@ class _ChildProtocol(asyncio.StreamReaderProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.head_read()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         super().connection_lost(exc)
         if self.busy and self.task is not None:
             self.busy = False

@@ -62,6 +62,7 @@ _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", 
 _MIN_ANCHOR = 4  # a run of letters and digits shorter than this is no anchor: such a secret is always searched
 _MIN_B64_ANCHOR = 6
 _SHORT = 2048  # characters: a text this long is looked at for anchors in one search
+_REMEMBERED, _REMEMBER = 256, 2048  # ``text`` remembers texts this long at most, this many
 _B64_STD_ONLY = "+/"
 _B64_URL = str.maketrans("+/", "-_")
 
@@ -166,6 +167,7 @@ class SecretForms:
                 unique[secret] = replacement
         self._secrets = sorted(unique, key=len, reverse=True)
         self._masks = [mask(s) for s in self._secrets]
+        self._seen: dict[str, str] = {}  # short texts already looked at, and what they became
         pairs = zip(self._secrets, self._masks, strict=True)
         self._faithful = [mask if unique[s] is None else unique[s] for s, mask in pairs]
         self._build()
@@ -285,10 +287,18 @@ class SecretForms:
         return out if isinstance(m.group(0), str) else out.encode("utf-8")
 
     def text(self, value: str) -> str:
-        """``value`` with every form of every secret replaced."""
-        if not self.might_hold(value) or self._re_text is None:
-            return value
-        return self._re_text.sub(self._replacement, value)
+        """``value`` with every form of every secret replaced. Short texts come again and again (an
+        answer's header names and values, a route's path): each is looked at once."""
+        short = len(value) <= _REMEMBERED
+        if short and (done := self._seen.get(value)) is not None:
+            return done
+        out = value if not self.might_hold(value) or self._re_text is None else \
+            self._re_text.sub(self._replacement, value)
+        if short:
+            if len(self._seen) >= _REMEMBER:
+                self._seen.clear()
+            self._seen[value] = out
+        return out
 
     def data(self, value: bytes) -> bytes:
         if not self.might_hold(value) or self._re_bytes is None:
