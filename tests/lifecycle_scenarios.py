@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def daemons_and_rotation(env: dict[str, str], key_id: str, key1: str, key2: str)
                 out["rc_resume"] = quit_codex(r)
             finally:
                 r.close()
-        # 2: ccs killed with SIGKILL mid-session: the run is lost and its daemons stay behind
+        # 2: ccs killed with SIGKILL mid-session: the run is lost
         s = interactive_codex(env, "p", env["HOME"])
         os.kill(s.pid, signal.SIGKILL)
         s.wait(30)
@@ -78,6 +79,18 @@ def daemons_and_rotation(env: dict[str, str], key_id: str, key1: str, key2: str)
         runs = json.loads(ok(ccs(env, "runs", "--json")).stdout)["runs"]
         out["states"] = [r["state"] for r in runs]
         out["runs_table"] = ok(ccs(env, "runs")).stdout
+        out["daemons_after_kill"] = [d.pid for d in daemons.find(home) if _alive(d.pid)]
+        # a daemon as a launch by an earlier ccs left it (those launches passed no `-c`, so Codex started
+        # `codex app-server` daemons that outlived them): the real app-server, with that launch's
+        # environment and the first key
+        planted = subprocess.Popen(
+            ["codex", "app-server"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, cwd=env["HOME"],
+            env={**env, "CODEX_HOME": str(home), "CCS_CODEX_API_KEY": key1, "CCS_PROFILE": "p", "CCS_TOOL": "codex",
+                 "CCS_LAUNCH_ID": runs[0]["launch_id"]})
+        deadline = time.monotonic() + 30
+        while not daemons.find(home) and time.monotonic() < deadline and planted.poll() is None:
+            time.sleep(0.1)
         out["leftover"] = [d.pid for d in daemons.find(home)]
         # the key is rotated: ps and inspect call the old daemons wrong
         ok(ccs(env, "key", "set", key_id, input=key2))
@@ -100,6 +113,8 @@ def daemons_and_rotation(env: dict[str, str], key_id: str, key1: str, key2: str)
         out["daemons_ended_3"] = runs[0].get("daemons_ended")
         out["daemons_after_3"] = [d.pid for d in daemons.find(home) if _alive(d.pid)]
         out["auth_1"] = [r.headers.get("authorization") for r in stub.posts()[:before]]
+        planted.stdin.close()
+        out["planted_rc"] = planted.wait(30)
         return out
     finally:
         daemons.end(daemons.find(home), home)
@@ -287,8 +302,8 @@ def oss_provider_id(env: dict[str, str], key_id: str, key: str) -> dict[str, Any
 
 
 def codex_by_name_under_shim(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
-    """Interactive Codex started by name (`codex`) with the shim folder first on PATH: Codex starts
-    its own app-server daemons inside the launch the shim made, and the session works."""
+    """Interactive Codex started by name (`codex`) with the shim folder first on PATH: the session works
+    inside the launch the shim made, and no app-server daemon of it is left."""
     stub = StubServer("provider")
     home = Path(env["CCS_HOME"]) / "state" / "tools" / "p" / "codex"
     out: dict[str, Any] = {}

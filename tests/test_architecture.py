@@ -150,10 +150,14 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
             if len(comp) > 1:
                 out.append(sorted(comp))
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
-    for v in edges:
-        if v not in index:
-            visit(v)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10000))
+    try:  # put back: the tests that run after this one rely on the default limit (deep JSON must recurse too far)
+        for v in edges:
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return out
 
 

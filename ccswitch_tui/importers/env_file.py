@@ -133,7 +133,8 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
         def rank(e: Entry) -> tuple[bool, bool, int]:
             """The provider's key first: one with a base URL of its stem or of a client's family (not a
             GITHUB_TOKEN beside it), written out rather than referenced, then the earliest."""
-            stem = _KEY_NAME.fullmatch(e.name).group("stem")  # type: ignore[union-attr]  # every key entry matched _KEY_NAME above
+            matched = _KEY_NAME.fullmatch(e.name)
+            stem = matched.group("stem") if matched else e.name  # every key entry matched _KEY_NAME above
             paired = f"{stem}_BASE_URL" in last or policy.routing_family(e.name) in policy.client_families()
             return not paired, not e.literal, e.line
 

@@ -137,7 +137,9 @@ def _members(path: Path, stream: IO[bytes], staging: Path) -> Iterator[tuple[str
                 yield member.name, data, digest.hexdigest()
 
 
-def _json_object(path: Path, name: str, data: bytes) -> dict[str, Any]:
+def _json_object(path: Path, name: str, data: bytes | Path) -> dict[str, Any]:
+    if isinstance(data, Path):  # staged to disk: only records are, so the member is misnamed
+        raise _refuse(path, f"{name} is not a JSON object")
     try:
         value = loads_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -221,7 +223,7 @@ def read_archive(path: Path, staging: Path) -> Archive:
 def _check(path: Path, seen: Mapping[str, tuple[bytes | Path, str]]) -> Archive:
     if INDEX not in seen:
         raise _refuse(path, f"not a ccs runs archive (no {INDEX}; write one with `ccs runs export`)")
-    index = _json_object(path, INDEX, seen[INDEX][0])  # type: ignore[arg-type]
+    index = _json_object(path, INDEX, seen[INDEX][0])
     if index.get("format") != FORMAT or not isinstance(index.get("version"), int):
         raise _refuse(path, f"not a ccs runs archive ({INDEX} names no format {FORMAT!r})")
     if index["version"] > VERSION:
@@ -264,7 +266,7 @@ def _check(path: Path, seen: Mapping[str, tuple[bytes | Path, str]]) -> Archive:
 def _run(path: Path, lid: str, seen: Mapping[str, tuple[bytes | Path, str]], archive: Archive,
          salt: str | None) -> RunIn:
     name = f"runs/{lid}.json"
-    manifest = _json_object(path, name, seen[name][0])  # type: ignore[arg-type]
+    manifest = _json_object(path, name, seen[name][0])
     if manifest.setdefault("launch_id", lid) != lid:
         raise _refuse(path, f"{name} holds the manifest of another run ({_shown(str(manifest['launch_id']))})")
     if "label" in manifest and not isinstance(manifest["label"], str):

@@ -204,7 +204,7 @@ def _run_files(paths: Paths, m: Mapping[str, Any]) -> list[_File]:
 def _member(tar: tarfile.TarFile, name: str, f: _File | bytes, mtime: int) -> None:
     data = f if isinstance(f, bytes) else f.data
     info = tarfile.TarInfo(name)
-    info.size = len(data) if data is not None else f.size  # type: ignore[union-attr]
+    info.size = len(data) if data is not None else f.size if isinstance(f, _File) else 0
     info.mtime, info.mode = mtime, 0o600
     info.uid = info.gid = 0
     info.uname = info.gname = ""
