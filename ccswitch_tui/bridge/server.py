@@ -530,7 +530,8 @@ class Bridge:
                 answer.delivered = True
 
         observe = None if answer.observes else observer.feed  # a translation reads the bytes itself: once
-        gives_up = hasattr(exchange, "done_reading")  # optional in the Exchange protocol (bridge.handler)
+        # ``done_reading`` is optional in the Exchange protocol (bridge.handler): asked only of a handler that has it
+        gives_up: Any = exchange if hasattr(exchange, "done_reading") else None
 
         def take(raw: bytes) -> bytes:
             if upstream_filter is None:
@@ -555,7 +556,7 @@ class Bridge:
                     received += len(chunk)
                     record["response_bytes"] = received
                     await send(take(chunk))
-                    if gives_up and exchange.done_reading:  # type: ignore[attr-defined]
+                    if gives_up is not None and gives_up.done_reading:
                         break  # the handler gave the answer up (too large to translate): no more is read
             except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
