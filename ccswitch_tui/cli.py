@@ -39,6 +39,7 @@ COMMANDS = {
     "check": "diagnose:check_cmd",
     "use": "use:use_cmd",
     "status": "use:status_cmd",
+    "uninstall": "use:uninstall_cmd",
     "usage": "usage:usage_cmd",
 }
 
@@ -46,6 +47,13 @@ COMMANDS = {
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        # the commands load lazily, so click's own did-you-mean (over loaded commands) has none to offer
+        if args and not args[0].startswith("-") and args[0] not in COMMANDS and not ctx.resilient_parsing:
+            raise click.exceptions.NoSuchCommand(args[0], possibilities=list(COMMANDS), ctx=ctx)
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)

@@ -60,10 +60,12 @@ class LaunchRefused(CcsError):
     ``flags`` are the options that get past it, as data (``("isolate", "force")``): the TUI offers
     them as buttons; ``ways_out`` are the same and the other ways, as lines for people."""
 
-    def __init__(self, message: str, ways_out: tuple[str, ...] = (), flags: tuple[str, ...] = ()):
+    def __init__(self, message: str, ways_out: tuple[str, ...] = (), flags: tuple[str, ...] = (),
+                 reason: str | None = None):
         super().__init__(message)
         self.ways_out = ways_out
         self.flags = flags
+        self.reason = reason or message  # what was refused, without the ways out (a dialog lists those)
 
 
 class FindingsError(CcsError):

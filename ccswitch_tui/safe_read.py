@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.toml_errors import duplicate_place, explain
 
 if sys.version_info >= (3, 11):
     import tomllib  # the standard library's reader: several times cheaper to import than tomlkit
@@ -174,9 +175,13 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
     except RecursionError:
         raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
     except ParseError as exc:
-        msg = str(exc).split(" at line ")[0].replace("Unexpected character: '\\x00'", "unexpected end of file")
-        raise ProfileError(f"{where}:{exc.line}:{exc.col}: {msg}", line=exc.line, column=exc.col) from None
+        msg = str(exc).split(" at line ")[0]
+        line, col, msg = explain(text, exc.line, exc.col, msg, type(exc).__name__)
+        raise ProfileError(f"{where}:{line}:{col}: {msg}", line=line, column=col) from None
     except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
+        place = duplicate_place(text, str(exc))
+        if place:
+            raise ProfileError(f"{where}:{place[0]}:{place[1]}: {place[2]}", line=place[0], column=place[1]) from None
         raise ProfileError(f"{where}: {str(exc).rstrip('.')}") from None
 
 

@@ -44,7 +44,7 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
              + (f"; {path_note}" if path_note else ""))
         return 127
     try:
-        choice = choose(tool, os.getcwd(), state)
+        choice = choose(tool, os.getcwd(), state, profiles=profiles)
     except SelectionError as exc:
         _say(f"error: {exc}")
         return 2
@@ -76,7 +76,7 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
     install()  # what the launch prints passes the key filter, as with `ccs`
 
     nested = ["--nested"] if inside and environ.get("CCS_PROFILE") == choice.profile else []
-    ctx = Context(environ=dict(environ), _paths=Paths(profiles=Path(profiles), state=Path(state)))
+    ctx = Context(environ=dict(environ), _paths=Paths(profiles=Path(profiles), state=Path(state)), from_shim=True)
     return run(["launch", *nested, choice.profile, tool, "--", *args], obj=ctx)
 
 

@@ -651,6 +651,30 @@ def test_a_full_disk_during_run_keeps_the_childs_status_and_closes_the_manifest(
     assert manifest["exit_status"] == 7 and manifest["ended"]  # closed, though the disk is full
 
 
+def test_a_read_only_state_folder_starts_nothing_and_says_so(home: Paths, tmp_path):
+    """It said `cannot start 'true'` and that the run ended with status 127: the command never ran,
+    the manifest could not be written."""
+    import shlex
+
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        from conftest import skip_or_fail
+
+        skip_or_fail("no private mount namespaces here (unshare -rm)")
+    state = home.state
+    first = subprocess.run([sys.executable, "-m", "ccswitch_tui", "run", "good", "--", "true"], capture_output=True,
+                           text=True, env={**os.environ, "CCS_T_KEY": KEY})  # the salt and the runs folder
+    assert first.returncode == 0, first.stderr
+    marker = tmp_path / "ran"
+    ccs = shlex.join([sys.executable, "-m", "ccswitch_tui", "run", "good", "--", "touch", str(marker)])
+    script = f"mount --bind {state} {state} && mount -o remount,bind,ro {state} && {ccs}"
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "CCS_T_KEY": KEY})
+    line = one_line(r)
+    assert "cannot write the run manifest" in line and "'touch' was not started" in line, line
+    assert "status 127" not in r.stderr and "cannot start" not in r.stderr
+    assert not marker.exists()
+
+
 # --- 14. SIGTERM right after the child starts ---------------------------------------------------------------
 
 def test_sigterm_as_the_child_starts_reaches_the_child_and_closes_the_manifest(home: Paths, tmp_path):

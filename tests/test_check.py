@@ -225,8 +225,9 @@ def test_probe_requests_cost_a_handful_of_tokens(server, make):
 def test_run_side_uses_the_models_list(server, make):
     p = make("r", f"{server.url}/s/ok/v1", claude=None, codex=None, run='"openai", "anthropic"')
     results = check_profiles([p], make.keys, tool="run", timeout=5)
+    # the Anthropic SDK appends /v1/messages to the provider's …/v1: answered, but not passed as ok
     assert [(r.api, r.method, r.outcome) for r in results] == [("openai-models", "GET", "ok"),
-                                                                 ("anthropic", "POST", "ok")]
+                                                                 ("anthropic", "POST", "path-doubled")]
     assert [s["method"] for s in server.seen if s["path"].endswith("/models")] == ["GET"]
     bad = make("r2", f"{server.url}/s/ok/v1", claude=None, codex=None, run='"openai"', run_model="not-listed")
     (r,) = check_profiles([bad], make.keys, tool="run", timeout=5)
@@ -256,6 +257,18 @@ def test_doubled_v1_hint(server, make):
     (r,) = check_profiles([p], make.keys, timeout=5)
     assert r.url.endswith("/s/nf/v1/v1/messages") and r.outcome == "not-found"
     assert "/v1 twice" in r.hint and "remove the trailing /v1" in r.hint
+
+
+def test_a_doubled_v1_that_answers_is_not_passed_as_ok(server, make, ccs):
+    """`launch` warns about …/v1/v1/messages; `check` said `ok 200` for it, exit 0."""
+    p = make("p", f"{server.url}/s/ok", claude=f"{server.url}/s/ok/v1", codex=None)
+    (r,) = check_profiles([p], make.keys, timeout=5)
+    assert r.url.endswith("/s/ok/v1/v1/messages") and r.http_status == 200
+    assert r.outcome == "path-doubled" and not r.ok
+    assert "/v1 twice" in r.hint and "remove the trailing /v1" in r.hint
+    out = ccs("check", "p")
+    assert out.returncode == 3 and "path-doubled" in out.stdout, out.stdout + out.stderr
+    assert out.stdout.count("/v1 twice") == 1, out.stdout  # said once (the detail repeated the hint)
 
 
 def test_html_error_page_and_doubled_v1_on_any_failure(server, make):

@@ -533,3 +533,20 @@ def test_a_state_folder_that_is_a_file_is_bad_input_not_a_crash(ccs, ccs_home):
     assert r.returncode == 2, r.stderr
     assert str(ccs_home.state) in r.stderr and "Traceback" not in r.stderr and "internal error" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_did_you_mean_for_commands_and_profiles(ccs, ccs_home: Paths):
+    """`ccs lunch` said only "No such command"; `ccs launch kimj claude` listed the first 8 of 200
+    profiles instead of naming 'kimi'."""
+    assert "No such command 'lunch'. Did you mean 'launch'?" in fails(ccs("lunch"))
+    assert "Did you mean one of: 'usage', 'use'?" in fails(ccs("usge"))
+    assert "Did you mean" not in fails(ccs("zzz"))
+    store = Store(ccs_home)
+    for i in range(200):
+        store.save_text(f"gw-{i:03d}", new_profile_text(f"gw-{i:03d}", "taotoken"), create=True)
+    store.save_text("kimi", new_profile_text("kimi", "kimi"), create=True)
+    line = fails(ccs("launch", "kimj", "claude"))
+    assert "no profile named 'kimj'" in line and "did you mean 'kimi'?" in line and "all 201" in line, line
+    assert "gw-000" not in line
+    line = fails(ccs("show", "zzzzzz"))
+    assert "none of the 201 profiles is close" in line and "gw-000" not in line, line

@@ -113,3 +113,12 @@ def test_the_listed_order_is_the_real_opencodes_precedence(world, clients_bin):
         seen.append(real)
         assert listed == real, (extra, [(r["kind"], r["path"], r["routing"]) for r in found])
     assert seen == ["g/jsonc", "g/jsonc", "p/root", "p/root", "s/sub-dot", "c/config-dir", "c/config-dir"]
+
+
+def test_doctor_says_an_opencode(world):
+    """The findings read "which a OpenCode started … follows"."""
+    write(world["home"] / ".config" / "opencode" / "opencode.json", {"model": "g/global"})
+    write(world["repo"] / "opencode.json", {"model": "p/project"})
+    part, _ = layers(world)
+    messages = " ".join(f.message for f in part.findings)
+    assert "an OpenCode started" in messages and "a OpenCode" not in messages, messages

@@ -94,3 +94,17 @@ def test_the_note_imports_nothing_heavy(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert lines[-1] == "[0, 0] []", r.stderr
     assert any("replaced OPENAI_BASE_URL" in line for line in lines)
+
+
+def test_env_diff_tells_two_keys_with_alike_masks_apart(ccs, base_env):
+    """`~ OPENAI_API_KEY: sk-…cdef -> sk-…cdef` said nothing of which key was which."""
+    profile_key = "sk-profilekey-0123456789abcdef"
+    stale = "sk-" + "Q" * 20 + "cdef"
+    env = {**base_env, "P_KEY": profile_key, "OPENAI_API_KEY": stale}
+    assert ccs("new", "p", "--base-url", "https://gw.example/v1", "--key", "env:P_KEY", env=env).returncode == 0
+    r = ccs("env", "p", "--diff", env=env)
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("~ OPENAI_API_KEY"))
+    fps = [w for w in line.split() if w.startswith("fp:")]
+    assert len(fps) == 2 and fps[0] != fps[1], line
+    assert stale not in r.stdout and profile_key not in r.stdout

@@ -257,7 +257,7 @@ def test_dry_run_writes_nothing(world, ccs):
     make_db(world.db, world.standard_rows())
     r = ccs("import", "cc-switch", "--dry-run", env=world.env())
     assert r.returncode == 0, r.stderr
-    assert "dry run, nothing written: 4 created, 1 merged" in r.stdout
+    assert "dry run, nothing written: 4 to create, 1 to merge" in r.stdout
     assert f"deepseek-{world.tag}" in r.stdout
     assert not world.paths.profiles.parent.exists()
     assert keyring.get_password(SERVICE, f"deepseek-{world.tag}") is None

@@ -217,6 +217,14 @@ def _nothing_written(f: Path, before: bytes | None) -> None:
     (lambda p: p.write_bytes(b"K=\xff\xfe\n"), "not UTF-8"),
     (lambda p: p.write_text("X_BASE_URL=https://x.example/v1\nX_API_KEY=YOUR_API_KEY\n"),
      "line 2: X_API_KEY's value does not look like an API key"),
+    # a walk-through's template: a marked key whose body is a placeholder (it was imported as a key)
+    (lambda p: p.write_text("OPENAI_BASE_URL=https://x.example/v1\nOPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxx\n"),
+     "line 2: OPENAI_API_KEY's value does not look like an API key"),
+    (lambda p: p.write_text("OPENAI_BASE_URL=https://x.example/v1\nOPENAI_API_KEY=sk-your-api-key-here-0000\n"),
+     "line 2: OPENAI_API_KEY's value does not look like an API key"),
+    # a key with an escape in it: stored, then every launch refused it
+    (lambda p: p.write_bytes(b'OPENAI_BASE_URL=https://x.example/v1\nOPENAI_API_KEY="sk-live0123\x1b[31m4567abcdefXYZ"\n'),
+     "line 2: OPENAI_API_KEY's value holds a control character"),
     (lambda p: None, "not found"),
 ])
 def test_bad_files_one_line_nothing_written(ccs, base_env, tmp_path, make, message):
@@ -299,3 +307,97 @@ def test_lines_not_evaluated_are_named_never_shown(ccs, base_env, tmp_path):
     assert skipped["4"][0] == "(line)" and skipped["5"][0] == "printf"
     assert KEY not in r.stdout and OTHER not in r.stdout
     assert KEY not in ccs("import", "env", str(f), "--dry-run", env=base_env).stdout
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_a_dry_run_says_what_it_would_do_and_name_names_the_key_too(ccs, tmp_path):
+    """`--dry-run` said `created` for what it did not create; `--name tt` named the profile tt but the
+    key `127.0.0.1` (the host's label)."""
+    env_file = tmp_path / "gw.env"
+    env_file.write_text(f"OPENAI_API_KEY={KEY}\nOPENAI_BASE_URL=http://127.0.0.1:43125/v1\n")
+    r = ccs("import", "env", str(env_file), "--dry-run", "--name", "tt")
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("would create") and " tt " in first, r.stdout
+    assert "key tt (would store)" in r.stdout and "127.0.0.1 (" not in r.stdout, r.stdout
+    assert "dry run, nothing written: 1 to create, 0 to merge, 0 unchanged" in r.stdout
+    assert json.loads(ccs("import", "env", str(env_file), "--dry-run", "--name", "tt", "--json").stdout)[
+        "items"][0]["action"] == "created"  # the JSON keeps its action words
+    assert not (profiles_dir() / "tt.toml").exists()
+    r = ccs("import", "env", str(env_file), "--name", "tt")
+    assert r.returncode == 0 and r.stdout.startswith("created") and "key tt (stored" in r.stdout, r.stdout
+    assert keyring_value("tt") == KEY and profile_data("tt")["provider"]["key"] == "tt"
+    r = ccs("import", "env", str(env_file), "--dry-run")  # without --name: the existing profile, unchanged
+    assert "unchanged" in r.stdout.splitlines()[0], r.stdout
+
+
+# --- --scrub on files that are not simply the user's own ---------------------------------------------
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_scrub_by_root_keeps_another_users_file_theirs(ccs, base_env, tmp_path):
+    """Scrubbed by root, a user's file became root's (0600), and its owner could no longer read it."""
+    if os.geteuid() != 0:
+        from conftest import skip_or_fail
+
+        skip_or_fail("needs root: the case is root scrubbing another user's file")
+    f = tmp_path / "user.env"
+    f.write_text(WALKTHROUGH)
+    os.chown(f, 65534, 65534)
+    f.chmod(0o640)
+    r = ccs("import", "env", str(f), "--scrub", env=base_env)
+    assert r.returncode == 0, r.stderr
+    st = f.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o640)
+    assert KEY not in f.read_text()
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_scrub_leaves_a_hard_linked_file_and_says_why(ccs, base_env, tmp_path):
+    """A rename gave the file a new inode: the hard link kept the key, and nothing said so."""
+    f = tmp_path / ".env.taotoken"
+    f.write_text(WALKTHROUGH)
+    other = tmp_path / "backup.env"
+    os.link(f, other)
+    r = ccs("import", "env", str(f), "--scrub", env=base_env)
+    assert r.returncode == 0, r.stderr
+    assert "not scrubbed: it has 1 other hard link(s)" in r.stdout and "created" in r.stdout, r.stdout
+    assert f.read_text() == WALKTHROUGH and os.stat(f).st_ino == os.stat(other).st_ino
+    assert keyring_value("taotoken") == KEY  # the import itself went through
+
+
+@pytest.mark.usefixtures("secret_service", "cleanup_keys")
+def test_scrub_on_a_read_only_folder_still_reports_the_import(ccs, base_env, tmp_path):
+    """It exited 2 blaming ccs's own folders and printed no report, though the profile and the key
+    had been written."""
+    import shlex
+    import sys
+
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        from conftest import skip_or_fail
+
+        skip_or_fail("no private mount namespaces here (unshare -rm)")
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    f = folder / ".env.taotoken"
+    f.write_text(WALKTHROUGH)
+    cmd = shlex.join([sys.executable, "-m", "ccswitch_tui", "import", "env", str(f), "--scrub"])
+    script = f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && {cmd}"
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
+                       env=base_env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("created") and "not scrubbed: cannot rewrite it (Read-only file system)" in r.stdout
+    assert "line 2" in r.stdout and f.read_text() == WALKTHROUGH
+    assert keyring_value("taotoken") == KEY and (profiles_dir() / "taotoken.toml").exists()
+
+
+def test_a_file_changed_right_before_the_rename_is_left_as_it_is(tmp_path):
+    """A line appended between the scrub's read and its rename was lost."""
+    from ccswitch_tui.importers.scrub_file import rewrite
+
+    f = tmp_path / "x.env"
+    old = b"A=1\nKEY=sk-secret\n"
+    f.write_bytes(old + b"B=2\n")  # appended after ccs read ``old``
+    assert "changed while ccs rewrote it" in rewrite(f, old, b"A=1\n")
+    assert f.read_bytes() == old + b"B=2\n" and [p.name for p in tmp_path.iterdir()] == ["x.env"]
+    f.write_bytes(old)
+    assert rewrite(f, old, b"A=1\n") is None and f.read_bytes() == b"A=1\n"

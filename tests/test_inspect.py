@@ -577,3 +577,39 @@ def test_values_are_masked_unless_known_non_secret(name, value, out):
     from ccswitch_tui.policy import shown
 
     assert shown(name, value) == out
+
+
+def test_ps_all_leaves_out_ccs_itself_started_from_a_contaminated_shell(setup, spawn, ccs, base_env, tmp_path):
+    """ccs's supervisor holds the shell's stale routing variables but passes none on: `ps --all`
+    listed it as an unmanaged process with errors above its clean child. ccs's other processes (a
+    shim, `python -m ccswitch_tui`) are its own too; any other process holding them is still listed."""
+    dirty_env = {**base_env, "OPENAI_BASE_URL": "https://stale.example/v1", "ANTHROPIC_BASE_URL": "https://old.example"}
+    sup = spawn([sys.executable, "-m", "ccswitch_tui", "run", "loop", "--", SLEEP, "300"], dirty_env, cwd=tmp_path)
+    pid = wait_for_child(sup, lambda p: p.name() == "sleep" and "CCS_LAUNCH_ID" in p.environ())
+    other = spawn([SLEEP, "300"], dirty_env, cwd=tmp_path)
+    shim_like = spawn([sys.executable, "-I", "-c", "import time, ccswitch_tui; time.sleep(300)"], dirty_env,
+                      cwd=tmp_path)
+    time.sleep(0.3)
+    rows = {p["pid"]: p for p in json.loads(ccs("ps", "--all", "--json", env=base_env).stdout)["processes"]}
+    assert rows[pid]["profile"] == "loop" and rows[pid]["findings"]["error"] == 0
+    assert sup.pid not in rows and shim_like.pid not in rows
+    assert rows[other.pid]["reasons"] == ["routing"] and rows[other.pid]["findings"]["error"] > 0
+    text = ccs("ps", "--all", env=base_env).stdout
+    assert not any(ln.startswith(f"{sup.pid} ") for ln in text.splitlines()), text
+
+
+@pytest.mark.parametrize("argv,mine", [
+    (["/usr/bin/python3", "/home/u/.local/bin/ccs", "launch", "p", "claude"], True),
+    (["python3", "-m", "ccswitch_tui", "run", "p", "--", "x"], True),
+    (["/v/bin/python", "-I", "-c", "import sys; import ccswitch_tui.shims as s; s.main()", "p", "s", "claude"], True),
+    (["/usr/bin/python3", "/usr/bin/ccswitch"], True),
+    (["ccs", "ps"], False),
+    (["/usr/bin/python3", "agent.py", "ccswitch_tui"], False),
+    (["node", "/x/ccs"], False),  # npm's @kaitranntt/ccs
+    (["/usr/bin/python3", "-c", "print(1)"], False),
+    (["sleep", "300"], False),
+])
+def test_ccs_own_processes_are_recognised_by_their_command_line(argv, mine):
+    from ccswitch_tui.diagnose.processes import is_ccs
+
+    assert is_ccs(argv) is mine

@@ -525,3 +525,35 @@ def test_a_repositorys_key_helper_never_picks_the_key_even_recorded(ccs, base_en
             assert auth_of(post) == f"Bearer {KEY}" and "x-api-key" not in post.headers, sent
         else:  # ccs's own helper (in the settings file it passes) answers, not the repository's
             assert post.headers["x-api-key"] == KEY and auth_of(post) in (None, f"Bearer {KEY}"), sent
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_a_one_prompt_launch_to_an_endpoint_that_does_not_answer_says_so_at_once(ccs, base_env, stubs,
+                                                                                 clients_bin, key_id):
+    """`claude -p` against a stopped endpoint retried silently for minutes; `ccs check` knew at once."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # a port nothing listens on once the socket is closed
+    env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
+    make_profile(ccs, env, "p", f"http://127.0.0.1:{dead}", key_id)
+    proc = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "claude", "--", "-p", "say hi"],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        import select
+
+        t0, seen = time.monotonic(), ""
+        while time.monotonic() - t0 < 30 and "does not answer" not in seen:
+            if select.select([proc.stderr], [], [], 1)[0]:
+                seen += proc.stderr.readline()
+        assert f"http://127.0.0.1:{dead} does not answer (connection to 127.0.0.1:{dead} refused" in seen, seen
+        assert "`ccs check p` probes the endpoint" in seen and time.monotonic() - t0 < 20
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    good = stubs("good")  # an endpoint that answers: not a word
+    make_profile(ccs, env, "q", good.url, key_id)
+    r = launch(ccs, env, "q", "claude", "--", "-p", "say hi")
+    assert r.returncode == 0 and "does not answer" not in r.stderr, r.stderr

@@ -343,3 +343,31 @@ def test_codex_relaunch_does_not_import_tomlkit(tmp_path, clients_bin):
     result = [line for line in r.stderr.splitlines() if line.startswith("[")]
     assert result == ["[0, 0, 0] False True"], r.stdout + r.stderr
     assert 'model = "gpt-4.1"' in config.read_text()
+
+
+def test_rm_says_what_it_leaves_and_removes_the_key_when_asked(ccs, base_env, secret_service, key_id):
+    """`ccs rm` said nothing of the key it leaves; `--with-key` removes it, unless another profile
+    names the same key id."""
+    import keyring
+
+    env = base_env
+    for name in ("p", "q", "r"):
+        kid = key_id if name != "r" else f"{key_id}-r"
+        assert ccs("new", name, "--base-url", "https://p.invalid/v1", "--key", kid, env=env).returncode == 0
+    for kid in (key_id, f"{key_id}-r"):
+        assert ccs("key", "set", kid, input="sk-rm-test-0123456789abcdef", env=env).returncode == 0
+    r = ccs("rm", "p", env=env)
+    assert r.returncode == 2 and f"Its key '{key_id}' stays in the keyring: q uses it too: not confirmed" in r.stderr, \
+        r.stderr  # one stop before the refusal (it read `too.: not confirmed`)
+    r = ccs("rm", "p", "--yes", "--with-key", env=env)
+    assert r.returncode == 0 and f"kept key '{key_id}' in the keyring: q still uses it" in r.stdout, r.stdout
+    assert keyring.get_password("ccswitch-tui", key_id)
+    r = ccs("rm", "q", "--yes", env=env)
+    assert r.returncode == 0 and f"kept key '{key_id}' in the keyring; `ccs key rm {key_id}` removes it" in r.stdout
+    assert keyring.get_password("ccswitch-tui", key_id)
+    r = ccs("rm", "r", env=env)
+    assert "stays in the keyring (--with-key removes it too)" in r.stderr, r.stderr
+    r = ccs("rm", "r", "--yes", "--with-key", env=env)
+    assert r.returncode == 0 and f"removed key '{key_id}-r' from the keyring" in r.stdout, r.stdout
+    assert keyring.get_password("ccswitch-tui", f"{key_id}-r") is None
+    assert f"{key_id}-r" not in ccs("key", "list", env=env).stdout

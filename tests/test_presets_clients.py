@@ -61,3 +61,17 @@ def test_every_presets_clients_answer_check_against_a_stub(ccs, base_env, stubs,
                   if t in {s.name for s in tools.clients()}]
         assert served and all(results.get(t) == "ok" for t in served), (preset.name, results)
     assert stub.posts()
+
+
+def test_presets_and_list_name_only_the_tools_a_profile_sets_up(ccs, base_env):
+    """`ccs presets` listed google's tools as `gemini,run`, though its `ccs run` exports nothing."""
+    import json
+
+    rows = {p["name"]: p for p in json.loads(ccs("presets", "--json", env=base_env).stdout)["presets"]}
+    assert rows["google"]["tools"] == ["gemini"]
+    assert "run" in rows["taotoken"]["tools"]
+    line = next(ln for ln in ccs("presets", env=base_env).stdout.splitlines() if ln.startswith("google "))
+    assert " gemini " in line and "run" not in line.split("Google Gemini API")[1].split()[0]
+    assert ccs("new", "gem", "--preset", "google", "--key", "env:G_KEY", env=base_env).returncode == 0
+    listed = json.loads(ccs("list", "--json", env=base_env).stdout)["profiles"]
+    assert [p["tools"] for p in listed if p["name"] == "gem"] == [["gemini"]]

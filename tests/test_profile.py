@@ -64,7 +64,7 @@ def test_unknown_field_did_you_mean():
 
 
 def test_unknown_top_level_table():
-    with pytest.raises(ProfileError, match=r"unknown field provdier"):
+    with pytest.raises(ProfileError, match=r"unknown table \[provdier\]; did you mean \[provider\]\?"):
         profile_from_data("p", {**MINIMAL, "provdier": {}})
 
 

@@ -53,6 +53,8 @@ def test_the_gap_on_the_published_example():
     ("r.json", '{"a": "pass", "b": "fail"}'),
     ("r.csv", "id,score\na,1.0\nb,0.25\n"),
     ("r.csv", "name,ok\na,yes\nb,no\n"),  # named with --success-column ok
+    ("r.csv", "\ufefftask_id,success\r\na,1\r\nb,0\r\n"),  # Excel's "CSV UTF-8": a BOM, CRLF (it was rejected)
+    ("r.jsonl", '\ufeff{"task_id": "a", "success": true}\n{"task_id": "b", "success": false}\n'),
 ])
 def test_outcomes_files(ccs, tmp_path, name, content):
     runs = Path(os.environ["CCS_HOME"]) / "state" / "runs"
@@ -61,7 +63,7 @@ def test_outcomes_files(ccs, tmp_path, name, content):
     m = {"launch_id": lid, "profile": "p", "tool": "run", "started": "x", "ended": "y", "exit_status": 0}
     (runs / f"{lid}.json").write_text(json.dumps(m))
     f = tmp_path / name
-    f.write_text(content)
+    f.write_text(content, newline="")
     extra = ["--success-column", "ok"] if "ok" in content else []
     r = ccs("runs", "attach", lid[:12], str(f), *extra)
     assert r.returncode == 0, r.stderr
@@ -313,3 +315,23 @@ def test_a_round_with_auth_failures_or_other_task_sets(ccs):
     assert "auth_failures (outcome) in 1 rerun(s): upstream-error x2, HTTP 401 x2" in row["verdict"]
     assert any("different task sets" in n for n in row["notes"])
     assert (row["tasks"], row["pass_at_1"], row["pass_hat_k"]) == (2, 50.0, 0.0)
+
+
+def test_the_verdict_names_only_the_base_urls_requests_used():
+    """A round whose reruns moved to another gateway exported both the OpenAI and the Anthropic base
+    URL; the program called only the OpenAI one, and the verdict listed all four."""
+    from ccswitch_tui.runs.rounds import round_row
+
+    def manifest(n: int, host: str) -> dict:
+        return {"launch_id": f"20261206T10000{n}Z-0000000{n}", "label": "r", "tool": "run", "profile": "p",
+                "started": f"2026-12-06T10:00:0{n}Z", "ended": f"2026-12-06T10:01:0{n}Z", "exit_status": 0,
+                "key_fingerprint": "fp:1", "models": {"CCS_MODEL": "gpt-4.1"},
+                "base_urls": {"OPENAI_BASE_URL": f"http://{host}/v1", "ANTHROPIC_BASE_URL": f"http://{host}"},
+                "requests": {"requests": 2, "endpoints": {f"http://{host}/v1/chat/completions": 2},
+                             "by_path": {"/v1/chat/completions": 2}, "by_status": {"200": 2},
+                             "models_requested": {"gpt-4.1": 2}, "models_served": {"gpt-4.1": 2}}}
+
+    row = round_row("r", [manifest(1, "a.example"), manifest(2, "b.example")])
+    assert not row["comparable"] and row["drifted"][0] == "base_urls"
+    assert "base URLs http://a.example/v1, http://b.example/v1" in row["verdict"], row["verdict"]
+    assert "http://a.example," not in row["verdict"] and "http://b.example " not in row["verdict"]

@@ -49,3 +49,35 @@ def test_a_launch_id_from_a_process_environment_is_never_a_path(tmp_path):
     assert runs.manifest("../outside") is None and runs.manifest(".x") is None and runs.manifest("") is None
     assert runs.manifest("20260101T000000Z-abcd1234")["launch_id"] == "20260101T000000Z-abcd1234"
     assert runs.manifest("20260101T000000Z-ffff0000") is None
+
+
+def test_runs_lists_the_argv_as_typed_and_the_round(ccs, base_env, tmp_path):
+    """A Codex launch showed `codex -c 'model="gpt-4.1"' -c 'model_provider=…` (the options ccs adds)
+    cut off instead of `codex exec hi`; and a run's round (its --label) was not in the list."""
+    import json
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for program in ("codex", "claude"):
+        (bindir / program).write_text("#!/bin/sh\nexit 0\n")
+        (bindir / program).chmod(0o755)
+    env = {**base_env, "PATH": f"{bindir}:{base_env['PATH']}", "X_KEY": "sk-runs-test-0123456789abcdef"}
+    r = ccs("new", "p", "--base-url", "https://gw.invalid/v1", "--key", "env:X_KEY", "--codex-model", "gpt-4.1",
+            "--claude-model", "m", env=env)
+    assert r.returncode == 0, r.stderr
+    project = tmp_path / "repo"
+    (project / ".codex").mkdir(parents=True)
+    (project / ".codex" / "config.toml").write_text('model = "another"\n')  # ccs beats it with -c options
+    r = ccs("launch", "--label", "round-1", "p", "codex", "--", "exec", "hi", env=env, cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert ccs("launch", "p", "claude", "--", "-p", "hello there", env=env).returncode == 0
+    assert ccs("run", "--label", "round-2", "p", "--", "true", "a b", env=env).returncode == 0
+    out = ccs("runs", env=env).stdout
+    header, *rows = out.splitlines()
+    assert header.split()[-3:] == ["LABEL", "KEY", "ARGV"], header
+    label = header.index("LABEL")
+    assert rows[0][label:].split()[0] == "round-2" and rows[0].endswith("true 'a b'"), rows[0]
+    assert rows[1][label:].split()[0] == "-" and rows[1].endswith("claude -p 'hello there'"), rows[1]
+    assert rows[2][label:].split()[0] == "round-1" and rows[2].endswith("codex exec hi"), rows[2]
+    runs = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
+    assert "-c" in runs[2]["argv"] and runs[2]["user_args"] == ["exec", "hi"]  # the manifest keeps all of it

@@ -377,3 +377,50 @@ def test_damaged_salt_is_replaced_not_used(tmp_path):
     salt = load_salt(paths)
     assert len(salt) == 32 and load_salt(paths) == salt
     assert paths.salt.read_text().strip() == salt.hex()
+
+
+KILLED_SET = """
+import os, signal, sys
+from pathlib import Path
+import keyring.backends.SecretService as ss
+from ccswitch_tui.keys.keyring import KeyStore
+from ccswitch_tui.paths import Paths
+
+where = sys.argv[2]
+if where == "store":  # killed before the keyring stored it
+    ss.Keyring.set_password = lambda *a: os.kill(os.getpid(), signal.SIGKILL)
+else:  # killed once it was stored, while reading it back
+    real = ss.Keyring.get_password
+    calls = []
+    def get(self, service, user):
+        calls.append(user)
+        if len(calls) > 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, service, user)
+    ss.Keyring.get_password = get
+folder = Path(sys.argv[1])
+store = KeyStore(Paths(profiles=folder / "profiles", state=folder / "state"), dict(os.environ))
+store.set(sys.argv[3], "sk-killed-0123456789abcdef")
+"""
+
+
+@pytest.mark.parametrize("where,stored", [("store", False), ("read-back", True)])
+def test_a_key_set_killed_midway_leaves_no_id_without_its_key(tmp_path, secret_service, key_id, where, stored):
+    """A kill -9 during `ccs key set` left the id in keys.json with no key behind it."""
+    import keyring
+
+    keys = KeyStore(paths_in(tmp_path), dict(os.environ))
+    keys.set(f"{key_id}-other", "sk-other-0123456789abcdef")
+    try:
+        r = subprocess.run([sys.executable, "-c", KILLED_SET, str(tmp_path), where, key_id], capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+        assert r.returncode == -9, r.stderr
+        assert (keyring.get_password(SERVICE, key_id) is not None) is stored
+        assert (key_id in keys.ids()) is stored  # listed exactly when the keyring holds it
+        keys.set(f"{key_id}-third", "sk-third-0123456789abcdef")  # the next write settles the index
+        index = json.loads(keys.paths.key_index.read_text())
+        assert (key_id in index["keys"]) is stored and "pending" not in index
+        assert f"{key_id}-other" in index["keys"]
+    finally:
+        for kid in (f"{key_id}-other", f"{key_id}-third"):
+            keys.delete(kid)

@@ -99,7 +99,7 @@ def test_profile_errors_carry_their_field_and_line():
         assert exc.value.field == field, (extra, str(exc.value))
     with pytest.raises(ProfileError) as exc:
         validate_text("p", 'schema = 1\n[provider]\nname = "P"\nbase_url = \n')
-    assert (exc.value.line, exc.value.column) == (4, 11) and "p.toml:4:11" in str(exc.value)
+    assert (exc.value.line, exc.value.column) == (4, 12) and "p.toml:4:12: base_url has no value" in str(exc.value)
 
 
 def test_the_editor_points_at_the_field_an_error_carries():

@@ -445,3 +445,34 @@ def test_a_debug_traceback_shows_the_text_escaped(ccs_home, env):
     r = run("--debug", "show", f"x{p}", env=env)
     assert r.returncode == 1 and "Traceback" in r.stderr and marker(p) in r.stderr
     assert not raw_controls(r.stderr)
+
+
+@pytest.mark.parametrize("kind", ["osc-clipboard", "bidi", "csi"])
+def test_usage_shows_names_labels_and_models_from_the_state_escaped(ccs_home, env, kind):
+    """`ccs usage` printed a manifest's profile name (a run not recorded) and a records file's name
+    raw, and `--csv` the labels and served model names with their escape and bidi characters."""
+    p = PAYLOADS[kind]
+    runs = ccs_home.runs
+    runs.mkdir(parents=True)
+    (runs / "20261206T100000Z-aaaaaaaa.json").write_text(json.dumps({
+        "launch_id": "20261206T100000Z-aaaaaaaa", "profile": f"not-recorded{p}", "tool": "run",
+        "started": "2026-12-06T10:00:00Z", "ended": "2026-12-06T10:00:01Z", "exit_status": 0}))
+    (runs / "20261206T100100Z-bbbbbbbb.requests.jsonl").write_text(json.dumps({
+        "id": 1, "started": "2026-12-06T10:01:00Z", "model_served": f"served{p}", "outcome": "ok",
+        "input_tokens": 3, "output_tokens": 4}) + "\n")
+    (runs / "20261206T100100Z-bbbbbbbb.json").write_text(json.dumps({
+        "launch_id": "20261206T100100Z-bbbbbbbb", "profile": "p", "tool": "run", "label": f"round{p}",
+        "started": "2026-12-06T10:01:00Z", "ended": "2026-12-06T10:01:01Z", "exit_status": 0,
+        "recording": {"records": "20261206T100100Z-bbbbbbbb.requests.jsonl"}}))
+    (runs / "20261206T100200Z-cccccccc.json").write_text(json.dumps({
+        "launch_id": "20261206T100200Z-cccccccc", "profile": "p", "tool": "run",
+        "started": "2026-12-06T10:02:00Z", "ended": "2026-12-06T10:02:01Z", "exit_status": 0,
+        "recording": {"records": f"gone{p}.requests.jsonl"}}))
+    outputs = [(" ".join(a), run(*a, env=env)) for a in (
+        ("usage",), ("usage", "--csv"), ("usage", "--by", "label"), ("usage", "--by", "label", "--csv"),
+        ("usage", "--by", "model"), ("usage", "--by", "model", "--csv"))]
+    for what, r in outputs:
+        assert r.returncode == 0, (what, r.stderr)
+    assert_clean(outputs, p)
+    data = json.loads(run("usage", "--by", "model", "--json", env=env).stdout)
+    assert holds(data, f"served{p}") and holds(data, f"not-recorded{p}")  # JSON keeps the exact text

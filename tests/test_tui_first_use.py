@@ -432,7 +432,7 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
     key = import_source(kind, home)
     env = parent_env(HOME=str(home))
     expected = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout.rstrip("\n")
-    assert "created" in expected
+    assert "would create" in expected
     app = build_app(ccs_home, env)
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -462,7 +462,7 @@ async def test_import_in_the_tui_shows_the_clis_report(ccs, ccs_home: Paths, sec
             if kind == "codex":
                 assert app.service.store.load(names[0]).side("codex").wire_api == "chat"
             again = ccs("import", kind, "--dry-run", env=cli_env(home)).stdout
-            assert " 0 created, 0 merged" in again and all(line.startswith(("unchanged", " ", "dry run"))
+            assert " 0 to create, 0 to merge" in again and all(line.startswith(("unchanged", " ", "dry run"))
                                                             for line in again.splitlines() if line), again
     finally:
         forget_indexed_keys(ccs_home)

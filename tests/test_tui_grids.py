@@ -357,7 +357,7 @@ async def test_the_checks_fail_when_the_grids_stop_fitting(glance: Paths, monkey
         return [max([len(r[i].text) for r in rows if i < len(r)] + [1]) for i in range(len(columns))]
 
     monkeypatch.setattr(grid_module, "widths", unfitted)
-    monkeypatch.setattr(grid_module, "cut", lambda text, width, fit: text)
+    monkeypatch.setattr(grid_module, "cut", lambda text, width, fit, no_scheme=False: text)
     app = make_app(glance)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -392,4 +392,42 @@ def test_the_columns_fit_the_line_and_tags_stay_whole(total: int):
     ws = grid_module.widths(("name", "value", "fixed"), rows, total)
     assert sum(ws) + 2 * 2 <= total  # two gaps of two
     assert ws[2] == len("inherited")  # the source column is never cut
-    assert ws[1] >= grid_module.MIN_FLEX and ws[0] <= max(int(total * grid_module.NAME_SHARE), grid_module.MIN_FLEX)
+    assert ws[1] >= grid_module.MIN_FLEX
+    # the name whole, unless that would leave the value less than its room; then not below its share
+    name = len("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+    assert ws[0] == name or ws[1] >= grid_module.VALUE_ROOM or ws[0] <= max(int(total * grid_module.NAME_SHARE),
+                                                                             grid_module.MIN_FLEX)
+    assert ws[0] >= min(name, max(int(total * grid_module.NAME_SHARE), grid_module.MIN_FLEX))
+
+
+def test_a_name_is_cut_only_when_the_value_would_lose_its_room():
+    """At 120 columns names were cut (`CLAUDE_CODE_D…TIAL_TRAFFIC`) while the value column had room
+    to spare; a tag was cut to nothing (`ANTH…URL`)."""
+    rows = [(Cell("-"), Cell("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"), Cell("1"), Cell("profile")),
+            (Cell("+"), Cell("ANTHROPIC_BASE_URL"), Cell("http://127.0.0.1:43125/api"), Cell("routing")),
+            (Cell("+"), Cell("CLAUDE_CONFIG_DIR"), Cell("/tmp/" + "x" * 60 + "/claude"), Cell("routing"))]
+    ws = grid_module.widths(("fixed", "name", "value", "note"), rows, 90)
+    assert ws[1] == 40 and ws[2] >= grid_module.VALUE_ROOM, ws
+    urls = [(Cell("claude"), Cell("http://127.0.0.1:43125/api"), Cell("ANTHROPIC_BASE_URL")),
+            (Cell("codex"), Cell("http://127.0.0.1:43125/api"), Cell("model_providers.taotoken.base_url"))]
+    ws = grid_module.widths(("name", "value", "tag"), urls, 50)
+    assert ws[2] >= grid_module.MIN_TAG, ws
+
+
+def test_a_column_shows_its_urls_all_with_their_scheme_or_all_without():
+    """At 80 columns the provider row lost `http://` while the other rows kept it."""
+    from rich.console import Console
+
+    from ccswitch_tui.tui.grid import SheetBuilder
+
+    b = SheetBuilder()
+    g = b.grid("name", "value")
+    g.add("provider", "http://127.0.0.1:43125/api/v1/extra")
+    g.add("claude", "http://127.0.0.1:43125/api")
+    console = Console(width=36, record=True, color_system=None, file=__import__("io").StringIO())
+    console.print(b.sheet())
+    lines = console.export_text().splitlines()
+    assert all("http://" not in ln for ln in lines) and "127.0.0.1:43125/api" in lines[1], lines
+    console = Console(width=60, record=True, color_system=None, file=__import__("io").StringIO())
+    console.print(b.sheet())
+    assert all("http://127.0.0.1" in ln for ln in console.export_text().splitlines())

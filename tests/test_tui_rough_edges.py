@@ -117,7 +117,7 @@ async def test_import_with_no_source_says_where_it_looked_and_takes_a_path(ccs_h
             await pilot.click("#preview")
             report = await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
             text = plain(report, "#report-text")
-            assert "created" in text and "dry run" in text
+            assert "would create" in text and "dry run" in text
             assert not any(ccs_home.profiles.glob("*.toml"))
     finally:
         forget_indexed_keys(ccs_home)
@@ -141,6 +141,9 @@ async def test_refused_launch_lists_each_way_once_and_focuses_the_safest(home: P
         # the two ways that are buttons are not listed again; the one outside ccs is
         assert "--isolate" not in shown and "--force" not in shown
         assert "remove env.ANTHROPIC_MODEL from" in shown
+        body = plain(screen, ".dialog-body")  # the message says what was refused, not the ways again
+        assert "ways out" not in body and "remove env." not in body and "--force" not in body, body
+        assert "refusing to launch" in body and "ANTHROPIC_MODEL" in body
         # the safest way that launches has the focus: Enter launches isolated
         assert app.focused is screen.query_one("#way-isolate", Button)
 

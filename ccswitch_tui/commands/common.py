@@ -26,6 +26,7 @@ class Context:
     _paths: Paths | None = None
     _store: Store | None = None
     _keys: KeyStore | None = None
+    from_shim: bool = False  # started by a shim (`ccs use`): a one-prompt run prints no resume hint
 
     @property
     def paths(self) -> Paths:
@@ -77,7 +78,7 @@ def confirm_or_refuse(question: str, yes: bool, flag_hint: str = "--yes") -> Non
     if yes:
         return
     if not stdin_is_tty():
-        raise UsageError(f"{question.rstrip('?')}: not confirmed (no terminal); pass {flag_hint} to confirm")
+        raise UsageError(f"{question.rstrip('?.')}: not confirmed (no terminal); pass {flag_hint} to confirm")
     if not click.confirm(question, default=False):
         raise click.Abort()
 

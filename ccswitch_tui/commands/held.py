@@ -49,10 +49,10 @@ def execute_held(ctx: Context, prep: launch.Prepared, held: HeldLaunch | None, l
     """The launch, with what holding it adds; a round locked on this run is unlocked again when the run
     did not get as far as its manifest."""
     if held is None:
-        return launch.execute(prep, ctx.paths, recording=recording, label=label)
+        return launch.execute(prep, ctx.paths, recording=recording, label=label, from_shim=ctx.from_shim)
     try:
         return launch.execute(prep, ctx.paths, recording=recording, label=held.label, fields=held.fields,
-                              hooks=held.hooks)
+                              hooks=held.hooks, from_shim=ctx.from_shim)
     finally:
         if held.fields.get("locked") and held.label is not None:
             unlock_unstarted(ctx.paths, held.label, prep.plan.launch_id)

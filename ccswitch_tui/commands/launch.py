@@ -274,7 +274,8 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
         # Routing, key and proxy changes in full first; the harmless rest folded into one line of names.
         lines = [d.summary()]
         lines += [f"- {k}={show(k, v)}" for k, v in d.removed.items() if d.matters(k)]
-        lines += [f"~ {k}: {show(k, a)} -> {show(k, b)}" for k, (a, b) in d.changed.items() if d.matters(k)]
+        lines += [f"~ {k}: {_change(show(k, a), show(k, b), a, b, ctx.keys.fingerprint)}"
+                  for k, (a, b) in d.changed.items() if d.matters(k)]
         lines += [f"+ {k}={show(k, v)}" for k, v in d.added.items() if d.matters(k)]
         other = d.marked(False)
         if other:
@@ -295,6 +296,13 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
     for line in describe(plan.extra.get("shared", ())):
         click.echo(visible(f"ccs: shared: {line}"), err=True)
     out(_format_env(*_evaluable_env(plan, reveal), fmt))
+
+
+def _change(old_shown: str, new_shown: str, old: str, new: str, fingerprint: Any) -> str:
+    """``old -> new``; two masks alike (two keys with the same ends) get their fingerprints."""
+    if old_shown == new_shown and old != new:
+        return f"{old_shown} {fingerprint(old)} -> {new_shown} {fingerprint(new)}"
+    return f"{old_shown} -> {new_shown}"
 
 
 class RunsGroup(click.Group):
@@ -336,13 +344,20 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
              status_text(m) + (f" ({lost} records lost)" if (lost := records_lost(m)) else ""),
-             m.get("key_fingerprint") or "-", shlex.join(user_argv(m))[:60]] for m in runs]
-    headers = ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "KEY", "ARGV"]
+             str(m.get("label") or "-"), m.get("key_fingerprint") or "-", _argv_cell(m)]
+            for m in runs]
+    headers = ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "LABEL", "KEY", "ARGV"]
     if len(machines(runs, here)) > 1:  # imported runs from elsewhere: say where each ran
         headers.insert(1, "MACHINE")
         for row, m in zip(rows, runs, strict=True):
             row.insert(1, machine_of(m, here))
     click.echo(table(rows, headers))
+
+
+def _argv_cell(manifest: dict[str, Any], width: int = 60) -> str:
+    """The run's argv as typed, cut with a mark when it is long (the manifest keeps all of it)."""
+    text = shlex.join(user_argv(manifest))
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 @runs_group.command("diff")

@@ -11,10 +11,12 @@ import click
 from ccswitch_tui import tools
 from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, join, json_option, pass_ctx, table
 from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.launch.toolstate import orphans, remove, running_launches, state_of
+from ccswitch_tui.launch.removal import carry_out, plan_removal
+from ccswitch_tui.launch.toolstate import orphans, remove
 from ccswitch_tui.model import Profile
 from ccswitch_tui.policy import mask
 from ccswitch_tui.profiles.edit_session import edit
+from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_name
 
@@ -64,7 +66,7 @@ def list_cmd(ctx: Context, as_json: bool) -> None:
                 "error": e.error,
                 "provider": p.provider.name if p else None,
                 "base_url": p.provider.base_url if p else None,
-                "tools": list(p.tools) if p else [],
+                "tools": list(configured_tools(p)) if p else [],
                 "key_id": p.key_id if p else None,
                 "key_present": present.get(p.key_id) if p else None,
                 "description": p.description if p else None,
@@ -262,23 +264,16 @@ def edit_cmd(ctx: Context, profile: str) -> None:
 @click.argument("profile")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask.")
 @click.option("--keep-state", is_flag=True, help="Keep the profile's tool state (sessions, history).")
+@click.option("--with-key", is_flag=True,
+              help="Also remove its key from the keyring (kept while another profile names the same key id).")
 @pass_ctx
-def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool) -> None:
-    """Delete a profile file and its tool state (its key stays in the keyring: `ccs key rm ID`)."""
+def rm_cmd(ctx: Context, profile: str, yes: bool, keep_state: bool, with_key: bool) -> None:
+    """Delete a profile file and its tool state; its key stays in the keyring unless --with-key."""
 
-    path = ctx.store.path_for(profile)
-    ctx.store.read_text(profile)  # unknown profile → one clear line
-    state = None if keep_state else state_of(ctx.paths, profile)
-    if state is not None and (live := running_launches(ctx.paths, profile)):
-        raise UsageError(f"profile {profile!r} has a running launch ({', '.join(live)}); end it first, "
-                         "or pass --keep-state to delete only the profile file")
-    what = f" and its tool state {state.path} (sessions, history; {state.size_text})" if state else ""
-    confirm_or_refuse(f"delete profile {profile!r} ({path}){what}?", yes)
-    ctx.store.delete(profile)
-    click.echo(f"deleted {path}")
-    if state is not None:
-        remove(ctx.paths, state)
-        click.echo(f"deleted {state.path}")
+    removal = plan_removal(ctx.store, ctx.paths, profile, keep_state)
+    confirm_or_refuse(visible(removal.question(with_key)), yes)
+    for line in carry_out(ctx.store, ctx.paths, ctx.keys if with_key else None, removal, with_key):
+        click.echo(visible(line))
 
 
 @click.command("gc")
@@ -313,8 +308,8 @@ def presets_cmd(as_json: bool) -> None:
         emit_json({"presets": [
             {"name": pr.name, "description": pr.profile.description, "provider": pr.profile.provider.name,
              "website": pr.profile.provider.website, "base_urls": pr.profile.base_urls(),
-             "tools": list(pr.profile.tools), "key_id": pr.profile.key_id}
+             "tools": list(configured_tools(pr.profile)), "key_id": pr.profile.key_id}
             for pr in presets]})
         return
-    click.echo(table([[pr.name, pr.profile.provider.name, join(pr.profile.tools), pr.profile.description]
+    click.echo(table([[pr.name, pr.profile.provider.name, join(configured_tools(pr.profile)), pr.profile.description]
                       for pr in presets], ["PRESET", "PROVIDER", "TOOLS", "DESCRIPTION"]))

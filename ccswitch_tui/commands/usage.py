@@ -7,6 +7,7 @@ import click
 from ccswitch_tui.commands.common import Context, emit_json, pass_ctx, table
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.runs.usage import parse_since, profile_prices, summary_lines, table_rows, to_csv, totals
+from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_name
 
 
@@ -32,10 +33,11 @@ def usage_cmd(ctx: Context, profile: str | None, by: str, since: str | None, as_
     if as_json:
         emit_json(u.to_dict())
         return
+    # labels, profile and model names and file names come from manifests and records: shown escaped
     if as_csv:
-        click.echo(to_csv(u), nl=False)
+        click.echo(visible(to_csv(u)), nl=False)
         for line in summary_lines(u):
-            click.echo(f"ccs: {line}", err=True)
+            click.echo(visible(f"ccs: {line}"), err=True)
         return
     if u.rows:
         headers, body = table_rows(u)
@@ -43,4 +45,4 @@ def usage_cmd(ctx: Context, profile: str | None, by: str, since: str | None, as_
     else:
         click.echo("no recorded requests" + (f" since {u.since}" if u.since else ""))
     for line in summary_lines(u):
-        click.echo(line)
+        click.echo(visible(line))

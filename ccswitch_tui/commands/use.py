@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
+from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch import shim_setup, shims
 from ccswitch_tui.launch.use_status import lines, programs, shim_report
+from ccswitch_tui.terminal_text import visible
 
 
 def _launchable() -> list[str]:
@@ -27,27 +29,36 @@ def _selection_error(exc: Exception) -> None:
               help="Only for this tool (repeatable); default: every tool the profile serves.")
 @click.option("--none", "off", is_flag=True, help="Shims pass straight through to the real binaries.")
 @click.option("--clear", is_flag=True, help="Forget the choice of `ccs use` (project files still apply).")
-@click.option("--here", is_flag=True, help="Write PROFILE to ./.ccs-profile for this project instead.")
+@click.option("--here", is_flag=True, help="Write PROFILE to ./.ccs-profile for this project instead "
+                                          "(with --none: TOOL=- lines, those tools pass straight through here).")
+@click.option("--uninstall", "remove", is_flag=True,
+              help="Remove the shims and the choice (before removing ccs; see also `ccs uninstall`).")
 @pass_ctx
-def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: bool, clear: bool, here: bool) -> None:
+def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: bool, clear: bool, here: bool,
+            remove: bool) -> None:
     """Pick the profile for tools started by name (by hand or by an editor), without touching their
     config files: ccs installs a launcher (shim) per client in its own folder, to put first on PATH.
 
     A `.ccs-profile` file in a project (or its parents) beats `ccs use PROFILE`; `ccs use --none`
     beats both. `ccs status` (or a bare `ccs use`) says which profile a shim would use here, and why."""
 
+    if remove:
+        if profile or off or clear or here or tools_:
+            raise UsageError("--uninstall takes no other option: it removes every shim and the choice")
+        _uninstall(ctx, state=False, profiles=False, with_keys=False, dry_run=False, yes=True)
+        return
     progs = programs()
     for t in tools_:
         if t not in progs:
             raise UsageError(f"unknown tool {t!r} for --tool; choose one of: {', '.join(progs)}")
     if not (profile or off or clear or here or tools_):  # bare `ccs use`: what is chosen here
 
-        click.echo("\n".join(lines(shim_report(ctx.paths, ctx.environ, Path(os.getcwd()), ctx.store))))
+        click.echo(visible("\n".join(lines(shim_report(ctx.paths, ctx.environ, Path(os.getcwd()), ctx.store)))))
         return
     if sum(map(bool, (profile, off, clear))) != 1:
         raise UsageError("give one of: PROFILE, --none or --clear (see `ccs use --help`)")
-    if here and not profile:
-        raise UsageError("--here writes a profile name to ./.ccs-profile; give PROFILE")
+    if here and clear:
+        raise UsageError("--here writes ./.ccs-profile: give PROFILE, or --none to pass tools straight through here")
     if profile:
         loaded = ctx.store.load(profile)  # a missing or invalid profile is one line here, not at launch
         if not any(t in loaded.tools for t in progs):
@@ -59,16 +70,32 @@ def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: boo
                              f"(tools served: {', '.join(loaded.tools)})")
     folder = shims.shim_dir(ctx.paths.state, ctx.environ)
     shim_setup.install(folder, progs, ctx.paths.profiles, ctx.paths.state)  # first: a failure changes no choice
+    with shim_setup.choice_lock(ctx.paths.state):  # read, change, write: parallel `ccs use` keep every choice
+        _choose(ctx, progs, profile, tools_, off, clear, here, loaded if profile else None)
+    pos = shim_setup.path_position(folder, ctx.environ.get("PATH"))
+    if pos is None:
+        click.echo(f"shims are in {folder}; put that folder first on PATH, once, in your shell's rc file:\n"
+                   f"  export PATH=\"{folder}:$PATH\"")
+    elif blockers := shim_setup.shadowed(folder, list(progs.values()), ctx.environ.get("PATH")):
+        click.echo(f"shims are in {folder}, but {', '.join(blockers.values())} come(s) first on PATH; "
+                   "put the shim folder first")
+
+
+def _choose(ctx: Context, progs: dict[str, str], profile: str | None, tools_: tuple[str, ...], off: bool,
+            clear: bool, here: bool, loaded: Any) -> None:
+    """Write the choice: ./.ccs-profile (``--here``) or the selection file."""
     if here:
+        name = profile or shims.OFF
         try:
             if tools_:
                 for t in tools_:
-                    path = shim_setup.write_project_file(Path(os.getcwd()), profile, t)
+                    path = shim_setup.write_project_file(Path(os.getcwd()), name, t)
             else:
-                path = shim_setup.write_project_file(Path(os.getcwd()), profile, None)
+                path = shim_setup.write_project_file(Path(os.getcwd()), name, None)
         except shims.SelectionError as exc:
             _selection_error(exc)
-        click.echo(f"{path}: {', '.join(tools_) or 'every tool'} here uses {profile}")
+        what = f"uses {profile}" if profile else "passes straight through"
+        click.echo(visible(f"{path}: {', '.join(tools_) or 'every tool'} here {what}"))
     else:
         try:
             current = shims.read_selection(ctx.paths.state) if tools_ else {}
@@ -91,13 +118,6 @@ def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: boo
             others = [t for t in progs if t not in chosen]
             click.echo(f"{', '.join(t for t, v in chosen.items() if v == profile)}: {profile}"
                        + (f"; {', '.join(others)}: pass through" if others else ""))
-    pos = shim_setup.path_position(folder, ctx.environ.get("PATH"))
-    if pos is None:
-        click.echo(f"shims are in {folder}; put that folder first on PATH, once, in your shell's rc file:\n"
-                   f"  export PATH=\"{folder}:$PATH\"")
-    elif blockers := shim_setup.shadowed(folder, list(progs.values()), ctx.environ.get("PATH")):
-        click.echo(f"shims are in {folder}, but {', '.join(blockers.values())} come(s) first on PATH; "
-                   "put the shim folder first")
 
 
 @click.command("status")
@@ -114,4 +134,37 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     if as_json:
         emit_json(report)
         return
-    click.echo("\n".join(lines(report)))
+    click.echo(visible("\n".join(lines(report))))  # a project file's path is a folder's name from anywhere
+
+
+@click.command("uninstall")
+@click.option("--all", "everything", is_flag=True,
+              help="Also ccs's state folder: each profile's tool state (sessions, history, downloads), the shared "
+                   "packages, run manifests and records, the salt and the key index.")
+@click.option("--profiles", is_flag=True, help="Also the profile files.")
+@click.option("--keys", "with_keys", is_flag=True, help="Also the keys ccs stored in the keyring.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed, with sizes.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@pass_ctx
+def uninstall_cmd(ctx: Context, everything: bool, profiles: bool, with_keys: bool, dry_run: bool, yes: bool) -> None:
+    """Before removing ccs: remove its launchers (shims) and the choice of `ccs use`, so that every client
+    started by name runs as it did before ccs; with --all its state too. Lists what goes first (and asks
+    on a terminal); what is left to do by hand is said at the end."""
+
+    _uninstall(ctx, state=everything, profiles=profiles, with_keys=with_keys, dry_run=dry_run, yes=yes)
+
+
+def _uninstall(ctx: Context, *, state: bool, profiles: bool, with_keys: bool, dry_run: bool, yes: bool) -> None:
+    # lazy: keeps the removal code off `ccs use`'s and `ccs status`'s imports
+    from ccswitch_tui.launch import uninstall
+
+    keys = ctx.keys if with_keys else None
+    plan = uninstall.plan(ctx.paths, ctx.environ, keys, state=state, profiles=profiles)
+    for line in plan.lines(dry_run=True):
+        click.echo(visible(line))
+    if not dry_run and (plan.shims or plan.state or plan.profiles or plan.keys):
+        confirm_or_refuse("remove them?", yes)
+        for line in uninstall.carry_out(plan, ctx.paths, keys):
+            click.echo(visible(line))
+    for line in uninstall.leftovers(ctx.paths, ctx.environ, state=state, profiles=profiles, keys=with_keys):
+        click.echo(visible(f"left to you: {line}"))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 ANTHROPIC_VERSION = "2023-06-01"
 OK = "ok"
+PATH_DOUBLED = "path-doubled"  # answered, at a URL with /v1 twice (what a launch warns about)
 PROBE_KEY = "ccs-check"  # what the plan a probe is read from gets for a key: the plan never sends it
 
 
@@ -364,7 +365,12 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
         outcome, detail = _exception(exc, probe, timeout)
         return replace(base, outcome=outcome, detail=scrub(detail))
     outcome, detail, hint = _classify(probe, resp, scrub)
-    if outcome != OK and outcome != "not-found" and re.search(r"/v1/v1(/|$)", urlsplit(probe.url).path):
+    doubled = re.search(r"/v1/v1(/|$)", urlsplit(probe.url).path)
+    if doubled and outcome == OK:  # the launch warns about it: a check does not pass it as fine
+        # the hint says what is doubled and how to fix it; the detail only what was answered
+        outcome, detail = PATH_DOUBLED, f"answered HTTP {resp.status_code}, as some gateways do at any path"
+        hint = _not_found_hint(probe)
+    elif doubled and outcome != "not-found":
         hint = _not_found_hint(probe)  # whatever the answer, a doubled /v1 is the first thing to fix
     if outcome == OK and probe.api == "openai-models":
         better = _models_check(resp, probe.model, probe.profile)

@@ -52,6 +52,23 @@ def recognise(argv: Sequence[str]) -> str | None:
     return tools.recognise(base_name(script), script.replace("\\", "/"))
 
 
+def is_ccs(argv: Sequence[str]) -> bool:
+    """ccs itself: its `ccs`/`ccswitch` command, `python -m ccswitch_tui`, a shim's `python -I -c …`.
+    It builds every child's environment from nothing, so the routing variables it holds (those of the
+    shell it was started from) reach nothing: its supervisor is not listed beside its child."""
+    if not argv or not base_name(argv[0]).startswith("python"):  # npm's `@kaitranntt/ccs` is another ccs
+        return False
+    for i, arg in enumerate(argv[1:5], 1):
+        if arg in ("-m", "-c") and i + 1 < len(argv):
+            return "ccswitch_tui" in argv[i + 1]
+        if not arg.startswith("-"):
+            return base_name(arg) in _CCS_COMMANDS
+    return False
+
+
+_CCS_COMMANDS = ("ccs", "ccswitch")
+
+
 # --- reading processes ---------------------------------------------------------------------------
 
 # a cheap first pass over a raw environ, built by the policy from every family (no client missed)
@@ -103,7 +120,7 @@ def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
                 env = parse_environ(raw)
                 if "CCS_LAUNCH_ID" in env:
                     reasons.append("marker")
-            if all_ and _ROUTING_HINT.search(raw):
+            if all_ and _ROUTING_HINT.search(raw) and not is_ccs(argv):
                 env = env if env is not None else parse_environ(raw)
                 if has_routing(env):
                     reasons.append("routing")
@@ -134,7 +151,7 @@ def _scan_psutil(all_: bool, me: int) -> Iterator[Seen]:
         if env is not None:
             if "CCS_LAUNCH_ID" in env:
                 reasons.append("marker")
-            if all_ and has_routing(env):
+            if all_ and not is_ccs(argv) and has_routing(env):
                 reasons.append("routing")
         if reasons:
             yield Seen(p.pid, argv, tool, env, status, reasons)

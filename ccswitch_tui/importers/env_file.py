@@ -23,14 +23,15 @@ from typing import Any
 import tomlkit
 
 from ccswitch_tui import policy, tools
-from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.importers.dotenv import Entry, EnvFile, parse
 from ccswitch_tui.importers.model import Candidate, norm_url
 from ccswitch_tui.importers.naming import host_label, host_of, slugify, with_suffix
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Item, Report
+from ccswitch_tui.importers.scrub_file import rewrite
 from ccswitch_tui.importers.writer import today
+from ccswitch_tui.keys.keyring import has_control_chars
 from ccswitch_tui.policy.shapes import looks_like_key
 from ccswitch_tui.profiles.presets import list_presets, new_profile_text
 from ccswitch_tui.profiles.store import validate_text
@@ -98,11 +99,29 @@ class EnvPlan:
     item: Item | None = None
 
 
+# what a walk-through's template holds where the key goes: sk-xxxxxxxx…, sk-your-key-here, <KEY>, sk-...
+_PLACEHOLDER_WORDS = ("your", "xxxx", "placeholder", "changeme", "change-me", "change_me", "replace", "redacted",
+                      "<", ">", "...", "…", "****")
+
+
+def _placeholder(value: str) -> bool:
+    """A template's stand-in for a key: a placeholder word, or a body (after its issuer's ``sk-``,
+    ``sk-proj-`` …) of three different characters at most."""
+    if any(w in value.lower() for w in _PLACEHOLDER_WORDS):
+        return True
+    body = re.sub(r"^(?:[A-Za-z]+[-_])+", "", value)
+    return len({c.lower() for c in body if c.isalnum()}) <= 3
+
+
 def _key_problem(entry: Entry) -> str | None:
-    if looks_like_key(entry.value):
+    if has_control_chars(entry.value):
+        return (f"line {entry.line}: {entry.name}'s value holds a control character (an escape, a tab, a NUL), "
+                "which no environment variable can hand to a client; fix the line and import again")
+    if looks_like_key(entry.value) and not _placeholder(entry.value):
         return None
     return (f"line {entry.line}: {entry.name}'s value does not look like an API key (a placeholder such as "
-            "YOUR_API_KEY?); put the real key in the file, or import without it and use `ccs key set`")
+            "YOUR_API_KEY or sk-xxxx…?); put the real key in the file, or import without it and use "
+            "`ccs key set`")
 
 
 def _preset_for(host: str) -> str | None:
@@ -295,8 +314,9 @@ def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provid
     new, n = base, 2
     while new in store.names() and name is None:
         new, n = with_suffix(base, n, 64), n + 1
-    cand = Candidate(source=str(plan.path), origin=f"env file {plan.path}", provider_name=host_label(host) or new,
-                     key=plan.key)
+    # the key's id: the preset's (its own name), else the name given with --name, else the host's label
+    cand = Candidate(source=str(plan.path), origin=f"env file {plan.path}",
+                     provider_name=preset or name or host_label(host) or new, key=plan.key)
     kid, state = planner._key_for_new(cand, new)
     text = new_profile_text(new, preset, base_url=provider_url, key=kid,
                             provider_name=None if preset else host_label(host))
@@ -426,4 +446,8 @@ def scrub(planner: Planner, plan: EnvPlan) -> None:
         entry["note"] = ((entry["note"] + "; ") if entry["note"] else "") + (
             f"the key still appears on line {', '.join(map(str, left))}; remove it by hand")
     if cut and not planner.dry_run:
-        atomic_write(real, new_text.encode("utf-8"), mode=real.stat().st_mode & 0o777)
+        why = rewrite(real, text.encode("utf-8"), new_text.encode("utf-8"))
+        if why:
+            entry["removed"], entry["remaining"] = [], None
+            entry["note"] = (f"not scrubbed: {why}; the key is in the keyring under {plan.key_id!r}, and the "
+                             f"file still holds it on line {', '.join(str(e.line) for e in cut)}")

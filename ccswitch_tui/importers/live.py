@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui import tools
-from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.importers.mapping import env_check
 from ccswitch_tui.importers.model import Candidate
 from ccswitch_tui.importers.naming import host_label, host_of, slugify
 from ccswitch_tui.importers.planner import Planner
 from ccswitch_tui.importers.report import Item, Report
+from ccswitch_tui.importers.scrub_file import rewrite
 from ccswitch_tui.importers.scrub_text import scrub_json_text, scrub_toml_text
 from ccswitch_tui.safe_read import read_text
 from ccswitch_tui.tools.spec import ToolSpec
@@ -117,8 +117,10 @@ def scrub(planner: Planner, plan: LivePlan) -> None:
             entry["note"] = (f"the key still appears on line {', '.join(lines)} inside a longer value or a "
                              "comment; remove it by hand")
         if removed and not planner.dry_run:
-            mode = real.stat().st_mode & 0o777
-            atomic_write(real, new_text, mode=mode)
+            why = rewrite(real, text.encode("utf-8"), new_text.encode("utf-8"))
+            if why:
+                entry["removed"], entry["remaining"] = [], None
+                entry["note"] = f"not scrubbed: {why}; the key is in the keyring, and the file still holds it"
         plan.report.scrubbed.append(entry)
 
 

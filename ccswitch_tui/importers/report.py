@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ACTIONS = ("created", "merged", "unchanged", "skipped", "error")
+# what a dry run says instead (nothing was created): its lines and its summary; --json keeps the actions
+DRY_LINE = {"created": "would create", "merged": "would merge"}
+DRY_SUMMARY = {"created": "to create", "merged": "to merge"}
 
 
 @dataclass
@@ -66,8 +69,10 @@ class Report:
     def render(self) -> str:
         lines: list[str] = []
         width = max([len(it.profile or "-") for it in self.items] + [7])
+        verbs = DRY_LINE if self.dry_run else {}
+        column = max([len(verbs.get(it.action, it.action)) for it in self.items] + [9])
         for it in self.items:
-            head = f"{it.action:<9} {(it.profile or '-'):<{width}}  {it.source}"
+            head = f"{verbs.get(it.action, it.action):<{column}} {(it.profile or '-'):<{width}}  {it.source}"
             if it.name:
                 head += f" {it.name!r}"
             lines.append(head)
@@ -87,7 +92,7 @@ class Report:
             if s.get("note"):
                 lines.append(f"scrub     {s['path']}: {s['note']}")
         c = self.counts()
-        summary = ", ".join(f"{c[a]} {a}" for a in ACTIONS)
+        summary = ", ".join(f"{c[a]} {(DRY_SUMMARY if self.dry_run else {}).get(a, a)}" for a in ACTIONS)
         prefix = "dry run, nothing written: " if self.dry_run else ""
         lines.append(f"{prefix}{summary}" + (f" (read {', '.join(self.read)})" if self.read else ""))
         return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The three import sources with their default locations, run the way `ccs import` runs them: one
+"""The import sources with their default locations, run the way `ccs import` runs them: one
 call that plans, applies (unless a dry run) and returns the importers' own report."""
 
 from __future__ import annotations
@@ -59,9 +59,12 @@ class Source:
         return self.path.exists()
 
 
-def default_sources(environ: Mapping[str, str]) -> list[Source]:
+ENV_FILE = "env-file"  # `ccs import env FILE`: a .env file, by default the working folder's
+
+
+def default_sources(environ: Mapping[str, str], cwd: Path | None = None) -> list[Source]:
     """Where `ccs import cc-switch` and `ccs import NAME` (each client with an importer) look when
-    given no path."""
+    given no path, and a .env file in ``cwd`` (`ccs import env FILE`)."""
     from ccswitch_tui.importers.cc_switch import default_dir  # lazy: tomlkit loads only when a profile is written
     from ccswitch_tui.importers.live import home_dir  # lazy: tomlkit loads only when a profile is written
 
@@ -71,6 +74,7 @@ def default_sources(environ: Mapping[str, str]) -> list[Source]:
         *(Source(s.name, tools.importer(s).live_label, tools.importer(s).live_path(environ, home),
                  tools.importer(s).live_what)
           for s in tools.importable()),
+        Source(ENV_FILE, "a .env file", (cwd or Path.cwd()) / ".env", "a .env file (KEY=V lines)"),
     ]
 
 
@@ -86,6 +90,13 @@ def _import(source: Source, store: Store, keys: KeyStore, environ: Mapping[str, 
     from ccswitch_tui.importers.planner import Planner  # lazy: tomlkit loads only when a profile is written
 
     planner = Planner(store, keys, dry_run=dry_run)
+    if source.kind == ENV_FILE:
+        from ccswitch_tui.importers import env_file  # lazy: tomlkit loads only when a profile is written
+
+        plan = env_file.plan_env(planner, source.path)
+        if not dry_run:
+            env_file.apply(planner, plan)
+        return plan.report
     if source.kind == "cc-switch":
         # lazy: tomlkit loads only when a profile is written
         from ccswitch_tui.importers.cc_switch import plan_cc_switch

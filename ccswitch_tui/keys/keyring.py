@@ -170,8 +170,9 @@ class KeyStore:
         value = value.strip()
         with self.index_lock():
             previous = self._previous(key_id)
-            was_indexed = key_id in self.ids()
-            self._update_index(add=key_id)
+            was_indexed = key_id in self._index()[0]
+            if not was_indexed:  # pending until the keyring holds it: a kill in between leaves no stale id
+                self._update_index(pending=key_id)
             try:
                 self._call(f"store key {key_id!r}", self.backend.set_password, SERVICE, key_id, value)
                 kept = self._call(f"read key {key_id!r} back", self.backend.get_password, SERVICE, key_id)
@@ -184,6 +185,8 @@ class KeyStore:
                     with contextlib.suppress(Exception):
                         self._update_index(remove=key_id)
                 raise
+            if not was_indexed:
+                self._update_index(add=key_id)
         return previous
 
     def _previous(self, key_id: str) -> str | None:
@@ -223,15 +226,32 @@ class KeyStore:
         return found
 
     # the index of stored ids (the keyring cannot list entries)
-    def ids(self) -> list[str]:
+    def _index(self) -> tuple[set[str], set[str]]:
+        """(the ids stored, the ids a ``set`` was storing): ``keys.json``'s ``keys`` and ``pending``."""
         try:
             data = loads_json(read_text(self.paths.key_index))
         except (OSError, ValueError):  # missing, not a regular file, not UTF-8, not JSON, too deep
-            return []
-        keys = data.get("keys") if isinstance(data, dict) else None
-        if not isinstance(keys, list):  # a damaged index reads as empty, like an unparsable one
-            return []
-        return sorted({k for k in keys if isinstance(k, str)})
+            return set(), set()
+        if not isinstance(data, dict):
+            return set(), set()
+
+        def strings(field: str) -> set[str]:
+            value = data.get(field)  # a damaged index reads as empty, like an unparsable one
+            return {k for k in value if isinstance(k, str)} if isinstance(value, list) else set()
+
+        return strings("keys"), strings("pending")
+
+    def ids(self) -> list[str]:
+        """The ids ccs stored keys under. An id a ``set`` was killed while storing counts only when
+        the keyring holds its key (the store happened); the next write settles it either way."""
+        keys, pending = self._index()
+        return sorted(keys | {p for p in pending - keys if self._holds(p)})
+
+    def _holds(self, key_id: str) -> bool:
+        try:
+            return self.get(key_id) is not None
+        except CcsError:
+            return True  # cannot tell: keep it listed rather than lose a key nobody could list again
 
     @contextlib.contextmanager
     def index_lock(self) -> Iterator[None]:
@@ -254,14 +274,20 @@ class KeyStore:
             finally:
                 self._lock_depth = 0
 
-    def _update_index(self, add: str | None = None, remove: str | None = None) -> None:
+    def _update_index(self, add: str | None = None, remove: str | None = None, pending: str | None = None) -> None:
+        """Under the lock every ``set`` holds from start to end, an id still pending is a killed
+        writer's: kept when the keyring holds its key, dropped otherwise."""
         with self.index_lock():
-            keys = set(self.ids())
+            keys, waiting = self._index()
+            keys |= {p for p in waiting - keys - {add, remove, pending} if self._holds(p)}
             if add:
                 keys.add(add)
             if remove:
                 keys.discard(remove)
-            atomic_write(self.paths.key_index, json.dumps({"keys": sorted(keys)}, indent=1) + "\n")
+            data: dict[str, list[str]] = {"keys": sorted(keys)}
+            if pending and pending not in keys:
+                data["pending"] = [pending]
+            atomic_write(self.paths.key_index, json.dumps(data, indent=1) + "\n")
 
     # keys for profiles
     def lookup(self, key_ref: str) -> str | None:

@@ -48,11 +48,9 @@ def refuse_nested(environ: Mapping[str, str], nested: bool) -> None:
     """Inside a ccs child a launch is refused unless asked for; checked before anything else."""
     if environ.get("CCS_LAUNCH_ID") and not nested:
         where = f"profile {environ.get('CCS_PROFILE', '?')}, launch {environ['CCS_LAUNCH_ID']}"
-        raise LaunchRefused(
-            f"refusing a nested launch: this shell is already a ccs child ({where}); "
-            "pass --nested to launch inside it anyway",
-            ("--nested",), flags=("nested",),
-        )
+        reason = f"refusing a nested launch: this shell is already a ccs child ({where})"
+        raise LaunchRefused(f"{reason}; pass --nested to launch inside it anyway", ("--nested",), flags=("nested",),
+                            reason=reason)
 
 
 def check_refusals(plan: LaunchPlan, force: bool) -> None:
@@ -62,7 +60,8 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
         flags = tuple(f for f in r.flags if all(f in other.flags for other in live))  # what lifts them all
         ways = tuple(dict.fromkeys(w for x in live for w in x.ways_out))
         reasons = "; ".join(x.message for x in live)  # every one named: lifting one would only show the next
-        raise LaunchRefused(f"refusing to launch: {reasons}; ways out: {'; '.join(ways)}", ways, flags)
+        reason = f"refusing to launch: {reasons}"
+        raise LaunchRefused(f"{reason}; ways out: {'; '.join(ways)}", ways, flags, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -75,6 +74,7 @@ class Prepared:
     key_salt: str | None = None  # the id of the salt the fingerprint was taken under (keys.salt)
     profile_digest: str | None = None  # what the profile sets for its launches (profiles.digest)
     machine: str | None = None  # where it runs (runs.origin)
+    user_args: tuple[str, ...] | None = None  # the client's arguments as typed (None: a shell, argv overridden)
 
 
 def build(
@@ -118,7 +118,8 @@ def build(
     if path_note:
         plan = replace(plan, warnings=(*plan.warnings, path_note))
     return Prepared(plan, executable, keys.fingerprint(key), key, profile.record, keys.salt().id,
-                    profile_digest(profile), this_machine(environ, strict=False))
+                    profile_digest(profile), this_machine(environ, strict=False),
+                    None if argv_override is not None else tuple(args))
 
 
 def files_lock(folder: Path) -> Path:
@@ -190,6 +191,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "profile": plan.profile,
         "tool": plan.tool,
         "argv": [redact_text(a) for a in plan.argv],  # a credential typed into argv stays out of the record
+        **({} if prep.user_args is None else {"user_args": [redact_text(a) for a in prep.user_args]}),
         "executable": prep.executable,
         "cwd": str(plan.cwd),
         "started": utc_now(),
@@ -408,11 +410,16 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
 
 def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
             tail: Tail | None = None, fields: Mapping[str, Any] | None = None,
-            hooks: Sequence[LaunchHook] = ()) -> int:
+            hooks: Sequence[LaunchHook] = (), from_shim: bool = False,
+            on_resume: Callable[[str], None] | None = None) -> int:
     """Write the plan's files and a manifest, run the child supervised, complete the manifest; the
     hooks (``hooks``, then ``hooks_for``'s) run around each step and are closed in reverse. With
     ``tail`` (a ``ptytail.Tail``) the child runs on a pseudo-terminal of its own and its last output is
-    kept there. ``fields`` go into the manifest as they are (a held launch's ``same_as``, ``locked``)."""
+    kept there. ``fields`` go into the manifest as they are (a held launch's ``same_as``, ``locked``).
+
+    After a session the client can resume, the line that resumes it with the same profile goes to
+    ``on_resume`` (the TUI shows it), else to stderr on a terminal; none after a one-prompt run
+    started by a shim (``claude -p`` in a script)."""
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
     hooks = [*hooks, *hooks_for(prep, recording)]
@@ -436,7 +443,14 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         started = time.time()
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # a manifest saying "running" gets its child
         try:
-            reserve(write_manifest(paths, manifest))
+            try:
+                reserve(write_manifest(paths, manifest))
+            except OSError as exc:  # before the child: nothing ran, nothing to complete
+                manifest = None
+                raise UsageError(f"cannot write the run manifest in {paths.runs} ({exc.strerror or exc}), so "
+                                 f"{plan.argv[0]!r} was not started; make ccs's state folder writable (CCS_HOME, "
+                                 "or ~/.local/state/ccs)") from None
+
             def started_(pgid: int) -> None:
                 for hook in hooks:
                     hook.child_started(ctx, pgid)
@@ -447,6 +461,15 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                 for f in in_child:
                     f()
 
+            ended = [False]
+            spec = tools.get(plan.tool)
+            if spec.program and spec.batch(prep.user_args or ()) and \
+                    not any(isinstance(h, RecordingHook) for h in hooks):
+                # lazy: only a one-prompt launch pays for the check of its endpoints
+                from ccswitch_tui.launch.reachable import watch
+
+                watch(plan, spec.label, lambda: ended[0])
+
             if tail is not None:
                 # lazy: keeps ccswitch_tui.launch.ptytail off `ccs run`'s imports
                 from ccswitch_tui.launch.ptytail import supervise_on_pty
@@ -456,7 +479,9 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             else:
                 status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_,
                                    before_exec=before_exec)
+            ended[0] = True
         except OSError as exc:
+            assert manifest is not None
             manifest.update(ended=utc_now(), exit_status=127, error=f"{type(exc).__name__}: {exc}")
             raise UsageError(f"cannot start {plan.argv[0]!r}: {exc}") from None
         finally:
@@ -464,15 +489,22 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             for hook in hooks:
                 hook.after(ctx)
         ctx.status = status
+        assert manifest is not None
         manifest.update(ended=utc_now(), exit_status=status)
     finally:
         for hook in reversed(prepared):
             hook.close(ctx)
         if manifest is not None:
             close_manifest(paths, manifest)
-    if _terminal_fd() is not None and (args := tools.get(plan.tool).resume_command(plan, started)):
-        line = f"ccs: to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}"
-        print(visible(line), file=sys.stderr)  # a session id read from the client's own files
+    spec = tools.get(plan.tool)
+    wanted = on_resume is not None or _terminal_fd() is not None
+    if wanted and not (from_shim and spec.batch(prep.user_args or ())) and (
+            args := spec.resume_command(plan, started)):
+        line = visible(f"to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}")
+        if on_resume is not None:  # a session id read from the client's own files: shown escaped
+            on_resume(line)
+        else:
+            print(f"ccs: {line}", file=sys.stderr)
     return status
 
 

@@ -114,7 +114,7 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
         why = layer.why if off or layer.launch == SKIPPED else "--isolate"
         out.record.append(f"{where} ({layer.name}): sets {names}; not loaded ({why})")
         if layer.scope == "project":
-            out.warnings.append(f"{where} sets {names}, which would redirect a {label} started here by hand; "
+            out.warnings.append(f"{where} sets {names}, which would redirect {_a(label)} started here by hand; "
                                 f"ccs's launch does not load it ({why})")
         return
     beaten = [k for k in seen.keys if _beaten(seen.decl.get(k), k, above, named)]
@@ -124,7 +124,7 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
         + (f"; not used: {', '.join(ignored)}" if ignored else "")
     out.record.append(f"{where} ({layer.name}): {note}")
     if beaten and layer.scope == "project":
-        out.warnings.append(f"{where} sets {', '.join(beaten)}, which would redirect a {label} started here by hand; "
+        out.warnings.append(f"{where} sets {', '.join(beaten)}, which would redirect {_a(label)} started here by hand; "
                             "ccs's launch sets its own")
     if not live:
         return
@@ -250,7 +250,7 @@ def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str])
         unless = f" unless {' or '.join(names)} is set (the environment wins)" if names else ""
         out.append(Finding(
             "settings-override", ERROR if severe and not names else WARN,
-            f"{kind} {label} layer {layer.name!r} sets {key}={shown(key, value)}, which a {label} started {where} "
+            f"{kind} {label} layer {layer.name!r} sets {key}={shown(key, value)}, which {_a(label)} started {where} "
             f"follows{unless}; {effect}; remove it to choose the provider in one place", path=seen.where,
             variable=key))
     return out
@@ -289,3 +289,8 @@ def layers_table(specs: Sequence[ToolSpec]) -> str:
         if not spec.layers and spec.layers_reason:
             lines.append(f"| {spec.label} | - | - | - | - | - | {spec.layers_reason} |")
     return "\n".join(lines)
+
+
+def _a(label: str) -> str:
+    """``a Kilo Code``, ``an OpenCode``."""
+    return f"{'an' if label[:1].lower() in 'aeiou' else 'a'} {label}"

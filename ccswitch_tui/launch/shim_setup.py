@@ -3,14 +3,15 @@ scripts, and tells where the shim folder is on PATH. What a shim does when it st
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import ccswitch_tui
-from ccswitch_tui.atomic import atomic_write
+from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.ownership import NotOwned, check_folders
 from ccswitch_tui.launch.shims import (
@@ -25,6 +26,15 @@ from ccswitch_tui.launch.shims import (
     selection_path,
 )
 from ccswitch_tui.paths import ensure_private_dir
+
+
+@contextlib.contextmanager
+def choice_lock(state: str | Path) -> Iterator[None]:
+    """Held by `ccs use` from reading a choice (the selection or a ``.ccs-profile``) to writing it back:
+    four parallel `ccs use --tool T P` kept as few as two of their four choices."""
+    ensure_private_dir(Path(state))
+    with locked(Path(state) / ".use.lock"):
+        yield
 
 
 def write_selection(state: str | Path, tools: Mapping[str, str | None]) -> Path:
@@ -56,7 +66,7 @@ def write_project_file(folder: Path, profile: str, tool: str | None) -> Path:
                              "remove it, then run this again") from None
         except FileNotFoundError:
             text = ""
-        parse_project_file(text, str(path))  # a damaged, odd or huge file is reported, never rewritten
+        parse_project_file(text, str(path), off=True)  # a damaged, odd or huge file is reported, never rewritten
         lines = text.splitlines()
     key = tool or ALL
     out, done = [], False
@@ -77,16 +87,49 @@ def write_project_file(folder: Path, profile: str, tool: str | None) -> Path:
     return path
 
 
-def script(tool: str, program: str, python: str, profiles: Path, state: Path) -> str:
+GONE_NOTE = ".ccs-gone"  # in the shim folder: the shims said once that ccs is no longer installed
 
+
+def script(tool: str, program: str, python: str, profiles: Path, state: Path, folder: Path | None = None) -> str:
+    """A shim: ccs's own Python runs ``ccswitch_tui.shims``. When that Python or ccs is gone (ccs was
+    uninstalled, or moved), the shim runs the real ``program`` instead — the first on PATH's absolute
+    entries that is no ccs shim — and says so once, on stderr, with how to remove the shims."""
 
     # -I: the shell's PYTHONPATH and the working directory (a repository's json.py, say) never load in
     # place of ccs's modules; the folder holding ccs comes last, for an install outside site-packages.
     home = os.path.dirname(os.path.dirname(os.path.abspath(ccswitch_tui.__file__)))
     code = f"import sys; sys.path.append({home!r}); import ccswitch_tui.shims as s; s.main()"
-    args = " ".join(shlex.quote(a) for a in (python, "-I", "-c", code, str(profiles), str(state), tool, program))
-    return (f"#!/bin/sh\n{MARKER.decode()}1 {program} (written by `ccs use`; `ccs use --none` makes it pass "
-            f"straight through)\nexec {args} \"$@\"\n")
+    q = shlex.quote
+    args = " ".join(q(a) for a in ("-I", "-c", code, str(profiles), str(state), tool, program))
+    folder = Path(folder) if folder is not None else Path(state) / "shims"
+    note = folder / GONE_NOTE
+    gone = (f"ccs: ccs is no longer installed ({python} is gone), so {program} runs without it. To remove ccs's "
+            f"launchers: rm -r {q(str(folder))}, and take that folder off PATH in your shell's rc file")
+    return f"""#!/bin/sh
+{MARKER.decode()}1 {program} (written by `ccs use`; `ccs use --none` makes it pass straight through)
+py={q(python)}
+if [ -x "$py" ] && [ -f {q(os.path.join(home, "ccswitch_tui", "shims.py"))} ]; then
+  exec "$py" {args} "$@"
+fi
+# ccs is gone: the real {program}, the first on PATH's absolute folders that is no ccs shim
+if [ ! -e {q(str(note))} ]; then
+  printf '%s\\n' {q(gone)} >&2
+  : > {q(str(note))} 2>/dev/null || :
+fi
+IFS=:
+set -f
+for d in $PATH; do
+  case $d in /*) ;; *) continue ;; esac
+  f=$d/{program}
+  [ -f "$f" ] && [ -x "$f" ] || continue
+  [ "$(dd if="$f" bs=256 count=1 2>/dev/null | sed -n 2p | cut -c1-{len(MARKER)})" = {q(MARKER.decode())} ] && continue
+  unset IFS
+  set +f
+  exec "$f" "$@"
+done
+printf '%s\\n' {q(f"ccs: no real {program} on PATH (ccs, which wrote this launcher, is no longer installed)")} >&2
+exit 127
+"""
 
 
 def install(folder: Path, programs: Mapping[str, str], profiles: Path, state: Path,
@@ -110,7 +153,7 @@ def install(folder: Path, programs: Mapping[str, str], profiles: Path, state: Pa
         if os.path.lexists(path) and not is_shim(path):
             raise UsageError(f"{path} exists and is not a ccs shim; ccs never replaces it: move it or set "
                              "CCS_SHIM_DIR to another folder")
-        text = script(tool, program, python or sys.executable, profiles, state)
+        text = script(tool, program, python or sys.executable, profiles, state, folder)
         try:
             if not (path.is_file() and path.read_text() == text):
                 atomic_write(path, text, mode=0o755, durable=False)

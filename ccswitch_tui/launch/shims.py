@@ -155,17 +155,22 @@ class SelectionError(ValueError):
 class Choice:
     """Which profile a shim of ``tool`` uses here, and why; the project files passed over on the way."""
 
-    __slots__ = ("tool", "profile", "source", "where", "ignored")
+    __slots__ = ("tool", "profile", "source", "where", "ignored", "unserved")
 
     def __init__(self, tool: str, profile: str | None, source: str, where: str | None = None,
-                 ignored: tuple[Ignored, ...] = ()):
+                 ignored: tuple[Ignored, ...] = (), unserved: str | None = None):
         self.tool = tool
         self.profile = profile  # None: the shim passes straight through
         self.source = source  # "project" | "use" | "none" | "off"
         self.where = where  # the project file, or the selection file
         self.ignored = ignored
+        self.unserved = unserved  # the project file's profile for every tool, which does not serve this one
 
     def why(self) -> str:
+        if self.source == "project" and self.unserved:
+            return f"project file {self.where}: {self.unserved} does not serve {self.tool}, passes straight through"
+        if self.source == "project" and self.profile is None:
+            return f"project file {self.where}: {self.tool}=- passes straight through"
         if self.source == "project":
             return f"project file {self.where}"
         if self.source == "use":
@@ -297,8 +302,9 @@ def read_project_text(path: str | Path, checked: dict[str, str | None] | None = 
 
 
 def read_project_file(path: str | Path, checked: dict[str, str | None] | None = None) -> dict[str, str | None]:
-    """A ``.ccs-profile``'s entries (``read_project_text``, then ``parse_project_file``)."""
-    return parse_project_file(read_project_text(path, checked), str(path))
+    """A ``.ccs-profile``'s entries (``read_project_text``, then ``parse_project_file``); ``tool=-`` (or
+    a bare ``-``) passes that tool (or every one) straight through here, as in the selection file."""
+    return parse_project_file(read_project_text(path, checked), str(path), off=True)
 
 
 class ProjectFile:
@@ -344,9 +350,25 @@ def read_selection(state: str | Path) -> dict[str, str | None]:
         raise SelectionError(f"{exc} (or run `ccs use --clear` to start over)") from None
 
 
-def choose(tool: str, cwd: str | Path, state: str | Path, tool_names: Sequence[str] | None = None) -> Choice:
+def serves(profiles: str | Path, name: str, tool: str) -> bool | None:
+    """Whether profile ``name`` has a ``[tool]`` table; None when its file cannot tell (missing, not
+    TOML: the launch then says what is wrong). Read only for a project file's line for every tool."""
+    # lazy: a shim pays for the TOML reader only when a project file names a profile for every tool
+    from ccswitch_tui.safe_read import tomllib
+
+    try:
+        data = tomllib.loads(read_small(os.path.join(profiles, f"{name}.toml")))
+    except (OSError, ValueError, SelectionError, RecursionError):
+        return None
+    return isinstance(data.get(tool), dict)
+
+
+def choose(tool: str, cwd: str | Path, state: str | Path, tool_names: Sequence[str] | None = None,
+           profiles: str | Path | None = None) -> Choice:
     """The profile a shim of ``tool`` uses in ``cwd``. ``tool_names``, when given, checks the project
-    file's ``tool=`` lines against the registry."""
+    file's ``tool=`` lines against the registry. A project file's profile for every tool covers the
+    tools it serves (read from ``profiles``) and passes the others straight through, as `ccs use
+    PROFILE` does; ``tool=-`` passes one through."""
     selection = read_selection(state)
     pick = selection.get(tool, selection.get(ALL, "")) if selection else ""
     if pick is None:
@@ -358,7 +380,11 @@ def choose(tool: str, cwd: str | Path, state: str | Path, tool_names: Sequence[s
                 if t != ALL and t not in tool_names:
                     raise SelectionError(f"{project.path}: {_quoted(t)} is not a tool ccs launches; use one of: "
                                          f"{', '.join(tool_names)}")
-        if name := project.entries.get(tool, project.entries.get(ALL)):
+        if tool in project.entries or ALL in project.entries:
+            name = project.entries[tool] if tool in project.entries else project.entries[ALL]
+            if name is not None and tool not in project.entries and profiles is not None \
+                    and serves(profiles, name, tool) is False:
+                return Choice(tool, None, "project", project.path, project.ignored, unserved=name)
             return Choice(tool, name, "project", project.path, project.ignored)
     if pick:
         return Choice(tool, pick, "use", selection_path(state), project.ignored)

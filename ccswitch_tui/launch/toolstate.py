@@ -29,12 +29,22 @@ class ToolState:
 
     @property
     def size_text(self) -> str:
-        n = float(self.size)
-        for unit in ("B", "KB", "MB", "GB"):
-            if n < 1024 or unit == "GB":
-                return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-            n /= 1024
-        raise AssertionError
+        return size_text(self.size)
+
+
+def size_text(size: int) -> str:
+    """``171.3 KB``: a size in bytes as people read it."""
+    n = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def tree_size(path: Path) -> int:
+    """The bytes of a folder's files, links not followed."""
+    return _size(path)
 
 
 def _size(path: Path) -> int:

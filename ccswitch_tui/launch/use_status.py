@@ -49,7 +49,7 @@ def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Stor
     for tool, program in progs.items():
         row: dict[str, Any] = {"tool": tool, "program": program}
         try:
-            choice = shims.choose(tool, cwd, paths.state, tuple(progs))
+            choice = shims.choose(tool, cwd, paths.state, tuple(progs), paths.profiles)
         except shims.SelectionError as exc:
             report["error"] = str(exc)
             row.update(profile=None, source="error", where=None, why=str(exc))
@@ -153,6 +153,8 @@ def doctor_findings(report: Mapping[str, Any]) -> list[Any]:
                            f"do not follow it; {i['fix']}", path=i["path"]))
     for row in report["tools"]:
         if row.get("problem"):
-            out.append(Finding("shim-selection", ERROR, f"a {row['program']} started here would fail: "
+            program = row["program"]
+            out.append(Finding("shim-selection", ERROR, f"{'an' if program[:1] in 'aeiou' else 'a'} {program} "
+                               "started here would fail: "
                                f"{row['problem']} (chosen by {row['why']})", path=row.get("where")))
     return out

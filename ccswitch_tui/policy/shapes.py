@@ -5,7 +5,8 @@ exports and the output filter.
 A key is a run of token characters (letters, digits, ``-_.~+/=``) of 20 or more, holding at least
 one random-looking stretch: 16+ characters of mixed letters and digits that change class often
 (``k3J9x…``), or 20+ hex characters. Words, model ids (``claude-sonnet-4-5-20250929``), launch ids,
-UUIDs, paths, fingerprints (``fp:…``), digests (``sha256:…``) and masks (``sk-…9f3a``) are not.
+UUIDs, paths, fingerprints (``fp:…``), digests (``sha256:…``) and masks (``sk-…9f3a``) are not, and
+neither are the ids of the forms ``ids`` knows (sessions, requests, responses, tool calls, commits).
 Credentials inside URLs (``https://user:pass@host``, ``?api_key=…``) are found by position.
 """
 
@@ -16,6 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from ccswitch_tui.policy.ids import commit_after, without_ids
 
 MIN_KEY_LEN = 20
 
@@ -129,10 +132,13 @@ def _is_path_like(token: str) -> bool:
 def _token_is_key(token: str) -> bool:
     if len(token) < MIN_KEY_LEN or _UUID_RE.fullmatch(token):
         return False
-    if _MARKED.fullmatch(token):
+    if _MARKED.fullmatch(token):  # before ids: no id form can hide a marked key
         return True
     if "T" in token and _LAUNCH_ID_RE.search(token):  # ccs's own launch ids (runs/<id>.json): judge the rest
         return _token_is_key(_LAUNCH_ID_RE.sub("run", token))
+    rest = without_ids(token)
+    if rest != token:  # a session, request or response id, alone or in a file name: judge the rest
+        return _token_is_key(rest)
     if _is_path_like(token):
         parts = [p for p in token.split("/") if p]  # a path: judge each component on its own
         return any(_token_is_key(p) for p in parts)
@@ -151,18 +157,20 @@ def key_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in TOKEN_RE.finditer(text):
         start, end = m.span()
         token = m.group()
-        lead = text[max(0, start - 8):start].lower()
+        lead = text[max(0, start - 10):start].lower()
         if lead.endswith(DIGEST_LABELS):
             continue
         if start > 0 and text[start - 1] == "\\":  # a JSON/escape sequence: keep it whole
             skip = 5 if re.match(r"u[0-9a-fA-F]{4}", token) else 1
             start, token = start + skip, token[skip:]
+        if commit_after(lead, token):
+            continue
         if _is_path_like(token):  # mask only the components that are keys, keep the path readable
-            pos = start
+            pos, before = start, ""
             for part in token.split("/"):
-                if part and _token_is_key(part):
+                if part and not commit_after(f"{before}/", part) and _token_is_key(part):
                     yield pos, pos + len(part)
-                pos += len(part) + 1
+                pos, before = pos + len(part) + 1, part
         elif _token_is_key(token):
             yield start, end
 
@@ -189,10 +197,12 @@ def url_secrets(url: str) -> list[str]:
     return found
 
 
-# a credential header written out (``x-api-key: …``, ``Authorization: Bearer …``), as in *_CUSTOM_HEADERS
+# a credential header written out (``x-api-key: …``, ``Authorization: Bearer …``), as in *_CUSTOM_HEADERS.
+# "token" is a header's name only alone or as its last word (``x-auth-token``, ``access_token``): a word
+# that merely ends in it (the preset ``taotoken`` in ``taotoken: 4``) is not, and a small count is no value.
 CREDENTIAL_HEADER_RE = LazyPattern(
-    r"(?i)\b(?P<name>(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|[a-z-]{0,40}token|cookie)"
-    r"(?P<sep>\s*:\s*)(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s,;\"'\\]+)")
+    r"(?i)\b(?P<name>(?:proxy-)?authorization|x-api-key|api-key|(?:[a-z0-9]+[-_]){0,6}token|cookie)"
+    r"(?P<sep>\s*:\s*)(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>(?![0-9]{1,9}\b)[^\s,;\"'\\]+)")
 
 
 def holds_credential(value: str) -> bool:

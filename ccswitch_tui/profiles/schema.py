@@ -237,3 +237,11 @@ def _share_value(c: Checker, value: Any) -> tuple[str, ...]:
             more = f"did you mean {hint[0]!r}?" if hint else f"choose from: {', '.join(PIECES)}"
             raise c.fail(f"[policy].share {x!r} is not a piece ccs can share; {more}", "[policy].share")
     return tuple(dict.fromkeys(str(x) for x in value))
+
+
+def configured_tools(profile: Profile) -> tuple[str, ...]:
+    """The tools the profile sets up itself: every side but one a spec supplies for a missing table
+    (``ccs run``'s, which exports nothing). Such a side still launches; it is neither listed as a
+    tool the profile serves nor a problem of the profile."""
+    return tuple(t for t, side in profile.sides.items()
+                 if t not in tools.names() or side != tools.get(t).default_side(profile.provider))

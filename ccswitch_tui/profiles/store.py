@@ -86,6 +86,20 @@ def refuse_nul(data: Any, where: str, path: str = "") -> None:
             refuse_nul(v, where, f"{path.rstrip('.')}[{i}]")
 
 
+def unknown_hint(name: str, known: list[str]) -> str:
+    """After "no profile named X": the names closest to X (a typo), else the few there are."""
+    import difflib  # lazy: only an unknown name needs it, never a launch
+
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if close:
+        return f"; did you mean {' or '.join(repr(c) for c in close)}? (`ccs list` shows all {len(known)})"
+    if not known:
+        return "; there is none yet: `ccs new NAME --preset P` makes one (`ccs presets` lists them)"
+    if len(known) <= 8:
+        return f" (known: {', '.join(known)}); see `ccs list`"
+    return f"; none of the {len(known)} profiles is close: see `ccs list`"
+
+
 class Store:
     def __init__(self, paths: Paths | None = None):
         self.paths = paths or resolve_paths()
@@ -128,9 +142,7 @@ class Store:
                     f"{path}: cannot read: it links to {os.readlink(path)}, which does not exist; "
                     f"remove the link or restore its target"
                 ) from None
-            known = self.names()
-            hint = f" (known: {', '.join(known[:8])}{'…' if len(known) > 8 else ''})" if known else ""
-            raise UsageError(f"no profile named {name!r} in {self.root}{hint}; see `ccs list`") from None
+            raise UsageError(f"no profile named {name!r} in {self.root}{unknown_hint(name, self.names())}") from None
         except UnicodeDecodeError as exc:
             raise ProfileError(f"{path}: cannot read: {decode_error_line(exc)}") from None
         except OSError as exc:
@@ -145,7 +157,7 @@ class Store:
     def entries(self) -> list[Entry]:
         """Every profile file; a broken one is listed with its error instead of hiding the others."""
         out = []
-        for name, path in sorted(self._files(), key=lambda f: f[1].name):
+        for name, path in sorted(self._files(), key=lambda f: (f[1].stem, f[1].name)):  # tt before tt-b
             if name is None:
                 out.append(Entry(path.name, path, error=(
                     f"{path}: not loaded: a profile file is named NAME.toml with NAME matching {NAME_RE.pattern}; "

@@ -251,10 +251,16 @@ def env_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, list[st
 
 
 def user_argv(manifest: Mapping[str, Any]) -> list[str]:
-    """The run's argv as the user gave it: without the options ccs adds to the client's (its spec
-    knows which)."""
+    """The run's argv as the user gave it: the program and the arguments typed after `--`
+    (``user_args``); in a manifest written before ccs kept them, the argv without the options ccs
+    adds to the client's (its spec knows which)."""
     argv = [str(a) for a in manifest.get("argv") or []]
     tool = manifest.get("tool")
+    typed = manifest.get("user_args")
+    if isinstance(typed, list) and argv:
+        typed = [str(a) for a in typed]
+        spec = tools.get(str(tool)) if tool in tools.names() else None
+        return [argv[0], *typed] if spec is not None and spec.program else typed or argv
     if tool not in tools.names() or not argv:
         return argv
     return tools.get(str(tool)).user_argv(argv)

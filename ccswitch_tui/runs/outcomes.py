@@ -115,7 +115,8 @@ def read_outcomes(path: Path, task_column: str | None = None, success_column: st
     "passed", "results": {task id: score}}``. UsageError (one line) for a file that cannot be read or a
     bad row."""
     try:
-        text = read_text(path, MAX_OUTCOMES_FILE)
+        # Excel's "CSV UTF-8" (and Notepad) start with a byte-order mark
+        text = read_text(path, MAX_OUTCOMES_FILE).removeprefix("\ufeff")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such outcomes file; give the file the agent wrote its results to") from None
     except UnicodeDecodeError as exc:

@@ -70,7 +70,9 @@ def _base_urls_seen(v: RunView) -> list[str]:
     return sorted(seen)
 
 
-def _why(field: str, diffs: Sequence[Any], fps: int) -> str:
+def _why(field: str, diffs: Sequence[Any], fps: int, used: Sequence[str] = ()) -> str:
+    """``used``: the base URLs requests went to (recorded runs); a changed base URL no request used (an
+    Anthropic export beside the OpenAI one the program called) is not named."""
     d = diffs[0]
     if field == "fingerprint_salt":
         return str(d.cause)
@@ -78,6 +80,7 @@ def _why(field: str, diffs: Sequence[Any], fps: int) -> str:
         return f"key rotated ({fps} fingerprints): {d.cause}" if d.cause else f"key rotated ({fps} fingerprints)"
     if field == "base_urls":
         urls = sorted({str(u) for x in diffs for side in (x.base, x.run) for u in (side or {}).values()})
+        urls = [u for u in urls if u in used] or urls
         return f"base URLs {', '.join(urls)}" + (f" ({d.cause})" if d.cause else "")
     what = f"{field} ({d.kind})"
     if field in INFRA_OUTCOMES:
@@ -165,7 +168,8 @@ def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths |
     if len(urls) > 1 and "base_urls" not in by_field and "endpoints" not in by_field:
         notes.append(f"requests went to {len(urls)} base URLs within a run: {', '.join(urls)}")
         by_field["endpoints"] = []
-    reasons = [(_why(f, ds, len(fps)) if ds else f"requests to {', '.join(urls)}") for f, ds in by_field.items()]
+    used = urls if summaries else ()
+    reasons = [(_why(f, ds, len(fps), used) if ds else f"requests to {', '.join(urls)}") for f, ds in by_field.items()]
     if "fingerprint_salt" in by_field:  # fingerprints that cannot be compared tell no key strategy
         row["key_strategy"] = "salts differ"
     row["comparable"] = not reasons

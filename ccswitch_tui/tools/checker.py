@@ -68,6 +68,11 @@ class Checker:
             if k not in allowed:
                 hint = difflib.get_close_matches(str(k), allowed, n=1)
                 label = f"{path}.{k}" if path != "top level" else str(k)
+                if isinstance(data[k], Mapping):  # [codx] is a table, not a field: name it as written
+                    inside = "" if path == "top level" else f"{path.strip('[]')}."
+                    extra = (f"; did you mean [{inside}{hint[0]}]?" if hint
+                             else f"; allowed: {', '.join(allowed)}")
+                    raise self.fail(f"unknown table [{inside}{k}]{extra}", label)
                 extra = f"; did you mean {hint[0]!r}?" if hint else f"; allowed: {', '.join(allowed)}"
                 raise self.fail(f"unknown field {label}{extra}", label)
         return data

@@ -30,7 +30,7 @@ from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import select, string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, state, system, working
 from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, CLAUDE_QUIET_SETTINGS_ENV, is_official, quiet_for
-from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, newest_session_id
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, has_option, newest_session_id
 
 SETTINGS_FILE = "ccs-settings.json"
 _ROUTING_ENV = re.compile(r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL")
@@ -186,6 +186,9 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
             return None
         sid = newest_session_id((Path(config_dir) / "projects").glob("*/*.jsonl"), since)
         return None if sid is None else f"--resume {sid}"
+
+    def batch(self, args: Sequence[str]) -> bool:
+        return has_option(args, "-p", "--print")
 
     def user_argv(self, argv: Sequence[str]) -> list[str]:
         """Without ``--settings <ccs-settings.json>`` and ``--setting-sources user``."""

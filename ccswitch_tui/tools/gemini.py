@@ -22,6 +22,7 @@ Measured with gemini-cli 0.61.0 against a loopback stub:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,9 +43,10 @@ from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key, Layer, Package, folder, project, system, working
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, has_option
 
 KEY_VAR = "GEMINI_API_KEY"
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SYSTEM_ENV = "CCS_GEMINI_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
 # settings keys that decide where requests go or with which credentials
 _ROUTING_KEYS = ("security.auth.selectedType", "security.auth.useExternal", "model.name")
@@ -132,6 +134,15 @@ class GeminiSpec(ToolSpec[GeminiSide]):
     def summary(self, side: GeminiSide) -> list[str]:
         return [f"GEMINI_MODEL={side.model}"]
 
+    def batch(self, args: Sequence[str]) -> bool:
+        return has_option(args, "-p", "--prompt")
+
+    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
+        """``--resume ID``: the newest main session the launch wrote in this folder's chats."""
+        home = plan.extra.get("gemini_home")
+        return None if not home else (f"--resume {sid}" if (sid := newest_chat(Path(home) / ".gemini",
+                                                                                plan.cwd, since)) else None)
+
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
              paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
@@ -175,3 +186,33 @@ class GeminiSpec(ToolSpec[GeminiSide]):
 
 
 TOOL = GeminiSpec()
+
+
+def newest_chat(gemini_dir: Path, cwd: Path, since: float) -> str | None:
+    """The session id of the newest main chat written since ``since`` for ``cwd``. Measured with 0.61.0:
+    ``projects.json`` maps a folder to its short name, and each session is
+    ``tmp/<short name>/chats/session-<time>-<8 hex>.jsonl`` whose first line names its ``sessionId``
+    (``kind`` ``main``; a sub-agent's is not); ``--resume <sessionId>`` continues it."""
+    import json  # lazy: read only after an interactive session
+
+    try:
+        projects = json.loads((gemini_dir / "projects.json").read_text()).get("projects") or {}
+        short = projects.get(str(cwd)) or projects.get(str(cwd.resolve()))
+    except (OSError, ValueError, AttributeError):
+        short = None
+    if not isinstance(short, str) or not short or "/" in short or short.startswith("."):
+        return None
+    best: tuple[float, str] | None = None
+    for f in (gemini_dir / "tmp" / short / "chats").glob("session-*.json*"):
+        try:
+            mtime = f.stat().st_mtime
+            if mtime < since or (best is not None and mtime <= best[0]):
+                continue
+            with f.open("rb") as fh:
+                head = json.loads(fh.readline(64 * 1024) or b"{}")
+        except (OSError, ValueError):
+            continue
+        sid = head.get("sessionId") if isinstance(head, dict) else None
+        if head.get("kind", "main") == "main" and isinstance(sid, str) and _UUID.fullmatch(sid):
+            best = (mtime, sid)
+    return best[1] if best else None

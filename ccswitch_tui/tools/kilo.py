@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.tools.layers import (
     WARN,
     Layer,
@@ -116,31 +115,6 @@ class KiloSpec(OpenCodeFamilySpec):
     disable_project_var = "KILO_DISABLE_PROJECT_CONFIG"
     schema_url = "https://app.kilo.ai/config.json"
     quiet_env = QUIET_ENV
-
-    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        sid = newest_session(Path(plan.env["XDG_DATA_HOME"]) / "kilo" / "kilo.db", plan.cwd, since)
-        return None if sid is None else f"--session {sid}"
-
-
-def newest_session(db: Path, cwd: Path, since: float) -> str | None:
-    """The id of the newest top-level session in ``cwd`` updated since ``since`` (epoch seconds), read
-    from Kilo's database without writing to it; None when there is none or the database is unreadable."""
-    import sqlite3  # lazy: read only after an interactive session
-
-    if not db.is_file():
-        return None
-    try:
-        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
-        try:
-            row = con.execute("SELECT id FROM session WHERE parent_id IS NULL AND directory IN (?, ?) "
-                              "AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1",
-                              (str(cwd), str(cwd.resolve()), int(since * 1000))).fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    sid = row[0] if row else None
-    return sid if isinstance(sid, str) and sid.replace("_", "").isalnum() else None
 
 
 TOOL = KiloSpec()

@@ -36,7 +36,7 @@ from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe, first_word
 
 NPM_PROVIDER = "@ai-sdk/openai-compatible"  # bundled in the binaries: works offline
 PROVIDER_ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -104,6 +104,16 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         side: FamilySide = profile.sides[self.name]
         return [chat_probe(plan.base_urls[self.base_url_key(side)], side.model)]
 
+    def batch(self, args: Sequence[str]) -> bool:
+        return first_word(args) == "run"
+
+    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
+        """``--session ses_…``: the newest top-level session in the working folder, from the client's
+        database in the profile's data dir (``<XDG_DATA_HOME>/<name>/<name>.db``)."""
+        data = plan.env.get("XDG_DATA_HOME")
+        sid = newest_session(Path(data) / self.name / f"{self.name}.db", plan.cwd, since) if data else None
+        return None if sid is None else f"--session {sid}"
+
     # --- launching ------------------------------------------------------------------------------
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
@@ -157,3 +167,24 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
         if quiet:
             data.update(self.quiet_config)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def newest_session(db: Path, cwd: Path, since: float) -> str | None:
+    """The id of the newest top-level session in ``cwd`` updated since ``since`` (epoch seconds), read
+    from the client's database without writing to it; None when there is none or the database is unreadable."""
+    import sqlite3  # lazy: read only after an interactive session
+
+    if not db.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        try:
+            row = con.execute("SELECT id FROM session WHERE parent_id IS NULL AND directory IN (?, ?) "
+                              "AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1",
+                              (str(cwd), str(cwd.resolve()), int(since * 1000))).fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    sid = row[0] if row else None
+    return sid if isinstance(sid, str) and sid.replace("_", "").isalnum() else None

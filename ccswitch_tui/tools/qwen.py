@@ -64,7 +64,7 @@ from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, home, project, state, system, working
 from ccswitch_tui.tools.quiet import quiet_for
-from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe, newest_session_id
+from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe, has_option, newest_session_id
 
 KEY_VAR = "OPENAI_API_KEY"
 SYSTEM_ENV = "CCS_QWEN_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
@@ -216,6 +216,9 @@ class QwenSpec(ToolSpec[QwenSide]):
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
         return [chat_probe(plan.base_urls["OPENAI_BASE_URL"], plan.models["OPENAI_MODEL"])]
+
+    def batch(self, args: Sequence[str]) -> bool:
+        return has_option(args, "-p", "--prompt")
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
         home = Path(plan.extra["qwen_home"])

@@ -29,7 +29,7 @@ from ccswitch_tui.tools.spec import ToolSpec
 # launch key may not be one of them. tests/test_tui.py compares this with the app's bindings.
 RESERVED_KEYS = frozenset({
     "1", "2", "3", "4", "5", "a", "d", "delete", "e", "i", "k", "l", "n", "p", "q", "r", "s", "t", "u",
-    "slash", "question_mark", "f1", "ctrl+r", "ctrl+q", "ctrl+c", "ctrl+p",
+    "slash", "question_mark", "f1", "ctrl+r", "ctrl+q", "ctrl+c", "ctrl+p", "escape",
 })
 LAUNCH_MENU_KEY = "l"  # the folded footer's "Launch…" entry
 MAX_SHORT = 10  # the footer's word for a client

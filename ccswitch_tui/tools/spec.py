@@ -270,6 +270,11 @@ class ToolSpec(ABC, Generic[S]):
         wrote since ``since`` (epoch seconds), e.g. ``--resume ID``; None when there is none."""
         return None
 
+    def batch(self, args: Sequence[str]) -> bool:
+        """Whether these client arguments run one prompt and exit (``claude -p``, ``codex exec``): a
+        script's call, after which a shim prints no resume hint."""
+        return False
+
     def user_argv(self, argv: Sequence[str]) -> list[str]:
         """A launch's argv as the user gave it: without the options ccs adds to the client's."""
         return list(argv)
@@ -311,6 +316,16 @@ def chat_probe(base: str, model: str | None) -> ProbeSpec:
 
 
 _SESSION_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def has_option(args: Sequence[str], *names: str) -> bool:
+    """Whether ``args`` give one of the options ``names`` (``-p``, ``--prompt`` or ``--prompt=…``)."""
+    return any(a in names or (a.startswith("--") and a.split("=", 1)[0] in names) for a in args)
+
+
+def first_word(args: Sequence[str]) -> str | None:
+    """The first argument that is not an option (a subcommand: ``codex exec``, ``opencode run``)."""
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def newest_session_id(files: Iterable[Path], since: float) -> str | None:

@@ -25,6 +25,7 @@ class Action:
     key_display: str | None = None
     method: str = ""  # the app's action_<method>, when it is not the name: one method for several bindings
     args: tuple[str, ...] = ()  # its parameters: launch('<client>')
+    priority: bool = False  # handled before the key reaches the focused widget (see the filter)
 
     @property
     def call(self) -> tuple[str, tuple[str, ...]]:
@@ -84,11 +85,14 @@ ACTIONS: tuple[Action, ...] = _actions((
     Action("import_profiles", "i", "Import", "Import providers from CC Switch or the live "
            f"{tools.client_labels('/', tools.importable())} configs (the report of `ccs import`)", needs_profile=False),
     Action("duplicate", "d", "Duplicate", "Copy this profile under a new name", show=False),
-    Action("delete", "delete", "Delete", "Delete this profile file (asks first; the key stays)", show=False,
+    Action("delete", "delete", "Delete", "Delete this profile file and its tool state (asks first; the key stays)",
+           show=False,
            key_display="del"),
     Action("cycle_tool", "t", "Tool", "Show another tool's plan in Environment and Diff", show=False),
+    # priority: run as the key arrives, so the letters typed right behind it already find the filter
+    # focused (a binding of the focused list would run only after they were handed to the list)
     Action("filter", "slash", "Filter", "Filter the profile list", show=False, needs_profile=False,
-           key_display="/"),
+           key_display="/", priority=True),
     Action("reload", "ctrl+r", "Reload", "Read the profiles and keys again", show=False, needs_profile=False),
     Action("help", "question_mark,f1", "Help", "Keys and what ccs shows", needs_profile=False, key_display="?"),
 ))
@@ -107,7 +111,8 @@ PALETTE = tuple(a for a in ACTIONS if a.name not in ("filter",))
 
 def bindings() -> list[Binding]:
     out = [
-        Binding(a.key, a.action, a.label, show=a.show, id=a.name, tooltip=a.help, key_display=a.key_display)
+        Binding(a.key, a.action, a.label, show=a.show, id=a.name, tooltip=a.help, key_display=a.key_display,
+                priority=a.priority)
         for a in ACTIONS
     ]
     for n, (tab, label) in enumerate(TABS, 1):

@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, TabbedContent
+from textual.widgets import Footer, Header, Input, TabbedContent, TextArea
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
@@ -72,7 +72,9 @@ class CcsApp(App[None]):
                                              "routing variables"),
                 Binding("u", "toggle_rounds", "Rounds", id="runs-rounds", show=False,  # the footer is full
                         tooltip="Runs tab: the consistency gap per round of reruns, with the verdicts beside it "
-                                "(u again: the runs)")]
+                                "(u again: the runs)"),
+                Binding("escape", "leave_pane", "Back to the list", show=False, id="leave-pane",
+                        tooltip="From a pane back to the profile list")]
     TAB_ACTIONS = {"toggle_all_processes": "running", "toggle_rounds": "runs"}
     COMMANDS = App.COMMANDS | {CcsCommands}
     NOTIFICATION_TIMEOUT = 8
@@ -121,6 +123,13 @@ class CcsApp(App[None]):
         """Every notification (the screens' too) is plain text shown ``visible``: they quote errors,
         names and paths from elsewhere, so neither markup nor a control character in them is obeyed."""
         super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
+
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit (it copies): say which key does, as plain text (Textual's own note is
+        markup, which ``notify`` shows as it is: ``Press [b]ctrl+q[/b]``)."""
+        keys = [k for k, b in self.active_bindings.items() if b.binding.action in ("quit", "app.quit")]
+        if keys:
+            self.notify(f"Press {' or '.join(keys)} to quit ccs", title="Do you want to quit?")
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -253,10 +262,13 @@ class CcsApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         a = BY_CALL.get((action, tuple(map(str, parameters))))
-        if (a is not None or action in ("quit", "show_tab", *self.TAB_ACTIONS)) and self.screen.is_modal:
+        if (a is not None or action in ("quit", "show_tab", "leave_pane", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         if action in self.TAB_ACTIONS:
             return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
+        if action == "filter" and (self.screen is not self.profile_list.screen
+                                   or isinstance(self.focused, (Input, TextArea))):
+            return False  # a priority key: `/` typed into a field, or on another screen, stays a `/`
         return self.action_enabled(a.name) if a is not None else True
 
     # --- loading ------------------------------------------------------------------------------
@@ -331,6 +343,10 @@ class CcsApp(App[None]):
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
         self._refresh_bindings_if_changed()
+        pl = self.profile_list
+        if event.profile is None and pl.filter_text and pl.entries:
+            self._shown = None  # the filter hides every profile: so does the detail (one still read is dropped)
+            self.detail_pane.clear("No profile matches the filter", no_match(pl.filter_text, len(pl.entries)))
         if event.profile is not None and event.profile != self._shown:
             self._shown = event.profile
             self.request_detail(event.profile)
@@ -588,8 +604,24 @@ class CcsApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def _in_pane(self) -> bool:
+        return self.focused is not None and self.detail_pane in self.focused.ancestors_with_self
+
     def action_show_tab(self, tab: str) -> None:
+        """Show ``tab``; from inside a pane, into the new tab's pane. The focus leaves the old pane
+        first: a widget focused there (the next one of that pane, once the first is hidden) brought
+        its tab back, so `1` did nothing in the Runs table."""
+        inside = self._in_pane()
+        if inside:
+            self.profile_list.options.focus()
         self.detail_pane.show_tab(tab)
+        if inside:
+            self.call_after_refresh(self.focus_detail)
+
+    def action_leave_pane(self) -> None:
+        """Esc in a pane: back to the profile list (in the list, Esc clears the filter)."""
+        if self._in_pane():
+            self.profile_list.options.focus()
 
     def focus_detail(self) -> None:
         """Enter on a profile: into the active tab, to scroll or pick a row with the keyboard."""

@@ -34,19 +34,35 @@ FLEX: tuple[Fit, ...] = ("value", "line", "prose")
 NAME_SHARE = 0.35
 TAG_SHARE = 0.3
 MIN_FLEX = 8
+MIN_TAG = 16  # a tag or note cut shorter reads as nothing (`ANTH…URL`)
+VALUE_ROOM = 32  # what a value keeps before a name is cut for it (a URL's host, a path's ends)
 GAP = 2
 
 
-def middle(text: str, width: int) -> str:
+def _scheme_end(text: str) -> int:
+    """Where a URL's ``scheme://`` ends (0 for text that is not a URL)."""
+    scheme = text.find("://")
+    return scheme + 3 if 0 < scheme < 8 and " " not in text[:scheme] else 0
+
+
+def drops_scheme(texts: Iterable[str], width: int) -> bool:
+    """Whether a column of ``width`` shows its URLs without their scheme: when any one of them does
+    not fit whole, none shows it (one row without ``http://`` beside others with it read as two
+    kinds of address)."""
+    return any(_scheme_end(t) and len(t) > width for t in texts)
+
+
+def middle(text: str, width: int, keep_scheme: bool = False) -> str:
     """``text`` in at most ``width`` cells, its middle replaced by ``…`` (the head — a URL's host, a
-    path's root — and the tail stay)."""
+    path's root — and the tail stay). A URL that does not fit loses its scheme first: its host
+    matters more (unless ``keep_scheme``)."""
     if len(text) <= width:
         return text
     if width <= 1:
         return ELLIPSIS[:width]
-    scheme = text.find("://")
-    if 0 < scheme < 8:  # a URL that does not fit: its host matters more than its scheme
-        text = text[scheme + 3:]
+    scheme = _scheme_end(text)
+    if scheme and not keep_scheme:
+        text = text[scheme:]
         if len(text) <= width:
             return text
     tail = (width - 1) // 2
@@ -58,9 +74,12 @@ def end(text: str, width: int) -> str:
     return text if len(text) <= width else (text[: max(width - 1, 0)] + ELLIPSIS)[:width]
 
 
-def cut(text: str, width: int, fit: Fit) -> str:
+def cut(text: str, width: int, fit: Fit, no_scheme: bool = False) -> str:
     """``text`` fitted to its column: prose as it is (it wraps), a summary cut at its end, a value in
-    its middle (``old → new``: each side in its middle, the arrow kept)."""
+    its middle (``old → new``: each side in its middle, the arrow kept). ``no_scheme``: the column
+    shows its URLs without their scheme (``drops_scheme``)."""
+    if no_scheme and fit not in ("prose", "note", "line") and (at := _scheme_end(text)):
+        text = text[at:]
     if fit in ("prose", "note") or len(text) <= width:
         return text
     if fit == "line":
@@ -90,9 +109,11 @@ CellLike = Cell | str | tuple[str, str]
 
 def widths(columns: Sequence[Fit], rows: Sequence[Sequence[Cell]], total: int, gap: int = GAP,
            headers: Sequence[str] = ()) -> list[int]:
-    """Each column's width in ``total`` cells, given in turn: fixed columns whole, names and tags up
-    to their share, then the values, prose and summaries what they hold of the rest, each leaving
-    ``MIN_FLEX`` cells to those after it; what is left goes back to the columns still cut."""
+    """Each column's width in ``total`` cells, given in turn: fixed columns whole; names and notes
+    whole while the columns after them keep their room (a value ``VALUE_ROOM``: a name cut in the
+    middle cannot be read, a value cut in the middle keeps its ends), else their share of the line;
+    then the values, prose and summaries what they hold of the rest, tags up to their share; what is
+    left goes back to the columns still cut."""
     n = len(columns)
     longest = [max([len(r[i].text) for r in rows if i < len(r)] + [len(headers[i]) if i < len(headers) else 0])
                for i in range(n)]
@@ -100,15 +121,23 @@ def widths(columns: Sequence[Fit], rows: Sequence[Sequence[Cell]], total: int, g
     left = max(total - gap * (n - 1), n)
     order = [i for fit in ("fixed", "name", "note", "value", "tag", "prose", "line")
              for i, f in enumerate(columns) if f == fit]
+
+    def share(j: int) -> int:
+        return max(int(total * (NAME_SHARE if columns[j] == "name" else TAG_SHARE)), MIN_FLEX)
+
     for pos, i in enumerate(order):
         fit = columns[i]
-        after = sum(min(MIN_FLEX, longest[j]) for j in order[pos + 1:] if columns[j] != "fixed")
+        later = [j for j in order[pos + 1:] if columns[j] != "fixed"]
         if fit == "fixed":
             want = longest[i]
-        elif fit in ("name", "tag", "note"):
-            want = min(longest[i], max(int(total * (NAME_SHARE if fit == "name" else TAG_SHARE)), MIN_FLEX))
+        elif fit in ("name", "note"):
+            need = sum(min(longest[j], VALUE_ROOM if columns[j] in FLEX else share(j)) for j in later)
+            want = min(longest[i], max(share(i), left - need))
+        elif fit == "tag":
+            want = min(longest[i], max(share(i), MIN_TAG))
         else:
             want = longest[i]
+        after = sum(min(MIN_TAG if columns[j] in ("tag", "note") else MIN_FLEX, longest[j]) for j in later)
         out[i] = max(min(want, left - after), min(longest[i], 1)) if fit != "fixed" else want
         left -= out[i]
     for i in order:  # the rest to what is still cut
@@ -122,6 +151,19 @@ def widths(columns: Sequence[Fit], rows: Sequence[Sequence[Cell]], total: int, g
         last = max(i for i, f in enumerate(columns) if f in FLEX)
         out[last] += left
     return out
+
+
+def fit_columns(columns: Sequence[Fit], rows: Sequence[Sequence[Cell]], total: int, gap: int = GAP,
+        headers: Sequence[str] = ()) -> tuple[list[int], list[bool]]:
+    """The columns' widths, and which columns show their URLs without a scheme (``drops_scheme``);
+    a column that drops them is measured without them, so what they free goes to the others."""
+    ws = widths(columns, rows, total, gap, headers)
+    bare = [drops_scheme((r[i].text for r in rows if i < len(r)), ws[i]) for i in range(len(columns))]
+    if any(bare):
+        short = [tuple(Cell(c.text[_scheme_end(c.text):] if i < len(bare) and bare[i] else c.text, c.style)
+                       for i, c in enumerate(r)) for r in rows]
+        ws = widths(columns, short, total, gap, headers)
+    return ws, bare
 
 
 @dataclass
@@ -140,7 +182,7 @@ class Grid:
     def table(self, total: int, resolve: Any, rows: Sequence[Sequence[Cell]] | None = None) -> Table:
         """A Rich table ``total`` cells wide, its widths those of ``rows`` (this grid's, or those of
         every grid aligned with it)."""
-        ws = widths(self.columns, self.rows if rows is None else rows, total, headers=self.headers)
+        ws, bare = fit_columns(self.columns, self.rows if rows is None else rows, total, headers=self.headers)
         table = Table.grid(padding=(0, GAP, 0, 0)) if not self.headers else Table(
             box=None, padding=(0, GAP, 0, 0), show_edge=False, header_style=resolve("$text-muted"), pad_edge=False)
         for i, fit in enumerate(self.columns):
@@ -149,7 +191,7 @@ class Grid:
             table.add_column(header, width=ws[i], no_wrap=not wraps, overflow="fold" if wraps else "ellipsis")
         for row in self.rows:
             cells = list(row) + [Cell("")] * (len(self.columns) - len(row))
-            table.add_row(*(Text(cut(c.text, ws[i], self.columns[i]), style=resolve(c.style))
+            table.add_row(*(Text(cut(c.text, ws[i], self.columns[i], bare[i]), style=resolve(c.style))
                             for i, c in enumerate(cells)))
         return table
 
@@ -279,14 +321,14 @@ class FitTable(DataTable):
         total = max(self.size.width - 2, 20)  # the scrollbar's room
         pad = self.cell_padding * 2
         cols = tuple(fit for _, fit in self.spec)
-        ws = widths(cols, [cells for cells, _ in self.data], total - pad * len(cols), gap=0,
-                    headers=[label for label, _ in self.spec])
+        ws, bare = fit_columns(cols, [cells for cells, _ in self.data], total - pad * len(cols), gap=0,
+                       headers=[label for label, _ in self.spec])
         self._fitted_for = self.size.width
         self.clear(columns=True)
         for (label, _), w in zip(self.spec, ws, strict=True):
             self.add_column(label, width=max(w, 1))
         for cells, key in self.data:
-            self.add_row(*(Text(cut(c.text, ws[i], cols[i]), style=rich_style(c.style, self.theme_vars))
+            self.add_row(*(Text(cut(c.text, ws[i], cols[i], bare[i]), style=rich_style(c.style, self.theme_vars))
                            for i, c in enumerate(cells)), key=key)
         if self.data:
             self.move_cursor(row=min(max(keep, 0), len(self.data) - 1), scroll=False)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 class Importer(Controller):
     def import_profiles(self) -> None:
-        sources = default_sources(self.service.environ)
+        sources = default_sources(self.service.environ, self.service.cwd)
         self.host.open_screen(ImportScreen(sources), lambda choice: self._import(sources, choice))
 
     def _import(self, sources: list[Any], choice: ImportChoice | None) -> None:

@@ -114,7 +114,7 @@ class Launcher(Controller):
                                         argv_override=request.argv_override, isolate=request.isolate,
                                         force=request.force, nested=request.nested)
         except LaunchRefused as exc:
-            self.host.post_message(m.LaunchRefused(request, str(exc), exc.ways_out, exc.flags))
+            self.host.post_message(m.LaunchRefused(request, exc.reason, exc.ways_out, exc.flags))
             return
         except CcsError as exc:
 
@@ -140,9 +140,10 @@ class Launcher(Controller):
         error: str | None = None
 
         tail = Tail()  # what the tool wrote last, shown if it ends with an error
+        resume: list[str] = []
         try:
             with self.host.suspend():
-                status, error = self._execute(request, prep, tail, announce=True)
+                status, error = self._execute(request, prep, tail, announce=True, resume=resume)
                 if request.hold:
                     wait_for_key(f"ccs: {request.label} exited with status {status}" if error is None
                                  else f"ccs: {error}")
@@ -150,34 +151,36 @@ class Launcher(Controller):
             if not self.host.is_headless:
                 error = "this terminal cannot be handed over to a tool; use `ccs launch` from a shell"
             else:  # tests: there is no terminal to hand over, the child runs all the same
-                status, error = self._execute(request, prep, tail, announce=False)
-        self._finished(request, prep, status, error, tail.lines() if status else [])
+                status, error = self._execute(request, prep, tail, announce=False, resume=resume)
+        self._finished(request, prep, status, error, tail.lines() if status else [], resume)
 
     def _execute(self, request: m.LaunchRequest, prep: Prepared, tail: Tail,
-                 announce: bool) -> tuple[int | None, str | None]:
+                 announce: bool, resume: list[str]) -> tuple[int | None, str | None]:
         """Run the child; nothing may escape from here (the app must come back)."""
         if announce:
             for w in prep.plan.warnings:
                 print(visible(f"ccs: warning: {w}"), file=sys.stderr)
             print(f"ccs: {request.label} for {request.profile} — leave it to come back to ccs", file=sys.stderr)
         try:
-            return self.service.execute(prep, tail), None
+            return self.service.execute(prep, tail, resume.append), None
         except CcsError as exc:
             return None, str(exc)
         except Exception as exc:  # noqa: BLE001 — reported, never fatal to the app
             return None, f"{type(exc).__name__}: {exc}"
 
     def _finished(self, request: m.LaunchRequest, prep: Prepared, status: int | None, error: str | None,
-                  last: Sequence[str] = ()) -> None:
+                  last: Sequence[str] = (), resume: Sequence[str] = ()) -> None:
         if error is not None:
             self.host.notify(error, title=f"Cannot launch {request.label}", severity="error", timeout=12)
         else:
             text = f"{request.label} ({request.profile}) exited with status {status}"
             self.host.set_status(text)
             said = f"launch {prep.plan.launch_id}"
+            for line in resume:  # the screen that showed the client's own hint is gone too
+                said += f"\n{line[:1].upper()}{line[1:]}"
             if last:  # the screen that showed why is gone: its last lines, as plain text
                 said += "\nits last lines of output:\n" + "\n".join(f"  {line}" for line in last)
             self.host.notify(said, title=text, severity="information" if status == 0 else "warning",
-                             timeout=30 if last else 12)
+                             timeout=30 if last or resume else 12)
         self.host.post_message(m.Launched(request, status, error))
         self.host.refresh_detail()

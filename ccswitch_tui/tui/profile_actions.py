@@ -13,6 +13,7 @@ from ccswitch_tui.tui.host import Controller
 from ccswitch_tui.tui.screens.modals import ConfirmScreen, KeyScreen, NameScreen, NewProfileScreen
 
 if TYPE_CHECKING:
+    from ccswitch_tui.launch.removal import Removal
     from ccswitch_tui.tui.screens.editor import EditResult
     from ccswitch_tui.tui.screens.modals import KeyChange, NewProfile
 
@@ -132,13 +133,18 @@ class ProfileActions(Controller):
         if entry is None:
             return
 
-        key = f" Its key ({entry.profile.key_id}) stays in the keyring." if entry.profile else ""
+        def ask(removal: Removal) -> None:
+            what = f"the profile file {removal.path}"
+            if removal.state is not None:
+                what += f" and its tool state {removal.state.path} (sessions, history; {removal.state.size_text})"
+            key = removal.key_plan(False, f"`ccs key rm {removal.key_id}` removes it")
 
-        def confirmed(ok: bool | None) -> None:
-            if ok:
-                self.run("Delete", self.service.delete, entry.name,
-                         done=lambda path: m.Done(f"deleted {path}", changed=(entry.name,)))
+            def confirmed(ok: bool | None) -> None:
+                if ok:
+                    self.run("Delete", self.service.delete, removal,
+                             done=lambda lines: m.Done("; ".join(lines), changed=(entry.name,)))
 
-        self.host.open_screen(ConfirmScreen(f"Delete {entry.name}", f"Delete the profile file {entry.path}?{key}",
-                                            "Delete"), confirmed)
+            self.host.open_screen(ConfirmScreen(f"Delete {entry.name}", visible(f"Delete {what}? {key}"), "Delete"),
+                                  confirmed)
 
+        self.run("Delete", self.service.removal, entry.name, done=self.then(ask))

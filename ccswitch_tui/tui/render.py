@@ -15,6 +15,7 @@ from ccswitch_tui.launch.environment import EnvDiff
 from ccswitch_tui.launch.liveness import status_text as run_status
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
 from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
+from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.runs.origin import imported_from
 from ccswitch_tui.runs.rounds_text import cell
@@ -93,11 +94,14 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
     facts = b.grid("name", "prose", align="facts")  # wraps between its words, under its column
     facts.add(("provider", LABEL), Cell(p.provider.name + (f"  {p.provider.website}" if p.provider.website else "")))
     facts.add(*key_cells(detail.key))
-    facts.add(("tools", LABEL), " ".join(p.tools))
+    configured = configured_tools(p)  # a side the profile does not set up (an empty `ccs run`) is not listed
+    facts.add(("tools", LABEL), " ".join(configured))
     b.heading("Base URLs")
     urls = b.grid("name", "value", "tag")
     urls.add(("provider", LABEL), p.provider.base_url)
     for tool, view in detail.views.items():
+        if tool not in configured:
+            continue
         if view.plan is None:
             urls.add((tool, LABEL), (view.error or "", ERROR))
             continue
@@ -108,7 +112,7 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
     b.heading("Models")
     models_grid = b.grid("name", "prose")
     for tool, view in detail.views.items():
-        if view.plan is None:
+        if view.plan is None or tool not in configured:
             continue
         models = [f"{k}={v}" for k, v in view.plan.models.items()]
         side = p.side(tool)
@@ -117,7 +121,7 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
         models_grid.add((tool, LABEL), " ".join(models) if models else ("the tool's defaults", MUTED))
     b.heading("Injected variables")
     for tool, view in detail.views.items():
-        if view.plan is None:
+        if view.plan is None or tool not in configured:
             continue
         injected = [(k, v) for k, v in view.plan.env.items()
                     if view.plan.sources.get(k) not in (SOURCE_INHERITED, SOURCE_MARKER)]
@@ -300,13 +304,24 @@ def diff(view: ToolView | None, parent_env: Mapping[str, str], label: str = "the
     assert d is not None
     trust = {k: v for k, v in view.plan.env.items() if view.plan.sources.get(k) == SOURCE_TRUST}
     return env_diff(d, view.shown_value, f"{label} → {view.tool} under {view.plan.profile}", trust=trust,
-                    sources=view.plan.sources, theme=theme)
+                    sources=view.plan.sources, theme=theme, fingerprint=view.fingerprint)
+
+
+def _change(name: str, old: str, new: str, shown: Any, fingerprint: Any) -> str:
+    """``old → new`` as shown; two masks alike (``sk-…kLmN → sk-…kLmN``) get their fingerprints, or
+    are said to differ."""
+    a, b = shown(name, old), shown(name, new)
+    if a == b and old != new:
+        if fingerprint is not None:
+            return f"{a} {fingerprint(old)} → {b} {fingerprint(new)}"
+        return f"{a} → {b} (another value)"
+    return f"{a} → {b}"
 
 
 def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
              removed: str = "kept out", launch: bool = True, trust: Mapping[str, str] | None = None,
              sources: Mapping[str, str] | None = None, theme: Mapping[str, str] | None = None,
-             builder: SheetBuilder | None = None) -> Sheet:
+             builder: SheetBuilder | None = None, fingerprint: Any = None) -> Sheet:
     """A diff as a table, summary line first: the routing, key and proxy changes grouped (kept out,
     replaced, added), the TLS trust variables the launch carries, then the harmless rest; each row
     ``mark  NAME  old → new  reason`` (the summary and the order are the core's, as `ccs env --diff`
@@ -337,8 +352,7 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     if replaced:
         g = group("replaced" if launch else "differs", len(replaced))
         for k in replaced:
-            a, c = d.changed[k]
-            g.add(("~", WARN), (k, "bold " + WARN), f"{shown(k, a)} → {shown(k, c)}",
+            g.add(("~", WARN), (k, "bold " + WARN), _change(k, *d.changed[k], shown, fingerprint),
                   ("by the profile" if launch else "routing differs", WARN))
     if new:
         g = group(added, len(new))

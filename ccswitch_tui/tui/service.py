@@ -24,11 +24,13 @@ from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.launch.ptytail import Tail
+from ccswitch_tui.launch.removal import Removal, carry_out, plan_removal
 from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import mask
 from ccswitch_tui.profiles.edit_session import keep_aside
+from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
 from ccswitch_tui.runs.manifests import load_manifests
 from ccswitch_tui.runs.record_reader import read_list
@@ -73,6 +75,8 @@ class ToolView:
     tool: str
     plan: LaunchPlan | None
     error: str | None = None
+    # the key store's fingerprint (fp:…), for two secrets whose masks look alike
+    fingerprint: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
     def shown_value(self, name: str, value: str) -> str:
         """A value as the TUI may show it: the policy's one rule (``policy.plan_shown``), a missing key said so."""
@@ -156,7 +160,10 @@ class Service:
             out.append(Problem("error", f"key {p.key_id} is missing ({how})"))
         views = views or self.views(p, "")
         seen: set[str] = set()
+        configured = configured_tools(p)
         for view in views.values():
+            if view.tool not in configured:  # a side the profile does not set up (an empty `ccs run`)
+                continue
             if view.error:
                 out.append(Problem("error", f"{view.tool}: {view.error}"))
             if view.plan is None:
@@ -189,7 +196,7 @@ class Service:
             try:
                 plan = plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
                                       launch_id=PREVIEW_LAUNCH_ID)
-                out[tool] = ToolView(tool, plan)
+                out[tool] = ToolView(tool, plan, fingerprint=self.keys.fingerprint)
             except CcsError as exc:
                 out[tool] = ToolView(tool, None, str(exc))
         return out
@@ -304,8 +311,13 @@ class Service:
 
         return self.store.save_text(new_name, copy_profile_text(self.store, name, new_name), create=True)
 
-    def delete(self, name: str) -> Path:
-        return self.store.delete(name)
+    def removal(self, name: str) -> Removal:
+        """What deleting ``name`` removes (``ccs rm``'s plan): its file and tool state."""
+        return plan_removal(self.store, self.paths, name)
+
+    def delete(self, removal: Removal) -> list[str]:
+        """Delete the profile and its tool state, as `ccs rm` does; the lines saying what went."""
+        return carry_out(self.store, self.paths, None, removal)
 
     def read_text(self, name: str) -> str:
         return self.store.read_text(name)
@@ -344,8 +356,9 @@ class Service:
                             environ=self.environ, cwd=self.cwd, args=args, isolate=isolate, force=force,
                             nested=nested, argv_override=argv_override)
 
-    def execute(self, prep: Prepared, tail: Tail | None = None) -> int:
-        return launch.execute(prep, self.paths, tail=tail)  # the plan carries force/nested
+    def execute(self, prep: Prepared, tail: Tail | None = None, on_resume: Callable[[str], None] | None = None) -> int:
+        # the plan carries force/nested; the resume hint goes to the app, which shows it once back
+        return launch.execute(prep, self.paths, tail=tail, on_resume=on_resume)
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 

@@ -47,6 +47,7 @@ from ccswitch_tui.tools.spec import (
     ProbeSpec,
     ToolSpec,
     chat_probe,
+    first_word,
     newest_session_id,
     responses_probe,
 )
@@ -192,6 +193,9 @@ class CodexSpec(ToolSpec[CodexSide]):
             return None
         sid = newest_session_id((Path(home) / "sessions").rglob("rollout-*.jsonl"), since)
         return None if sid is None else f"resume {sid}"
+
+    def batch(self, args: Sequence[str]) -> bool:
+        return first_word(args) in ("exec", "e")
 
     def process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None,
                          runs: LaunchRecords) -> list[Finding]:

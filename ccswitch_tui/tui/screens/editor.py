@@ -409,7 +409,21 @@ class RawEditorScreen(Dialog[EditResult]):
         self.validate()
         if self.error_at:  # start where the file is broken
             line = min(self.error_at[0], area.document.line_count) - 1
-            area.move_cursor((line, max(self.error_at[1] - 1, 0)), center=True)
+            area.move_cursor((line, max(self.error_at[1] - 1, 0)))
+            self.call_after_refresh(self._show_error_line)
+
+    def _show_error_line(self, tries: int = 20) -> None:
+        """The error's line in the middle, every line from its first column while the error's
+        column fits (centring on the column too scrolled the whole file sideways). Once the editor
+        has its size: until its first layout it has none to centre in."""
+        area = self.query_one("#raw-text", TextArea)
+        width = area.scrollable_content_region.width
+        if not width and tries:
+            self.call_after_refresh(self._show_error_line, tries - 1)
+            return
+        area.scroll_cursor_visible(center=True)
+        if area.cursor_location[1] + area.gutter_width + 3 < width:
+            area.scroll_to(x=0, animate=False)
 
     def validate(self) -> str | None:
         text = self.query_one("#raw-text", TextArea).text

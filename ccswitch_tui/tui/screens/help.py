@@ -31,13 +31,14 @@ Launching hands the terminal to the tool; when it exits you are back here with i
 def keys_table() -> str:
     rows = ["| Key | Action |", "| --- | --- |"]
     for a in ACTIONS:
-        keys = ", ".join(a.key_display or k.replace("question_mark", "?").replace("slash", "/")
-                         for k in a.key.split(","))
+        names = [k.replace("question_mark", "?").replace("slash", "/") for k in a.key.split(",")]
+        keys = ", ".join([a.key_display or names[0], *names[1:]])  # the display names the first key only
         rows.append(f"| `{keys}` | {a.help} |")
     rows += ["| `1`…`5` | Show Overview, Environment, Diff, Running, Runs |",
              "| `u` | Runs tab: the Rounds view (the gap per round, the verdicts, what changed), or back |",
              "| `enter` | From the list into the tab shown (scroll, pick a run or a process) |",
              "| `tab` | Move between the list, the tabs and the panes |",
+             "| `esc` | Back from a pane to the profile list (in the list: clear the filter) |",
              "| `ctrl+p` | Command palette (every action, and jump to a profile) |",
              "| `q` | Quit |"]
     return "\n".join(rows)

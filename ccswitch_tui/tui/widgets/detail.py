@@ -43,6 +43,7 @@ class DetailPane(Vertical):
         super().__init__(**kwargs)
         self.parent_env = parent_env
         self.detail: Detail | None = None
+        self.cleared = ""  # why no profile is shown, once ``clear`` said so
         self.tool: str | None = None
         self.checks: dict[str, Sequence[Any]] = {}
         self.runs: tuple[RunRow, ...] = ()
@@ -106,6 +107,7 @@ class DetailPane(Vertical):
         self.detail = None
         self.tool = None
         self.runs = ()
+        self.cleared = message  # what the Runs tab says instead of "No runs yet"
         self.query_one("#detail-title", Static).update(Content.styled(visible(message), "$text-muted"))
         for wid in ("#overview-body", "#env-head", "#diff-body"):
             self.query_one(wid, Static).update(Content(visible(body)))  # wraps: readable at 80 columns
@@ -159,9 +161,13 @@ class DetailPane(Vertical):
         event.stop()
         self._show_variable()
 
+    @property
+    def empty_runs(self) -> str:
+        return self.cleared if self.detail is None else ""
+
     def refresh_runs(self) -> None:
         for view in self.query(RunsView):
-            view.show(self.runs)
+            view.show(self.runs, self.empty_runs)
 
 
 class RunsView(Vertical):
@@ -235,9 +241,10 @@ class RunsView(Vertical):
         self.query_one("#runs-table", DataTable).add_columns(*RUN_COLUMNS)
         self.query_one("#rounds-scroll").display = False
         pane = next((a for a in self.ancestors if isinstance(a, DetailPane)), None)
-        self.show(pane.runs if pane else ())
+        self.show(pane.runs if pane else (), pane.empty_runs if pane else "")
 
-    def show(self, runs: tuple[RunRow, ...]) -> None:
+    def show(self, runs: tuple[RunRow, ...], empty: str = "") -> None:
+        """``empty``: what to say when there are no runs because no profile is shown."""
         self.runs = runs
         tables = self.query("#runs-table").results(DataTable)
         table = next(tables, None)
@@ -264,11 +271,11 @@ class RunsView(Vertical):
             table.move_cursor(row=min(max(keep, 0), len(runs) - 1))
             self._show_run(table.cursor_row)
         else:
-            self.query_one("#run-detail", Static).update(Content.styled(
+            self.query_one("#run-detail", Static).update(Content.styled(visible(empty) or (
                 "No runs yet. Launch with "
                 + "".join(f"{s.tui_key} ({s.label}), " for s in tools.clients() if s.tui_key)
                 + "r (a command) or s (a shell); "
-                "each launch writes a manifest here.", "$text-muted"))
+                "each launch writes a manifest here."), "$text-muted"))
         if self.showing_rounds:
             self._show_mode()
 

@@ -170,4 +170,6 @@ class ProfileList(Vertical):
         self.options.focus()
 
     def focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        """Focus now, not after the queued events (`Widget.focus` defers): the keys typed right
+        behind `/` are handed to whatever has focus when each arrives, and belong to the filter."""
+        self.screen.set_focus(self.query_one("#filter", Input))
