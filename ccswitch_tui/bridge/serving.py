@@ -47,6 +47,12 @@ class _ChildProtocol(asyncio.StreamReaderProtocol):
     # At most one timer, due at or before the deadline: a deadline that moved later is found when it
     # fires and waited for again, so most requests cost no timer at all.
     _timer: asyncio.TimerHandle | None = None
+    _connection: asyncio.Transport | None = None  # what a late head closes
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if isinstance(transport, asyncio.Transport):
+            self._connection = transport
+        super().connection_made(transport)
 
     def expect_head(self, idle: float) -> None:
         """A head is due: the connection may stay idle ``idle`` seconds, then its head must arrive
@@ -81,7 +87,7 @@ class _ChildProtocol(asyncio.StreamReaderProtocol):
         if loop.time() < self._deadline:  # the deadline moved on since this timer was set
             self._timer = loop.call_at(self._deadline, self._expired)
             return
-        transport = self._stream_reader._transport if self._stream_reader else None  # type: ignore[attr-defined]
+        transport = self._connection
         if transport is None or transport.is_closing():
             return
         self.timed_out = True
