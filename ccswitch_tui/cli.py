@@ -100,7 +100,8 @@ def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
     except click.exceptions.Abort:
         return _fail("aborted", 130)
     except click.ClickException as exc:
-        where = exc.ctx.command_path if getattr(exc, "ctx", None) else "ccs"
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx else "ccs"
         return _fail(f"error: {exc.format_message()} (see `{where} --help`)", 2)
     except click.exceptions.Exit as exc:
         return exc.exit_code

@@ -3,8 +3,9 @@
 - ``Provider`` and ``Profile``: a profile file once validated (``profiles/schema.py`` builds them);
   ``Profile.sides`` maps each client the profile serves to its side, the dataclass that client's
   spec (``tools/<name>``) builds from its table. Sides are looked up by name: ``profile.side("codex")``.
-- ``LaunchPlan`` (with ``FileToWrite`` and ``Refusal``): everything a launch will do, computed by a
-  client spec without side effects; ``ccs env``, ``launch``, ``run``, ``inspect`` and the TUI use it.
+- ``LaunchPlan`` (with ``FileToWrite``, ``Refusal`` and ``ClientSetup``): everything a launch will do,
+  computed by a client spec without side effects; ``ccs env``, ``launch``, ``run``, ``inspect`` and the
+  TUI use it.
 - ``Finding``: what ``inspect``, ``doctor`` and ``check`` report.
 """
 
@@ -15,7 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 # --- profiles ------------------------------------------------------------------------------------
 
@@ -112,6 +113,36 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class ClientSetup:
+    """What a client's plan sets up beyond the environment: its own config folder, the policy switches
+    it applied, the user's pieces it shares, a Chat Completions provider's translation. The manifest
+    records each under the key earlier versions wrote (``manifest_fields``); None is not recorded."""
+
+    home_key: str = ""  # the manifest key of the client's own folder ("config_dir", "codex_home" …)
+    home: str | None = None  # that folder, written for this profile
+    provider_id: str | None = None  # the provider entry the client's config names
+    quiet: bool | None = None  # [policy] quiet as applied
+    isolate: bool | None = None  # launched --isolate
+    shared: tuple[Mapping[str, str], ...] | None = None  # the shared pieces (tools/share.py ``Shared.to_dict``)
+    wire_api: str | None = None  # "chat": the provider speaks Chat Completions, ccs's bridge translates
+    provider_name: str | None = None  # the provider's name, for the translated answers
+
+    def manifest_fields(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.home_key:
+            out[self.home_key] = self.home
+        for key, value in (("provider_id", self.provider_id), ("quiet", self.quiet), ("isolate", self.isolate)):
+            if value is not None:
+                out[key] = value
+        if self.shared is not None:
+            out["shared"] = [dict(s) for s in self.shared]
+        for key, value in (("wire_api", self.wire_api), ("provider_name", self.provider_name)):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     profile: str
     tool: str
@@ -128,21 +159,37 @@ class LaunchPlan:
     key_id: str | None = None
     warnings: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)  # tool-specific manifest fields
+    client: ClientSetup = field(default_factory=ClientSetup)  # what the client's spec set up (its manifest fields)
     force: bool = False  # launch past the refusals that --force lifts (recorded in the manifest)
     nested: bool = False  # launched inside a ccs child on purpose (--nested)
     # Variables the profile names itself for a routing family (``[run] export = [{ key = "TAOTOKEN_API_KEY",
     # base_url = "TAOTOKEN_BASE_URL" }]``): variable → family. The policy treats them as that family's.
     routing_names: Mapping[str, str] = field(default_factory=dict)
+    # What the client's declared layers did (launch/layers.py): one line per layer met, and the keys of
+    # project layers that reached the client. None: no layer was met (not recorded).
+    layers: tuple[str, ...] | None = None
+    project_layers: tuple[str, ...] | None = None
 
     def non_secret_env(self) -> dict[str, str]:
         return {k: v for k, v in self.env.items() if k not in self.secret_names}
 
+    def manifest_fields(self) -> dict[str, object]:
+        """The client's fields of the run manifest, under the keys earlier versions wrote."""
+        out = self.client.manifest_fields()
+        if self.layers is not None:
+            out["layers"] = list(self.layers)
+        if self.project_layers is not None:
+            out["project_layers"] = list(self.project_layers)
+        return out
+
 
 # --- findings ------------------------------------------------------------------------------------
 
-ERROR, WARN, INFO = "error", "warn", "info"
-SEVERITIES = (ERROR, WARN, INFO)
+Severity = Literal["error", "warn", "info"]
+ERROR: Final = "error"
+WARN: Final = "warn"
+INFO: Final = "info"
+SEVERITIES: tuple[Severity, ...] = (ERROR, WARN, INFO)
 
 
 @dataclass(frozen=True)
@@ -151,7 +198,7 @@ class Finding:
     file, a variable) and one line saying what is wrong and the way out, values already masked."""
 
     code: str
-    severity: str  # error | warn | info
+    severity: Severity
     message: str
     pid: int | None = None
     path: str | None = None

@@ -53,7 +53,7 @@ def parse_environ(raw: bytes) -> dict[str, str]:
 def read_file(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY)
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             data = os.read(fd, 131072)
             if not data:

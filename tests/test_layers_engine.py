@@ -85,7 +85,7 @@ def test_values_from_a_file_stay_out_of_refusals_and_warnings(tmp_path, repo):
     (repo / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": hostile, "env": {
         "HTTPS_PROXY": hostile}}))
     p = plan(tmp_path, "claude", {"model": "m"}, repo)
-    text = json.dumps([r.message for r in p.refusals] + list(p.warnings) + list(p.extra.get("layers", [])))
+    text = json.dumps([r.message for r in p.refusals] + list(p.warnings) + list(p.layers or ()))
     assert "apiKeyHelper" in text and "env.HTTPS_PROXY" in text
     assert "hostile" not in text and "pw@" not in text and "\\u001b" not in text
 
@@ -96,9 +96,9 @@ def test_keys_ccs_beats_are_named_not_refused(tmp_path, repo):
     (repo / ".claude" / "settings.json").write_text(json.dumps(
         {"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_MODEL": "x"}, "model": "y"}))
     p = plan(tmp_path, "claude", {"model": "m"}, repo)
-    assert p.refusals == () and p.extra["project_layers"] == []
+    assert p.refusals == () and p.project_layers == ()
     assert any("would redirect a Claude Code started here by hand" in w for w in p.warnings)
-    (record,) = p.extra["layers"]
+    (record,) = p.layers
     assert "beaten by ccs: env.ANTHROPIC_BASE_URL, env.ANTHROPIC_MODEL, model" in record
     # without [claude].model, ANTHROPIC_MODEL is not the launch's: the project's model is not beaten
     p = plan(tmp_path, "claude", {}, repo)
@@ -111,7 +111,7 @@ def test_what_an_env_file_fills_in_loses_to_the_launchs_environment(tmp_path, re
     p = plan(tmp_path, "qwen", {"model": "m"}, repo)
     (refusal,) = p.refusals
     assert f"{repo / '.env'} sets HTTP_PROXY (" in refusal.message  # the other two the launch sets itself
-    assert "beaten by ccs: OPENAI_BASE_URL, OPENAI_API_KEY" in p.extra["layers"][0]
+    assert "beaten by ccs: OPENAI_BASE_URL, OPENAI_API_KEY" in p.layers[0]
 
 
 def test_a_variable_that_makes_the_client_skip_a_layer_is_read_from_the_launchs_environment(tmp_path, repo):
@@ -119,7 +119,7 @@ def test_a_variable_that_makes_the_client_skip_a_layer_is_read_from_the_launchs_
     engine reads that from the plan's environment; a shell without it (doctor) sees the file."""
     (repo / "opencode.json").write_text(json.dumps({"model": "evil/m"}))
     p = plan(tmp_path, "opencode", {"model": "m"}, repo)
-    assert p.refusals == () and "not loaded" in p.extra["layers"][0]
+    assert p.refusals == () and "not loaded" in p.layers[0]
     part = doctor_part(tools.get("opencode"), {"HOME": str(tmp_path / "home")}, repo)
     assert any(r["path"] == str(repo / "opencode.json") for r in part.info)
     spec = tools.get("opencode")

@@ -368,7 +368,7 @@ def test_the_plan_routes_through_the_environment_and_its_own_user_layer(tmp_path
     assert plan.env["QWEN_CODE_TRUSTED_FOLDERS_PATH"] == str(home / "trustedFolders.json")
     assert plan.argv == ("qwen",) and all(KEY not in f.content for f in plan.files)
     assert policy.plan_shown(plan, "OPENAI_API_KEY") != KEY
-    assert plan.refusals == () and plan.extra["quiet"] is True
+    assert plan.refusals == () and plan.client.quiet is True
 
 
 def test_its_layers_keep_what_others_wrote_and_drop_what_would_route_it(tmp_path):
@@ -564,7 +564,7 @@ def test_quiet_by_default_except_on_alibabas_own_api(tmp_path):
 
     def quiet(base: str, **policy_) -> bool:
         data = {**_data(qwen={"model": "q", "base_url": base}), "policy": policy_}
-        return plan_for(profile_from_data("p", data), "qwen", KEY, {}, tmp_path, paths=paths).extra["quiet"]
+        return plan_for(profile_from_data("p", data), "qwen", KEY, {}, tmp_path, paths=paths).client.quiet
 
     assert quiet("https://api.openai.com/v1") and quiet("https://gw.example/v1")
     assert not quiet("https://dashscope.aliyuncs.com/compatible-mode/v1")

@@ -44,7 +44,7 @@ class UpstreamBroke(UpstreamError):
     """The answer's body broke off, or could not be decoded."""
 
 
-class Headers(list):  # type: ignore[type-arg]  # of (name, value): a list keeps repeats and order
+class Headers(list[tuple[str, str]]):  # of (name, value): a list keeps repeats and order
     """Header fields in the order they came, names as written; ``get`` matches names in any case."""
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -82,7 +82,7 @@ def fields(lines: list[str], error: type[Exception]) -> Headers:
         m = match(line)
         if m is None:
             raise error(f"a header line that is not 'name: value': {quoted(line, error)}")
-        headers.append(m.groups())
+        headers.append((m[1], m[2]))
     return headers
 
 

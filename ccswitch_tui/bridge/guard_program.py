@@ -38,15 +38,15 @@ def launch_processes(group: int | None, launch_id: str, uid: int) -> list[int]:
     the child's process group or session, or, for the user ``uid``, with the launch's marker in
     their environment."""
     if not os.path.isdir("/proc"):  # no process table to read: the group alone
+        if not group:
+            return []
         try:
-            if group:
-                os.killpg(group, 0)
-                return [group]
+            os.killpg(group, 0)
         except ProcessLookupError:
             return []
         except PermissionError:
-            return [group]
-        return []
+            pass  # alive, another user's now
+        return [group]
     marker = f"\0CCS_LAUNCH_ID={launch_id}\0".encode()
     me = os.getpid()
     found = []

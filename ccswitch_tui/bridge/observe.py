@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from json import decoder, scanner
-from typing import Any
+from typing import Any, cast
 
 # Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
 MAX_JSON_BODY = 16 * 1024 * 1024
@@ -119,9 +119,12 @@ def request_identity_in_steps(method: str, path: str, body: bytes) -> Generator[
 
 STEPWISE_FROM = 256 * 1024  # bytes: a smaller body is parsed in one go
 STEP = 64 * 1024  # characters parsed between two pauses, about 0.2 ms
-_scan = scanner.make_scanner(decoder.JSONDecoder())  # what json.loads runs: value, end = _scan(text, start)
-_scan_string = decoder.scanstring
-_space = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace, as json.loads skips it
+# json's C scanners are not in typeshed's stubs: read from the modules' namespaces, typed here.
+# what json.loads runs: value, end = _scan(text, start)
+_scan: Callable[[str, int], tuple[Any, int]] = vars(scanner)["make_scanner"](decoder.JSONDecoder())
+_scan_string: Callable[[str, int], tuple[str, int]] = vars(decoder)["scanstring"]
+# JSON's whitespace, as json.loads skips it (the pattern matches anywhere, if only the empty string)
+_space = cast("Callable[[str, int], re.Match[str]]", re.compile(r"[ \t\n\r]*").match)
 
 
 class _Invalid(Exception):
@@ -393,7 +396,7 @@ class ResponseObserver:
     def finish(self) -> None:
         finish_steps(self.finish_in_steps())
 
-    def finish_in_steps(self) -> Iterator[None]:
+    def finish_in_steps(self) -> Generator[None, None, None]:
         """``finish``, pausing (a ``yield``) between the pieces of a large answer (``parse_in_steps``)."""
         if self.stream:
             if self._buffer.strip():

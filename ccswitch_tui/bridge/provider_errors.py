@@ -68,9 +68,10 @@ _CODE_CLASSES: dict[str, str] = {
                      "stream_closed", "stream_error", "provider_error"), SERVER),
 }
 # MiniMax's ``base_resp.status_code`` numbers (a 200 answer carrying them).
-_BASE_RESP_CLASSES = {1004: AUTH, 2049: AUTH, 1008: AUTH, 1002: RATE_LIMIT, 1039: RATE_LIMIT, 1041: RATE_LIMIT,
-                      1026: CONTENT_FILTER, 1027: CONTENT_FILTER, 2013: INVALID_REQUEST, 1042: INVALID_REQUEST,
-                      1000: SERVER, 1001: SERVER, 1013: SERVER}
+_BASE_RESP_CLASSES: dict[object, str] = {
+    1004: AUTH, 2049: AUTH, 1008: AUTH, 1002: RATE_LIMIT, 1039: RATE_LIMIT, 1041: RATE_LIMIT,
+    1026: CONTENT_FILTER, 1027: CONTENT_FILTER, 2013: INVALID_REQUEST, 1042: INVALID_REQUEST,
+    1000: SERVER, 1001: SERVER, 1013: SERVER}
 # What a message says, when its code does not (or there is none).
 _CONTEXT_WORDS = re.compile(
     r"context[ _-]?(?:length|window)|maximum context|prompt is too long|too many tokens|input is too long|"

@@ -62,7 +62,7 @@ class Masker:
             done = self._short.get(text)
             if done is not None:
                 return done
-        masked = redact_text(self.exact(text))  # the policy's rule: key-shaped tokens, URL credentials, headers
+        masked = redact_text(self.exact(text) or "")  # the policy's rule: key-shaped tokens, URL credentials, headers
         if short:
             if len(self._short) >= _SHORT_TEXTS:
                 self._short.clear()

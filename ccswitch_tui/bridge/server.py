@@ -27,7 +27,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -153,6 +153,8 @@ class Bridge:
     @property
     def listen_fd(self) -> int:
         """The listening socket's descriptor (for ``bridge.guard``)."""
+        if self._sock is None:
+            raise RuntimeError("the bridge is not started")
         return self._sock.fileno()
 
     @property
@@ -238,6 +240,8 @@ class Bridge:
         try:
             # A child that hangs up ends its request at once (recorded), even while the upstream has
             # not answered yet.
+            if self._sock is None:
+                raise RuntimeError("the bridge's socket is bound by start(), before the loop serves")
             server = await wire.serve(self._sock, self._handle, MAX_REQUEST_BODY, refused=self._refused)
             self._server = server
             self.port = self._sock.getsockname()[1]
@@ -441,7 +445,7 @@ class Bridge:
         finally:
             upstream.release()
 
-    def _child_head(self, route: Route, headers: Mapping[str, str]) -> dict[str, str]:
+    def _child_head(self, route: Route, headers: wire.Headers) -> dict[str, str]:
         """The upstream's headers as the child may see them: no hop-by-hop header, no secret in a
         name or a value, and a ``Location`` into the upstream pointed at the bridge's route."""
         f = self._filter
@@ -522,7 +526,7 @@ class Bridge:
             if data:
                 await child.write(data)
             if answer.observes:
-                if exchange.ended:
+                if getattr(exchange, "ended", False):  # an observing exchange's (see bridge.handler)
                     answer.delivered = True
                 return
             seen = answer.child or observer

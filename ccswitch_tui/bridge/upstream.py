@@ -57,8 +57,14 @@ async def _open(host: str | None = None, port: int | None = None, *, sock: socke
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_HEAD, loop=loop)
     protocol = _Counting(reader, loop=loop)
-    transport, _ = await loop.create_connection(lambda: protocol, host, port, sock=sock, ssl=tls,
-                                                server_hostname=server_hostname)
+    if sock is not None:
+        transport, _ = await loop.create_connection(lambda: protocol, sock=sock, ssl=tls,
+                                                    server_hostname=server_hostname)
+    elif host is not None and port is not None:
+        transport, _ = await loop.create_connection(lambda: protocol, host, port, ssl=tls,
+                                                    server_hostname=server_hostname)
+    else:
+        raise ValueError("a connection needs a host and a port, or a socket")
     return _Connection(reader, asyncio.StreamWriter(transport, protocol, reader, loop), protocol)
 
 

@@ -110,7 +110,7 @@ def _live_command(spec: ToolSpec) -> click.Command:
 
     kind = click.Path(file_okay=False, path_type=Path) if opt.directory else click.Path(dir_okay=False,
                                                                                          path_type=Path)
-    params = [
+    params: list[click.Parameter] = [
         click.Option([opt.flag, opt.dest], type=kind, help=opt.help),
         click.Option(["--name"], help=imp.name_help),
         click.Option(["--scrub"], is_flag=True, help=imp.scrub_help),

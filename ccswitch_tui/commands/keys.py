@@ -4,6 +4,7 @@ their fingerprints."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -110,7 +111,8 @@ def key_list(ctx: Context, as_json: bool) -> None:
                 users.setdefault(ref, []).append(e.name)
     ids = sorted(set(ctx.keys.ids()) | set(users))
     present = ctx.keys.present(ids) if ids else {}
-    rows = [{"id": i, "present": present.get(i, False), "profiles": users.get(i, [])} for i in ids]
+    rows: list[dict[str, Any]] = [{"id": i, "present": present.get(i, False), "profiles": users.get(i, [])}
+                                  for i in ids]
     if as_json:
         emit_json({"keys": rows})
         return

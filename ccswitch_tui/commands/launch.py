@@ -287,13 +287,13 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
             "profile": plan.profile, "tool": plan.tool, "argv": list(plan.argv), "env": env,
             "sources": dict(plan.sources), "secret_names": sorted(plan.secret_names),
             "warnings": list(plan.warnings), "refusals": [r.message for r in plan.refusals],
-            "quiet": plan.extra.get("quiet"), "shared": list(plan.extra.get("shared", ())),
+            "quiet": plan.client.quiet, "shared": [dict(s) for s in plan.client.shared or ()],
         }, indent=2, ensure_ascii=False))
         return
     for w in (*plan.warnings, *(r.message for r in plan.refusals)):
         click.echo(visible(f"ccs: warning: {w}"), err=True)
 
-    for line in describe(plan.extra.get("shared", ())):
+    for line in describe(plan.client.shared or ()):
         click.echo(visible(f"ccs: shared: {line}"), err=True)
     out(_format_env(*_evaluable_env(plan, reveal), fmt))
 

@@ -55,7 +55,7 @@ def list_cmd(ctx: Context, as_json: bool) -> None:
     entries = ctx.store.entries()
     refs = [e.profile.key_id for e in entries if e.profile]
     present, keyring_error = _key_presence(ctx, refs) if refs else ({}, None)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for e in entries:
         p = e.profile
         rows.append(

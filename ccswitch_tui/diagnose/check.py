@@ -148,7 +148,8 @@ def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
 
 def sides(profile: Profile) -> list[str]:
     """The tool sides a profile serves that can be probed (`ccs run` only when it exports something)."""
-    return [t for t in profile.tools if t != "run" or profile.side("run").exports_anything]
+    run = profile.side("run")
+    return [t for t in profile.tools if t != "run" or (run is not None and run.exports_anything)]
 
 
 def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], *,

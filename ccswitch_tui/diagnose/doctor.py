@@ -26,7 +26,7 @@ from ccswitch_tui.launch.isolation import profile_findings
 from ccswitch_tui.launch.launcher import tool_version
 from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.launch.use_status import doctor_findings, shim_report
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile, Severity
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
 from ccswitch_tui.tools import clients
@@ -120,7 +120,7 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str]
         tail = ("set by the ccs profile of this shell" if inside else
                 f"ccs launches drop it; unset {name} (and remove it from your shell's startup files) "
                 "so tools started directly do not inherit it")
-        sev = INFO if inside else WARN
+        sev: Severity = INFO if inside else WARN
         if fam == "proxy":
             note = "".join(f" ({s.label} {s.proxy_note})" for s in tools.clients() if s.proxy_note) \
                 if name.lower() != "no_proxy" else ""
@@ -231,7 +231,7 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
                              variable=spec.name))
         parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
                  layers.doctor_part(spec, environ, cwd)]
-        found: list[Finding] = []
+        found = []
         for part in (p for p in parts if p is not None):
             report.sections[part.section] = part.info
             report.section_lines += part.lines

@@ -10,7 +10,7 @@ from ccswitch_tui.model import ERROR, SEVERITIES, Finding
 
 
 def counts(findings: Iterable[Finding]) -> dict[str, int]:
-    out = dict.fromkeys(SEVERITIES, 0)
+    out: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
     for f in findings:
         out[f.severity] += 1
     return out

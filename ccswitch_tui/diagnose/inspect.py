@@ -38,7 +38,7 @@ from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.isolation import inspect_findings
 from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile, Severity
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import (
     MARKERS,
@@ -391,7 +391,7 @@ class Inspector:
         urls_text = ", ".join(sorted(set(plan.base_urls.values()))) or "none"
         key_unknown_reported = False
 
-        def add(code: str, sev: str, name: str | None, msg: str, fam: str | None = None) -> None:
+        def add(code: str, sev: Severity, name: str | None, msg: str, fam: str | None = None) -> None:
             out.append(Finding(code, sev, msg, pid=pid, variable=name, family=fam))
 
         for name in sorted(actual):
@@ -420,7 +420,7 @@ class Inspector:
                 continue
             in_plan = name in expected
             if fam == "proxy":
-                sev = INFO if name.lower() == "no_proxy" else WARN
+                sev: Severity = INFO if name.lower() == "no_proxy" else WARN
                 what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
                     "is not set by the profile"
                 add("proxy", sev, name,

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ccswitch_tui import tools
-from ccswitch_tui.model import ERROR, INFO, WARN, Finding
+from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Severity
 from ccswitch_tui.policy import RUNTIME_LABELS, client_loader, is_loader, loader_runtimes, shown
 
 CODE = "loader"
@@ -27,10 +27,11 @@ def process_findings(pid: int, actual: Mapping[str, str], names: Sequence[str], 
                      runtimes: frozenset[str] | None) -> list[Finding]:
     """One finding per loader variable ``names`` of process ``pid`` (whose runtimes, None: unknown)."""
     known = tool in tools.names()
-    own = tools.get(tool).loaders if known else frozenset()
+    own = tools.get(tool).loaders if known and tool is not None else frozenset()
     what = f"this {tools.label(tool)} process" if known else "this process"
     out = []
     for name in names:
+        sev: Severity
         show = shown(name, actual[name])
         readers = [rt for rt in loader_runtimes(name) if runtimes is not None and rt in runtimes]
         if name in own:

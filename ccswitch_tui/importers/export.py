@@ -78,8 +78,9 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
     names its CC Switch app, each entry as that importer writes it."""
 
     warnings: list[str] = []
-    apps = [(s, tools.importer(s)) for s in tools.importable() if tools.importer(s).cc_switch_app]
-    out: dict[str, Any] = {imp.cc_switch_app: {"providers": {}, "current": ""} for _, imp in apps}
+    # each client whose importer names its CC Switch app, with that app
+    apps = [(s, imp, app) for s in tools.importable() for imp in (tools.importer(s),) if (app := imp.cc_switch_app)]
+    out: dict[str, Any] = {app: {"providers": {}, "current": ""} for _, _, app in apps}
     for p in profiles:
         common: dict[str, Any] = {"id": p.name, "name": p.provider.name}
         extra: dict[str, Any] = {"category": "custom"}
@@ -88,16 +89,16 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
         if p.description:
             extra["notes"] = p.description
         shared_env = _clean_env(p.env, "[env]", warnings)
-        served = [(spec, imp) for spec, imp in apps if p.side(spec.name)]
-        for spec, imp in served:
-            elsewhere = any(other.carries_env for s, other in served if s is not spec)
+        served = [(spec, imp, app) for spec, imp, app in apps if p.side(spec.name)]
+        for spec, imp, app in served:
+            elsewhere = any(other.carries_env for s, other, _ in served if s is not spec)
             entry = imp.to_cc_switch(p, p.side(spec.name), shared_env, elsewhere, _clean_env, warnings)
             settings = entry.pop("settingsConfig")
-            out[imp.cc_switch_app]["providers"][p.name] = {**common, "settingsConfig": settings, **extra, **entry}
+            out[app]["providers"][p.name] = {**common, "settingsConfig": settings, **extra, **entry}
         if not served:
-            labels = tools.client_labels("nor", [spec for spec, _ in apps])
+            labels = tools.client_labels("nor", [spec for spec, _, _ in apps])
             warnings.append(f"{p.name}: serves neither {labels}; nothing to export in this format")
-        exported = {spec.name for spec, _ in apps}
+        exported = {spec.name for spec, _, _ in apps}
         for other in (t for t in p.tools if t not in exported and tools.get(t).launchable):
             warnings.append(f"{p.name}: [{other}] has no place in a CC Switch provider; not exported "
                             "(use --format toml)")

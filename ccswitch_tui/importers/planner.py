@@ -187,7 +187,7 @@ class Planner:
         for s in self.slots:
             if not s.existing or set(sides) & set(s.claimed) or not same_text(c.provider_name, s.provider_name):
                 continue
-            if not all(s.side(t) is not None and norm_url(s.side(t).base_url) == norm_url(f.base_url)
+            if not all((mine := s.side(t)) is not None and norm_url(mine.base_url) == norm_url(f.base_url)
                        for t, f in sides.items()):
                 continue
             item.profile = s.name

@@ -6,6 +6,7 @@ Nothing here writes a key anywhere but the keyring.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import os
@@ -226,7 +227,7 @@ class KeyStore:
         return found
 
     # the index of stored ids (the keyring cannot list entries)
-    def _index(self) -> tuple[set[str], set[str]]:
+    def _index(self) -> tuple[builtins.set[str], builtins.set[str]]:  # ``set`` here is KeyStore.set
         """(the ids stored, the ids a ``set`` was storing): ``keys.json``'s ``keys`` and ``pending``."""
         try:
             data = loads_json(read_text(self.paths.key_index))
@@ -353,7 +354,7 @@ class KeyStore:
             out[r] = (r in stored) if stored is not None else self.get(r) is not None
         return out
 
-    def _stored_ids(self) -> set[str] | None:
+    def _stored_ids(self) -> builtins.set[str] | None:  # ``set`` in this class is KeyStore.set
         backend = self.backend
         if not hasattr(backend, "get_preferred_collection"):
             return None

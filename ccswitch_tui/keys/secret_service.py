@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 UNAVAILABLE = object()
@@ -22,7 +22,7 @@ _PATH = "/org/freedesktop/secrets"
 _IFACE = "org.freedesktop.Secret.Service"
 
 
-def usable(environ: dict[str, str] | os._Environ[str]) -> bool:
+def usable(environ: Mapping[str, str]) -> bool:
     """The fast path applies only when keyring would pick the Secret Service on its own."""
     if environ.get("PYTHON_KEYRING_BACKEND") or not environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return False

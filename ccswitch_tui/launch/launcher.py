@@ -214,7 +214,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "overridden": [r.message for r in plan.refusals] if plan.force else [],
         "nested": plan.nested,
         "warnings": [redact_text(w) for w in plan.warnings],
-        **plan.extra,
+        **plan.manifest_fields(),
     }
 
 
@@ -391,7 +391,7 @@ class SharedPiecesHook(LaunchHook):
     """The user's own setup linked into the profile's config dirs (``[policy] share``)."""
 
     def before(self, ctx: HookContext) -> None:
-        for problem in share.apply_links(ctx.plan.extra.get("shared", ())):
+        for problem in share.apply_links(ctx.plan.client.shared or ()):
             print(visible(f"ccs: warning: {problem}"), file=sys.stderr)
 
 
@@ -510,7 +510,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
 
 def resume_line(plan: LaunchPlan, recording: Recording, args: str) -> str:
     """The `ccs launch` that resumes a session with the same profile and the launch's own flags."""
-    flags = [f for f, on in (("--isolate", plan.extra.get("isolate")), ("--force", plan.force),
+    flags = [f for f, on in (("--isolate", plan.client.isolate), ("--force", plan.force),
                              ("--nested", plan.nested), ("--record", recording.mode == "on"),
                              ("--no-record", recording.mode == "off"), ("--record-bodies", recording.bodies),
                              ("--strict-model", recording.strict_model)) if on]

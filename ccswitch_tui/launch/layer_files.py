@@ -218,6 +218,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
         if plan is None:
             return None
         return _seen(layer, where, argv_keys(plan.argv, layer.place.option))
+    text: str | None
     if where.startswith("$"):
         text = env.get(where[1:], "")
     else:

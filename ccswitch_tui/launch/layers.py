@@ -42,7 +42,7 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
     out = Judged()
     env_pins = {f"env:{n}" for n, v in plan.env.items() if v}
     ours: list[tuple[Layer, str, set[str]]] = []  # every file (or argv) ccs writes, in declared order
-    for layer in (x for x in spec.layers if x.ours):
+    for layer in (x for x in spec.layers or () if x.ours):
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
             seen = read(layer, where, plan.env, plan)
             if seen is not None:
@@ -50,7 +50,7 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
     named = env_pins.union(*(keys for _, _, keys in ours))  # what a key's ``beaten_by`` may name
     above: set[str] = set(env_pins)  # the keys of the ccs layers declared above the current one
     met: set[str] = {where for _, where, _ in ours}  # a file two layers name (the git root is the working folder)
-    for layer in spec.layers:
+    for layer in spec.layers or ():
         if layer.ours:
             above.update(*(keys for x, _, keys in ours if x is layer))
             continue
@@ -99,11 +99,12 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
             out.warnings.append(f"{where} ({about}): {seen.error}")
             return
         # what ccs cannot read it cannot judge, and the client may read it all the same
-        ways = ((f"--isolate to launch without this folder's {label} files",) if "isolate" in layer.flags else ()) \
+        error_ways = ((f"--isolate to launch without this folder's {label} files",)
+                      if "isolate" in layer.flags else ()) \
             + (("--force to launch anyway (recorded in the manifest)",) if "force" in layer.flags else ()) \
             + (f"fix or remove {where}",)
         out.refusals.append(Refusal("settings-override", f"{where} ({about}) {seen.error}, so ccs cannot tell "
-                                    f"what {label} takes from it", ways, flags=layer.flags))
+                                    f"what {label} takes from it", error_ways, flags=layer.flags))
         out.refused_at.append((where, []))
         return
     if not seen.keys:
@@ -154,13 +155,9 @@ def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], st
                 isolate: bool) -> LaunchPlan:
     """The plan with what its client's declared layers do to it: refusals, warnings, the manifest's record."""
     judged = judge(spec, plan, ccs_env, state_dir, isolate)
-    extra = dict(plan.extra)
-    if judged.record:
-        extra["layers"] = judged.record
-    if judged.applied or judged.record:
-        extra["project_layers"] = judged.applied
     return replace(plan, refusals=(*plan.refusals, *judged.refusals), warnings=(*plan.warnings, *judged.warnings),
-                   extra=extra)
+                   layers=tuple(judged.record) if judged.record else plan.layers,
+                   project_layers=tuple(judged.applied) if judged.applied or judged.record else plan.project_layers)
 
 
 # --- a client started by hand (doctor) ---------------------------------------------------------------
@@ -191,12 +188,13 @@ def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> Doctor
             seen = read(layer, where, environ)
             if seen is None and layer.place.root == "project":
                 continue  # a project file may be in many folders: only those that exist are listed
+            routing = {k: shown(k, v) for k, v in (seen.keys if seen else {}).items()}
             row = {"kind": layer.name, "scope": _kind(layer), "path": where, "exists": seen is not None,
                    "error": seen.error if seen else None,
-                   "routing": {k: shown(k, v) for k, v in (seen.keys if seen else {}).items()}}
+                   "routing": routing}
             rows.append(row)
             state = "absent" if seen is None else (seen.error or (
-                ", ".join(f"{k}={v}" for k, v in row["routing"].items()) or "no routing keys"))
+                ", ".join(f"{k}={v}" for k, v in routing.items()) or "no routing keys"))
             part.lines.append(f"  {layer.name:<15} {where}: {state}")
             if seen is None:
                 continue

@@ -127,7 +127,7 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
         proc.returncode = status
         return 128 - status if status < 0 else status
     finally:
-        if saved is not None:
+        if saved is not None and stdin is not None:
             termios.tcsetattr(stdin, termios.TCSAFLUSH, saved)
         os.close(master)
         for sig, handler in old.items():

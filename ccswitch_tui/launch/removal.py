@@ -50,7 +50,8 @@ def plan_removal(store: Store, paths: Paths, name: str, keep_state: bool = False
     if state is not None and (live := running_launches(paths, name)):
         raise UsageError(f"profile {name!r} has a running launch ({', '.join(live)}); end it first, "
                          "or keep its tool state (`ccs rm --keep-state`) to delete only the profile file")
-    key_id, users = None, ()
+    key_id: str | None = None
+    users: tuple[str, ...] = ()
     try:
         profile = store.load(name)
     except CcsError:

@@ -117,7 +117,7 @@ def mask(value: str) -> str:
 
 def redact_url(value: str) -> str:
     """``http://user:****@proxy:3128``: a password inside a URL is never shown."""
-    return _USERINFO.sub(r"\g<head>:****@", value)
+    return str(_USERINFO.sub(r"\g<head>:****@", value))
 
 
 def shown(name: str, value: str) -> str:

@@ -120,7 +120,7 @@ def _b64_cores(secret: str) -> list[str]:
 
 def _b64_anchors(cores: list[str]) -> list[str]:
     """A piece of each core that both alphabets share (no + / - _), as long as there is."""
-    anchors = []
+    anchors: list[str] = []
     for core in cores:
         if any(c in core for c in "-_"):
             continue  # the URL-safe twin of a core already looked at
@@ -168,13 +168,20 @@ class SecretForms:
         self._secrets = sorted(unique, key=len, reverse=True)
         self._masks = [mask(s) for s in self._secrets]
         self._seen: dict[str, str] = {}  # short texts already looked at, and what they became
-        pairs = zip(self._secrets, self._masks, strict=True)
-        self._faithful = [mask if unique[s] is None else unique[s] for s, mask in pairs]
+        self._faithful: list[str] = []  # what a form that decodes back to each secret becomes
+        for secret, masked in zip(self._secrets, self._masks, strict=True):
+            replacement = unique[secret]
+            self._faithful.append(masked if replacement is None else replacement)
         self._build()
 
     def _build(self) -> None:
-        groups, runs, escapes, b64, always = [], [], set(), [], False
-        charset, longest = set(), 0
+        groups: list[str] = []
+        runs: list[str] = []
+        escapes: set[str] = set()
+        b64: list[str] = []
+        always = False
+        charset: set[str] = set()
+        longest = 0
         for i, secret in enumerate(self._secrets):
             groups.append(f"(?P<s{i}>{''.join(map(_char, secret))})")
             cores = _b64_cores(secret)
@@ -333,6 +340,11 @@ class SecretForms:
         return b"".join(out), data[hold_from:]
 
 
+def _no_match(data: bytes) -> None:
+    """The escape search of a stream with no secret to look for (it is never asked)."""
+    return None
+
+
 class FormStream:
     """One stream's filter: ``feed`` each chunk, ``flush`` at the end. Holds back only an end that
     could begin a form (never more than the longest form; nothing after an SSE event's blank line)."""
@@ -344,7 +356,7 @@ class FormStream:
         self._held = b""
         self._charset = forms.charset
         self._searches = forms._short_bytes if forms else []  # noqa: SLF001 — its own stream
-        self._escape = forms._escape_bytes.search if forms else None  # noqa: SLF001
+        self._escape = forms._escape_bytes.search if forms else _no_match  # noqa: SLF001
         self._always = forms._always or not forms  # noqa: SLF001
 
     def feed(self, chunk: bytes) -> bytes:

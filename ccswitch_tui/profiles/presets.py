@@ -123,23 +123,23 @@ def new_profile(
     notes: dict[str, str] = {}
     for spec in tools.specs():
         side = profile.sides.get(spec.name)
-        url = spec.base_url(side) if side is not None and spec.name not in explicit else None
-        if url and (fix := spec.url_fix(url)):
+        inherited = spec.base_url(side) if side is not None and spec.name not in explicit else None
+        if inherited and (fix := spec.url_fix(inherited)):
             if spec.name not in doc:
                 doc.add(spec.name, tomlkit.table())
             doc[spec.name]["base_url"] = fix[0]
-            notes[spec.name] = (f"{url} was changed to {fix[0]}: {fix[1]} "
+            notes[spec.name] = (f"{inherited} was changed to {fix[0]}: {fix[1]} "
                                 f"(another URL: --base-url {spec.name}=URL)")
     text = tomlkit.dumps(doc)
     profile = validate_text(name, text, where)[1] if notes else profile
     urls: list[str] = []
     for spec in tools.specs():
         side = profile.sides.get(spec.name)
-        url = spec.base_url(side) if side is not None else None
-        if not url:
+        used = spec.base_url(side) if side is not None else None
+        if not used:
             continue
         end = spec.endpoint(side)
-        urls.append(f"{spec.name:<9} {url}" + (f"  → {end}" if end and end != url else ""))
+        urls.append(f"{spec.name:<9} {used}" + (f"  → {end}" if end and end != used else ""))
         if spec.name in notes:
             urls.append(f"{'':<9} {notes[spec.name]}")
     return NewProfileText(text, tuple(urls))

@@ -60,7 +60,7 @@ def write_manifest(paths: Paths, manifest: Mapping[str, Any]) -> Path:
 def load_manifests(paths: Paths, profile: str | None = None,
                    problems: list[str] | None = None) -> list[dict[str, Any]]:
     """Every readable manifest, newest first; unreadable files are left out (and named in ``problems``)."""
-    out = []
+    out: list[dict[str, Any]] = []
     if not paths.runs.is_dir():
         return out
     sweep_temp_files(paths.runs, older_than=STALE_TEMP_SECONDS, suffix=".json")
@@ -214,8 +214,8 @@ def observed(paths: Paths | None, m: Mapping[str, Any], problems: list[str] | No
     """The request summary of a recorded run: the manifest's own, or (while it runs) one made from
     its records so far, streamed. None for a run that was not recorded. Damaged records are left
     out, and said so in ``problems``."""
-    if isinstance(m.get("requests"), dict):
-        return m["requests"]
+    if isinstance(requests := m.get("requests"), dict):
+        return requests
     rec_info = m.get("recording")
     if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
         return None

@@ -68,7 +68,9 @@ def matrix(launch_ids: Sequence[str], results: Sequence[Mapping[str, float] | No
     ``summaries[i]`` its request summary (None: not recorded)."""
     tasks = {t for r in results if r for t in r}
     routing = [task_routing(s) for s in summaries]
-    flipped, never, every = [], [], []
+    flipped: list[str] = []
+    never: list[str] = []
+    every: list[str] = []
     for task in tasks:
         solved = [r is not None and r.get(task, 0.0) >= SOLVED for r in results if r is not None]
         (every if all(solved) else never if not any(solved) else flipped).append(task)

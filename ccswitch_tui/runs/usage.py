@@ -153,8 +153,8 @@ class Usage:
 
 def _model(record: Mapping[str, Any]) -> str:
     for k in ("model_served", "model_requested"):
-        if isinstance(record.get(k), str) and record[k]:
-            return record[k]
+        if isinstance(value := record.get(k), str) and value:
+            return value
     return "?"
 
 
@@ -197,7 +197,7 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
             notes.append(lost)  # its records are fewer than its requests: these totals are short
         machine = machine_of(m, here)
         for record in read_records(paths.runs / Path(recording["records"]).name, notes):
-            started = record.get("started") if isinstance(record.get("started"), str) else m.get("started") or ""
+            started = got if isinstance(got := record.get("started"), str) else str(m.get("started") or "")
             if since and started[:19] < since:
                 continue
             model = _model(record)

@@ -11,13 +11,14 @@ import importlib
 import re
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 from ccswitch_tui import policy
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.tools.importing import ClientImporter
 from ccswitch_tui.tools.registry import RegistrationError, check_specs
-from ccswitch_tui.tools.spec import ToolSpec
+from ccswitch_tui.tools.spec import AnySpec
 
 # name → module, in the order every listing shows them; `run` (any command) comes last
 _MODULES = {
@@ -47,13 +48,14 @@ def _module(name: str) -> str:
     return _EXTRA[name] if name in _EXTRA else f"{__name__}.{_MODULES[name]}"
 
 
-def get(name: str) -> ToolSpec:
+def get(name: str) -> AnySpec:
     if name not in _MODULES and name not in _EXTRA:
         raise UsageError(f"unknown tool {name!r}; choose one of: {', '.join(names())}")
-    return importlib.import_module(_module(name)).TOOL
+    spec: AnySpec = importlib.import_module(_module(name)).TOOL
+    return spec
 
 
-def register(name: str, module: str) -> ToolSpec:
+def register(name: str, module: str) -> AnySpec:
     """Add the client whose spec is ``module``'s ``TOOL`` (a full module name) after the built-in
     ones; it passes the same checks (tools/registry.py) or is not added."""
     if name in _MODULES or name in _EXTRA:
@@ -80,7 +82,7 @@ def unregister(name: str) -> None:
 
 
 @cache
-def specs() -> tuple[ToolSpec, ...]:
+def specs() -> tuple[AnySpec, ...]:
     """Every registered spec, in registry order, checked (tools/registry.py); the policy learns
     their routing families."""
     loaded = tuple(get(n) for n in names())
@@ -100,7 +102,7 @@ def multiline_vars() -> frozenset[str]:
     return frozenset(v for s in specs() for v in s.multiline_vars)
 
 
-def clients() -> tuple[ToolSpec, ...]:
+def clients() -> tuple[AnySpec, ...]:
     """The specs `ccs launch PROFILE NAME` takes (every client but `run`)."""
     return tuple(s for s in specs() if s.launchable)
 
@@ -118,31 +120,32 @@ def recognise(exe: str, script: str | None) -> str | None:
     return None
 
 
-def default_client() -> ToolSpec:
+def default_client() -> AnySpec:
     """The client ccs picks when none is named (a blank profile's table, a launch hint): the spec
     that says ``default = True``, else the first client."""
     return next((s for s in clients() if s.default), clients()[0])
 
 
-def importable() -> tuple[ToolSpec, ...]:
+def importable() -> tuple[AnySpec, ...]:
     """The clients whose own configs `ccs import` reads (their spec names an importer), in registry order."""
     return tuple(s for s in clients() if s.importer)
 
 
-def importer(spec: ToolSpec) -> ClientImporter:
+def importer(spec: AnySpec) -> ClientImporter[Any]:
     """The spec's importer (``IMPORTER`` of the module it names under tools/), loaded on first use:
     only `ccs import` and the TUI's import dialog need it."""
     if not spec.importer:
         raise UsageError(f"ccs cannot import {spec.label}'s own configuration")
-    return importlib.import_module(f"{__name__}.{spec.importer}").IMPORTER
+    found: ClientImporter[Any] = importlib.import_module(f"{__name__}.{spec.importer}").IMPORTER
+    return found
 
 
-def by_cc_switch_app(app: str) -> ToolSpec | None:
+def by_cc_switch_app(app: str) -> AnySpec | None:
     """The client whose importer reads CC Switch's rows of this ``app_type``."""
     return next((s for s in importable() if importer(s).cc_switch_app == app), None)
 
 
-def cloud_switch_owner(name: str) -> ToolSpec | None:
+def cloud_switch_owner(name: str) -> AnySpec | None:
     """The client a cloud-switch variable turns to a cloud platform."""
     return next((s for s in clients() if any(re.fullmatch(rx, name) for rx in s.cloud_switches)), None)
 
@@ -169,12 +172,12 @@ def joined(words: Sequence[str], last: str = "and") -> str:
     return sep.join(words[:-1]) + tail + words[-1]
 
 
-def client_labels(last: str = "and", specs: Sequence[ToolSpec] | None = None) -> str:
+def client_labels(last: str = "and", specs: Sequence[AnySpec] | None = None) -> str:
     """The clients' labels for a message: "Claude Code, Codex, Gemini CLI and OpenCode"."""
     return joined([s.label for s in (clients() if specs is None else specs)], last)
 
 
-def require(profile: Profile, tool: str) -> ToolSpec:
+def require(profile: Profile, tool: str) -> AnySpec:
     """The spec for ``tool``, if ``profile`` serves it; otherwise one clear line (exit 2)."""
     spec = get(tool)
     if tool not in profile.tools:

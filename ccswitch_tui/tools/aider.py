@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, FileToWrite, LaunchPlan, Profile, new_launch_id
+from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, ClientSetup, FileToWrite, LaunchPlan, Profile, new_launch_id
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -182,7 +182,7 @@ class AiderSpec(ToolSpec[AiderSide]):
             secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             dirs=paths.tool_dirs(profile.name, self.name), files=tuple(files),
             base_urls={"openai-api-base": side.base_url}, models={"model": model}, key_id=profile.key_id,
-            extra={"quiet": quiet},
+            client=ClientSetup(quiet=quiet),
         )
 
 

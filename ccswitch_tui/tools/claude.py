@@ -19,6 +19,7 @@ from ccswitch_tui.model import (
     SOURCE_PROFILE,
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
@@ -177,11 +178,11 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
         return f"{side.base_url}  auth={side.auth}  {models}"
 
     def shell_hint(self, plan: LaunchPlan) -> str | None:
-        settings = f"{plan.extra.get('config_dir', '')}/{SETTINGS_FILE}"
+        settings = f"{plan.client.home or ''}/{SETTINGS_FILE}"
         return f"in this shell start Claude Code as: claude --settings {settings}"
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        config_dir = plan.extra.get("config_dir")
+        config_dir = plan.client.home
         if not config_dir:
             return None
         sid = newest_session_id((Path(config_dir) / "projects").glob("*/*.jsonl"), since)
@@ -252,8 +253,8 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
             files=tuple(files),
             base_urls={"ANTHROPIC_BASE_URL": c.base_url}, models=c.model_vars(), key_id=profile.key_id,
             warnings=tuple(warnings),
-            extra={"config_dir": str(config_dir), "isolate": isolate, "quiet": quiet,
-                   "shared": [x.to_dict() for x in shared]},
+            client=ClientSetup(home_key="config_dir", home=str(config_dir), isolate=isolate, quiet=quiet,
+                               shared=tuple(x.to_dict() for x in shared)),
         )
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
@@ -139,7 +140,7 @@ class GeminiSpec(ToolSpec[GeminiSide]):
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
         """``--resume ID``: the newest main session the launch wrote in this folder's chats."""
-        home = plan.extra.get("gemini_home")
+        home = plan.client.home
         return None if not home else (f"--resume {sid}" if (sid := newest_chat(Path(home) / ".gemini",
                                                                                 plan.cwd, since)) else None)
 
@@ -171,7 +172,7 @@ class GeminiSpec(ToolSpec[GeminiSide]):
             dirs=paths.tool_dirs(profile.name, self.name),
             files=(FileToWrite(settings, settings_content(settings, side, quiet)),),
             base_urls={"GOOGLE_GEMINI_BASE_URL": side.base_url}, models={"GEMINI_MODEL": side.model},
-            key_id=profile.key_id, extra={"gemini_home": str(home), "quiet": quiet},
+            key_id=profile.key_id, client=ClientSetup(home_key="gemini_home", home=str(home), quiet=quiet),
         )
 
     def endpoint(self, side: GeminiSide) -> str | None:

@@ -77,7 +77,7 @@ def owned_settings(path: Path, owned: Mapping[str, Any], drop: Iterable[str] = (
         data["env"] = {k: v for k, v in data["env"].items() if not drop_env(k)}
     for table, values in owned.items():
         if isinstance(values, Mapping):
-            current = data.get(table) if isinstance(data.get(table), dict) else {}
+            current = got if isinstance(got := data.get(table), dict) else {}
             data[table] = merge(current, values)
         else:
             data[table] = values

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccswitch_tui.model import Finding
+
 SCOPES = ("managed", "system", "ccs", "user", "project", "variable")
 FORMATS = ("json", "jsonc", "toml", "yaml", "dotenv", "argv")
 ROLES = ("base-url", "model", "provider", "key", "key-helper", "proxy", "headers", "auth", "env", "config", "trust")
@@ -27,9 +29,9 @@ REFUSE, WARN = "refuse", "warn"
 # Where a layer lives (``Place.root``)
 ROOTS = ("home", "cwd", "git-root", "project", "absolute", "folder", "file-var", "content-var", "state", "argv")
 
-# A value check of a client's own (e.g. Codex refusing ``wire_api = "chat"``): data, text → problems,
-# each (severity, the key or "" for the file, one line with the way out)
-Check = Callable[[Any, str], list[tuple[str, str, str]]]
+# A value check of a client's own (e.g. Codex refusing ``wire_api = "chat"``): the parsed data (None when
+# the file does not parse), its text, its path, the environment → findings, each with the way out
+Check = Callable[[Any, str, str, Mapping[str, str]], list[Finding]]
 
 
 @dataclass(frozen=True)

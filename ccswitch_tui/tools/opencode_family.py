@@ -22,6 +22,7 @@ from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
@@ -139,7 +140,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
             files=(FileToWrite(config, self.config_content(config, profile, side, quiet)),),
             base_urls={self.base_url_key(side): side.base_url},
             models={"model": side.model_ref}, key_id=profile.key_id,
-            extra={"config_dir": str(home / "config"), "quiet": quiet},
+            client=ClientSetup(home_key="config_dir", home=str(home / "config"), quiet=quiet),
         )
 
     def config_content(self, path: Path, profile: Profile, side: FamilySide, quiet: bool) -> str:
@@ -155,7 +156,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
             raise UsageError(f"{path}: cannot read ({exc}); remove it (ccs writes a new one)") from None
         data.setdefault("$schema", self.schema_url)
         data["model"] = data["small_model"] = side.model_ref
-        providers = data.get("provider") if isinstance(data.get("provider"), dict) else {}
+        providers = got if isinstance(got := data.get("provider"), dict) else {}
         providers[side.provider_id] = {
             "npm": NPM_PROVIDER,
             "name": profile.provider.name,

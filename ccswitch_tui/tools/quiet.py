@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from ccswitch_tui.model import Profile
 
 if TYPE_CHECKING:
-    from ccswitch_tui.tools.spec import ToolSpec
+    from ccswitch_tui.tools.spec import AnySpec
 
 CLAUDE_QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 # What a client's bare `--version` runs with, when its package does not say its version: no cloud
@@ -30,12 +30,12 @@ VERSION_PROBE_ENV = {"AWS_EC2_METADATA_DISABLED": "true", "DISABLE_AUTOUPDATER":
 CLAUDE_QUIET_SETTINGS_ENV = {"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}
 
 
-def is_official(spec: ToolSpec, base_url: str) -> bool:
+def is_official(spec: AnySpec, base_url: str) -> bool:
     """The API of the client's own vendor (the spec's ``official_hosts``; ".host" names its subdomains too)."""
     host = (urlsplit(base_url).hostname or "").lower()
     return any(host == h or (h.startswith(".") and host.endswith(h)) for h in spec.official_hosts)
 
 
-def quiet_for(spec: ToolSpec, profile: Profile, base_url: str) -> bool:
+def quiet_for(spec: AnySpec, profile: Profile, base_url: str) -> bool:
     """The profile's ``[policy] quiet``, or by default: on unless ``base_url`` is the client's vendor's API."""
     return profile.quiet if profile.quiet is not None else not is_official(spec, base_url)

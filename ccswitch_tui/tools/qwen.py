@@ -52,6 +52,7 @@ from ccswitch_tui import policy
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
+    ClientSetup,
     FileToWrite,
     LaunchPlan,
     Profile,
@@ -208,7 +209,7 @@ class QwenSpec(ToolSpec[QwenSide]):
             dirs=paths.tool_dirs(profile.name, self.name), files=tuple(files),
             base_urls={"OPENAI_BASE_URL": side.base_url}, models={"OPENAI_MODEL": side.model},
             key_id=profile.key_id, warnings=tuple(warnings),
-            extra={"qwen_home": str(home), "quiet": quiet, "isolate": isolate},
+            client=ClientSetup(home_key="qwen_home", home=str(home), quiet=quiet, isolate=isolate),
         )
 
     def endpoint(self, side: QwenSide) -> str | None:
@@ -221,7 +222,9 @@ class QwenSpec(ToolSpec[QwenSide]):
         return has_option(args, "-p", "--prompt")
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        home = Path(plan.extra["qwen_home"])
+        if not plan.client.home:
+            return None
+        home = Path(plan.client.home)
         session = newest_session_id(home.glob("projects/*/chats/*.jsonl"), since)
         return f"--resume {session}" if session else None
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 
 from ccswitch_tui.policy import shared_families
-from ccswitch_tui.tools.spec import ToolSpec
+from ccswitch_tui.tools.spec import AnySpec
 
 # The keys the TUI binds for itself (tabs, actions, quit, the launch menu, Textual's own): a client's
 # launch key may not be one of them. tests/test_tui.py compares this with the app's bindings.
@@ -42,7 +42,7 @@ class RegistrationError(Exception):
     """A client spec the registry refuses (a programming error in the spec, not a user's input)."""
 
 
-def check_specs(specs: Sequence[tuple[str, ToolSpec]]) -> None:
+def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
     """``specs``: (the name each is registered under, the spec), in registry order."""
     seen: dict[str, str] = {}
     keys: dict[str, str] = {}
@@ -110,7 +110,7 @@ def _check_family(who: str, family: str, rx: str) -> None:
                                 "which every launch needs; name the client's own variables only")
 
 
-def _check_layers(who: str, spec: ToolSpec) -> None:
+def _check_layers(who: str, spec: AnySpec) -> None:
     layers = getattr(spec, "layers", None)
     if layers is None:
         raise RegistrationError(f"{who} declares no layers: list every file, folder and variable that can steer it "

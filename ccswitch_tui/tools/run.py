@@ -137,7 +137,8 @@ class RunSpec(ToolSpec[RunSide]):
         b = EnvBuilder(profile, parent_env)
         urls, models = sdk_exports(profile, key, b)
         b.add_markers(profile, self.name, launch_id)
-        warnings = () if profile.side("run").exports_anything else (
+        side: RunSide = profile.sides["run"]
+        warnings = () if side.exports_anything else (
             f"profile {profile.name!r} exports nothing for `ccs run` ([run].export is empty): "
             "the command gets no base URL and no key",
         )
@@ -145,7 +146,7 @@ class RunSpec(ToolSpec[RunSide]):
             profile=profile.name, tool=self.name, argv=tuple(args), env=b.env, sources=b.sources,
             secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
             base_urls=urls, models=models, key_id=profile.key_id, warnings=warnings,
-            routing_names=routing_names(profile.side("run").names),
+            routing_names=routing_names(side.names),
         )
 
     def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:

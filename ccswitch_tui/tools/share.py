@@ -158,7 +158,7 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path,
         if left_out:
             warnings.append(f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared")
         if servers:
-            own = mine.get("mcpServers") if isinstance(mine.get("mcpServers"), dict) else {}
+            own = got if isinstance(got := mine.get("mcpServers"), dict) else {}
             merged["mcpServers"] = {**own, **servers}
             shared.append(Shared("mcp", source, target, "copy", ", ".join(sorted(servers))))
     if "onboarding" in pieces:

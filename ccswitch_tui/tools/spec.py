@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 import ccswitch_tui.tools.fields as table
 from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
@@ -28,6 +28,8 @@ from ccswitch_tui.tools.fields import EditorField, Field
 from ccswitch_tui.tools.layers import Layer, Package
 
 S = TypeVar("S")  # the client's side: the dataclass that declares its table (tools/fields.py)
+# A spec of any client: the registry holds specs whose sides are different dataclasses.
+AnySpec: TypeAlias = "ToolSpec[Any]"
 
 
 @dataclass(frozen=True)

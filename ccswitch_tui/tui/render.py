@@ -257,7 +257,7 @@ def environment_head(view: ToolView | None, theme: Mapping[str, str] | None = No
     facts = b.grid("name", "value")  # cut in the middle: the command and its last argument stay
     facts.add(("argv", LABEL), " ".join(plan.argv) or "(the command you give)")
 
-    for line in describe(plan.extra.get("shared", ())):
+    for line in describe(plan.client.shared or ()):
         facts.add(("shared", LABEL), line)
     if plan.warnings or plan.refusals:
         grid = b.grid("fixed", "prose")

@@ -55,7 +55,7 @@ def in_tui(error: CcsError, key_id: str | None) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    severity: str  # error | warn
+    severity: Literal["error", "warn"]
     text: str
 
 
@@ -206,7 +206,7 @@ class Service:
         round (as `ccs runs report --label` does) and carries its round's summary; any other run with the
         previous run of its tool."""
 
-        manifests = load_manifests(self.paths, name)
+        manifests: Sequence[Mapping[str, Any]] = load_manifests(self.paths, name)
         views = [run_view(m, self.paths) for m in manifests]
         labels = {m["label"] for m in manifests if isinstance(m.get("label"), str)}
         rounds: dict[str, tuple[Any, Mapping[str, Any]]] = {}

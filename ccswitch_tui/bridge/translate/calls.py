@@ -71,9 +71,9 @@ class ToolCalls:
         call = self._find(raw)
         if isinstance(raw.get("id"), str) and raw["id"] and not call.call_id:
             call.call_id = raw["id"]
-        function = raw.get("function") if isinstance(raw.get("function"), Mapping) else {}
-        if isinstance(function.get("name"), str) and function["name"] and not call.name:
-            call.name = function["name"]
+        function = got if isinstance(got := raw.get("function"), Mapping) else {}
+        if isinstance(name := function.get("name"), str) and name and not call.name:
+            call.name = name
         args = function.get("arguments")
         if isinstance(args, str):
             call.arguments += args

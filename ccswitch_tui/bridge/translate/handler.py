@@ -39,7 +39,7 @@ TRANSLATIONS = ("responses-to-chat",)  # what a client spec may ask for (``ToolS
 def translation_handlers(plan: LaunchPlan, wanted: Mapping[str, str]) -> dict[str, Handler]:
     """The bridge handlers a launch needs, by base-URL location in the plan: ``wanted`` maps each
     location the client's spec names to a translation; the others pass through."""
-    provider = str(plan.extra.get("provider_name") or plan.profile)
+    provider = plan.client.provider_name or plan.profile
     out: dict[str, Handler] = {}
     for loc, name in wanted.items():
         if name not in TRANSLATIONS:

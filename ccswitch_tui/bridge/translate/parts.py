@@ -34,9 +34,8 @@ def _int(value: Any) -> int:
 def chat_usage(usage: Mapping[str, Any]) -> Usage:
     """Chat usage in its provider dialects: OpenAI's ``*_details``, DeepSeek's
     ``prompt_cache_hit_tokens``, Kimi's top-level ``cached_tokens``."""
-    prompt = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), Mapping) else {}
-    completion = (usage.get("completion_tokens_details")
-                  if isinstance(usage.get("completion_tokens_details"), Mapping) else {})
+    prompt = got if isinstance(got := usage.get("prompt_tokens_details"), Mapping) else {}
+    completion = done if isinstance(done := usage.get("completion_tokens_details"), Mapping) else {}
     cached = (_int(prompt.get("cached_tokens")) or _int(usage.get("prompt_cache_hit_tokens"))
               or _int(usage.get("cached_tokens")))
     return Usage(input_tokens=_int(usage.get("prompt_tokens")), output_tokens=_int(usage.get("completion_tokens")),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import repeat
 from json import decoder, encoder, scanner
 from operator import and_, getitem
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 DONE = object()  # the ``data: [DONE]`` sentinel
 
@@ -114,15 +114,19 @@ def _make_dumps() -> Callable[[Any], str]:
     """Compact JSON, non-ASCII kept: the C encoder made once (``json.dumps`` with options builds a
     new encoder for every call, a tenth of a translation's time per event)."""
 
-    if encoder.c_make_encoder is None:  # an interpreter without the C accelerator
+    c_make_encoder = vars(encoder)["c_make_encoder"]  # not in typeshed's stubs
+    if c_make_encoder is None:  # an interpreter without the C accelerator
         return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    make = encoder.c_make_encoder(None, None, encoder.encode_basestring, None, ":", ",", False, False, True)
+    make = c_make_encoder(None, None, encoder.encode_basestring, None, ":", ",", False, False, True)
     return lambda value: "".join(make(value, 0))
 
 
 _dumps = _make_dumps()
-_scan = scanner.make_scanner(decoder.JSONDecoder())  # the C scanner, straight: value, end = _scan(text, start)
-scan_string = decoder.scanstring  # a JSON string's value from just after its opening quote: value, end
+# json's C scanners are not in typeshed's stubs: read from the modules' namespaces, typed here.
+# the C scanner, straight: value, end = _scan(text, start)
+_scan: Callable[[str, int], tuple[Any, int]] = vars(scanner)["make_scanner"](decoder.JSONDecoder())
+# a JSON string's value from just after its opening quote: value, end
+scan_string: Callable[[str, int], tuple[str, int]] = vars(decoder)["scanstring"]
 _NOT_PLAIN = re.compile(r'["\\\x01-\x1f]')  # what a JSON string's text cannot hold as it is (NUL apart)
 _TRAILING = 4  # events after a run that a run's end is first looked for among
 # well-formed JSON string bodies, NUL between two (a NUL inside one is not well-formed: JSON escapes it)
@@ -181,7 +185,8 @@ class RepeatedText:
         text, else None. Most of a fast stream's read is such a run: one check of the whole run
         (each text a well-formed JSON string, then the texts put back into the template give the
         run byte for byte) replaces a check per event."""
-        raws = list(map(getitem, frames, repeat(self._raw)))  # each text as written, without its quotes
+        # each text as written, without its quotes
+        raws = cast("list[str]", list(map(getitem, frames, repeat(self._raw))))
         joined = "\x00".join(raws)  # NUL: in no well-formed text, so it cannot join two into one
         if not all(raws) or joined.count("\x00") != len(raws) - 1:
             return None

@@ -134,7 +134,7 @@ class ResponsesStream:
                 continue
             delta = choice.get("delta")
             if not isinstance(delta, dict):
-                delta = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+                delta = message if isinstance(message := choice.get("message"), dict) else {}
             content = delta.get("content")
             if self._text is not None and self._reasoning is None and content and type(content) is str \
                     and len(delta) <= 2 and (len(delta) == 1 or "role" in delta):

@@ -125,7 +125,7 @@ def normalise_schema(schema: Any) -> dict[str, Any]:
     """A parameters schema every OpenAI-compatible provider accepts: an object at the top, no
     ``type: null`` or type lists (DeepSeek, GLM and others reject them), no null in an enum,
     no ``$schema``. The meaning stays: a nullable field is simply an optional one."""
-    root = _normalise(copy.deepcopy(schema)) if isinstance(schema, Mapping) else {}
+    root = _normalise(copy.deepcopy(dict(schema))) if isinstance(schema, Mapping) else {}
     if root.get("type") != "object":
         root = {"type": "object", "properties": {}} if not root.get("properties") else {**root, "type": "object"}
     root.setdefault("properties", {})

@@ -22,6 +22,7 @@ from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
     WARN,
+    ClientSetup,
     FileToWrite,
     Finding,
     LaunchPlan,
@@ -179,16 +180,16 @@ class CodexSpec(ToolSpec[CodexSide]):
         # lazy: keeps ccswitch_tui.tools.codex.daemons off `ccs run`'s imports
         from ccswitch_tui.tools.codex.daemons import DaemonHook
 
-        return (DaemonHook(),) if plan.extra.get("codex_home") else ()
+        return (DaemonHook(),) if plan.client.home else ()
 
     def translations(self, plan: LaunchPlan) -> Mapping[str, str]:
         """A provider that speaks Chat Completions: Codex's Responses requests are translated."""
-        if plan.extra.get("wire_api") != "chat":
+        if plan.client.wire_api != "chat":
             return {}
         return {loc: "responses-to-chat" for loc in plan.base_urls if loc.startswith("model_providers.")}
 
     def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        home = plan.extra.get("codex_home")
+        home = plan.client.home
         if not home:
             return None
         sid = newest_session_id((Path(home) / "sessions").rglob("rollout-*.jsonl"), since)
@@ -249,6 +250,7 @@ class CodexSpec(ToolSpec[CodexSide]):
             pins += ["-c", f"model_reasoning_effort={toml_string(side.reasoning_effort)}"]
         if isolate:
             pins += ["-c", _untrust(cwd)]
+        chat = side.wire_api == "chat"
         return LaunchPlan(
             profile=profile.name, tool=self.name, argv=(self.program, *pins, *args), env=b.env,
             sources=b.sources, secret_names=frozenset(b.secret_names), cwd=cwd, launch_id=launch_id,
@@ -256,11 +258,10 @@ class CodexSpec(ToolSpec[CodexSide]):
             warnings=tuple(warnings),
             base_urls={f"model_providers.{side.provider_id}.base_url": side.base_url},
             models={"model": side.model}, key_id=profile.key_id,
-            extra={"codex_home": str(home), "provider_id": side.provider_id, "quiet": quiet,
-                   **({"isolate": True} if isolate else {}),
-                   "shared": [x.to_dict() for x in shared],
-                   **({"wire_api": "chat", "provider_name": profile.provider.name}
-                      if side.wire_api == "chat" else {})},
+            client=ClientSetup(home_key="codex_home", home=str(home), provider_id=side.provider_id, quiet=quiet,
+                               isolate=True if isolate else None, shared=tuple(x.to_dict() for x in shared),
+                               wire_api="chat" if chat else None,
+                               provider_name=profile.provider.name if chat else None),
         )
 
 

@@ -56,8 +56,8 @@ class Wanted:
 
 
 def wanted(profile: Profile, quiet: bool, mcp: Mapping[str, Any] | None = None) -> Wanted:
-    assert profile.side("codex") is not None
     x = profile.side("codex")
+    assert x is not None
     return Wanted(
         top={"model": x.model, "model_provider": x.provider_id, "model_reasoning_effort": x.reasoning_effort},
         provider_id=x.provider_id,
@@ -123,7 +123,7 @@ def agrees(data: Mapping[str, Any], w: Wanted) -> bool:
         t = data if not table else data.get(table)
         if not isinstance(t, Mapping) or any(t.get(k) != v for k, v in values.items()):
             return False
-    servers = data.get("mcp_servers") if isinstance(data.get("mcp_servers"), Mapping) else {}
+    servers = got if isinstance(got := data.get("mcp_servers"), Mapping) else {}
     return all(servers.get(n) == e for n, e in w.mcp.items())
 
 

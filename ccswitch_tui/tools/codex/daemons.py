@@ -102,12 +102,12 @@ def end(daemons: Iterable[Daemon], codex_home: Path | str, grace: float = 3.0) -
     return [d.pid for d in targets]
 
 
-def _runs_by_id(runs: LaunchRecords, profile: str) -> dict[str, Mapping[str, Any]]:
+def _runs_by_id(runs: LaunchRecords, profile: str) -> dict[str | None, Mapping[str, Any]]:
     return {m.get("launch_id"): m for m in runs.manifests(profile) if m.get("tool") == "codex"}
 
 
 def stale(d: Daemon, plan: LaunchPlan, key_fp: str, runs: LaunchRecords, config_digest: str | None,
-          by_id: Mapping[str, Mapping[str, Any]]) -> str | None:
+          by_id: Mapping[str | None, Mapping[str, Any]]) -> str | None:
     """Why daemon ``d`` must not serve the launch of ``plan``, or None when it may."""
     value = d.env.get(KEY_VAR)
     if not value or runs.fingerprint(value) != key_fp:
@@ -118,7 +118,7 @@ def stale(d: Daemon, plan: LaunchPlan, key_fp: str, runs: LaunchRecords, config_
     run = by_id.get(d.launch_id or "")
     if run is None or not runs.running(run):
         return "its launch is over"
-    config = str(Path(plan.extra["codex_home"]) / "config.toml")
+    config = str(Path(plan.client.home or "") / "config.toml")
     if config_digest and (run.get("files") or {}).get(config) != config_digest:
         return "read another config.toml"
     return None
@@ -130,8 +130,10 @@ class DaemonHook(LaunchHook):
 
     def before(self, ctx: HookContext) -> None:
         plan = ctx.plan
-        home = plan.extra.get("codex_home")
-        found = find(home) if home else []
+        home = plan.client.home
+        if not home:
+            return
+        found = find(home)
         if not found:
             return
         by_id = _runs_by_id(ctx.runs, plan.profile)
@@ -143,8 +145,10 @@ class DaemonHook(LaunchHook):
 
     def after(self, ctx: HookContext) -> None:
         plan = ctx.plan
-        home = plan.extra.get("codex_home")
-        found = find(home) if home else []
+        home = plan.client.home
+        if not home:
+            return
+        found = find(home)
         if not found:
             return
         others = [m for lid, m in _runs_by_id(ctx.runs, plan.profile).items()

@@ -98,9 +98,10 @@ def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str
         provider_name: str | None = "OpenAI"
         entry = {}
     else:
-        base_url = routing(entry, "base_url", f"[model_providers.{pid}] ")
-        if base_url is None:
+        own_url = routing(entry, "base_url", f"[model_providers.{pid}] ")
+        if own_url is None:
             raise fail(f"[model_providers.{pid}] has no base_url")
+        base_url = own_url
         provider_name = nonblank(entry.get("name"))
         wire = nonblank(entry.get("wire_api"))
         if wire not in (None, "responses", "chat"):
@@ -215,7 +216,8 @@ class CodexImporter(ClientImporter["CodexSide | CodexFields"]):
         import tomlkit  # lazy: tomlkit loads only when a profile is written
 
         doc = tomlkit.document()
-        doc.add("model_provider", side.provider_id)
+        provider_id = side.provider_id or default_provider_id(profile.name)  # a profile's side always has one
+        doc.add("model_provider", provider_id)
         doc.add("model", side.model)
         if side.reasoning_effort:
             doc.add("model_reasoning_effort", side.reasoning_effort)
@@ -225,9 +227,9 @@ class CodexImporter(ClientImporter["CodexSide | CodexFields"]):
         entry.add("base_url", side.base_url)
         entry.add("wire_api", side.wire_api)
         entry.add("requires_openai_auth", True)
-        providers.add(side.provider_id, entry)
+        providers.add(provider_id, entry)
         doc.add("model_providers", providers)
-        if side.env or (profile.env and not env_elsewhere):
+        if (isinstance(side, CodexSide) and side.env) or (profile.env and not env_elsewhere):
             warnings.append(f"{profile.name}: [codex.env] / [env] have no place in a CC Switch Codex provider; "
                             "not exported")
         return {"settingsConfig": {"auth": {"OPENAI_API_KEY": ""}, "config": tomlkit.dumps(doc)}}

@@ -18,9 +18,10 @@ from ccswitch_tui import tools
 from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
-from ccswitch_tui.tui.grid import FitTable, SheetBuilder
+from ccswitch_tui.tui.grid import Fit, FitTable, SheetBuilder
 
-FINDING_COLUMNS = (("", "fixed"), ("code", "fixed"), ("about", "name"), ("summary", "line"))
+FINDING_COLUMNS: tuple[tuple[str, Fit], ...] = (("", "fixed"), ("code", "fixed"), ("about", "name"),
+                                                ("summary", "line"))
 
 
 def counts_cell(counts: Mapping[str, int] | None, error: str | None, colors: Mapping[str, str]) -> Text:
@@ -104,7 +105,7 @@ class RunningView(Vertical):
         if event.row_key.value is not None:
             self._select(int(event.row_key.value))
 
-    def show_inspection(self, insp: Inspection) -> None:
+    def show_inspection(self, insp: Inspection | None) -> None:
         """The process's facts, its findings one row each (the selected one in full below them) and
         its inherited environment as a diff table."""
         body = self.query_one("#inspect-body", Static)
