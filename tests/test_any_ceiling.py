@@ -21,7 +21,6 @@ CEILINGS = {
     "launch/layer_files.py": 13,
     "tui/host.py": 13,
     "bridge/observe.py": 12,
-    "bridge/wire.py": 11,
     "tui/render.py": 11,
     "bridge/server.py": 10,
     "tui/service.py": 10,
@@ -36,6 +35,7 @@ CEILINGS = {
     "tools/importing.py": 5,
     "tui/profile_actions.py": 5,
     "tui/widgets/detail.py": 5,
+    "bridge/framing.py": 4,  # from wire.py (split): a header's default, the decompressors
     "bridge/translate/parts.py": 4,
     "bridge/translate/stream.py": 4,
     "importers/cc_switch.py": 4,
@@ -46,6 +46,7 @@ CEILINGS = {
     "keys/secret_service.py": 3,
     "launch/launcher.py": 3,
     "profiles/schema.py": 3,
+    "policy/secret_forms.py": 3,  # one pattern and filter over str and bytes alike
     "runs/archive_write.py": 3,
     "runs/board.py": 3,
     "runs/board_charts.py": 3,

@@ -47,7 +47,7 @@ launch picks it when it builds the routes. ``PASSTHROUGH`` changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass
@@ -58,6 +58,14 @@ class Outgoing:
     path: str  # relative to the route's upstream base URL, starting with "/", query included
     headers: dict[str, str]
     body: bytes
+
+
+@runtime_checkable
+class GivesUp(Protocol):
+    """An exchange that can give its answer up: after each chunk the server asks ``done_reading``."""
+
+    @property
+    def done_reading(self) -> bool: ...
 
 
 class Exchange(Protocol):

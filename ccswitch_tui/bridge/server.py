@@ -37,7 +37,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge import wire
-from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
+from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, GivesUp, Handler, Outgoing
 from ccswitch_tui.bridge.observe import (
     ResponseObserver,
     error_from_body,
@@ -534,8 +534,7 @@ class Bridge:
                 answer.delivered = True
 
         observe = None if answer.observes else observer.feed  # a translation reads the bytes itself: once
-        # ``done_reading`` is optional in the Exchange protocol (bridge.handler): asked only of a handler that has it
-        gives_up: Any = exchange if hasattr(exchange, "done_reading") else None
+        gives_up = exchange if isinstance(exchange, GivesUp) else None  # optional (bridge.handler)
 
         def take(raw: bytes) -> bytes:
             if upstream_filter is None:

@@ -17,7 +17,6 @@ import socket
 import struct
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
-from typing import Any
 
 from ccswitch_tui.bridge import peers
 from ccswitch_tui.bridge.framing import (
@@ -39,7 +38,7 @@ class _ChildProtocol(asyncio.StreamReaderProtocol):
     """A child's connection: when it drops while a request is handled, the handling stops; while the
     bridge waits for a request's head, a timer runs (``expect_head``)."""
 
-    task: asyncio.Task[Any] | None = None
+    task: asyncio.Task[None] | None = None
     busy = False
     timed_out = False
     _waiting = ""  # "idle": for the first byte of the next head; "head": for the rest of it
@@ -301,8 +300,8 @@ class Server:
     the child's connections now open, ``refused`` those turned away, by why."""
 
     def __init__(self) -> None:
-        self._accepting: asyncio.Task[Any] | None = None
-        self._connections: set[asyncio.Task[Any]] = set()
+        self._accepting: asyncio.Task[None] | None = None
+        self._connections: set[asyncio.Task[None]] = set()
         self.open = 0
         self.refused: dict[str, int] = {}
 

@@ -17,7 +17,6 @@ import ssl
 import time
 import zlib
 from collections.abc import AsyncIterator
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ccswitch_tui.bridge.framing import (
@@ -39,6 +38,9 @@ from ccswitch_tui.bridge.framing import (
 # benchmark's hundreds of streams) find theirs open again, as aiohttp's pool would keep them.
 IDLE_PER_HOST = 256
 IDLE_SECONDS = 15.0
+
+
+PoolKey = tuple[str, str, int, str | None]  # scheme, host, port, proxy: what a kept connection serves
 
 
 class _Counting(asyncio.StreamReaderProtocol):
@@ -92,7 +94,7 @@ class _Connection:
 class Upstream:
     """The upstream's answer: ``status``, ``headers``, ``content_length``; ``chunks()`` its body."""
 
-    def __init__(self, pool: Pool, key: Any, conn: _Connection, method: str, status: int, headers: Headers,
+    def __init__(self, pool: Pool, key: PoolKey, conn: _Connection, method: str, status: int, headers: Headers,
                  version: str = "HTTP/1.1"):
         self._pool = pool
         self._key = key
@@ -174,7 +176,7 @@ class Pool:
 
     def __init__(self, connect_timeout: float = 30.0):
         self.connect_timeout = connect_timeout
-        self._idle: dict[Any, list[_Connection]] = {}
+        self._idle: dict[PoolKey, list[_Connection]] = {}
         self._tls: asyncio.Future[ssl.SSLContext] | None = None
 
     def prepare_tls(self) -> None:
@@ -192,7 +194,7 @@ class Pool:
         # shielded: a request whose child hung up must not cancel the build every request shares
         return await asyncio.shield(self._tls)
 
-    def _put(self, key: Any, conn: _Connection) -> None:
+    def _put(self, key: PoolKey, conn: _Connection) -> None:
         idle = self._idle.setdefault(key, [])
         now = time.monotonic()
         while idle and now - idle[0].idle_since > IDLE_SECONDS:  # the oldest first: those idle too long
@@ -203,11 +205,11 @@ class Pool:
         else:
             conn.close()
 
-    def _drop(self, key: Any) -> None:
+    def _drop(self, key: PoolKey) -> None:
         for conn in self._idle.pop(key, []):
             conn.close()
 
-    def _take(self, key: Any) -> _Connection | None:
+    def _take(self, key: PoolKey) -> _Connection | None:
         idle = self._idle.get(key)
         now = time.monotonic()
         while idle:
