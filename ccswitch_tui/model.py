@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -37,6 +37,37 @@ class Provider:
 def env_var_of(key_ref: str) -> str | None:
     """``env:VAR`` → ``VAR``; None for a keyring key id."""
     return key_ref[4:] if key_ref.startswith("env:") else None
+
+
+class Sides(Mapping[str, Any]):
+    """A profile's sides when some are built only when first used: ``names`` the clients it serves (in
+    the registry's order), ``build(name)`` builds one (validating its table, which may raise). The
+    launch path reads a profile so, with the launched client's side built at once and the rest (a
+    table only another client reads) when something asks for it."""
+
+    def __init__(self, names: tuple[str, ...], built: Mapping[str, Any], build: Callable[[str], Any]):
+        self._names = names
+        self._built = dict(built)
+        self._build = build
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in self._names:
+                raise KeyError(name)
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __repr__(self) -> str:
+        return f"Sides({self._names!r}, built={list(self._built)!r})"
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,11 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import ProfileError
-from ccswitch_tui.toml_errors import duplicate_place, explain
 
 if sys.version_info >= (3, 11):
     import tomllib  # the standard library's reader: several times cheaper to import than tomlkit
@@ -122,6 +121,23 @@ def loads_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError("nested too deeply for ccs to read", doc, _depth_position(doc, 200)) from None
 
 
+# what json.loads runs on a compact text: value, end = _scan(text, 0) (not in typeshed's stubs: read from
+# the decoder's namespace, typed here)
+_scan: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
+
+
+def loads_json_line(line: bytes) -> Any:
+    """``loads_json(line)`` for one line of a JSON Lines file, without json.loads's per-call set-up
+    (encoding detection, the leading and trailing blank search) for the usual compact UTF-8 line; any
+    other line (blanks around it, another encoding, an error) goes through ``loads_json`` itself."""
+    try:
+        text = line.decode("utf-8")
+        value, end = _scan(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return loads_json(line)  # the whole rule, and its error
+    return value if end == len(text) else loads_json(line)
+
+
 def strip_jsonc(text: str, *, trailing_commas: bool = True) -> str:
     """JSON with comments (``//``, ``/* */``) as plain JSON, strings kept, as the clients that allow
     comments in their config files read it; with ``trailing_commas`` a comma before ``}`` or ``]`` goes too."""
@@ -175,10 +191,14 @@ def parse_toml(text: str, where: str) -> TOMLDocument:
     except RecursionError:
         raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
     except ParseError as exc:
+        from ccswitch_tui.toml_errors import explain  # lazy: only a file that does not parse
+
         msg = str(exc).split(" at line ")[0]
         line, col, msg = explain(text, exc.line, exc.col, msg, type(exc).__name__)
         raise ProfileError(f"{where}:{line}:{col}: {msg}", line=line, column=col) from None
     except TOMLKitError as exc:  # e.g. KeyAlreadyPresent ([a] b = 1 then [a.b]), raised without a position
+        from ccswitch_tui.toml_errors import duplicate_place  # lazy: as above
+
         place = duplicate_place(text, str(exc))
         if place:
             raise ProfileError(f"{where}:{place[0]}:{place[1]}: {place[2]}", line=place[0], column=place[1]) from None

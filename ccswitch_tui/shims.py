@@ -68,8 +68,9 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
 
     from ccswitch_tui.cli import run  # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
 
-    # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
-    from ccswitch_tui.commands.common import Context
+    # the click-free context (commands.common would load click, which the launch reads its command line without)
+    # lazy: keeps it off a shim's pass-through's imports
+    from ccswitch_tui.commands.context import Context
     from ccswitch_tui.paths import Paths  # lazy: keeps ccswitch_tui.paths off a shim's pass-through's imports
     from ccswitch_tui.policy.redact import install  # lazy: keeps ccswitch_tui.model off a shim's pass-through's imports
 

@@ -4,4 +4,4 @@ that the README holds exactly this between its markers). Run: .venv/bin/python s
 from ccswitch_tui import tools
 from ccswitch_tui.launch.layers import layers_table
 
-print(layers_table(tools.specs()))
+print(layers_table(tools.load().specs()))

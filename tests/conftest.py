@@ -91,7 +91,7 @@ def forget_indexed_keys(paths: Paths) -> None:
 def clients_bin() -> Path:
     """The folder holding the real, pinned executable of every registered client: the script installs what
     each spec's ``package`` declares (scripts/install-clients.sh)."""
-    names = tuple(s.program for s in tools.clients() if s.program and s.package)
+    names = tuple(s.program for s in tools.load().clients() if s.program and s.package)
     if not all((CLIENTS_BIN / n).exists() for n in names):
         rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
         if rc != 0 or not all((CLIENTS_BIN / n).exists() for n in names):

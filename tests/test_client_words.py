@@ -12,7 +12,7 @@ from ccswitch_tui.runs.manifests import user_argv
 def test_import_commands_and_model_options_come_from_the_specs(ccs, base_env):
     r = ccs("import", "--help", env=base_env)
     assert r.returncode == 0
-    for spec in tools.importable():
+    for spec in tools.load().importable():
         assert spec.name in r.stdout
     r = ccs("import", "claude", "--help", env=base_env)
     assert "--settings FILE" in r.stdout and "Import the provider that Claude Code's settings.json" in r.stdout
@@ -26,7 +26,7 @@ def test_import_commands_and_model_options_come_from_the_specs(ccs, base_env):
 
 
 def test_blank_profile_serves_the_default_client(ccs, base_env):
-    assert tools.default_client().name == "claude"
+    assert tools.load().default_client().name == "claude"
     r = ccs("new", "bare", "--base-url", "https://b.example", env=base_env)
     assert r.returncode == 0, r.stderr
     r = ccs("show", "bare", "--json", env=base_env)
@@ -42,11 +42,11 @@ def test_a_runs_argv_loses_what_the_clients_spec_added():
 
 
 def test_cloud_switches_and_hints_name_the_client():
-    assert tools.switched_label("CLAUDE_CODE_USE_BEDROCK") == "Claude Code"
-    assert tools.switched_label("NOT_A_SWITCH") == "the client"
-    assert tools.probe_hint("anthropic:auth") == "check the auth kind ([claude].auth)"
-    assert "Claude Code posts to {base_url}/v1/messages" in tools.probe_hint("anthropic:not-found")
-    assert 'wire_api = "chat" in the profile\'s [codex] table' in tools.probe_hint("openai:no-responses")
-    assert tools.probe_hint("nobody:here", "fallback") == "fallback"
-    assert tools.client_labels("nor", tools.importable()) == "Claude Code nor Codex"
-    assert tools.client_labels("/", tools.importable()) == "Claude Code / Codex"
+    assert tools.load().switched_label("CLAUDE_CODE_USE_BEDROCK") == "Claude Code"
+    assert tools.load().switched_label("NOT_A_SWITCH") == "the client"
+    assert tools.load().probe_hint("anthropic:auth") == "check the auth kind ([claude].auth)"
+    assert "Claude Code posts to {base_url}/v1/messages" in tools.load().probe_hint("anthropic:not-found")
+    assert 'wire_api = "chat" in the profile\'s [codex] table' in tools.load().probe_hint("openai:no-responses")
+    assert tools.load().probe_hint("nobody:here", "fallback") == "fallback"
+    assert tools.load().client_labels("nor", tools.load().importable()) == "Claude Code nor Codex"
+    assert tools.load().client_labels("/", tools.load().importable()) == "Claude Code / Codex"

@@ -22,7 +22,7 @@ from fake_client.spec import TOOL as FAKE
 from stub_server import StubServer
 from test_conformance_layers import family_names
 
-from ccswitch_tui import policy, tools
+from ccswitch_tui import tools
 from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
@@ -32,7 +32,7 @@ from ccswitch_tui.tools.spec import ToolSpec
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_DIR = ROOT / "tests" / "fake_client"
 KEY = "sk-conformance-0123456789abcdefXYZ"
-SPECS: dict[str, ToolSpec] = {**{s.name: s for s in tools.clients()}, FAKE.name: FAKE}
+SPECS: dict[str, ToolSpec] = {**{s.name: s for s in tools.load().clients()}, FAKE.name: FAKE}
 CLIENTS = list(SPECS)
 
 
@@ -76,9 +76,9 @@ def contaminated(env: dict[str, str], wrong: str) -> dict[str, str]:
     """Every family the policy knows (the shared OPENAI_*, proxies and cloud ones too), and every client's
     routing variables, as the shell would hold them, pointing at ``wrong``."""
     out = dict(env)
-    for family in policy.families():
+    for family in tools.load().families.names():
         for name in family_names(family):
-            if policy.cloud_switch(name):
+            if tools.load().families.cloud_switch(name):
                 out[name] = "1"
             elif not name.endswith(("_DIR", "_HOME")):
                 out[name] = wrong if ("URL" in name or "PROXY" in name.upper() or "BASE" in name) else \
@@ -111,7 +111,7 @@ def test_the_spec_is_complete_and_its_table_declared_once(name):
     assert [f.key for f in spec.editor] == [f.name for f in spec.fields if f.editor]
     assert any(f.kind == "env" for f in spec.fields), f"{name}: no env table"
     assert spec.exe_names or spec.scripts, f"{name}: ps cannot recognise it"
-    assert all(tools.recognise(exe, None) == name for exe in spec.exe_names)
+    assert all(tools.load().recognise(exe, None) == name for exe in spec.exe_names)
 
 
 @pytest.mark.parametrize("name", CLIENTS)

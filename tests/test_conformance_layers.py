@@ -37,7 +37,7 @@ FAKE_DIR = ROOT / "tests" / "fake_client"
 KEY = "sk-layers-good-0123456789abcdefXYZ"
 STALE_KEY = "sk-stale-layer-0123456789abcdefXYZ"
 STALE_MODEL = "m-stale-layer"
-SPECS: dict[str, ToolSpec] = {**{s.name: s for s in tools.clients()}, FAKE.name: FAKE}
+SPECS: dict[str, ToolSpec] = {**{s.name: s for s in tools.load().clients()}, FAKE.name: FAKE}
 # how each client answers one prompt and exits
 ARGS = {
     "claude": ("-p", "say hi"),
@@ -179,9 +179,9 @@ def contaminated(env: dict[str, str], stale: str, root: Path) -> dict[str, str]:
     """Every family the policy knows, as a careless shell holds it, pointing at the stale stub (and a
     client's folder variables at a stale folder)."""
     out = dict(env)
-    for family in policy.families():
+    for family in tools.load().families.names():
         for name in family_names(family):
-            if policy.cloud_switch(name):
+            if tools.load().families.cloud_switch(name):
                 out[name] = "1"
             elif name.endswith(("_DIR", "_HOME")):
                 out[name] = str(root / "stale-home")
@@ -354,5 +354,5 @@ def test_the_readme_table_is_the_declarations():
 
     text = (ROOT / "README.md").read_text()
     block = text.split("<!-- layers-table:begin -->\n", 1)[1].split("\n<!-- layers-table:end -->", 1)[0]
-    assert block == layers_table([s for s in tools.specs() if s.name != FAKE.name]), \
+    assert block == layers_table([s for s in tools.load().specs() if s.name != FAKE.name]), \
         "the README's layers table is stale: run `python scripts/layers_table.py` and paste it"

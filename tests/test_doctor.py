@@ -372,3 +372,30 @@ def test_keyring_unreachable_is_an_error_when_profiles_need_it(world, ccs):
     assert data["keyring"]["reachable"] is False and "fail" in data["keyring"]["backend"]
     (kr,) = [f for f in data["findings"] if f["code"] == "keyring"]
     assert kr["severity"] == "error" and "profiles p cannot launch" in kr["message"]
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_doctor_names_the_secret_service_without_the_keyring_library(world):
+    """When the Secret Service answers on the fast path (no PYTHON_KEYRING_BACKEND, no keyringrc.cfg),
+    doctor names it as keyring would, without importing the keyring library to ask its name."""
+    Store(world["paths"]).save_text(
+        "p", 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\nkey = "some-id"\n', create=True)
+    code = ("import json, sys\n"
+            "from pathlib import Path\n"
+            "from ccswitch_tui.diagnose.doctor import run_doctor\n"
+            "from ccswitch_tui.keys.keyring import KeyStore\n"
+            "from ccswitch_tui.paths import resolve_paths\n"
+            "from ccswitch_tui.profiles.store import Store\n"
+            "paths = resolve_paths()\n"
+            "r = run_doctor(Store(paths), KeyStore(paths), dict(__import__('os').environ), Path(sys.argv[1]))\n"
+            "print(json.dumps([r.keyring, 'keyring' in sys.modules]))")
+    env = {**world["env"], "CCS_HOME": str(world["paths"].profiles.parent)}
+    r = subprocess.run([sys.executable, "-c", code, str(world["project"])], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    keyring, imported = json.loads(r.stdout)
+    assert keyring == {"backend": "SecretService.Keyring", "reachable": True, "error": None} and not imported
+    from keyring.backends import SecretService
+
+    # what the keyring library calls that backend
+    assert keyring["backend"] == KeyStore(world["paths"], backend=SecretService.Keyring()).backend_name()

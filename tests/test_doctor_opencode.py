@@ -40,7 +40,7 @@ def write(path: Path, data: dict | str) -> Path:
 
 
 def layers(world, env=None):
-    part = doctor_part(tools.get("opencode"), env or world["env"], world["cwd"])
+    part = doctor_part(tools.load().get("opencode"), env or world["env"], world["cwd"], tools.load().families)
     return part, [row for row in part.info if row["exists"]]
 
 

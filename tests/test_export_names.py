@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from provider_stub import ProviderStub
 
-from ccswitch_tui import policy
+from ccswitch_tui import policy, tools
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import resolve_paths
@@ -44,8 +44,8 @@ def test_custom_names_carry_the_key_and_the_openai_url():
     assert p.base_urls == {"OPENAI_BASE_URL": "https://tt.example/api/v1",
                            "TAOTOKEN_BASE_URL": "https://tt.example/api/v1"}
     assert p.routing_names == {"TAOTOKEN_API_KEY": "openai", "TAOTOKEN_BASE_URL": "openai"}
-    assert policy.plan_routing_family(p, "TAOTOKEN_BASE_URL") == "openai"
-    assert policy.routing_family("TAOTOKEN_BASE_URL") is None  # only this profile's plan knows it
+    assert tools.load().families.plan_routing_family(p, "TAOTOKEN_BASE_URL") == "openai"
+    assert tools.load().families.routing_family("TAOTOKEN_BASE_URL") is None  # only this profile's plan knows it
     assert KEY not in json.dumps(policy.masked_env(p))
     assert "TAOTOKEN_API_KEY" not in p.non_secret_env()
     # family = "anthropic": the Anthropic base URL; the table alone exports no OPENAI_*
@@ -58,7 +58,7 @@ def test_show_and_round_trip():
     from ccswitch_tui import tools
 
     side = prof(["openai", NAMES]).side("run")
-    spec = tools.get("run")
+    spec = tools.load().get("run")
     assert spec.side_dict(side)["export"] == ["openai", NAMES]
     assert "TAOTOKEN_API_KEY+TAOTOKEN_BASE_URL" in spec.show(side)
     assert prof(spec.side_dict(side)["export"]).side("run") == side

@@ -58,7 +58,7 @@ class ToySpec(ToolSpec[ToySide]):
 
 def parse(table: dict[str, Any]) -> ToySide:
     spec = ToySpec()
-    c = Checker("p.toml")
+    c = Checker("p.toml", tools.load().families)
     return spec.parse(c.table(table, "[toy]", spec.field_names), c, PROVIDER, "p")
 
 
@@ -138,7 +138,7 @@ def test_a_spec_missing_a_piece_fails_when_built_not_at_launch():
 
 def test_every_registered_spec_declares_its_table_in_its_side():
     """No spec keeps a hand-written list beside its side: the table's names are the side's fields."""
-    for spec in tools.specs():
+    for spec in tools.load().specs():
         assert dataclasses.is_dataclass(spec.side), spec.name
         declared = [f.name for f in dataclasses.fields(spec.side) if "ccs.field" in f.metadata]
         assert list(spec.field_names) == declared, spec.name

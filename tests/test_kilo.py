@@ -218,7 +218,7 @@ def test_the_resume_hint_names_the_session_the_launch_wrote_and_kilo_resumes_it(
     assert r.returncode == 0, r.stderr
     paths = resolve_paths({"CCS_HOME": os.environ["CCS_HOME"]})
     plan = plan_for(Store(paths).load("p"), "kilo", KEY, env, proj, paths=paths)
-    spec = tools.get("kilo")
+    spec = tools.load().get("kilo")
     hint = spec.resume_command(plan, since)
     assert hint is not None and re.fullmatch(r"--session ses_[A-Za-z0-9]+", hint), hint
     assert spec.resume_command(plan, time.time() + 60) is None  # nothing written since then
@@ -237,7 +237,7 @@ def stand_in_clients(tree: Path) -> Path:
     """Every registered client's package as the install script finds it installed (a script that prints
     its pinned version), from the specs' declarations; returns the clients folder."""
     dest = tree / ".cache" / "clients"
-    for spec in tools.clients():
+    for spec in tools.load().clients():
         p = spec.package
         if p is None:
             continue
@@ -269,7 +269,7 @@ def test_the_install_script_fails_loudly_when_kilo_has_no_binary(tmp_path):
     r = subprocess.run(["bash", str(tree / "scripts" / "install-clients.sh")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr  # everything at its pin: nothing installed, every link made
-    assert {p.name for p in (dest / "bin").iterdir()} == {s.program for s in tools.clients() if s.package}
+    assert {p.name for p in (dest / "bin").iterdir()} == {s.program for s in tools.load().clients() if s.package}
     kilo = dest / "node_modules" / ".bin" / "kilo"
     # the real launcher's words when it finds no binary package
     kilo.write_text('#!/bin/sh\necho "It seems that your package manager failed to install the right '
@@ -289,7 +289,7 @@ def test_the_install_script_fails_loudly_when_kilo_has_no_binary(tmp_path):
 def test_the_install_script_names_no_client():
     """The list of clients is the registry's: each spec declares its pin and package manager."""
     script = (ROOT / "scripts" / "install-clients.sh").read_text()
-    for spec in tools.clients():
+    for spec in tools.load().clients():
         assert spec.package is not None, f"{spec.name} declares no package"
         words = {spec.name, spec.program, spec.package.name, spec.package.version}
         assert not [w for w in words if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", script)], spec.name
@@ -428,9 +428,11 @@ def test_ps_recognises_its_processes():
     assert recognise(["/x/node_modules/@kilocode/cli-linux-x64/bin/kilo", "run"]) == "kilo"
     assert recognise(["node", "/x/node_modules/@kilocode/cli/bin/kilo"]) == "kilo"
     assert recognise(["node", "/x/kilometre.js"]) is None
-    assert policy.routing_family("KILO_CONFIG_DIR") == "kilo" and policy.routing_family("CCS_KILO_API_KEY") == "kilo"
-    assert policy.routing_prefilter().search(b"A=1\0KILO_API_KEY=x\0")
-    assert policy.inherit_problem("KILO_*") is not None  # a glob cannot let the family in
+    families = tools.load().families
+    assert families.routing_family("KILO_CONFIG_DIR") == "kilo"
+    assert families.routing_family("CCS_KILO_API_KEY") == "kilo"
+    assert tools.load().families.routing_prefilter().search(b"A=1\0KILO_API_KEY=x\0")
+    assert policy.inherit_problem("KILO_*", tools.load().families) is not None  # a glob cannot let the family in
 
 
 @pytest.mark.usefixtures("secret_service")
@@ -508,8 +510,10 @@ def test_the_env_table_refuses_a_credential_and_export_show_say_where(ccs, base_
 
 def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
     r = ccs("launch", "nope", "kil", env=base_env)
-    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.clients())}" in r.stderr
-    assert tools.label("kilo") == "Kilo Code" and tools.get("kilo").install_hint.endswith("@kilocode/cli`")
+    names = ", ".join(s.name for s in tools.load().clients())
+    assert r.returncode == 2 and f"choose one of: {names}" in r.stderr
+    assert tools.load().label("kilo") == "Kilo Code"
+    assert tools.load().get("kilo").install_hint.endswith("@kilocode/cli`")
     from ccswitch_tui.tui.actions import BY_NAME
     from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES
 
@@ -552,7 +556,7 @@ def write(path: Path, data: dict[str, Any] | str) -> Path:
 
 
 def layers(world, env: dict[str, str] | None = None):
-    part = doctor_part(tools.get("kilo"), env or world["env"], world["cwd"])
+    part = doctor_part(tools.load().get("kilo"), env or world["env"], world["cwd"], tools.load().families)
     return part, [row for row in part.info if row["exists"]]
 
 

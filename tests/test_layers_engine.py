@@ -72,7 +72,7 @@ def test_a_yaml_alias_bomb_stays_small_and_still_refuses(tmp_path, repo):
     p = plan(tmp_path, "aider", {"model": "m"}, repo)
     (refusal,) = p.refusals
     assert refusal.message.startswith(f"{repo / '.aider.conf.yml'} sets set-env (")
-    part = doctor_part(tools.get("aider"), {"HOME": str(tmp_path / "home")}, repo)
+    part = doctor_part(tools.load().get("aider"), {"HOME": str(tmp_path / "home")}, repo, tools.load().families)
     (row,) = [r for r in part.info if r["path"] == str(repo / ".aider.conf.yml")]  # listed once
     assert len(row["routing"]["set-env"]) < 5000 and "…" in row["routing"]["set-env"]
     assert time.monotonic() - started < 10
@@ -120,12 +120,12 @@ def test_a_variable_that_makes_the_client_skip_a_layer_is_read_from_the_launchs_
     (repo / "opencode.json").write_text(json.dumps({"model": "evil/m"}))
     p = plan(tmp_path, "opencode", {"model": "m"}, repo)
     assert p.refusals == () and "not loaded" in p.layers[0]
-    part = doctor_part(tools.get("opencode"), {"HOME": str(tmp_path / "home")}, repo)
+    part = doctor_part(tools.load().get("opencode"), {"HOME": str(tmp_path / "home")}, repo, tools.load().families)
     assert any(r["path"] == str(repo / "opencode.json") for r in part.info)
-    spec = tools.get("opencode")
+    spec = tools.load().get("opencode")
     skip = next(x for x in spec.layers if x.name == "project")
     assert not skip.read_by({"OPENCODE_DISABLE_PROJECT_CONFIG": "1"}) and skip.read_by({})
-    judged = judge(spec, p, {}, None, isolate=False)
+    judged = judge(spec, p, {}, None, isolate=False, families=tools.load().families)
     assert judged.refusals == []
 
 
@@ -137,8 +137,8 @@ def test_a_declaration_with_an_unknown_scope_format_or_role_fails_when_built():
 
 
 def test_the_table_lists_every_declared_layer_and_the_reason_for_none():
-    text = layers_table(tools.specs())
-    for spec in tools.specs():
+    text = layers_table(tools.load().specs())
+    for spec in tools.load().specs():
         for layer in spec.layers:
             assert f"| {spec.label} | {layer.name} | {layer.scope} |" in text
     assert "`ccs run` starts any program" in text

@@ -291,7 +291,7 @@ def test_policy_defaults_and_choices():
 
     from ccswitch_tui import tools
 
-    claude, codex = tools.get("claude"), tools.get("codex")
+    claude, codex = tools.load().get("claude"), tools.load().get("codex")
     assert quiet_for(claude, prof("https://relay.example/api"), "https://relay.example/api") is True
     assert quiet_for(claude, prof("https://api.anthropic.com"), "https://api.anthropic.com") is False
     # one rule for every client: its own vendor's hosts; another vendor's API is not its own

@@ -359,7 +359,7 @@ def test_a_client_is_named_only_in_its_own_module_and_the_registry():
     package = ROOT / "ccswitch_tui"
     words = {rel: code_words(f) for f in package.rglob("*.py")
              if not (rel := f.relative_to(package).as_posix()).startswith("tools/")}
-    for spec in tools.clients():
+    for spec in tools.load().clients():
         offenders = {rel for rel, used in words.items() if spec.name in used}
         assert not offenders, f"{spec.name} is named outside tools/: {sorted(offenders)}"
         registry = (ROOT / "ccswitch_tui" / "tools" / "__init__.py").read_text()

@@ -94,7 +94,7 @@ def test_the_policy_and_validation_agree(name, value, secret, credential):
     assert refused is secret
 
 
-@pytest.mark.parametrize("table", [f"{s.name}" for s in tools.clients()] + ["env"])
+@pytest.mark.parametrize("table", [f"{s.name}" for s in tools.load().clients()] + ["env"])
 @pytest.mark.parametrize("name,value", [("GH_PAT", "hunter2hunter2"), ("MY_GATEWAY_AUTH", "gw-value-one"),
                                         ("GATEWAY_HEADER_LINE", "Authorization: Bearer abcdefghij0123456789")])
 def test_every_env_table_refuses_the_same_secrets(table, name, value):

@@ -42,9 +42,10 @@ def test_loaders_from_an_env_table_warn_alike(ccs, ccs_home, name):
 def test_a_clients_own_loader_variable_warns_as_a_loader(ccs, ccs_home):
     """Kilo Code's npm launcher runs the binary KILO_BIN_PATH names instead of its own (read in its
     launcher): set in a profile it is called a loader, not routing, though its name is Kilo's family."""
-    owner = next(s for s in tools.specs() if "KILO_BIN_PATH" in s.loaders)
-    assert policy.is_loader("KILO_BIN_PATH") and policy.kind("KILO_BIN_PATH") == "loader"
-    assert policy.routing_family("KILO_BIN_PATH") == owner.name  # still dropped from the shell as its family
+    owner = next(s for s in tools.load().specs() if "KILO_BIN_PATH" in s.loaders)
+    assert tools.load().families.is_loader("KILO_BIN_PATH") and tools.load().families.kind("KILO_BIN_PATH") == "loader"
+    # still dropped from the shell as its family
+    assert tools.load().families.routing_family("KILO_BIN_PATH") == owner.name
     write_profile(ccs_home.profiles, "p", HEAD + f'[{owner.name}]\nmodel = "m"\n[{owner.name}.env]\n'
                   'KILO_BIN_PATH = "/tmp/not-kilo"\n')
     r = ccs("env", "p", "--tool", owner.name, env=env())
@@ -70,15 +71,15 @@ def test_a_named_client_variable_passes_as_a_door(ccs, ccs_home):
 
 def test_every_registered_family_is_guarded():
     """Each spec's families reach the inherit guard and the ps prefilter: nothing is hand-kept."""
-    hint = policy.routing_prefilter()
-    for spec in tools.specs():
+    hint = tools.load().families.routing_prefilter()
+    for spec in tools.load().specs():
         for family, rx in spec.families.items():
             for alt in rx.split("|"):
                 name = alt.replace(".*", "X")
-                assert policy.routing_family(name) == family
+                assert tools.load().families.routing_family(name) == family
                 assert hint.search(b"\0" + name.encode() + b"=v\0"), name
                 if alt.endswith(".*"):
-                    assert policy.inherit_problem(alt[:-2] + "*"), alt
+                    assert policy.inherit_problem(alt[:-2] + "*", tools.load().families), alt
 
 
 @pytest.mark.parametrize("var", ["OPENCODE_CONFIG_CONTENT", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"])

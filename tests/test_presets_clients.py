@@ -32,7 +32,7 @@ def test_a_provider_with_a_chat_endpoint_serves_opencode(preset):
         assert side.model
     order = [k for k in parse_toml(p.text, preset) if isinstance(parse_toml(p.text, preset)[k], dict)]
     first = ("provider", "claude", "codex", "run")  # the tables presets had before more clients came
-    added = [t for t in order if t in {s.name for s in tools.clients()} and t not in first]
+    added = [t for t in order if t in {s.name for s in tools.load().clients()} and t not in first]
     # the tables added for more clients come last in the file (later tables merge without conflicts)
     assert order[len(order) - len(added):] == added or not added, order
 
@@ -41,7 +41,7 @@ def test_google_serves_gemini_cli_on_googles_endpoint():
     p = load_preset("google").profile
     side = p.side("gemini")
     assert side.base_url == "https://generativelanguage.googleapis.com" and side.model
-    assert tools.get("gemini").endpoint(side).startswith(
+    assert tools.load().get("gemini").endpoint(side).startswith(
         "https://generativelanguage.googleapis.com/v1beta/models/")
 
 
@@ -58,7 +58,7 @@ def test_every_presets_clients_answer_check_against_a_stub(ccs, base_env, stubs,
         r = ccs("check", name, "--json", env=base_env)
         results = {x["tool"]: x["outcome"] for x in json.loads(r.stdout)["results"]}
         served = [t for t in json.loads(ccs("show", name, "--json", env=base_env).stdout)["tools"]
-                  if t in {s.name for s in tools.clients()}]
+                  if t in {s.name for s in tools.load().clients()}]
         assert served and all(results.get(t) == "ok" for t in served), (preset.name, results)
     assert stub.posts()
 

@@ -20,7 +20,7 @@ from pty_session import PtySession
 from stub_server import StubServer
 
 from ccswitch_tui import policy, tools
-from ccswitch_tui.diagnose.processes import _ROUTING_HINT, recognise, tool_internal
+from ccswitch_tui.diagnose.processes import recognise, tool_internal
 from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
@@ -322,12 +322,12 @@ def test_the_resume_hint_names_the_session_the_launch_wrote(ccs, base_env, stubs
                                 "qwen": {"model": "p-qwen"}})
     paths = Paths(profiles=profile_path().parent, state=Path(os.environ["CCS_HOME"]) / "state")
     plan = plan_for(p, "qwen", KEY, env, tmp_path, paths=paths)
-    hint = tools.get("qwen").resume_command(plan, since)
+    hint = tools.load().get("qwen").resume_command(plan, since)
     assert hint == f"--resume {session.stem}"
     r = ccs("launch", "p", "qwen", "--", *hint.split(), "-p", "again", env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(good.posts()[-1].body["messages"]) > len(good.posts()[0].body["messages"])  # the session went on
-    assert tools.get("qwen").resume_command(plan, time.time() + 60) is None
+    assert tools.load().get("qwen").resume_command(plan, time.time() + 60) is None
 
 
 # --- profile table and plan ------------------------------------------------------------------------
@@ -418,8 +418,9 @@ def test_ps_recognises_its_processes():
     assert recognise(["node", f"{pkg}/cli-entry.js"]) == "qwen"
     assert recognise(["node", "/x/qwen-like.js"]) is None
 
-    assert _ROUTING_HINT.search(b"A=1\0QWEN_HOME=/x\0") and _ROUTING_HINT.search(b"DASHSCOPE_API_KEY=x\0")
-    assert policy.routing_family("QWEN_DEFAULT_AUTH_TYPE") == "qwen"
+    hint = tools.load().families.routing_prefilter()
+    assert hint.search(b"A=1\0QWEN_HOME=/x\0") and hint.search(b"DASHSCOPE_API_KEY=x\0")
+    assert tools.load().families.routing_family("QWEN_DEFAULT_AUTH_TYPE") == "qwen"
     assert "QWEN_CODE_LAUNCHER_PID" in tool_internal() and "QWEN_HOME" not in tool_internal()
 
 
@@ -531,7 +532,7 @@ def test_its_env_table_refuses_a_credential(ccs, base_env):
 
 def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
     r = ccs("launch", "nope", "qwn", env=base_env)
-    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.clients())}" in r.stderr
+    assert r.returncode == 2 and f"choose one of: {', '.join(s.name for s in tools.load().clients())}" in r.stderr
 
     assert BY_NAME["launch_qwen"].key == "w"
     keys = [b.key for b in bindings()]
@@ -540,7 +541,7 @@ def test_cli_and_tui_offer_it_from_the_registry(ccs, base_env):
 
 
 def test_its_spec_declares_the_pin_the_install_script_installs(clients_bin):
-    package = tools.get("qwen").package
+    package = tools.load().get("qwen").package
     assert (package.manager, package.name, package.version) == ("npm", "@qwen-code/qwen-code", VERSION)
     pkg = clients_bin.parent / "node_modules" / "@qwen-code" / "qwen-code" / "package.json"
     assert json.loads(pkg.read_text())["version"] == VERSION

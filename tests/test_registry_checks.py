@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ccswitch_tui import policy, tools
+from ccswitch_tui import tools
 from ccswitch_tui.tools.registry import RESERVED_KEYS, RegistrationError
 
 SPEC = '''
@@ -93,7 +93,7 @@ def test_a_bad_spec_is_refused_with_one_line_naming_it(tmp_path, monkeypatch, mo
         register(tmp_path, monkeypatch, module, name=module, **attrs)
     text = str(err.value)
     assert f"client spec Spec ({module!r})" in text and message in text and "\n" not in text
-    assert tools.names() == before and module not in policy.families()
+    assert tools.names() == before and module not in tools.load().families.names()
 
 
 def test_a_name_registered_twice_or_under_another_name_is_refused(tmp_path, monkeypatch):
@@ -111,15 +111,15 @@ def test_a_good_spec_joins_every_listing_and_leaves_cleanly(tmp_path, monkeypatc
     register(tmp_path, monkeypatch, "goodprobe", name="goodprobe", families={"goodprobe": r"GOODPROBE_.*"})
     try:
         assert tools.names()[-2:] == ("goodprobe", "run")  # `run` stays last
-        assert tools.get("goodprobe").label == "Probe" and "goodprobe" in policy.families()
-        assert policy.routing_prefilter().search(b"\0GOODPROBE_KEY=x")
+        assert tools.load().get("goodprobe").label == "Probe" and "goodprobe" in tools.load().families.names()
+        assert tools.load().families.routing_prefilter().search(b"\0GOODPROBE_KEY=x")
     finally:
         tools.unregister("goodprobe")
-    assert "goodprobe" not in tools.names() and "goodprobe" not in policy.families()
+    assert "goodprobe" not in tools.names() and "goodprobe" not in tools.load().families.names()
 
 
 def test_the_built_in_clients_pass_and_their_keys_are_free():
-    keys = [s.tui_key for s in tools.clients() if s.tui_key]
+    keys = [s.tui_key for s in tools.load().clients() if s.tui_key]
     assert len(keys) == len(set(keys)) and not set(keys) & RESERVED_KEYS
     assert sys.modules["ccswitch_tui.tools.registry"]  # loaded with the registry, checks included
 

@@ -43,7 +43,7 @@ def test_the_hint_names_the_session_the_launch_wrote_and_resumes_it(
     since = time.time() - 1
     r = ccs("launch", "p", tool, "--", *first, env=env, cwd=proj, timeout=180)
     assert r.returncode == 0, r.stderr
-    spec = tools.get(tool)
+    spec = tools.load().get(tool)
     hint = spec.resume_command(plan(env, proj, tool), since)
     assert hint is not None and re.fullmatch(pattern, hint), hint
     assert spec.resume_command(plan(env, proj, tool), time.time() + 60) is None  # nothing written since

@@ -21,6 +21,19 @@ def test_direct_read_matches_keyring(key_id):
     assert secret_service.lookup("another-service", key_id) is None
 
 
+@pytest.mark.usefixtures("secret_service")
+def test_a_batch_answers_in_the_order_of_its_calls_and_fails_on_an_error_answer(key_id):
+    """The lookup sends its session and its search in one batch: each answer belongs to its call,
+    and an error answer to any call fails the batch (the lookup then says UNAVAILABLE)."""
+    keyring.set_password(SERVICE, key_id, "sk-batch-0123456789")
+    search = ("SearchItems", "a{ss}", ({"service": SERVICE, "username": key_id},))
+    with secret_service._service() as call:
+        opened, (unlocked, locked) = call.batch([("OpenSession", "sv", ("plain", ("s", ""))), search], 5.0)
+        assert opened[1].startswith("/org/freedesktop/secrets/session/") and len(unlocked) == 1 and not locked
+        with pytest.raises(RuntimeError, match="^OpenSession"):
+            call.batch([search, ("OpenSession", "sv", ("no-such-algorithm", ("s", "")))], 5.0)
+
+
 def test_unreachable_bus_is_unavailable_not_none(monkeypatch):
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
     assert secret_service.lookup(SERVICE, "x") is secret_service.UNAVAILABLE

@@ -313,7 +313,7 @@ def test_use_with_a_tool_changes_that_tool_only(ccs, base_env, tmp_path):
     assert ccs("use", "--none", env=base_env).returncode == 0
     assert set(sources().values()) == {"off"}  # --none beats the project's file
     assert ccs("use", "p", "--tool", "claude", env=base_env).returncode == 0
-    assert sources() == {s.name: "project" if s.name == "claude" else "off" for s in tools.clients()}
+    assert sources() == {s.name: "project" if s.name == "claude" else "off" for s in tools.load().clients()}
     assert ccs("use", "--clear", env=base_env).returncode == 0
     assert set(sources().values()) == {"project"}
     r = ccs("use", "p", "--tool", "gemini", env=base_env)

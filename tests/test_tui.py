@@ -20,7 +20,7 @@ from test_tui_support import (
 )
 from textual.widgets import Button, Input, Select, TextArea
 
-from ccswitch_tui import policy
+from ccswitch_tui import policy, tools
 from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 from ccswitch_tui.launch.environment import diff_env
 from ccswitch_tui.launch.plan import plan_for
@@ -174,7 +174,8 @@ async def test_diff_against_a_contaminated_shell_summary_first(home: Paths):
         await settle(pilot)
         text = plain(app, "#diff-body")
         view = app.detail_pane.view
-        assert text.splitlines()[0] == diff_env(env, view.plan.env, view.plan.routing_names).summary()
+        d = diff_env(env, view.plan.env, tools.load().families, view.plan.routing_names)
+        assert text.splitlines()[0] == d.summary()
         # one row each: mark, name, old → new, reason, in the group they belong to
         assert f"~  OPENAI_BASE_URL  {STALE_OPENAI_URL} → https://taotoken.net/api  by the profile" in text
         assert "-  ANTHROPIC_API_KEY  sk-…0000  claude key" in text.split("kept out (", 1)[1]
@@ -385,9 +386,9 @@ async def test_every_client_section_shows_how_to_switch_it_on_and_serves_it_with
         served = set(app.current_entry().profile.tools)
         await pilot.press("e")
         screen = await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen) and app.screen)
-        off = [s for s in tools.clients() if s.name not in served]
+        off = [s for s in tools.load().clients() if s.name not in served]
         assert off, "the test needs a client alpha does not serve"
-        for spec in tools.clients():
+        for spec in tools.load().clients():
             hint = screen.query_one(f"#off-{spec.name}")
             assert hint.display == (spec in off) and screen.query_one(f"#fields-{spec.name}").display != hint.display
         spec = off[0]

@@ -25,6 +25,7 @@ from test_tui_support import (
     wait_until,
 )
 
+from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import diff_env
 from ccswitch_tui.paths import Paths
 
@@ -52,7 +53,8 @@ async def test_diff_tab_leads_with_routing_like_env_diff(home: Paths):
         await settle(pilot)
         text = plain(app, "#diff-body")
         first = text.splitlines()[0]
-        assert first == diff_env(env, app.detail_pane.view.plan.env).summary()  # the core's, as `ccs env --diff`
+        assert first == diff_env(env, app.detail_pane.view.plan.env,  # the core's, as `ccs env --diff`
+                                 tools.load().families).summary()
         assert "~ANTHROPIC_BASE_URL" in first and "PIP_OPTION" not in first
         kept_out, rest = text.split("kept out (2)", 1)[1].split("replaced (1)", 1)
         assert "-  ANTHROPIC_API_KEY  " in kept_out and "~  ANTHROPIC_BASE_URL  " in rest.split("added (", 1)[0]

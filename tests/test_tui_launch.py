@@ -339,7 +339,7 @@ async def test_the_folded_launch_menu_lists_the_profiles_clients_and_launches_by
         await select_profile(pilot, "alpha")
         await pilot.press("l")
         menu = await wait_until(pilot, lambda: isinstance(app.screen, LaunchMenuScreen) and app.screen)
-        served = [s for s in tools.clients() if s.name in app.current_entry().profile.tools]
+        served = [s for s in tools.load().clients() if s.name in app.current_entry().profile.tools]
         assert [c[2] for c in menu.clients] == [s.name for s in served] and len(served) >= 2
         assert [str(b.label) for b in menu.query(".launch-choice")] == [f"{s.tui_key}  {s.label}" for s in served]
         await pilot.press("x")

@@ -85,10 +85,10 @@ async def test_inspecting_a_vanished_pid_is_a_message_not_a_crash(home: Paths):
         app.detail_pane.show_tab("running")
         await settle(pilot)
         view = app.query_one(RunningView)
-        proc = subprocess.Popen(["true"])
-        proc.wait()
-        view.selected_pid = proc.pid
-        app.inspect_process(proc.pid)
+        # a pid above the kernel's pid_max: never a process (the pid of one that just ended can be reused)
+        gone = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+        view.selected_pid = gone
+        app.inspect_process(gone)
         await settle(pilot)
         assert "no such process" in plain(app, "#inspect-body") or "exited" in plain(app, "#inspect-body")
         assert app.is_running

@@ -115,7 +115,8 @@ async def test_the_tui_shows_foreign_text_escaped(home: Paths, key_id: str, prov
     where = tmp_path / f"dir{p.replace('/', '_')}"
     where.mkdir()
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=where, env={
-        "PATH": "/usr/bin:/bin", "ANTHROPIC_BASE_URL": f"http://evil.example/{p}", "ANTHROPIC_MODEL": p},
+        "PATH": "/usr/bin:/bin", "ANTHROPIC_BASE_URL": f"http://evil.example/{p}", "ANTHROPIC_MODEL": p,
+        "CCS_TOOL": p},  # the process list's tool column comes from it
         stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10

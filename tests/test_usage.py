@@ -165,3 +165,62 @@ def test_since_forms():
     assert parse_since("7d", today) == "2026-03-04T00:00:00"
     assert parse_since("2026-03-01") == "2026-03-01T00:00:00"
     assert parse_since("2026-03-01T12:00:00+02:00") == "2026-03-01T10:00:00"
+
+
+def summarized_run(runs: Path, launch_id: str, records: list[dict], summary: bool, started: str) -> None:
+    """A recorded run that has ended with the bridge's own summary in its manifest (``summary``), or one
+    still going (no summary yet), its records beside it."""
+    from ccswitch_tui.bridge.records import summarize
+
+    (runs / f"{launch_id}.requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    manifest = {"launch_id": launch_id, "profile": "p", "tool": "run", "started": started,
+                "ended": None, "exit_status": None, "recording": {"records": f"{launch_id}.requests.jsonl"}}
+    if summary:
+        manifest |= {"ended": "2026-01-09T00:00:00.000000Z", "exit_status": 0, "requests": summarize(records)}
+    (runs / f"{launch_id}.json").write_text(json.dumps(manifest))
+
+
+RECORDS = [
+    {"started": "2026-01-02T10:00:00.000000Z", "outcome": "ok", "model_served": "m-a", "input_tokens": 7,
+     "output_tokens": 3, "cached_tokens": 1, "reasoning_tokens": 0},
+    {"started": "2026-01-03T09:00:00.000000Z", "outcome": "upstream_error", "model_requested": "m-b",
+     "input_tokens": -5, "output_tokens": 10**13},  # implausible counts: counted as such, never summed
+    {"outcome": "ok", "model_served": "m-a", "input_tokens": 2, "output_tokens": True},  # no start: the run's
+    {"started": "2026-01-03T23:59:59.000000Z", "outcome": "ok", "model_served": "\x1b[31mm-c", "input_tokens": 4,
+     "output_tokens": 5, "cached_tokens": "x"},
+]
+
+
+@pytest.mark.parametrize("args", [(), ("--by", "model"), ("--by", "day"), ("--by", "label"),
+                                  ("--since", "2026-01-03"), ("--since", "2026-01-03T09:00:00"),
+                                  ("--since", "2026-01-03T09:30:00"), ("--by", "day", "--since", "2026-01-02")])
+def test_an_ended_run_is_summed_from_its_summary_as_its_records_would_be(ccs, base_env, ccs_home, args):
+    """The same requests give the same answer whether the run has ended (its manifest's cells) or is
+    still going (its records read): every grouping, and --since before, at and inside the run."""
+    answers = []
+    for summary in (False, True):
+        runs = ccs_home.runs
+        runs.mkdir(parents=True, exist_ok=True)
+        for f in runs.iterdir():
+            f.unlink()
+        summarized_run(runs, "r1", RECORDS, summary, "2026-01-02T09:00:00.000000Z")
+        summarized_run(runs, "r2", RECORDS[:2], summary, "2026-01-03T08:00:00.000000Z")
+        answers.append(usage(ccs, base_env, *args))
+    streamed, summed = answers
+    assert summed == streamed and streamed["rows"], streamed
+    assert streamed["totals"]["implausible_tokens"] >= 1 or "--since" in args
+
+
+def test_an_ended_run_does_not_read_its_records(ccs, base_env, ccs_home):
+    """Its records are not read (a records file taken away after the run does not change the answer,
+    nor leave a note), while a run still going is read."""
+    runs = ccs_home.runs
+    runs.mkdir(parents=True)
+    summarized_run(runs, "ended", RECORDS, True, "2026-01-02T09:00:00.000000Z")
+    summarized_run(runs, "going", RECORDS[:1], False, "2026-01-02T09:00:00.000000Z")
+    before = usage(ccs, base_env)
+    (runs / "ended.requests.jsonl").unlink()
+    after = usage(ccs, base_env)
+    assert after == before and after["notes"] == [] and after["totals"]["requests"] == len(RECORDS) + 1
+    (runs / "going.requests.jsonl").unlink()
+    assert any("going.requests.jsonl" in n and "missing" in n for n in usage(ccs, base_env)["notes"])

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ccswitch_tui.bridge.tally import Tally
+from ccswitch_tui.bridge.usage_cells import UsageCells
 from ccswitch_tui.policy import mask, secret_param
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.policy.secret_forms import SecretForms
@@ -238,7 +239,8 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
     return bool(record.get("model_requested")) and str(record.get("method", "")).upper() == "POST"
 
 
-def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = ()) -> dict[str, Any]:
+def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = (),
+              usage: bool = True) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
     requested and served, errors and their classes, retries (requests that were another try of an
     earlier one: ``retry_of``), the highest concurrency, and findings (a model that was not the
@@ -258,8 +260,11 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
     errors: list[dict[str, Any]] = []
     swaps: Counter[tuple[str, str]] = Counter()
     tally = Tally()
+    cells = UsageCells() if usage else None
     for r in records:
         tally.add(r)
+        if cells is not None:
+            cells.add(r)
         path = str(r.get("path") or "?").split("?")[0]
         by_path[f"{r.get('method') or '?'} {path}"] += 1
         by_status[str(r.get("status"))] += 1
@@ -316,6 +321,8 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         "findings": findings,
         **tally.result(),
     }
+    if cells is not None:  # what `ccs usage` sums (bridge/usage_cells.py); a report reading records skips it
+        summary["usage"] = cells.result()
     if classed:
         summary["error_classes"] = dict(sorted(classes.items()))
     return summary

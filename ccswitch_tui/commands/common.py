@@ -1,51 +1,17 @@
-"""What every command module shares: the context (store, keys), output helpers."""
+"""What every command module shares: the context (commands/context.py), click's decorators, output helpers."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
+from ccswitch_tui.commands.context import Context as Context  # the commands' context lives there, click-free
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.keys.keyring import KeyStore
-from ccswitch_tui.paths import Paths, resolve_paths
-from ccswitch_tui.profiles.store import Store
 from ccswitch_tui.terminal_text import visible, visible_json
-
-
-@dataclass
-class Context:
-    """Built once per invocation; everything is looked up lazily so `--help` stays instant."""
-
-    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
-    _paths: Paths | None = None
-    _store: Store | None = None
-    _keys: KeyStore | None = None
-    from_shim: bool = False  # started by a shim (`ccs use`): a one-prompt run prints no resume hint
-
-    @property
-    def paths(self) -> Paths:
-        if self._paths is None:
-            self._paths = resolve_paths(self.environ)
-        return self._paths
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            self._store = Store(self.paths)
-        return self._store
-
-    @property
-    def keys(self) -> KeyStore:
-        if self._keys is None:
-            self._keys = KeyStore(self.paths, self.environ)
-        return self._keys
-
 
 pass_ctx = click.make_pass_decorator(Context, ensure=True)
 

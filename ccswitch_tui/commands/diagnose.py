@@ -48,7 +48,7 @@ def ps_cmd(ctx: Context, all_: bool, as_json: bool) -> None:
         emit_json({"processes": [p.to_dict() for p in procs]})
         return
     if not procs:
-        click.echo(f"no {', '.join(s.label for s in tools.clients())} or ccs processes running"
+        click.echo(f"no {', '.join(s.label for s in tools.load().clients())} or ccs processes running"
                    + ("" if all_ else " (--all: any with routing variables)"))
         return
     rows = []

@@ -84,7 +84,7 @@ def import_cc_switch(ctx: Context, db: Path | None, dry_run: bool, as_json: bool
 
 def _live_command(spec: ToolSpec) -> click.Command:
     """`ccs import NAME`: the provider the client's live config points at, read by its importer."""
-    imp = tools.importer(spec)
+    imp = tools.load().importer(spec)
     opt = imp.live_option
     assert opt is not None, f"{spec.name}'s importer declares no live option"
 
@@ -119,7 +119,7 @@ def _live_command(spec: ToolSpec) -> click.Command:
                                                     help=imp.command_help)))
 
 
-for _spec in tools.importable():
+for _spec in tools.load().importable():
     import_group.add_command(_live_command(_spec))
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 from pathlib import Path
@@ -13,12 +12,12 @@ import click
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx, table
-from ccswitch_tui.commands.held import execute_held, held_launch, hold_options
-from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.commands.held import hold_options
+from ccswitch_tui.commands.launching import ENV_NOTE_VAR, cwd_of, launch_command, run_command, warn
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.keys.extra import resolve
 from ccswitch_tui.launch import launcher as launch
-from ccswitch_tui.launch.environment import diff_env, shell_routing_note
-from ccswitch_tui.launch.launcher import PROFILE_RECORDING, Recording
+from ccswitch_tui.launch.environment import diff_env
 from ccswitch_tui.launch.liveness import state, status_text
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS
@@ -29,7 +28,6 @@ from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
 
 if TYPE_CHECKING:
-    from ccswitch_tui.launch.launcher import Recording
     from ccswitch_tui.model import LaunchPlan
 
 nested_option = click.option("--nested", is_flag=True, help="Allow launching inside a ccs child.")
@@ -39,40 +37,12 @@ def _tool_names() -> list[str]:
     return list(tools.names())
 
 
-def _cwd(cwd: str | None) -> Path:
-    path = Path(cwd or os.getcwd()).resolve()
-    if not path.is_dir():
-
-        raise UsageError(f"--cwd {cwd!r} is not a directory")
-    return path
-
-
 def outcome_options(f: Any) -> Any:
     """Where a run's per-task results are, and their column names (for launch, run and runs attach)."""
     f = click.option("--success-column", metavar="NAME",
                      help="The column with the success flag or score (default: success, passed, score, …).")(f)
     return click.option("--task-column", metavar="NAME",
                         help="The column with the task id (default: task_id, task, id, name).")(f)
-
-
-def _with_outcomes(ctx: Context, status: int, launch_id: str, path: str | None, task_col: str | None,
-                   success_col: str | None) -> int:
-    """After the child exits: attach its outcomes file to the run. A bad file is one line; the run (and
-    the child's status) is kept either way."""
-    if path is None:
-        return status
-    # lazy: keeps ccswitch_tui.runs.outcomes off `ccs run`'s imports
-    from ccswitch_tui.runs.outcomes import attach, read_outcomes
-
-    try:
-        outcomes = read_outcomes(Path(path), task_col, success_col)
-        attach(ctx.paths, launch_id, outcomes)
-    except CcsError as exc:
-        click.echo(f"ccs: warning: outcomes not attached to run {launch_id}: {exc} "
-                   f"(attach them later with `ccs runs attach {launch_id} FILE`)", err=True)
-        return status
-    click.echo(f"ccs: outcomes of run {launch_id}: {outcomes['passed']}/{outcomes['tasks']} tasks solved", err=True)
-    return status
 
 
 def record_options(f: Any) -> Any:
@@ -91,44 +61,19 @@ def record_options(f: Any) -> Any:
                              "(default: the profile's [policy].record).")(f)
 
 
-def _recording(record: bool | None, bodies: bool, strict: bool) -> Recording:
-    """Off (--no-record), as the profile says, or on with the options for the bridge."""
-
-    if record is False:
-        if bodies or strict:
-
-            raise UsageError("--record-bodies and --strict-model need recording; drop --no-record")
-        return Recording("off")
-    if record or bodies or strict:
-        return Recording("on", bodies=bodies, strict_model=strict)
-    return PROFILE_RECORDING
-
-
 def _warn_lines(lines: list[str]) -> None:
     for line in dict.fromkeys(lines):
         click.echo(visible(f"ccs: warning: {line}"), err=True)
 
 
-def _warn(plan: LaunchPlan) -> None:
-    for w in plan.warnings:
-        click.echo(visible(f"ccs: warning: {w}"), err=True)
-
-
-ENV_NOTE_VAR = "CCS_ENV_NOTE"  # "0": no line about the shell's routing variables
 env_note_option = click.option(
     "--no-env-note", is_flag=True,
     help=f"Say nothing about the shell's routing variables the launch keeps out (or set {ENV_NOTE_VAR}=0).")
 
 
-def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
-    """One stderr line naming the shell's routing variables the launch keeps out (names only)."""
-    if silent or ctx.environ.get(ENV_NOTE_VAR, "").strip().lower() in ("0", "false", "no", "off"):
-        return
-
-    if note := shell_routing_note(ctx.environ, plan.env, plan.routing_names):
-        click.echo(visible(f"ccs: {note} (--no-env-note or {ENV_NOTE_VAR}=0 silences this)"), err=True)
-
-
+# `ccs launch` and `ccs run` are read here only when the quick reader leaves them to click (help, usage
+# errors); either way commands/launching.py runs them. Their options are LAUNCH_OPTIONS and RUN_OPTIONS
+# there too (tests/test_launch_args.py keeps the two equal).
 @click.command("launch", context_settings={"ignore_unknown_options": True})
 @click.argument("profile")
 @click.argument("tool")
@@ -141,26 +86,9 @@ def _env_note(ctx: Context, plan: LaunchPlan, silent: bool) -> None:
 @hold_options
 @click.argument("tool_args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
-def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: bool, force: bool,
-               nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool, strict_model: bool,
-               label: str | None, outcomes: str | None, task_column: str | None, success_column: str | None,
-               same_as: str | None, locked: bool, tool_args: tuple[str, ...]) -> int:
+def launch_cmd(ctx: Context, **options: Any) -> int:
     """Launch a client (claude, codex, …) for PROFILE in a clean environment: ccs launch PROFILE claude -- ARGS."""
-
-    launch.refuse_nested(ctx.environ, nested)
-
-    launchable = [s.name for s in tools.clients()]
-    if tool not in launchable:
-
-        raise UsageError(f"unknown tool {tool!r} for launch; choose one of: {', '.join(launchable)} "
-                         "(or `ccs run` for any command)")
-    prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
-                        cwd=_cwd(cwd), args=tool_args, isolate=isolate, force=force, nested=nested)
-    _warn(prep.plan)
-    held = held_launch(ctx, prep, same_as, label, locked)
-    _env_note(ctx, prep.plan, no_env_note)
-    status = execute_held(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
-    return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
+    return launch_command(ctx, **options)
 
 
 @click.command("run", context_settings={"ignore_unknown_options": True})
@@ -171,19 +99,9 @@ def launch_cmd(ctx: Context, profile: str, tool: str, cwd: str | None, isolate: 
 @hold_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_ctx
-def run_cmd(ctx: Context, profile: str, nested: bool, no_env_note: bool, record: bool | None, record_bodies: bool,
-            strict_model: bool, label: str | None, outcomes: str | None, task_column: str | None,
-            success_column: str | None, same_as: str | None, locked: bool, command: tuple[str, ...]) -> int:
+def run_cmd(ctx: Context, **options: Any) -> int:
     """Run any command with PROFILE's [run] exports: ccs run PROFILE -- CMD ARGS..."""
-
-    launch.refuse_nested(ctx.environ, nested)
-    prep = launch.build(profile, "run", store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
-                        cwd=_cwd(None), args=command, nested=nested)
-    _warn(prep.plan)
-    held = held_launch(ctx, prep, same_as, label, locked)
-    _env_note(ctx, prep.plan, no_env_note)
-    status = execute_held(ctx, prep, held, label, _recording(record, record_bodies, strict_model))
-    return _with_outcomes(ctx, status, prep.plan.launch_id, outcomes, task_column, success_column)
+    return run_command(ctx, **options)
 
 
 @click.command("shell")
@@ -198,10 +116,10 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
     launch.refuse_nested(ctx.environ, nested)
     shell = ctx.environ.get("SHELL") or "/bin/sh"
     prep = launch.build(profile, tool, store=ctx.store, keys=ctx.keys, paths=ctx.paths, environ=ctx.environ,
-                        cwd=_cwd(None), argv_override=[shell], force=True, nested=nested)
-    _warn(prep.plan)
+                        cwd=cwd_of(None), argv_override=[shell], force=True, nested=nested)
+    warn(prep.plan)
 
-    if hint := tools.get(tool).shell_hint(prep.plan):
+    if hint := ctx.registry.get(tool).shell_hint(prep.plan):
         click.echo(f"ccs: {hint}", err=True)
     click.echo(f"ccs: shell for {profile} ({tool}); exit to leave", err=True)
     return launch.execute(prep, ctx.paths, recording=launch.NO_RECORDING)
@@ -254,10 +172,11 @@ def env_cmd(ctx: Context, profile: str, tool: str, fmt: str, reveal: bool, as_di
 
     p = ctx.store.load(profile)
     key = ctx.keys.resolve(p)
-    plan = plan_for(p, tool, key, ctx.environ, _cwd(cwd), paths=ctx.paths, secrets=resolve(p, ctx.keys))
+    plan = plan_for(p, tool, key, ctx.environ, cwd_of(cwd), paths=ctx.paths,
+                    secrets=resolve(p, ctx.keys, ctx.registry.multiline_vars()), registry=ctx.registry)
     env = dict(plan.env) if reveal else policy.masked_env(plan)
     if as_diff:
-        d = diff_env(ctx.environ, plan.env, plan.routing_names)
+        d = diff_env(ctx.environ, plan.env, ctx.registry.families, plan.routing_names)
 
         def show(name: str, value: str) -> str:
             return value if reveal else policy.plan_shown(plan, name, value)

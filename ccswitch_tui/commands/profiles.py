@@ -34,7 +34,7 @@ def profile_dict(p: Profile) -> dict[str, Any]:
         },
         "tools": list(p.tools),
         **{spec.name: (None if p.side(spec.name) is None else spec.side_dict(p.side(spec.name)))
-           for spec in tools.specs()},
+           for spec in tools.load().specs()},
         "env": dict(p.env),
         "policy": {"inherit": list(p.inherit), "quiet": p.quiet,
                    "share": None if p.share is None else list(p.share)},
@@ -128,7 +128,7 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
         how = f"export {p.provider.key_env_var}=… before running ccs" if p.provider.key_env_var \
             else f"`ccs key set {p.key_id}`"
         lines.append(f"key        {p.key_id}  MISSING — {how}")
-    for spec in tools.specs():
+    for spec in tools.load().specs():
         side = p.side(spec.name)
         if side is None:
             continue
@@ -150,13 +150,14 @@ def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
 
 def _model_options(f: Any) -> Any:
     """`--NAME-model` for every client whose spec offers one, in registry order."""
-    for spec in reversed(tools.clients()):
+    for spec in reversed(tools.load().clients()):
         if spec.model_option:
             f = click.option(f"--{spec.name}-model", f"{spec.name}_model", help=spec.model_option)(f)
     return f
 
 
-_MODEL_EXAMPLE = next((f"{s.name}={s.model_example}" for s in tools.clients() if s.model_example), "NAME=MODEL")
+_MODEL_EXAMPLE = next((f"{s.name}={s.model_example}" for s in tools.load().clients() if s.model_example),
+                      "NAME=MODEL")
 
 
 @click.command("new")
@@ -181,9 +182,9 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_urls: tuple[str, .
         tool, sep, model = item.partition("=")
         if not sep or not model.strip():
             raise UsageError(f"--model {item!r}: write TOOL=MODEL, e.g. --model {_MODEL_EXAMPLE}")
-        tools.get(tool)  # an unknown tool is one line naming the known ones
+        tools.load().get(tool)  # an unknown tool is one line naming the known ones
         chosen[tool] = model
-    own = {s.name: m for s in tools.clients() if (m := tool_models.get(f"{s.name}_model"))}
+    own = {s.name: m for s in tools.load().clients() if (m := tool_models.get(f"{s.name}_model"))}
     base_url, tool_urls = _base_urls(base_urls)
     new = new_profile(name, preset, base_url=base_url, key=key_id, tool_models=own, models=chosen,
                       tool_urls=tool_urls)
@@ -200,7 +201,8 @@ def new_cmd(ctx: Context, name: str, preset: str | None, base_urls: tuple[str, .
         if not present.get(p.key_id):
             click.echo(f"next: export {p.key_id[4:]} before launching")
     elif present.get(p.key_id):
-        served = "|".join(t for t in p.tools if tools.get(t).launchable) or tools.default_client().name
+        registry = ctx.registry
+        served = "|".join(t for t in p.tools if registry.get(t).launchable) or registry.default_client().name
         click.echo(f"key {p.key_id} is already stored; launch with `ccs launch {name} {served}`")
     else:
         click.echo(f"next: store its key with `ccs key set {p.key_id}`")
@@ -215,8 +217,8 @@ def _base_urls(items: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
         if sep and re.fullmatch(r"[a-z][a-z0-9_-]*", tool):
             if not url.strip():
                 raise UsageError(f"--base-url {item!r}: write TOOL=URL, e.g. --base-url "
-                                 f"{tools.clients()[0].name}=https://host/api")
-            tools.get(tool)  # an unknown tool is one line naming the known ones
+                                 f"{tools.load().clients()[0].name}=https://host/api")
+            tools.load().get(tool)  # an unknown tool is one line naming the known ones
             if tool in per_tool:
                 raise UsageError(f"--base-url {tool}=… given twice; give each tool one URL")
             per_tool[tool] = url

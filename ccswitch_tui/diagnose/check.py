@@ -162,7 +162,7 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
     for side in ([tool] if tool else sides(profile)):
         if side not in profile.tools:
             continue
-        spec = tools.get(side)
+        spec = tools.load().get(side)
         try:
             plan = plan_for(profile, side, PROBE_KEY, environ, cwd, paths=paths)
         except CcsError as exc:  # e.g. a broken config file in the profile's state: the launch would fail too
@@ -238,7 +238,7 @@ def _mentions_unknown_model(fields: Mapping[str, str] | None, model: str | None,
 def _not_found_hint(probe: Probe) -> str:
     path = urlsplit(probe.url).path
     if re.search(r"/v1/v1(/|$)", path):
-        fix = tools.probe_hint("anthropic:double-v1") if probe.api.startswith("anthropic") else ""
+        fix = tools.load().probe_hint("anthropic:double-v1") if probe.api.startswith("anthropic") else ""
         return "the path has /v1 twice: " + (fix or "remove one /v1 from the base_url")
     if probe.api == "openai-chat":
         base = probe.url.removesuffix("/chat/completions")
@@ -251,7 +251,7 @@ def _not_found_hint(probe: Probe) -> str:
         return (f"there is no /v1 in the base_url; most OpenAI-compatible endpoints serve {base}/v1/"
                 f"{probe.url.rsplit('/', 1)[1]}: try base_url = {base}/v1")
     if probe.api == "anthropic":
-        return tools.probe_hint("anthropic:not-found")
+        return tools.load().probe_hint("anthropic:not-found")
     return "check the base_url's path: requests go to {base_url}/responses"
 
 
@@ -265,7 +265,7 @@ def _classify(probe: Probe, resp: httpx.Response, scrub: Callable[[str], str]) -
         kid = probe.key_id
         how = (f"check it with `ccs key show {kid}`, replace it with `ccs key set {kid}`" if not kid.startswith("env:")
                else f"check ${kid[4:]} in this shell")
-        return "auth-failed", text, (f"the key was refused: {how}, and {tools.probe_hint('anthropic:auth')}"
+        return "auth-failed", text, (f"the key was refused: {how}, and {tools.load().probe_hint('anthropic:auth')}"
                                      if probe.api.startswith("anthropic") else f"the key was refused: {how}")
     if status == 429:
         return "rate-limited", text, "the endpoint and key answer, but this key is rate-limited or out of quota now"
@@ -386,7 +386,7 @@ def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
         models = _sibling_models(probe, headers, timeout)
         if models is not None:
             hint = (f"{models} answers, but {probe.url} does not: this endpoint has no Responses API; "
-                    + tools.probe_hint("openai:no-responses"))
+                    + tools.load().probe_hint("openai:no-responses"))
     return replace(base, outcome=outcome, http_status=resp.status_code, latency_ms=latency, detail=detail, hint=hint)
 
 

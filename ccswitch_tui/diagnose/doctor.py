@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui import tools
 from ccswitch_tui.diagnose import runtimes
 from ccswitch_tui.diagnose.findings import counts, counts_text, sort_findings
 from ccswitch_tui.diagnose.loaders import shell_findings as loader_shell_findings
@@ -28,14 +27,15 @@ from ccswitch_tui.launch.shims import which_real
 from ccswitch_tui.launch.use_status import doctor_findings, shim_report
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile, Severity
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy import MARKERS, cloud_switch, family_effect, routing_family, secret_name, shown
-from ccswitch_tui.tools import clients
+from ccswitch_tui.policy import MARKERS, secret_name, shown
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
 from ccswitch_tui.tools.spec import DoctorContext, ToolSpec
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.policy.families import Families
     from ccswitch_tui.profiles.store import Store
+    from ccswitch_tui.tools.registry import Registry
 
 
 
@@ -96,8 +96,9 @@ class DoctorReport:
 
 # --- the shell ------------------------------------------------------------------------------------
 
-def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str] | None = None,
+def shell_findings(environ: Mapping[str, str], registry: Registry, fingerprint: Callable[[str], str] | None = None,
                    ) -> tuple[list[dict[str, Any]], list[Finding]]:
+    families = registry.families
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
     inside = environ.get("CCS_LAUNCH_ID")
@@ -108,32 +109,32 @@ def shell_findings(environ: Mapping[str, str], fingerprint: Callable[[str], str]
             f"{environ.get('CCS_TOOL', '?')}, launch {inside}); its routing variables come from that profile, "
             "and launches from here are refused unless --nested", variable="CCS_LAUNCH_ID"))
     for name in sorted(environ):
-        fam = routing_family(name)
-        if fam is None or name in tool_internal() or name in MARKERS:
+        fam = families.routing_family(name)
+        if fam is None or name in tool_internal(registry) or name in MARKERS:
             continue
         value = environ[name]
         show = shown(name, value)
         if fingerprint and secret_name(name) and value:
             show = f"{show} ({fingerprint(value)})"
-        affects = family_effect(fam)
+        affects = families.effect(fam)
         rows.append({"name": name, "family": fam, "value": show, "affects": affects})
         tail = ("set by the ccs profile of this shell" if inside else
                 f"ccs launches drop it; unset {name} (and remove it from your shell's startup files) "
                 "so tools started directly do not inherit it")
         sev: Severity = INFO if inside else WARN
         if fam == "proxy":
-            note = "".join(f" ({s.label} {s.proxy_note})" for s in tools.clients() if s.proxy_note) \
+            note = "".join(f" ({s.label} {s.proxy_note})" for s in registry.clients() if s.proxy_note) \
                 if name.lower() != "no_proxy" else ""
             verb = "decides which hosts skip the proxy for" if name.lower() == "no_proxy" else \
                 "sends the requests through a proxy for"
-            clients = ", ".join(s.label for s in tools.clients())
+            clients = ", ".join(s.label for s in registry.clients())
             out.append(Finding("proxy", INFO if inside or name.lower() == "no_proxy" else WARN,
                                f"{name}={show} in this shell {verb} {clients} and SDK programs started "
                                f"from here{note}; {tail}",
                                path="shell", variable=name, family=fam))
-        elif cloud_switch(name):
+        elif families.cloud_switch(name):
             out.append(Finding("cloud-switch", sev,
-                               f"{name}={show} in this shell: {tools.switched_label(name)} started from here sends "
+                               f"{name}={show} in this shell: {registry.switched_label(name)} started from here sends "
                                f"everything to a cloud provider; {tail}", path="shell", variable=name, family=fam))
         else:
             out.append(Finding("unmanaged-routing", sev,
@@ -165,7 +166,7 @@ def client_info(name: str, environ: Mapping[str, str], package: str | None = Non
 
 
 def launch_refusals(spec: ToolSpec, profiles: list[Profile], environ: Mapping[str, str], cwd: Path,
-                    paths: Paths) -> dict[tuple[str, str], list[str]]:
+                    paths: Paths, families: Families) -> dict[tuple[str, str], list[str]]:
     """(file, key) → the profiles whose launch of ``spec`` here that key of that file would refuse: each
     profile's launch is judged as `ccs launch` would judge it (no key is read; a stand-in fills its place)."""
     out: dict[tuple[str, str], list[str]] = {}
@@ -173,10 +174,11 @@ def launch_refusals(spec: ToolSpec, profiles: list[Profile], environ: Mapping[st
         if spec.name not in p.tools:
             continue
         try:
-            plan = spec.plan(p, "ccs-doctor-stand-in", environ, cwd, paths=paths)
+            plan = spec.plan(p, "ccs-doctor-stand-in", environ, cwd, paths=paths, families=families)
         except CcsError:
             continue  # `ccs check` and the launch say why it cannot be planned
-        judged = layers.judge(spec, plan, environ, paths.tool_dir(p.name, spec.name), isolate=False)
+        judged = layers.judge(spec, plan, environ, paths.tool_dir(p.name, spec.name), isolate=False,
+                              families=families)
         for where, keys in judged.refused_at:
             for key in keys:
                 out.setdefault((where, key), []).append(p.name)
@@ -203,25 +205,28 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
                paths: Paths | None = None) -> DoctorReport:
     """Every contamination source at rest, as a report whose ``findings`` carry the ways out."""
     paths = paths or store.paths
+    registry = store.registry
+    families = registry.families
     report = DoctorReport(cwd=cwd)
     f = report.findings
 
     def fp(value: str) -> str:
         return keys.fingerprint(value)
 
-    for spec in clients():
+    for spec in registry.clients():
         pypi = spec.package.name if spec.package and spec.package.manager == "pypi" else None
         report.clients[spec.name] = client_info(spec.program or spec.name, environ, pypi)
-    report.shell, found = shell_findings(environ, fp)
+    report.shell, found = shell_findings(environ, registry, fp)
     f += found
     installed = {name: runtimes.of_file(c["path"], environ) for name, c in report.clients.items() if c["path"]}
-    rows, found = loader_shell_findings(environ, installed, tool_internal(), bool(environ.get("CCS_LAUNCH_ID")))
+    rows, found = loader_shell_findings(environ, installed, tool_internal(registry), registry,
+                                        bool(environ.get("CCS_LAUNCH_ID")))
     report.shell += rows
     f += found
     entries = store.entries()
 
     loaded = [e.profile for e in entries if e.profile is not None]
-    for spec in clients():
+    for spec in registry.clients():
         c = report.clients[spec.name]
         if c["path"]:
             f.append(Finding("client", INFO, f"{spec.name} {c['version'] or '(version unknown)'} at {c['path']}",
@@ -230,13 +235,13 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
             f.append(Finding("client", INFO, f"{spec.name} is not on PATH; {spec.install_hint} if you use it",
                              variable=spec.name))
         parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
-                 layers.doctor_part(spec, environ, cwd)]
+                 layers.doctor_part(spec, environ, cwd, families)]
         found = []
         for part in (p for p in parts if p is not None):
             report.sections[part.section] = part.info
             report.section_lines += part.lines
             found += part.findings
-        f += with_launch_refusals(found, launch_refusals(spec, loaded, environ, cwd, paths))
+        f += with_launch_refusals(found, launch_refusals(spec, loaded, environ, cwd, paths, families))
 
     report.sections["shims"] = shim_report(paths, environ, cwd, store)
     f += doctor_findings(report.sections["shims"])
@@ -246,7 +251,6 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
     kr: dict[str, Any] = {"backend": None, "reachable": False, "error": None}
     present: dict[str, bool] = {r: bool(environ.get(r[4:])) for r in refs if r.startswith("env:")}
     try:
-        kr["backend"] = keys.backend_name()
         if keyring_refs:
             present.update(keys.present(keyring_refs))
         else:
@@ -256,6 +260,10 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
         kr["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 — a backend that fails to load is reported, not raised
         kr["error"] = f"{type(exc).__name__}: {exc}"
+    try:  # named after asking: when the Secret Service answered straight away, the keyring library is not loaded
+        kr["backend"] = keys.backend_name()
+    except Exception as exc:  # noqa: BLE001 — a backend that fails to load is reported, not raised
+        kr["error"] = kr["error"] or f"{type(exc).__name__}: {exc}"
     report.keyring = kr
     if kr["reachable"]:
         f.append(Finding("keyring", INFO, f"keyring backend {kr['backend']} answers", variable="keyring"))
@@ -275,7 +283,7 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
             f.append(Finding("profile-invalid", ERROR, f"{e.error}; fix it with `ccs edit {e.name}`", path=str(e.path)))
             continue
         row["key_present"] = present.get(p.key_id)
-        f += profile_findings(p, str(e.path), environ)  # routing/loader variables the profile lets in
+        f += profile_findings(p, str(e.path), environ, registry)  # routing/loader variables the profile lets in
         if row["key_present"] is False:
             how = (f"export {p.key_id[4:]}=… before running ccs" if p.key_id.startswith("env:")
                    else f"store it with `ccs key set {p.key_id}`")

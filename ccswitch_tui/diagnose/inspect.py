@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui import tools
 from ccswitch_tui.bridge.reroute import as_recorded
 from ccswitch_tui.diagnose import runtimes
 from ccswitch_tui.diagnose.findings import counts, has_errors, sort_findings
@@ -40,25 +39,16 @@ from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile, Severity
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.policy import (
-    MARKERS,
-    client_families,
-    cloud_switch,
-    family_effect,
-    inherited_env,
-    plan_routing_family,
-    routing_family,
-    secret_name,
-    shown,
-)
+from ccswitch_tui.policy import MARKERS, inherited_env, secret_name, shown
 from ccswitch_tui.runs.manifests import find_manifest
 from ccswitch_tui.runs.verdict import against_launch
 from ccswitch_tui.safe_read import no_surrogates
-from ccswitch_tui.tools import label as tools_label
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.policy.families import Families
     from ccswitch_tui.profiles.store import Store
+    from ccswitch_tui.tools.registry import Registry
 
 
 ENV_NOTE = ("environment as handed to the process at exec time; changes the process made to its own "
@@ -66,15 +56,15 @@ ENV_NOTE = ("environment as handed to the process at exec time; changes the proc
 
 
 
-def own_families(tool: str | None) -> tuple[str, ...] | None:
+def own_families(tool: str | None, registry: Registry) -> tuple[str, ...] | None:
     """The families a client reads itself (its spec's ``reads``); a variable of another client's family
     is `foreign-family`. None for `run`, shells and unknown programs, which may read any family."""
 
-    return tools.get(tool).reads if tool in tools.names() else None
+    return registry.get(tool).reads if tool in registry.names() else None
 
 
-def launchable(tool: str | None) -> bool:
-    return tool in tools.names() and tools.get(tool).launchable
+def launchable(tool: str | None, registry: Registry) -> bool:
+    return tool in registry.names() and registry.get(tool).launchable
 
 _URL_VARS = frozenset({"OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT"})
 _KEY_PLACEHOLDER = "\x00ccs-profile-key\x00"
@@ -207,8 +197,8 @@ def _norm_url(url: str) -> str:
     return url.strip().rstrip("/").lower()
 
 
-def _is_url_var(name: str, family: str | None) -> bool:
-    return family in client_families() and (name.endswith("_BASE_URL") or name in _URL_VARS)
+def _is_url_var(name: str, family: str | None, families: Families) -> bool:
+    return family in families.client_families() and (name.endswith("_BASE_URL") or name in _URL_VARS)
 
 
 def _is_model_var(name: str, family: str | None) -> bool:
@@ -228,6 +218,9 @@ class Inspector:
     def __init__(self, store: Store, keys: KeyStore, paths: Paths | None = None):
         self.store = store
         self.keys = keys
+        self.registry: Registry = store.registry
+        self.families: Families = self.registry.families
+        self.internal = tool_internal(self.registry)  # what the clients' own launchers put in their processes
         self.paths: Paths = paths or store.paths
         self._profiles: dict[str, Profile | CcsError] = {}
         self._keyinfo: dict[str, _KeyInfo] = {}
@@ -289,12 +282,12 @@ class Inspector:
                     f"marked with profile {profile_name!r}, which cannot be loaded now ({prof}); "
                     "judged against a clean environment instead", pid=pid, variable="CCS_PROFILE"))
             else:
-                plan_tool = tool if tool in tools.names() else "run"
+                plan_tool = tool if tool in self.registry.names() else "run"
                 try:
                     plan = plan_for(
                         prof, plan_tool, _KEY_PLACEHOLDER, actual, Path(cwd or "/"), paths=self.paths,
                         launch_id=actual.get("CCS_LAUNCH_ID"),
-                        secrets=dict.fromkeys(getattr(prof, "secrets", {}), _KEY_PLACEHOLDER))
+                        secrets=dict.fromkeys(getattr(prof, "secrets", {}), _KEY_PLACEHOLDER), registry=self.registry)
                     # [secrets] values are not the profile's key: no key-drift against it
                     plan = replace(plan, secret_names=plan.secret_names - set(getattr(prof, "secrets", {})))
                 except CcsError as exc:
@@ -330,8 +323,9 @@ class Inspector:
                 if name in actual:
                     expected[name] = actual[name]
             findings += self._against_plan(pid, actual, expected, plan, tool, extras)
-            findings += inspect_findings(pid, actual, plan)  # doors the profile opened, with their source
-            way = (f"restart it with `ccs launch {plan.profile} {tool}`" if launchable(tool)
+            # doors the profile opened, with their source
+            findings += inspect_findings(pid, actual, plan, self.families)
+            way = (f"restart it with `ccs launch {plan.profile} {tool}`" if launchable(tool, self.registry)
                    else f"restart it with `ccs run {plan.profile} -- …`")
         else:
             kept, trusted = inherited_env(actual)
@@ -340,20 +334,21 @@ class Inspector:
                 if m in actual:
                     expected[m] = actual[m]
             findings += self._against_clean(pid, actual, tool)
-            way = _clean_way(tool)
-        if loader_names := unexpected_loaders(actual, expected, tool_internal()):  # code loaded into it
-            findings += process_findings(pid, actual, loader_names, tool, way, self._runtimes(pid, actual))
+            way = _clean_way(tool, self.registry)
+        if loader_names := unexpected_loaders(actual, expected, self.internal, self.families):  # code loaded into it
+            findings += process_findings(pid, actual, loader_names, tool, way, self._runtimes(pid, actual),
+                                         self.registry)
         own_names = plan.routing_names if plan is not None else {}
         fps = {k: self.fingerprint(v) for k, v in actual.items()
-               if secret_name(k) and (routing_family(k) or k in own_names) and v}
+               if secret_name(k) and (self.families.routing_family(k) or k in own_names) and v}
         extras["fingerprints"] = fps
-        return expected, diff_env(expected, actual, own_names), sort_findings(findings), extras
+        return expected, diff_env(expected, actual, self.families, own_names), sort_findings(findings), extras
 
     def _process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None) -> list[Finding]:
         """What each client's spec finds wrong with one of its own processes (an orphaned daemon)."""
 
         runs = Launches(self.paths)
-        return [f for spec in tools.specs() for f in spec.process_findings(pid, argv, env, runs)]
+        return [f for spec in self.registry.specs() for f in spec.process_findings(pid, argv, env, runs)]
     def _since_launch(self, pid: int, actual: Mapping[str, str], plan: LaunchPlan,
                       extras: Mapping[str, Any]) -> list[Finding]:
         """A bridged launch (recorded or translated): the bridge holds the key the run was launched with,
@@ -365,12 +360,12 @@ class Inspector:
         except CcsError:
             return []
         name = next((n for n in sorted(plan.secret_names) if n in actual), None)
-        relaunch = f"restart it with `ccs launch {plan.profile} {plan.tool}`" if launchable(plan.tool) \
+        relaunch = f"restart it with `ccs launch {plan.profile} {plan.tool}`" if launchable(plan.tool, self.registry) \
             else f"restart it with `ccs run {plan.profile} -- …`"
         return [Finding("key-drift", ERROR,
                         f"the bridge of launch {manifest.get('launch_id')} sends key {d.base}, but the key of profile "
                         f"{plan.profile!r} (id {extras.get('key_id')!r}) is {d.run} now: {d.cause}; {relaunch}",
-                        pid=pid, variable=name, family=routing_family(name) if name else None)
+                        pid=pid, variable=name, family=self.families.routing_family(name) if name else None)
                 for d in against_launch(manifest, extras.get("key_fingerprint"), self._salt_id)]
 
     def _key_note(self, value: str, extras: Mapping[str, Any]) -> str:
@@ -384,8 +379,8 @@ class Inspector:
                       tool: str | None, extras: Mapping[str, Any]) -> list[Finding]:
         out: list[Finding] = []
         prof = plan.profile
-        own = own_families(tool)
-        relaunch = (f"restart it with `ccs launch {prof} {tool}`" if launchable(tool)
+        own = own_families(tool, self.registry)
+        relaunch = (f"restart it with `ccs launch {prof} {tool}`" if launchable(tool, self.registry)
                     else f"restart it with `ccs run {prof} -- …`")
         profile_urls = {_norm_url(u) for u in plan.base_urls.values()}
         urls_text = ", ".join(sorted(set(plan.base_urls.values()))) or "none"
@@ -396,9 +391,10 @@ class Inspector:
 
         for name in sorted(actual):
             value = actual[name]
-            fam = plan_routing_family(plan, name)  # the profile's own names ([run].export tables) included
+            # the profile's own names ([run].export tables) included
+            fam = self.families.plan_routing_family(plan, name)
             is_model = _is_model_var(name, fam)
-            if (fam is None and not is_model) or name in tool_internal() or name in MARKERS:
+            if (fam is None and not is_model) or name in self.internal or name in MARKERS:
                 continue
             if name in plan.secret_names:
                 if extras.get("key_fingerprint") is None:
@@ -426,15 +422,16 @@ class Inspector:
                 add("proxy", sev, name,
                     f"{name}={show} {what}; requests may go through it (set it in the profile's [env] or "
                     f"policy.inherit if it is wanted, else {relaunch})", fam)
-            elif cloud_switch(name):
+            elif self.families.cloud_switch(name):
                 add("cloud-switch", ERROR, name,
-                    f"{name}={show} sends {tools.switched_label(name)}'s requests to a cloud provider instead of "
+                    f"{name}={show} sends {self.registry.switched_label(name)}'s requests to a cloud provider "
+                    "instead of "
                     f"profile {prof!r}'s endpoint; {relaunch} from a shell without it", fam)
-            elif own is not None and fam in client_families() and fam not in own:
+            elif own is not None and fam in self.families.client_families() and fam not in own:
                 add("foreign-family", ERROR, name,
-                    f"{name}={show} belongs to the {fam} family, not to {tools_label(tool)}; "
+                    f"{name}={show} belongs to the {fam} family, not to {self.registry.label(tool)}; "
                     f"it reaches every command the tool runs; {relaunch}", fam)
-            elif _is_url_var(name, fam) and (in_plan or _norm_url(value) not in profile_urls):
+            elif _is_url_var(name, fam, self.families) and (in_plan or _norm_url(value) not in profile_urls):
                 add("base-url-drift", ERROR, name,
                     f"{name}={show} but profile {prof!r} routes to {urls_text}; {relaunch}", fam)
             elif is_model:
@@ -443,15 +440,15 @@ class Inspector:
             elif secret_name(name):
                 add("unmanaged-routing", ERROR if (own is None or fam in own) else WARN, name,
                     f"{name}={show} ({self._key_note(value, extras)}) is not set by profile {prof!r}; "
-                    f"{tools_label(tool)} may send it; {relaunch}", fam)
+                    f"{self.registry.label(tool)} may send it; {relaunch}", fam)
             else:
-                sev = ERROR if fam in client_families() and (own is None or fam in own) else WARN
+                sev = ERROR if fam in self.families.client_families() and (own is None or fam in own) else WARN
                 what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
                     f"is not set by profile {prof!r}"
                 add("unmanaged-routing", sev, name, f"{name}={show} {what}; {relaunch}", fam)
 
         for name in sorted(set(expected) - set(actual)):
-            fam = plan_routing_family(plan, name)
+            fam = self.families.plan_routing_family(plan, name)
             if name in plan.secret_names:
                 add("key-drift", ERROR, name,
                     f"{name} is missing: the process has no key for profile {prof!r}; {relaunch}", fam)
@@ -475,35 +472,35 @@ class Inspector:
 
     def _against_clean(self, pid: int, actual: Mapping[str, str], tool: str | None) -> list[Finding]:
         out: list[Finding] = []
-        own = own_families(tool)
-        way = _clean_way(tool)
+        own = own_families(tool, self.registry)
+        way = _clean_way(tool, self.registry)
         urls: dict[str, list[str]] = {}
         for name in sorted(actual):
             value = actual[name]
-            fam = routing_family(name)
-            if fam is None or name in tool_internal():
+            fam = self.families.routing_family(name)
+            if fam is None or name in self.internal:
                 continue
             show = shown(name, value)
             if secret_name(name) and value:
                 show = f"{show} ({self.fingerprint(value)})"
-            if _is_url_var(name, fam) and value.strip():
+            if _is_url_var(name, fam, self.families) and value.strip():
                 urls.setdefault(_norm_url(value), []).append(name)
-            effect = family_effect(fam)
+            effect = self.families.effect(fam)
             if fam == "proxy":
                 add = Finding("proxy", INFO if name.lower() == "no_proxy" else WARN,
                               f"{name}={show} ({fam}): read by {effect}; {way}", pid=pid, variable=name, family=fam)
-            elif cloud_switch(name):
-                owner = tools.cloud_switch_owner(name)
+            elif self.families.cloud_switch(name):
+                owner = self.registry.cloud_switch_owner(name)
                 add = Finding("cloud-switch", ERROR if tool is None or (owner and tool == owner.name) else WARN,
-                              f"{name}={show} ({fam} family): sends {tools.switched_label(name)}'s requests to a cloud "
-                              f"provider; {way}",
+                              f"{name}={show} ({fam} family): sends {self.registry.switched_label(name)}'s "
+                              f"requests to a cloud provider; {way}",
                               pid=pid, variable=name, family=fam)
-            elif own is not None and fam in client_families() and fam not in own:
+            elif own is not None and fam in self.families.client_families() and fam not in own:
                 add = Finding("foreign-family", ERROR,
-                              f"{name}={show} belongs to the {fam} family, not to {tools_label(tool)}; it reaches "
-                              f"every command the tool runs; {way}", pid=pid, variable=name, family=fam)
+                              f"{name}={show} belongs to the {fam} family, not to {self.registry.label(tool)}; "
+                              f"it reaches every command the tool runs; {way}", pid=pid, variable=name, family=fam)
             else:
-                add = Finding("unmanaged-routing", WARN if fam in client_families() else INFO,
+                add = Finding("unmanaged-routing", WARN if fam in self.families.client_families() else INFO,
                               f"{name}={show} ({fam} family, read by {effect}) is not managed by any ccs profile; "
                               f"{way}",
                               pid=pid, variable=name, family=fam)
@@ -519,7 +516,7 @@ class Inspector:
     # the two entry points
     def list_processes(self, all_: bool = False) -> list[ProcessInfo]:
         out = []
-        for seen in scan(all_):
+        for seen in scan(all_, self.registry):
             det = details(seen.pid, seen.argv)
             env = seen.env
             status = STATUS_GONE if det.gone else seen.status
@@ -565,7 +562,7 @@ class Inspector:
         det = details(pid, argv)
         if det.gone:
             raise UsageError(f"pid {pid}: no such process (it has exited); see `ccs ps`")
-        tool = actual.get("CCS_TOOL") or recognise(argv)
+        tool = actual.get("CCS_TOOL") or recognise(argv, self.registry)
         if profile:
             source: str | None = "option"
         elif "CCS_LAUNCH_ID" in actual and actual.get("CCS_PROFILE"):
@@ -586,9 +583,9 @@ class Inspector:
         )
 
 
-def _clean_way(tool: str | None) -> str:
+def _clean_way(tool: str | None, registry: Registry) -> str:
     """The way out for a process ccs did not launch."""
-    if launchable(tool):
+    if launchable(tool, registry):
         return (f"start it with `ccs launch PROFILE {tool}` for a clean environment, or unset the variable "
                 "in the shell it came from")
     return "start it with `ccs run PROFILE -- …` for a clean environment, or unset the variable in its shell"

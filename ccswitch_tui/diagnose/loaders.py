@@ -9,26 +9,31 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui import tools
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Severity
-from ccswitch_tui.policy import RUNTIME_LABELS, client_loader, is_loader, loader_runtimes, shown
+from ccswitch_tui.policy import RUNTIME_LABELS, loader_runtimes, shown
+
+if TYPE_CHECKING:
+    from ccswitch_tui.policy.families import Families
+    from ccswitch_tui.tools.registry import Registry
 
 CODE = "loader"
 
 
-def unexpected_loaders(actual: Mapping[str, str], expected: Mapping[str, str], internal: Collection[str]) -> list[str]:
+def unexpected_loaders(actual: Mapping[str, str], expected: Mapping[str, str], internal: Collection[str],
+                       families: Families) -> list[str]:
     """The loader variables a process holds that its plan (or a clean environment) does not give it."""
-    return [n for n in sorted(actual) if is_loader(n) and n not in internal and expected.get(n) != actual[n]]
+    return [n for n in sorted(actual)
+            if families.is_loader(n) and n not in internal and expected.get(n) != actual[n]]
 
 
 def process_findings(pid: int, actual: Mapping[str, str], names: Sequence[str], tool: str | None, way: str,
-                     runtimes: frozenset[str] | None) -> list[Finding]:
+                     runtimes: frozenset[str] | None, registry: Registry) -> list[Finding]:
     """One finding per loader variable ``names`` of process ``pid`` (whose runtimes, None: unknown)."""
-    known = tool in tools.names()
-    own = tools.get(tool).loaders if known and tool is not None else frozenset()
-    what = f"this {tools.label(tool)} process" if known else "this process"
+    known = tool is not None and tool in registry.names()
+    own = registry.get(tool).loaders if known and tool is not None else frozenset()
+    what = f"this {registry.label(tool)} process" if known and tool is not None else "this process"
     out = []
     for name in names:
         sev: Severity
@@ -39,7 +44,7 @@ def process_findings(pid: int, actual: Mapping[str, str], names: Sequence[str], 
         elif readers:
             sev, msg = ERROR, (f"{name}={show} loads code into {what} ({RUNTIME_LABELS[readers[0]]} reads it), "
                                "which holds its keys")
-        elif runtimes is None and (loader_runtimes(name) or client_loader(name)):
+        elif runtimes is None and (loader_runtimes(name) or registry.families.client_loader(name)):
             sev, msg = WARN, f"{name}={show} may load code into {what} (what runs it cannot be told)"
         else:
             sev, msg = INFO, (f"{name}={show} reaches every command {what} runs (it loads no code into the "
@@ -49,18 +54,18 @@ def process_findings(pid: int, actual: Mapping[str, str], names: Sequence[str], 
 
 
 def shell_findings(environ: Mapping[str, str], clients: Mapping[str, frozenset[str]], internal: Collection[str],
-                   inside: bool) -> tuple[list[dict[str, Any]], list[Finding]]:
+                   registry: Registry, inside: bool) -> tuple[list[dict[str, Any]], list[Finding]]:
     """`doctor`'s rows and findings for the loader variables of its shell. ``clients``: each installed
     client's runtimes (by its tool name). An error when a client started from here would load the
     code; a warning when none would (it still reaches the commands they run)."""
     rows: list[dict[str, Any]] = []
     out: list[Finding] = []
     for name in sorted(environ):
-        if not is_loader(name) or name in internal:
+        if not registry.families.is_loader(name) or name in internal:
             continue
         show = shown(name, environ[name])
-        loading = [tools.label(t) for t, rts in clients.items()
-                   if name in tools.get(t).loaders or set(loader_runtimes(name)) & rts]
+        loading = [registry.label(t) for t, rts in clients.items()
+                   if name in registry.get(t).loaders or set(loader_runtimes(name)) & rts]
         runtime = ", ".join(RUNTIME_LABELS[rt] for rt in loader_runtimes(name)) or "its program"
         affects = ", ".join(loading) if loading else f"commands run on {runtime}"
         rows.append({"name": name, "family": CODE, "value": show, "affects": affects})

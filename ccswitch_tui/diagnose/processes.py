@@ -12,17 +12,19 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from typing import TYPE_CHECKING
 
 from ccswitch_tui import tools
-from ccswitch_tui.policy import routing_family, routing_prefilter
 from ccswitch_tui.procfs import parse_environ, read_file
 
+if TYPE_CHECKING:
+    from ccswitch_tui.tools.registry import Registry
 
-@cache
-def tool_internal() -> frozenset[str]:
-    """Variables the clients' own launchers and sandboxes put into their processes: not contamination."""
-    return frozenset().union(*(s.internal_vars for s in tools.specs()))
+
+def tool_internal(registry: Registry | None = None) -> frozenset[str]:
+    """Variables the clients' own launchers and sandboxes put into their processes: not contamination.
+    ``registry``: the client specs (default: every spec)."""
+    return (registry or tools.load()).internal_vars()
 
 STATUS_OK, STATUS_DENIED, STATUS_GONE = "ok", "access-denied", "gone"
 
@@ -36,12 +38,13 @@ def base_name(arg: str) -> str:
     return re.split(r"[\\/]", arg)[-1].lower()
 
 
-def recognise(argv: Sequence[str]) -> str | None:
+def recognise(argv: Sequence[str], registry: Registry | None = None) -> str | None:
     """The client a command line starts (each spec names its binaries and npm launchers), directly
     or through an interpreter. None otherwise."""
     if not argv or not argv[0]:
         return None
-    tool = tools.recognise(base_name(argv[0]), None)
+    registry = registry or tools.load()
+    tool = registry.recognise(base_name(argv[0]), None)
     if tool:
         return tool
     if not _INTERPRETER.fullmatch(base_name(argv[0])):
@@ -49,7 +52,7 @@ def recognise(argv: Sequence[str]) -> str | None:
     script = next((a for a in argv[1:4] if a and not a.startswith("-")), None)
     if script is None:
         return None
-    return tools.recognise(base_name(script), script.replace("\\", "/"))
+    return registry.recognise(base_name(script), script.replace("\\", "/"))
 
 
 def is_ccs(argv: Sequence[str]) -> bool:
@@ -71,12 +74,9 @@ _CCS_COMMANDS = ("ccs", "ccswitch")
 
 # --- reading processes ---------------------------------------------------------------------------
 
-# a cheap first pass over a raw environ, built by the policy from every family (no client missed)
-_ROUTING_HINT = routing_prefilter()
-
-
-def has_routing(env: Mapping[str, str]) -> bool:
-    return any(routing_family(k) for k in env if k not in tool_internal())
+def has_routing(env: Mapping[str, str], registry: Registry, internal: frozenset[str]) -> bool:
+    families = registry.families
+    return any(families.routing_family(k) for k in env if k not in internal)
 
 
 @dataclass
@@ -89,8 +89,11 @@ class Seen:
     reasons: list[str]
 
 
-def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
+def _scan_proc(all_: bool, me: int, registry: Registry) -> Iterator[Seen]:
     """Linux: two small reads per process (cmdline, environ), no psutil objects for the rest."""
+    # a cheap first pass over a raw environ, built by the policy from every family (no client missed)
+    hint = registry.families.routing_prefilter()
+    internal = tool_internal(registry)
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -104,7 +107,7 @@ def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
         argv = [a.decode("utf-8", "replace") for a in cmd.split(b"\0")[:8]]
         if argv and argv[-1] == "":
             argv.pop()
-        tool = recognise(argv)
+        tool = recognise(argv, registry)
         status = STATUS_OK
         raw: bytes | None
         try:
@@ -120,9 +123,9 @@ def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
                 env = parse_environ(raw)
                 if "CCS_LAUNCH_ID" in env:
                     reasons.append("marker")
-            if all_ and _ROUTING_HINT.search(raw) and not is_ccs(argv):
+            if all_ and hint.search(raw) and not is_ccs(argv):
                 env = env if env is not None else parse_environ(raw)
-                if has_routing(env):
+                if has_routing(env, registry, internal):
                     reasons.append("routing")
             if reasons and env is None:
                 env = parse_environ(raw)
@@ -130,14 +133,15 @@ def _scan_proc(all_: bool, me: int) -> Iterator[Seen]:
             yield Seen(pid, argv, tool, env, status, reasons)
 
 
-def _scan_psutil(all_: bool, me: int) -> Iterator[Seen]:
+def _scan_psutil(all_: bool, me: int, registry: Registry) -> Iterator[Seen]:
     import psutil  # lazy: psutil loads only for process listings
 
+    internal = tool_internal(registry)
     for p in psutil.process_iter(["cmdline"]):
         if p.pid == me:
             continue
         argv = list(p.info.get("cmdline") or [])
-        tool = recognise(argv)
+        tool = recognise(argv, registry)
         status, env = STATUS_OK, None
         try:
             env = dict(p.environ())
@@ -151,17 +155,19 @@ def _scan_psutil(all_: bool, me: int) -> Iterator[Seen]:
         if env is not None:
             if "CCS_LAUNCH_ID" in env:
                 reasons.append("marker")
-            if all_ and not is_ccs(argv) and has_routing(env):
+            if all_ and not is_ccs(argv) and has_routing(env, registry, internal):
                 reasons.append("routing")
         if reasons:
             yield Seen(p.pid, argv, tool, env, status, reasons)
 
 
-def scan(all_: bool = False) -> Iterator[Seen]:
+def scan(all_: bool = False, registry: Registry | None = None) -> Iterator[Seen]:
+    """The processes that matter; ``registry``: the client specs (default: every spec)."""
     me = os.getpid()
+    registry = registry or tools.load()
     if sys.platform.startswith("linux") and os.path.isdir("/proc/self"):
-        return _scan_proc(all_, me)
-    return _scan_psutil(all_, me)
+        return _scan_proc(all_, me, registry)
+    return _scan_psutil(all_, me, registry)
 
 
 @dataclass(frozen=True)

@@ -149,12 +149,12 @@ def first_line(text: Any) -> str:
 
 def supported_apps() -> tuple[str, ...]:
     """CC Switch's app types ccs imports: one per client whose importer reads them, in registry order."""
-    return tuple(app for s in tools.importable() if (app := tools.importer(s).cc_switch_app))
+    return tuple(app for s in tools.load().importable() if (app := tools.load().importer(s).cc_switch_app))
 
 
 def candidate_from_row(row: Row) -> Candidate:
     """One row → a candidate. Raises RowProblem."""
-    spec = tools.by_cc_switch_app(row.app)
+    spec = tools.load().by_cc_switch_app(row.app)
     if spec is None:
         raise skip(f"app type {row.app!r} is not supported by ccs (only {', '.join(supported_apps())})")
     settings = row.settings
@@ -168,7 +168,9 @@ def candidate_from_row(row: Row) -> Candidate:
         raise fail("settings_config is not a JSON object")
     meta, warnings = _meta(row.meta)
     kind = meta.get("providerType")
-    managed = {"github_copilot"} | {t for s in tools.importable() for t in tools.importer(s).managed_provider_types}
+    registry = tools.load()
+    managed = {"github_copilot"} | {t for s in registry.importable()
+                                    for t in registry.importer(s).managed_provider_types}
     if kind in managed or (isinstance(meta.get("authBinding"), Mapping)
                            and meta["authBinding"].get("source") == "managed_account"):
         raise skip(f"signs in through a managed account ({kind or 'authBinding'}), which ccs does not import")
@@ -180,7 +182,7 @@ def candidate_from_row(row: Row) -> Candidate:
     website = row.website if row.website and row.website.startswith(("http://", "https://")) else None
     description, website = drop_credentials(name, description, website, warnings)
 
-    parsed = tools.importer(spec).from_cc_switch(settings, meta, env_check)
+    parsed = tools.load().importer(spec).from_cc_switch(settings, meta, env_check)
     return Candidate(source=row.source, origin=origin, provider_name=name, tables={spec.name: parsed.fields},
                      key=parsed.key, website=website, description=description,
                      warnings=warnings + parsed.warnings)

@@ -127,7 +127,7 @@ def _key_problem(entry: Entry) -> str | None:
 def _preset_for(host: str) -> str | None:
     for p in list_presets():
         prof = p.profile
-        urls = [prof.provider.base_url] + [tools.get(t).base_url(s) or "" for t, s in prof.sides.items()]
+        urls = [prof.provider.base_url] + [tools.load().get(t).base_url(s) or "" for t, s in prof.sides.items()]
         if host and host in {host_of(u) for u in urls}:
             return p.name
     return None
@@ -135,6 +135,8 @@ def _preset_for(host: str) -> str | None:
 
 def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     """Read the file and decide the profile (nothing written)."""
+    registry = planner.store.registry
+    families = registry.families
     text, env = read_env_file(path)
     report = EnvReport(kind="env", read=[str(path)], dry_run=planner.dry_run, items=planner.items)
     plan = EnvPlan(report, path, text, env)
@@ -154,7 +156,7 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
             GITHUB_TOKEN beside it), written out rather than referenced, then the earliest."""
             matched = _KEY_NAME.fullmatch(e.name)
             stem = matched.group("stem") if matched else e.name  # every key entry matched _KEY_NAME above
-            paired = f"{stem}_BASE_URL" in last or policy.routing_family(e.name) in policy.client_families()
+            paired = f"{stem}_BASE_URL" in last or families.routing_family(e.name) in families.client_families()
             return not paired, not e.literal, e.line
 
         origin = min(keys, key=rank)
@@ -189,24 +191,24 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     # the clients' own variables: each spec says which fields they set
     client_fields: dict[str, dict[str, Any]] = {}
     values = {e.name: e.value for e in entries}
-    for spec in tools.specs():
+    for spec in registry.specs():
         mine = {k: v for k, v in values.items()
                 if any(re.fullmatch(rx, k) for rx in spec.families.values())}
         fields = spec.env_fields(mine) if mine else None
         if fields:
             client_fields[spec.name] = fields
-            used |= {k for k in mine if k in key_names or k in urls or policy.routing_family(k)}
+            used |= {k for k in mine if k in key_names or k in urls or families.routing_family(k)}
     anthropic_url = next((f["base_url"] for f in client_fields.values() if f.get("base_url")), None)
 
     # names of no known family: key/base-URL pairs by their stem (TAOTOKEN_API_KEY + TAOTOKEN_BASE_URL)
     custom: dict[str, dict[str, str]] = {}
     for n in sorted(key_names | set(urls), key=lambda n: last[n].line):
-        if n in used or policy.routing_family(n) is not None:
+        if n in used or families.routing_family(n) is not None:
             continue
         m = _KEY_NAME.fullmatch(n) if n in key_names else _URL_NAME.fullmatch(n)
         assert m
         role = "key" if n in key_names else "base_url"
-        problem = policy.custom_name_problem(n, role)
+        problem = policy.custom_name_problem(n, role, families)
         if problem:
             unused.append((last[n].line, n, problem))
             continue
@@ -234,12 +236,12 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
         if e.name in used:
             continue
         if e.name in key_names or e.name in urls:
-            fam = policy.routing_family(e.name)
+            fam = families.routing_family(e.name)
             why = (f"a variable of the {fam} family that no client table or export takes from an env file"
                    if fam else "no variable of its family sets a base URL or key")
             unused.append((e.line, e.name, why))
         elif not any(n == e.name for _, n, _ in unused):
-            fam = policy.routing_family(e.name)
+            fam = families.routing_family(e.name)
             if not e.value:
                 why = "empty" + (f" (it references {', '.join('$' + r for r in e.refs)}, which holds nothing)"
                                  if e.refs else "")
@@ -281,7 +283,7 @@ def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provid
             p = e.profile
             if p is None or not p.key_id or p.key_id.startswith("env:") or planner.value_of(p.key_id) != plan.key:
                 continue
-            hosts = {host_of(p.provider.base_url)} | {host_of(tools.get(t).base_url(s) or "")
+            hosts = {host_of(p.provider.base_url)} | {host_of(tools.load().get(t).base_url(s) or "")
                                                       for t, s in p.sides.items()}
             if host in hosts:
                 target = p.name

@@ -51,7 +51,7 @@ def export_toml(store: Store, name: str) -> Exported:
     warnings: list[str] = []
     tables: dict[str, Mapping[str, str]] = {"[env]": profile.env}
     for tool, side in profile.sides.items():
-        spec = tools.get(tool)
+        spec = tools.load().get(tool)
         tables.update(spec.env_tables(side))
         for f in spec.secret_fields:  # a client's own secret fields: never shipped
             if isinstance(doc.get(tool), Mapping) and doc[tool].get(f):
@@ -78,8 +78,10 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
     names its CC Switch app, each entry as that importer writes it."""
 
     warnings: list[str] = []
+    registry = tools.load()
     # each client whose importer names its CC Switch app, with that app
-    apps = [(s, imp, app) for s in tools.importable() for imp in (tools.importer(s),) if (app := imp.cc_switch_app)]
+    apps = [(s, imp, app) for s in registry.importable() for imp in (registry.importer(s),)
+            if (app := imp.cc_switch_app)]
     out: dict[str, Any] = {app: {"providers": {}, "current": ""} for _, _, app in apps}
     for p in profiles:
         common: dict[str, Any] = {"id": p.name, "name": p.provider.name}
@@ -96,10 +98,10 @@ def cc_switch_providers(profiles: list[Profile]) -> tuple[dict[str, Any], list[s
             settings = entry.pop("settingsConfig")
             out[app]["providers"][p.name] = {**common, "settingsConfig": settings, **extra, **entry}
         if not served:
-            labels = tools.client_labels("nor", [spec for spec, _, _ in apps])
+            labels = registry.client_labels("nor", [spec for spec, _, _ in apps])
             warnings.append(f"{p.name}: serves neither {labels}; nothing to export in this format")
         exported = {spec.name for spec, _, _ in apps}
-        for other in (t for t in p.tools if t not in exported and tools.get(t).launchable):
+        for other in (t for t in p.tools if t not in exported and registry.get(t).launchable):
             warnings.append(f"{p.name}: [{other}] has no place in a CC Switch provider; not exported "
                             "(use --format toml)")
     return out, warnings

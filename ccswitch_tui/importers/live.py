@@ -24,7 +24,7 @@ from ccswitch_tui.tools.spec import ToolSpec
 
 def live_path(spec: ToolSpec, environ: Mapping[str, str]) -> Path:
     """Where the client's live config is by default (its importer knows)."""
-    return tools.importer(spec).live_path(environ, home_dir(environ))
+    return tools.load().importer(spec).live_path(environ, home_dir(environ))
 
 
 def _name_for(base_url: str, name: str | None) -> tuple[str, str | None]:
@@ -47,7 +47,7 @@ class LivePlan:
 def plan_live(planner: Planner, spec: ToolSpec, where: Path, name: str | None = None,
               environ: Mapping[str, str] | None = None) -> LivePlan:
     """Plan the import of the client's live config at ``where``."""
-    live = tools.importer(spec).read_live(where, environ or {}, env_check)
+    live = tools.load().importer(spec).read_live(where, environ or {}, env_check)
     report = Report(kind=spec.name, read=live.read, dry_run=planner.dry_run, items=planner.items)
     if live.parsed is None:
         assert live.problem is not None

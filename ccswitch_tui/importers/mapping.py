@@ -1,4 +1,4 @@
-"""From the clients' own shapes to profile fields. Each client's importer (``tools.importer(spec)``)
+"""From the clients' own shapes to profile fields. Each client's importer (``tools.load().importer(spec)``)
 parses its own settings; this module hands them validation's rule for env values (``env_check``), so
 an import keeps out of a profile exactly what a hand-written one may not hold. Nothing here reads or
 writes files."""

@@ -1,7 +1,7 @@
 """The importers' model: what a source entry becomes (a ``Candidate``, or a ``RowProblem`` saying why
 not), and the profiles a plan works on (``Slot``: one already on disk, or one the import creates).
 
-Each side is the client's own: what its importer (``tools.importer(spec)``) read, or a profile's
+Each side is the client's own: what its importer (``tools.load().importer(spec)``) read, or a profile's
 side. The importer says how two sides compare.
 
 Nothing here reads or writes files.
@@ -25,13 +25,13 @@ Side = Any  # a client's side: what its importer read, or a profile's
 
 def in_order(sides: dict[str, Side]) -> dict[str, Side]:
     """The sides in registry order (the order a profile's tables are written in)."""
-    return {s.name: sides[s.name] for s in tools.importable() if sides.get(s.name) is not None}
+    return {s.name: sides[s.name] for s in tools.load().importable() if sides.get(s.name) is not None}
 
 
 def compared(tool: str, side: Side) -> dict[str, Any]:
     """The settings that make two sides of one tool the same setup (the client's importer says which:
     the base URL as ``norm_url`` has it, and its models, auth, env …)."""
-    return tools.importer(tools.get(tool)).compared(side)
+    return tools.load().importer(tools.load().get(tool)).compared(side)
 
 
 @dataclass
@@ -79,7 +79,7 @@ class Slot:
     def of_profile(cls, p: Profile) -> Slot:
         return cls(
             name=p.name, provider_name=p.provider.name, provider_base_url=p.provider.base_url,
-            key_ref=p.key_id, tables={s.name: p.side(s.name) for s in tools.importable() if p.side(s.name)},
+            key_ref=p.key_id, tables={s.name: p.side(s.name) for s in tools.load().importable() if p.side(s.name)},
             existing=True, website=p.provider.website, description=p.description,
         )
 

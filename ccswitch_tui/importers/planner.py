@@ -161,7 +161,7 @@ class Planner:
     def _place(self, c: Candidate, item: Item) -> None:
         sides = c.sides()
         if not sides:
-            raise skip(f"serves neither {tools.client_labels('nor', tools.importable())}")
+            raise skip(f"serves neither {tools.load().client_labels('nor', tools.load().importable())}")
         if c.key is not None and has_control_chars(c.key):
             raise fail("the key holds control characters (a NUL, tab, newline or escape), which no environment "
                        "variable can carry; fix the key in the source and import again")

@@ -71,9 +71,9 @@ def default_sources(environ: Mapping[str, str], cwd: Path | None = None) -> list
     home = home_dir(environ)
     return [
         Source("cc-switch", "CC Switch's providers", default_dir(home) / "cc-switch.db", "a cc-switch.db"),
-        *(Source(s.name, tools.importer(s).live_label, tools.importer(s).live_path(environ, home),
-                 tools.importer(s).live_what)
-          for s in tools.importable()),
+        *(Source(s.name, tools.load().importer(s).live_label, tools.load().importer(s).live_path(environ, home),
+                 tools.load().importer(s).live_what)
+          for s in tools.load().importable()),
         Source(ENV_FILE, "a .env file", (cwd or Path.cwd()) / ".env", "a .env file (KEY=V lines)"),
     ]
 
@@ -105,7 +105,7 @@ def _import(source: Source, store: Store, keys: KeyStore, environ: Mapping[str, 
     else:
         from ccswitch_tui.importers.live import plan_live  # lazy: tomlkit loads only when a profile is written
 
-        report = plan_live(planner, tools.get(source.kind), source.path, None, environ).report
+        report = plan_live(planner, tools.load().get(source.kind), source.path, None, environ).report
     if not dry_run:
         planner.apply()
     return report

@@ -23,7 +23,7 @@ def today() -> str:
 
 def side_table(tool: str, side: Side, provider_base_url: str, profile_name: str) -> Any:
     """The profile table for an imported side, as its client's importer writes it."""
-    fields = tools.importer(tools.get(tool)).table(side, provider_base_url, profile_name)
+    fields = tools.load().importer(tools.load().get(tool)).table(side, provider_base_url, profile_name)
     t = tomlkit.table()
     for k, v in fields.items():
         if isinstance(v, dict):
@@ -59,8 +59,9 @@ def render_new(s: Slot) -> str:
     for tool, side in sides.items():
         doc.add(tool, side_table(tool, side, s.provider_base_url, s.name))
     run = tomlkit.table()
-    leading = sorted(sides, key=lambda t: tools.importer(tools.get(t)).run_rank)  # the side [run] follows first
-    run.add("export", [tools.importer(tools.get(leading[0])).run_export] if leading else ["anthropic"])
+    registry = tools.load()
+    leading = sorted(sides, key=lambda t: registry.importer(registry.get(t)).run_rank)  # the side [run] follows first
+    run.add("export", [registry.importer(registry.get(leading[0])).run_export] if leading else ["anthropic"])
     model = next((m for t in leading if (m := getattr(sides[t], "model", None))), None)
     if model:
         run.add("model", model)

@@ -13,9 +13,9 @@ profile's own key. A variable that ccs itself sets for the tool cannot be named 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
-from ccswitch_tui import tools
 from ccswitch_tui.errors import KeyError_, StoreKey
 from ccswitch_tui.keys.keyring import has_control_chars
 from ccswitch_tui.model import Profile
@@ -25,9 +25,11 @@ class Lookup(Protocol):
     def lookup(self, key_ref: str) -> str | None: ...
 
 
-def resolve(profile: Profile, keys: Lookup) -> dict[str, str]:
-    """Each ``[secrets]`` variable's value, read from the keyring (or ccs's environment)."""
-    multiline = tools.multiline_vars()
+def resolve(profile: Profile, keys: Lookup, multiline: Iterable[str]) -> dict[str, str]:
+    """Each ``[secrets]`` variable's value, read from the keyring (or ccs's environment). ``multiline``:
+    the variables a client reads as several lines (the registry's ``multiline_vars``), the only ones
+    whose value may hold a line break."""
+    multiline = frozenset(multiline)
     out: dict[str, str] = {}
     for name, ref in profile.secrets.items():
         value = keys.lookup(ref)

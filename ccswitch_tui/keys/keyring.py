@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
 
 SERVICE = "ccswitch-tui"
+FAST_BACKEND = "SecretService.Keyring"  # the name keyring gives the backend the fast path stands in for
 
 
 def has_control_chars(value: str) -> bool:
@@ -94,6 +95,7 @@ class KeyStore:
         self._backend = backend
         self._lock_depth = 0
         self._salt: Salt | None = None
+        self._answered_fast = False  # the Secret Service answered without the keyring library (secret_service)
 
     # backend access, with every KeyringError turned into one readable line
     @property
@@ -111,6 +113,11 @@ class KeyStore:
         return self._backend
 
     def backend_name(self) -> str:
+        """The backend's name (``SecretService.Keyring``). When the Secret Service answered on the fast
+        path, which runs only where keyring would pick it too, that is its name: the keyring library is
+        not loaded to say so."""
+        if self._backend is None and self._answered_fast:
+            return FAST_BACKEND
         return _backend_name(self.backend)
 
     def _call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -153,6 +160,7 @@ class KeyStore:
             if secret_service.usable(self.environ):
                 value = secret_service.lookup(SERVICE, key_id)
                 if value is None or isinstance(value, str):  # else UNAVAILABLE: ask keyring
+                    self._answered_fast = True
                     return value or None
         try:
             return self._call(f"read key {key_id!r}", self.backend.get_password, SERVICE, key_id) or None
@@ -348,6 +356,7 @@ class KeyStore:
             if secret_service.usable(self.environ):
                 found = secret_service.present(SERVICE, ids)
                 if isinstance(found, dict):  # else UNAVAILABLE: ask keyring
+                    self._answered_fast = True
                     return out | found
         stored = self._stored_ids()
         for r in ids:

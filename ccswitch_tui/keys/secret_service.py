@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -33,22 +34,48 @@ def usable(environ: Mapping[str, str]) -> bool:
 @contextlib.contextmanager
 def _service() -> Iterator[Any]:
     """A blocking connection to the session bus and a caller for the Secret Service; raises
-    (ImportError, OSError, D-Bus errors) when there is none."""
+    (ImportError, OSError, D-Bus errors) when there is none. ``call.many`` sends every call of a
+    batch before it reads their answers: one round trip for the batch, not one a call."""
     # lazy: jeepney loads only when the Secret Service is asked
-    from jeepney import DBusAddress, MessageType, new_method_call
+    from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
     from jeepney.io.blocking import open_dbus_connection  # lazy: jeepney loads only when the Secret Service is asked
 
     conn = open_dbus_connection(bus="SESSION")
     ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
 
-    def call(method: str, signature: str, body: tuple[Any, ...], timeout: float) -> tuple[Any, ...]:
-        reply = conn.send_and_get_reply(new_method_call(ss, method, signature, body), timeout=timeout)
-        if reply.header.message_type is MessageType.error:
-            raise RuntimeError(f"{method}: {reply.body}")
-        return reply.body
+    class Caller:
+        @staticmethod
+        def _answer(method: str, reply: Any) -> tuple[Any, ...]:
+            if reply.header.message_type is MessageType.error:
+                raise RuntimeError(f"{method}: {reply.body}")
+            return reply.body
+
+        def __call__(self, method: str, signature: str, body: tuple[Any, ...], timeout: float) -> tuple[Any, ...]:
+            reply = conn.send_and_get_reply(new_method_call(ss, method, signature, body), timeout=timeout)
+            return self._answer(method, reply)
+
+        def many(self, method: str, signature: str, bodies: list[tuple[Any, ...]],
+                 timeout: float) -> list[tuple[Any, ...]]:
+            return self.batch([(method, signature, body) for body in bodies], timeout)
+
+        def batch(self, calls: list[tuple[str, str, tuple[Any, ...]]], timeout: float) -> list[tuple[Any, ...]]:
+            """Every call sent, then their answers read, in the order of ``calls``."""
+            deadline = time.monotonic() + timeout
+            serials: dict[int, str] = {}
+            for method, signature, body in calls:
+                serial = next(conn.outgoing_serial)
+                serials[serial] = method
+                conn.send(new_method_call(ss, method, signature, body), serial=serial)
+            replies: dict[int, Any] = {}
+            while len(replies) < len(serials):  # what else comes (a signal) is not an answer: passed over
+                reply = conn.receive(timeout=max(0.0, deadline - time.monotonic()))
+                to = reply.header.fields.get(HeaderFields.reply_serial, -1)
+                if to in serials:
+                    replies[to] = reply
+            return [self._answer(method, replies[s]) for s, method in serials.items()]
 
     try:
-        yield call
+        yield Caller()
     finally:
         conn.close()
 
@@ -57,8 +84,11 @@ def lookup(service: str, username: str, timeout: float = 5.0) -> object:
     """The stored value (str), None when no item matches, or UNAVAILABLE."""
     try:
         with _service() as call:
-            session = call("OpenSession", "sv", ("plain", ("s", "")), timeout)[1]
-            unlocked, locked = call("SearchItems", "a{ss}", ({"service": service, "username": username},), timeout)
+            # the session and the search in one round trip (the session is unused when nothing matches)
+            opened, (unlocked, locked) = call.batch(
+                [("OpenSession", "sv", ("plain", ("s", ""))),
+                 ("SearchItems", "a{ss}", ({"service": service, "username": username},))], timeout)
+            session = opened[1]
             if locked and not unlocked:
                 return UNAVAILABLE  # needs an unlock prompt: keyring's job
             if not unlocked:
@@ -77,10 +107,8 @@ def present(service: str, usernames: list[str], timeout: float = 5.0) -> dict[st
     reading any secret: one search per username. UNAVAILABLE on anything unusual."""
     try:
         with _service() as call:
-            out: dict[str, bool] = {}
-            for name in usernames:
-                unlocked, locked = call("SearchItems", "a{ss}", ({"service": service, "username": name},), timeout)
-                out[name] = bool(unlocked or locked)
-            return out
+            found = call.many("SearchItems", "a{ss}", [({"service": service, "username": name},) for name in usernames],
+                              timeout)
+            return {name: bool(unlocked or locked) for name, (unlocked, locked) in zip(usernames, found, strict=True)}
     except Exception:  # noqa: BLE001 — no bus, no daemon, any D-Bus error: fall back
         return UNAVAILABLE

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ccswitch_tui.policy import matters, routing_family
+from ccswitch_tui.policy import matters
+from ccswitch_tui.policy.families import Families
 
 NOISE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 # Past this many harmless names, a summary gives their count only.
@@ -21,11 +22,12 @@ class EnvDiff:
     added: dict[str, str]
     removed: dict[str, str]
     changed: dict[str, tuple[str, str]]
+    families: Families  # the routing families that say which names matter
     # the launch's own routing names (a profile's [run].export tables): they matter as OPENAI_* do
     routing: frozenset[str] = field(default_factory=frozenset)
 
     def matters(self, name: str) -> bool:
-        return name in self.routing or matters(name)
+        return name in self.routing or matters(name, self.families)
 
     def marked(self, routing: bool) -> list[str]:
         """``-NAME``, ``~NAME``, ``+NAME`` for the routing/key/proxy changes (or for the rest)."""
@@ -50,26 +52,28 @@ class EnvDiff:
         return not (self.added or self.removed or self.changed)
 
 
-def diff_env(before: Mapping[str, str], after: Mapping[str, str], routing: Iterable[str] = ()) -> EnvDiff:
+def diff_env(before: Mapping[str, str], after: Mapping[str, str], families: Families,
+             routing: Iterable[str] = ()) -> EnvDiff:
     keys_b = {k for k in before if k not in NOISE}
     keys_a = {k for k in after if k not in NOISE}
     return EnvDiff(
         added={k: after[k] for k in sorted(keys_a - keys_b)},
         removed={k: before[k] for k in sorted(keys_b - keys_a)},
         changed={k: (before[k], after[k]) for k in sorted(keys_a & keys_b) if before[k] != after[k]},
+        families=families,
         routing=frozenset(routing),
     )
 
 
-def shell_routing_note(parent: Mapping[str, str], child: Mapping[str, str],
+def shell_routing_note(parent: Mapping[str, str], child: Mapping[str, str], families: Families,
                        routing: Iterable[str] = ()) -> str | None:
     """One line naming the shell's routing variables (a client's family, proxies, cloud switches, and
     the profile's own export names in ``routing``) that a launch keeps out or replaces with the
     profile's, as the TUI's Diff does; names only, never values. None when the shell holds none."""
     own = frozenset(routing)
-    d = diff_env(parent, child)
-    gone = [k for k in d.removed if k in own or routing_family(k) is not None]
-    replaced = [k for k in d.changed if k in own or routing_family(k) is not None]
+    d = diff_env(parent, child, families)
+    gone = [k for k in d.removed if k in own or families.routing_family(k) is not None]
+    replaced = [k for k in d.changed if k in own or families.routing_family(k) is not None]
     if not (gone or replaced):
         return None
     parts = ([f"kept out {', '.join(gone)}"] if gone else []) + (

@@ -12,7 +12,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,7 +34,7 @@ from ccswitch_tui.runs.origin import this_machine
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools import share
-from ccswitch_tui.tools.spec import HookContext, LaunchHook
+from ccswitch_tui.tools.spec import HookContext, LaunchHook, ToolSpec
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.ptytail import Tail
@@ -75,6 +74,7 @@ class Prepared:
     profile_digest: str | None = None  # what the profile sets for its launches (profiles.digest)
     machine: str | None = None  # where it runs (runs.origin)
     user_args: tuple[str, ...] | None = None  # the client's arguments as typed (None: a shell, argv overridden)
+    spec: ToolSpec | None = field(default=None, repr=False)  # the launched client's (its hooks, version, resume)
 
 
 def build(
@@ -94,11 +94,14 @@ def build(
 ) -> Prepared:
     """Everything up to the fork: profile, key, plan, refusals, executable. No side effects
     beyond reading (and creating the fingerprint salt)."""
+    registry = store.registry
     profile = store.load(profile_name)
-    adapter = tools.require(profile, tool)  # before the key: a wrong tool is reported as such
+    adapter = registry.require(profile, tool)  # before the key: a wrong tool is reported as such
     key = keys.resolve(profile)
-    extra = secondary.resolve(profile, keys)  # [secrets]: the child's environment only
-    plan = plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra)
+    # [secrets]: the child's environment only
+    extra = secondary.resolve(profile, keys, registry.multiline_vars()) if profile.secrets else {}
+    plan = plan_for(profile, tool, key, environ, cwd, paths=paths, args=args, isolate=isolate, secrets=extra,
+                    registry=registry)
     plan = replace(plan, force=force, nested=nested)
     if argv_override is not None:
         plan = replace(plan, argv=tuple(argv_override))
@@ -117,9 +120,9 @@ def build(
                          + (f"; {path_note}" if path_note else ""))
     if path_note:
         plan = replace(plan, warnings=(*plan.warnings, path_note))
-    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record, keys.salt().id,
-                    profile_digest(profile), this_machine(environ, strict=False),
-                    None if argv_override is not None else tuple(args))
+    digest = profile_digest(profile, (tool, *adapter.reads_tables))
+    return Prepared(plan, executable, keys.fingerprint(key), key, profile.record, keys.salt().id, digest,
+                    this_machine(environ, strict=False), None if argv_override is not None else tuple(args), adapter)
 
 
 def files_lock(folder: Path) -> Path:
@@ -171,17 +174,24 @@ def tool_version(executable: str, package: str | None = None) -> str | None:
     return None
 
 
-def _version_of(tool: str, executable: str) -> str | None:
-    spec = tools.get(tool)
+def _version_of(spec: ToolSpec, executable: str) -> str | None:
     if not spec.program:
         return None
     return tool_version(executable, spec.package.name if spec.package and spec.package.manager == "pypi" else None)
 
 
+def _spec(prep: Prepared) -> ToolSpec:
+    """The launched client's spec: the one the plan was built with."""
+    if prep.spec is not None:
+        return prep.spec
+    return tools.load().get(prep.plan.tool)
+
+
 def utc_now() -> str:
     """UTC ISO-8601 with microseconds, so runs started within one second still sort."""
 
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanoseconds // 1000:06d}Z"
 
 
 def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
@@ -207,7 +217,7 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
         "env_hash": env_hash(plan.non_secret_env()),
         "env_digests": env_digests(plan.non_secret_env()),
         "files": dict(files),
-        "tool_version": _version_of(plan.tool, prep.executable),
+        "tool_version": _version_of(_spec(prep), prep.executable),
         "ccs_version": __version__,
         "machine": prep.machine,
         "forced": bool(plan.force and plan.refusals),
@@ -398,7 +408,7 @@ class SharedPiecesHook(LaunchHook):
 def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
     """The steps around this launch: the bridge when recording or translating, the shared pieces,
     then the client's own (its spec's)."""
-    spec = tools.get(prep.plan.tool)
+    spec = _spec(prep)
     translations = spec.translations(prep.plan)
     out: list[LaunchHook] = []
     if translations or recording.wanted(prep.record):
@@ -462,7 +472,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                     f()
 
             ended = [False]
-            spec = tools.get(plan.tool)
+            spec = _spec(prep)
             if spec.program and spec.batch(prep.user_args or ()) and \
                     not any(isinstance(h, RecordingHook) for h in hooks):
                 # lazy: only a one-prompt launch pays for the check of its endpoints
@@ -496,7 +506,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             hook.close(ctx)
         if manifest is not None:
             close_manifest(paths, manifest)
-    spec = tools.get(plan.tool)
+    spec = _spec(prep)
     wanted = on_resume is not None or _terminal_fd() is not None
     if wanted and not (from_shim and spec.batch(prep.user_args or ())) and (
             args := spec.resume_command(plan, started)):
@@ -517,7 +527,7 @@ def resume_line(plan: LaunchPlan, recording: Recording, args: str) -> str:
     return " ".join(["ccs launch", plan.profile, plan.tool, *flags, "--", args])
 
 
-LARGE_SUMMARY = ("by_task", "tasks_left_out", "timeline")  # a summary's parts that grow with the tasks
+LARGE_SUMMARY = ("by_task", "tasks_left_out", "timeline", "usage")  # a summary's parts that grow with the run
 
 
 def close_manifest(paths: Paths, manifest: dict[str, Any]) -> None:

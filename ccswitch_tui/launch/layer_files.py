@@ -6,11 +6,14 @@ the keys in it that the declaration names."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 from ccswitch_tui import policy
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
 from ccswitch_tui.tools.layers import Key, Layer, Place, git_root_of, project_dirs
@@ -113,6 +117,42 @@ def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) 
 
 # --- what a layer says ------------------------------------------------------------------------------
 
+_LOOK = threading.local()  # the files read during this thread's one_look, when inside one
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within the block (in this thread), each layer file is read and parsed once: the plans judged
+    together (the TUI's marks for every profile) see one state of the files and pay for it once."""
+    outer = getattr(_LOOK, "seen", None)
+    if outer is None:
+        _LOOK.seen = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _LOOK.seen = None
+
+
+_ABSENT = object()
+
+
+def _once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """``compute()``, or inside ``one_look`` what it gave the first time for ``key`` (a file that is not
+    there is remembered too; any other error is met again)."""
+    seen = getattr(_LOOK, "seen", None)
+    if seen is None:
+        return compute()
+    if key not in seen:
+        try:
+            seen[key] = compute()
+        except FileNotFoundError:
+            seen[key] = _ABSENT
+    value = seen[key]
+    if value is _ABSENT:  # a new error each time: one raised again would keep the frames of every raise
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), key[-1])
+    return value
+
 def parse(fmt: str, text: str, where: str) -> Any:
     """A layer's text as data; raises ValueError with one line on a syntax error."""
     if fmt == "json":
@@ -183,12 +223,7 @@ def _walk(data: Any, parts: Sequence[str]) -> Iterator[tuple[str, Any]]:
             yield (f"{name}.{sub}" if sub else name), value
 
 
-def routing_name(name: str) -> bool:
-    """A variable that changes where a request goes, with which key, through which proxy, or what code runs."""
-    return policy.kind(name) is not None or policy.routing_family(name) is not None
-
-
-def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
+def routing(layer: Layer, data: Any, families: Families) -> dict[str, tuple[Any, Key]]:
     """The concrete keys of ``data`` that the layer declares, with the declaration that found each
     (the first that matches wins)."""
     out: dict[str, tuple[Any, Key]] = {}
@@ -198,7 +233,7 @@ def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
                 continue
             if key.path.split(".")[-1] == "*" and (layer.format == "dotenv" or key.role == "env"):
                 name = concrete.rsplit(".", 1)[-1]
-                if not (re.fullmatch(key.names, name) if key.names else routing_name(name)):
+                if not (re.fullmatch(key.names, name) if key.names else families.steers(name)):
                     continue
             if key.only and value not in key.only:
                 continue
@@ -206,18 +241,20 @@ def routing(layer: Layer, data: Any) -> dict[str, tuple[Any, Key]]:
     return out
 
 
-def _seen(layer: Layer, where: str, data: Any, text: str = "") -> Seen:
-    found = routing(layer, data)
+def _seen(layer: Layer, where: str, data: Any, families: Families, text: str = "") -> Seen:
+    found = routing(layer, data, families)
     return Seen(layer, where, {k: v for k, (v, _) in found.items()}, {k: d for k, (_, d) in found.items()},
                 data=data, text=text)
 
 
-def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | None = None) -> Seen | None:
-    """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan."""
+def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
+         plan: LaunchPlan | None = None) -> Seen | None:
+    """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan.
+    ``families``: which variables of an env table route (the registry's)."""
     if where == "argv":
         if plan is None:
             return None
-        return _seen(layer, where, argv_keys(plan.argv, layer.place.option))
+        return _seen(layer, where, argv_keys(plan.argv, layer.place.option), families)
     text: str | None
     if where.startswith("$"):
         text = env.get(where[1:], "")
@@ -225,7 +262,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
         text = next((f.content for f in plan.files if str(f.path) == where), None) if plan is not None else None
         if text is None:
             try:
-                text = read_text(where)
+                text = _once(("text", where), lambda: read_text(where))
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return None
             except UnicodeDecodeError as exc:
@@ -233,10 +270,10 @@ def read(layer: Layer, where: str, env: Mapping[str, str], plan: LaunchPlan | No
             except OSError as exc:
                 return Seen(layer, where, error=f"cannot read: {exc.strerror or exc}")
     try:
-        data = parse(layer.format, text, where)
+        data = _once(("data", layer.format, where, text), lambda: parse(layer.format, text, where))
     except (ValueError, RecursionError) as exc:
         return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
-    return _seen(layer, where, data, text)
+    return _seen(layer, where, data, families, text)
 
 
 def _brief(value: Any, budget: list[int]) -> Any:

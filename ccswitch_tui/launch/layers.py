@@ -20,6 +20,7 @@ from typing import Any
 
 from ccswitch_tui.launch.layer_files import Seen, by_name, locate, read, shown
 from ccswitch_tui.model import ERROR, WARN, Finding, LaunchPlan, Refusal
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.layers import ISOLATE, REFUSE, SKIPPED, Key, Layer
 from ccswitch_tui.tools.spec import DoctorPart, ToolSpec
 
@@ -37,14 +38,14 @@ class Judged:
 
 
 def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
-          isolate: bool) -> Judged:
+          isolate: bool, families: Families) -> Judged:
     """The refusals, warnings and manifest record the spec's declared layers give ``plan``."""
     out = Judged()
     env_pins = {f"env:{n}" for n, v in plan.env.items() if v}
     ours: list[tuple[Layer, str, set[str]]] = []  # every file (or argv) ccs writes, in declared order
     for layer in (x for x in spec.layers or () if x.ours):
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
-            seen = read(layer, where, plan.env, plan)
+            seen = read(layer, where, plan.env, families, plan)
             if seen is not None:
                 ours.append((layer, where, set(seen.keys) | set(_flat(seen.data))))
     named = env_pins.union(*(keys for _, _, keys in ours))  # what a key's ``beaten_by`` may name
@@ -59,7 +60,7 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
             if where in met:
                 continue
             met.add(where)
-            seen = read(layer, where, plan.env)
+            seen = read(layer, where, plan.env, families)
             if seen is not None:
                 _judge_one(spec, seen, above, named, isolate, out, off)
     return out
@@ -152,9 +153,9 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
 
 
 def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
-                isolate: bool) -> LaunchPlan:
+                isolate: bool, families: Families) -> LaunchPlan:
     """The plan with what its client's declared layers do to it: refusals, warnings, the manifest's record."""
-    judged = judge(spec, plan, ccs_env, state_dir, isolate)
+    judged = judge(spec, plan, ccs_env, state_dir, isolate, families)
     return replace(plan, refusals=(*plan.refusals, *judged.refusals), warnings=(*plan.warnings, *judged.warnings),
                    layers=tuple(judged.record) if judged.record else plan.layers,
                    project_layers=tuple(judged.applied) if judged.applied or judged.record else plan.project_layers)
@@ -162,7 +163,7 @@ def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], st
 
 # --- a client started by hand (doctor) ---------------------------------------------------------------
 
-def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> DoctorPart | None:
+def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path, families: Families) -> DoctorPart | None:
     """doctor's section for the spec's layers as a client started by hand in ``cwd`` from this shell
     would follow them: one row per place (present or not), a finding per routing key, one per file
     that cannot be read, and the client's own checks of what a file holds."""
@@ -185,7 +186,7 @@ def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path) -> Doctor
             if where in met:
                 continue  # the same file under an earlier layer's name (the git root is the working folder)
             met.add(where)
-            seen = read(layer, where, environ)
+            seen = read(layer, where, environ, families)
             if seen is None and layer.place.root == "project":
                 continue  # a project file may be in many folders: only those that exist are listed
             routing = {k: shown(k, v) for k, v in (seen.keys if seen else {}).items()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import UsageError
@@ -16,6 +17,9 @@ from ccswitch_tui.launch.isolation import with_door_warnings
 from ccswitch_tui.launch.layers import with_layers
 from ccswitch_tui.model import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
+
+if TYPE_CHECKING:
+    from ccswitch_tui.tools.registry import Registry
 
 
 def plan_for(
@@ -30,15 +34,20 @@ def plan_for(
     launch_id: str | None = None,
     isolate: bool = False,
     secrets: Mapping[str, str] | None = None,
+    registry: Registry | None = None,
 ) -> LaunchPlan:
     """The plan for ``tool`` under ``profile``; a profile without the tool's table is bad input.
-    ``secrets`` holds the values of the profile's ``[secrets]`` variables (``keys.extra.resolve``)."""
-    spec = tools.require(profile, tool)
-    plan = spec.plan(profile, key, parent_env, cwd, paths=paths, args=args, launch_id=launch_id, isolate=isolate)
+    ``secrets`` holds the values of the profile's ``[secrets]`` variables (``keys.extra.resolve``);
+    ``registry`` the client specs (default: every spec)."""
+    registry = registry or tools.load()
+    families = registry.families
+    spec = registry.require(profile, tool)
+    plan = spec.plan(profile, key, parent_env, cwd, paths=paths, families=families, args=args, launch_id=launch_id,
+                     isolate=isolate)
     # what the client's declared layers do to it: refusals, warnings, the manifest's record
-    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate)
+    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate, families)
     plan = with_secondary(plan, secrets or {})
-    return with_door_warnings(plan)  # routing/loader variables the profile lets in are never silent
+    return with_door_warnings(plan, families)  # routing/loader variables the profile lets in are never silent
 
 
 def with_secondary(plan: LaunchPlan, values: Mapping[str, str]) -> LaunchPlan:

@@ -1,6 +1,6 @@
 """Launchers for tools started by hand or by an editor: `ccs use`, `.ccs-profile`, and the shims.
 
-A shim is a small POSIX sh script named after a client's program (``tools.clients()``' ``program``),
+A shim is a small POSIX sh script named after a client's program (each client spec's ``program``),
 kept in ccs's own folder (``<state>/shims``, which the user puts first on ``PATH``). It runs
 ``main`` below, which picks the profile for this tool here and then:
 

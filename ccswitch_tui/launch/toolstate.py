@@ -83,6 +83,6 @@ def remove(paths: Paths, state: ToolState) -> None:
     if live:
         raise UsageError(f"profile {state.profile!r} has a running launch ({', '.join(live)}); end it first, "
                          f"then remove {state.path}")
-    for spec in tools.specs():
+    for spec in tools.load().specs():
         spec.before_remove(state.path)
     shutil.rmtree(state.path)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def programs() -> dict[str, str]:
     """tool → program, for every client `ccs launch` takes that has a program on PATH."""
 
-    return {s.name: s.program for s in tools.clients() if s.program}
+    return {s.name: s.program for s in tools.load().clients() if s.program}
 
 
 def shim_report(paths: Paths, environ: Mapping[str, str], cwd: Path, store: Store | None = None) -> dict[str, Any]:

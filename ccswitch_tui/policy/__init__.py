@@ -7,10 +7,10 @@ and the bridge's filters all ask this module; none keeps a rule of its own.
   ``known_non_secret`` (URLs, model ids, proxies' addresses: shown in clear).
 - Values: ``credential_value`` (a key-shaped token, a URL with a credential, a credential header),
   from the shape and randomness rules in ``shapes``.
-- Classes of variables: routing families (the shared ones here, each client's from its spec, which
-  the registry hands in with ``register_client_families``), proxies, cloud switches, loaders (what
-  changes the code a child runs; ``loaders``: which runtime runs it), TLS trust (which certificates
-  it trusts).
+- Classes of variables (``families``): routing families (the shared ones, and each client's from its
+  spec: a ``Families`` value the client registry builds and hands down; the policy keeps no copy),
+  proxies, cloud switches, loaders (what changes the code a child runs; ``loaders``: which runtime
+  runs it), TLS trust (which certificates it trusts).
 - Display: ``mask``, ``shown`` for any variable, ``plan_shown`` for a variable of a launch plan.
 - The clean environment: the base allowlist, ccs's markers, what passes from the parent.
 """
@@ -18,10 +18,21 @@ and the bridge's filters all ask this module; none keeps a rule of its own.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.policy.families import LOADER_NAMES as LOADER_NAMES  # the classes of variables are the policy's
+from ccswitch_tui.policy.families import LOADER_PREFIXES as LOADER_PREFIXES
+from ccswitch_tui.policy.families import NON_CLIENT_FAMILIES as NON_CLIENT_FAMILIES
+from ccswitch_tui.policy.families import PROXY_VARS as PROXY_VARS
+from ccswitch_tui.policy.families import SHARED_EFFECTS as SHARED_EFFECTS
+from ccswitch_tui.policy.families import SHARED_FAMILIES as SHARED_FAMILIES
+from ccswitch_tui.policy.families import SHARED_ONLY as SHARED_ONLY
+from ccswitch_tui.policy.families import TRUST_VARS as TRUST_VARS
+from ccswitch_tui.policy.families import Families as Families
+from ccswitch_tui.policy.families import is_trust as is_trust
 from ccswitch_tui.policy.loaders import RUNTIME_LABELS as RUNTIME_LABELS  # the loader questions are the policy's
 from ccswitch_tui.policy.loaders import loader_runtimes as loader_runtimes
 from ccswitch_tui.policy.redact import mask_token, redact_text
@@ -152,213 +163,44 @@ def plan_shown(plan: LaunchPlan, name: str, value: str | None = None) -> str:
     return shown(name, value)
 
 
-def plan_routing_family(plan: LaunchPlan, name: str) -> str | None:
-    """``routing_family``, knowing the names the plan's profile declares for a family itself
-    (``TAOTOKEN_BASE_URL`` exported as an OpenAI base URL is of the openai family in that plan)."""
-    return plan.routing_names.get(name) or routing_family(name)
-
-
-def plan_matters(plan: LaunchPlan, name: str) -> bool:
-    """``matters``, knowing the plan's own routing names."""
-    return name in plan.routing_names or matters(name)
-
-
 def masked_env(plan: LaunchPlan) -> dict[str, str]:
     return {k: plan_shown(plan, k) for k in plan.env}
 
 
 # --- classes of variables ------------------------------------------------------------------------
 
-PROXY_VARS = frozenset(
-    {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
-)
-# Which certificates a child trusts: carried from the shell by default (a TLS-inspecting corporate
-# proxy needs them), shown as "trust", dropped with [policy] trust = false.
-TRUST_VARS = frozenset({
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "AWS_CA_BUNDLE", "PIP_CERT", "NODE_USE_SYSTEM_CA",
-})
-# What changes the code a child loads: the clients built with Bun run a BUN_OPTIONS=--preload script,
-# those launched by Node a NODE_OPTIONS=--require one, every dynamically linked one honours LD_PRELOAD
-# (measured with the pinned clients; the README's Clients section says which is which). The rest are
-# the interpreters' documented hooks, for the commands the clients run (PYTHONWARNINGS imports the
-# module a warning category names). Which runtime reads which: ``loaders.loader_runtimes``.
-LOADER_PREFIXES = ("LD_", "DYLD_", "BUN_")
-LOADER_NAMES = frozenset({
-    "NODE_OPTIONS", "NODE_PATH", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_REPL_EXTERNAL_MODULE", "PYTHONSTARTUP",
-    "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTHONWARNINGS", "BASH_ENV",
-    "ENV", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "PROMPT_COMMAND", "ZDOTDIR",
-})
 # Globs in policy.inherit may not reach these families either (name each variable in full).
 _GLOB_GUARDED_PREFIXES = ("PYTHON", "NODE_", "npm_config_", "NPM_CONFIG_", "CCS_", "PERL", "RUBY", "JAVA_",
                           "GIT_SSH", "SSL_", "AWS_", "GOOGLE_", "CLOUD_ML_", "VERTEX_")
 
-# Families no single client owns; each client's spec adds its own (``families`` in tools/<name>).
-_SHARED_FAMILIES: tuple[tuple[str, str], ...] = (
-    ("openai", r"OPENAI_.*|AZURE_OPENAI_.*"),
-    ("proxy", "|".join(re.escape(v) for v in sorted(PROXY_VARS))),
-    ("cloud", r"AWS_PROFILE|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|"
-              r"AWS_BEARER_TOKEN_BEDROCK|GOOGLE_APPLICATION_CREDENTIALS|CLOUD_ML_REGION|"
-              r"GOOGLE_CLOUD_PROJECT|GOOGLE_CLOUD_LOCATION"),  # ANTHROPIC_VERTEX_PROJECT_ID: Claude Code's family
-)
-SHARED_EFFECTS = {
-    "openai": "OpenAI SDK programs",
-    "proxy": "every tool (requests go through the proxy)",
-    "cloud": "cloud platforms' SDKs, and the clients a cloud switch turns to them",
-}
-NON_CLIENT_FAMILIES = ("proxy", "cloud")
-
 
 def shared_families() -> tuple[tuple[str, str], ...]:
     """The families no single client owns, (name, regex): a client's family may not overlap them."""
-    return _SHARED_FAMILIES
-
-
-class _Clients:
-    """What the client specs declare, handed in by the registry (``tools/__init__``) when it loads."""
-
-    families: tuple[tuple[str, str], ...] = ()  # (family, regex)
-    effects: dict[str, str] = {}
-    switches: tuple[str, ...] = ()  # regexes of variables that switch a client to a cloud platform
-    loaders: frozenset[str] = frozenset()  # variables a client's own launcher reads to run other code
-    compiled: list[tuple[str, re.Pattern[str]]] | None = None
-    switch_re: re.Pattern[str] | None = None
-    loaded = False
-
-
-def register_client_families(families: Iterable[tuple[str, str]], effects: Mapping[str, str],
-                             switches: Iterable[str], loaders: Iterable[str] = ()) -> None:
-    """The registry hands in every client's families (client first, so their names win), who reads
-    each family, the cloud switches and the clients' own loader variables. Called once, when the
-    registry loads."""
-    _Clients.families = tuple(families)
-    _Clients.loaders = frozenset(loaders)
-    _Clients.effects = dict(effects)
-    _Clients.switches = tuple(switches)
-    _Clients.compiled = None
-    _Clients.switch_re = None
-    _Clients.loaded = True
-
-
-def _patterns() -> list[tuple[str, re.Pattern[str]]]:
-    if _Clients.compiled is None:
-        if not _Clients.loaded:
-            raise RuntimeError("the client registry is not loaded: import ccswitch_tui.tools before asking the policy")
-        _Clients.compiled = [(f, re.compile(rx)) for f, rx in (*_Clients.families, *_SHARED_FAMILIES)]
-    return _Clients.compiled
-
-
-def families() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(f for f, _ in _patterns()))
-
-
-def client_families() -> tuple[str, ...]:
-    """The families whose variables name a client's endpoint or key (not proxies, not cloud switches)."""
-    return tuple(f for f in families() if f not in NON_CLIENT_FAMILIES)
-
-
-def family_effect(family: str | None) -> str:
-    """Which tools read a family's variables, for messages."""
-    _patterns()
-    if family in _Clients.effects:
-        return _Clients.effects[family]
-    return SHARED_EFFECTS.get(family or "", "some tools")
-
-
-def routing_family(name: str) -> str | None:
-    """Which family a routing variable belongs to (a client's, openai, proxy, cloud), else None."""
-    for family, pattern in _patterns():
-        if pattern.fullmatch(name):
-            return family
-    return None
-
-
-def cloud_switch(name: str) -> bool:
-    """A variable that turns a client to a cloud platform (every request goes there)."""
-    _patterns()
-    if _Clients.switch_re is None:
-        _Clients.switch_re = re.compile("|".join(_Clients.switches) or r"(?!)")
-    return bool(_Clients.switch_re.fullmatch(name))
+    return SHARED_FAMILIES
 
 
 def is_proxy(name: str) -> bool:
     return name in PROXY_VARS
 
 
-def is_trust(name: str) -> bool:
-    return name in TRUST_VARS
-
-
-def is_loader(name: str) -> bool:
-    return name in LOADER_NAMES or name in _Clients.loaders or name.startswith(LOADER_PREFIXES)
-
-
-def client_loader(name: str) -> bool:
-    """A variable a client's own launcher reads to run other code (``KILO_BIN_PATH``): its spec's ``loaders``."""
-    return name in _Clients.loaders
-
-
-
-def kind(name: str) -> str | None:
-    """What a variable does to a launch, when it is one ccs names: cloud-switch, routing, proxy,
-    cloud, loader, trust; None for ordinary variables. A client's own loader variable is a loader
-    first, although its name is in the client's routing family."""
-    if name in _Clients.loaders:
-        return "loader"
-    if cloud_switch(name):
-        return "cloud-switch"
-    family = routing_family(name)
-    if family in client_families():
-        return "routing"
-    if family in NON_CLIENT_FAMILIES:
-        return family
-    if is_trust(name):
-        return "trust"
-    return "loader" if is_loader(name) else None
-
-
-def matters(name: str) -> bool:
+def matters(name: str, families: Families) -> bool:
     """Whether a change to this variable can change where requests go, with which key, or what code
     runs: routing variables (proxies included), secrets and loaders. The rest is harmless in a diff."""
-    return routing_family(name) is not None or secret_name(name) or is_loader(name)
+    return families.routing_family(name) is not None or secret_name(name) or families.is_loader(name)
 
 
-def _literal_heads() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Every family's alternatives as literal prefixes (``OPENAI_`` of ``OPENAI_.*``) and names."""
-    prefixes: list[str] = []
-    names: list[str] = []
-    for _, rx in (*_Clients.families, *_SHARED_FAMILIES, *(("switch", s) for s in _Clients.switches)):
-        for alt in rx.split("|"):
-            alt = alt.replace("\\", "")
-            if alt.endswith(".*") and not re.search(r"[][().*+?{}^$]", alt[:-2]):
-                prefixes.append(alt[:-2])
-            elif not re.search(r"[][().*+?{}^$]", alt):
-                names.append(alt)
-            else:  # a pattern ccs cannot read as a prefix: guard what comes before its first operator
-                head = re.split(r"[][().*+?{}^$|]", alt, maxsplit=1)[0]
-                if head:
-                    prefixes.append(head)
-    return tuple(dict.fromkeys(prefixes)), tuple(dict.fromkeys(names))
+def plan_matters(plan: LaunchPlan, name: str, families: Families) -> bool:
+    """``matters``, knowing the plan's own routing names."""
+    return name in plan.routing_names or matters(name, families)
 
 
-def routing_prefilter() -> re.Pattern[bytes]:
-    """A bytes pattern that finds a routing variable in a raw ``/proc/PID/environ``: a cheap first
-    pass before parsing it, built from the same families (so no client is missed)."""
-    _patterns()
-    prefixes, names = _literal_heads()
-    alts = [re.escape(p) for p in prefixes] + [re.escape(n) + "=" for n in names]
-    return re.compile(("(?:^|\0)(?:" + "|".join(alts) + ")").encode())
-
-
-def inherit_problem(pattern: str) -> str | None:
+def inherit_problem(pattern: str, families: Families) -> str | None:
     """Why a ``policy.inherit`` glob is refused: it reaches routing, cloud, loader or trust
     variables without naming them."""
     if not pattern.endswith("*"):
         return None
     stem = pattern[:-1]
-    _patterns()
-    prefixes, names = _literal_heads()
+    prefixes, names = families.literal_heads()
     prefixes = prefixes + LOADER_PREFIXES + _GLOB_GUARDED_PREFIXES
     reached = [p + "*" for p in dict.fromkeys(prefixes) if p.startswith(stem) or stem.startswith(p)]
     fixed = (*names, *sorted(PROXY_VARS), *sorted(LOADER_NAMES), *sorted(TRUST_VARS))
@@ -373,7 +215,7 @@ def inherit_problem(pattern: str) -> str | None:
 _VAR_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def custom_name_problem(name: str, role: str) -> str | None:
+def custom_name_problem(name: str, role: str, families: Families) -> str | None:
     """Why a variable name a profile declares for its key (``role`` "key") or base URL ("base_url")
     cannot be one: not a variable name, a known variable of a family (``OPENAI_API_KEY`` is exported
     by the family's own name), a proxy, loader, trust or ccs variable, one the clean environment keeps
@@ -381,17 +223,17 @@ def custom_name_problem(name: str, role: str) -> str | None:
     would mask. None when the name is fine."""
     if not isinstance(name, str) or not _VAR_NAME.fullmatch(name):
         return f"{name!r} is not a variable name (letters, digits and _, not starting with a digit)"
-    family = routing_family(name)
+    family = families.routing_family(name)
     if family is not None:
-        return f"{name} is a known variable of the {family} family (read by {family_effect(family)}); " \
+        return f"{name} is a known variable of the {family} family (read by {families.effect(family)}); " \
                "export that family by its name instead"
-    if is_loader(name):
+    if families.is_loader(name):
         return f"{name} changes what code a program loads; it cannot carry a key or a URL"
     if is_trust(name):
         return f"{name} says which certificates a program trusts; it cannot carry a key or a URL"
     if name in MARKERS or name.upper().startswith("CCS_") or matches_any(name, BASE_ALLOWLIST):
         return f"{name} is a variable ccs sets or keeps itself; pick a name of your own"
-    if cloud_switch(name):
+    if families.cloud_switch(name):
         return f"{name} switches a client to a cloud platform; pick a name of your own"
     if role == "key" and not secret_name(name):
         return f"{name} does not read as a secret name, so not every output would mask it; " \
@@ -401,15 +243,22 @@ def custom_name_problem(name: str, role: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The shell-style globs as one pattern (``fnmatch.fnmatchcase`` of each, at once)."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
+
+
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    """Whether ``name`` matches one of the shell-style globs (case-sensitive, as ``fnmatchcase``)."""
+    return _globs(tuple(patterns)).match(name) is not None
 
 
 def inherited_env(parent_env: Mapping[str, str], inherit: Sequence[str] = (), trust: bool = True
                   ) -> tuple[dict[str, str], dict[str, str]]:
     """What passes from the parent: the base allowlist and the profile's ``policy.inherit``; and,
     separately, the TLS trust variables (unless the profile drops them)."""
-    patterns = (*BASE_ALLOWLIST, *inherit)
-    kept = {k: v for k, v in parent_env.items() if matches_any(k, patterns)}
+    kept_by = _globs((*BASE_ALLOWLIST, *inherit)).match
+    kept = {k: v for k, v in parent_env.items() if kept_by(k) is not None}
     trusted = {k: v for k, v in parent_env.items() if trust and is_trust(k) and k not in kept}
     return kept, trusted

@@ -106,10 +106,11 @@ def new_profile(
                         models=models, tool_models=tool_models)
     explicit = dict(tool_urls or {})
     for tool, url in explicit.items():
-        spec = tools.get(tool)
+        spec = tools.load().get(tool)
         if "base_url" not in spec.field_names:
             raise UsageError(f"--base-url {tool}=URL: {spec.label} has no base URL of its own; "
-                             f"give one of: {', '.join(s.name for s in tools.specs() if 'base_url' in s.field_names)}")
+                             "give one of: "
+                             f"{', '.join(s.name for s in tools.load().specs() if 'base_url' in s.field_names)}")
         if fix := spec.url_fix(url):
             raise UsageError(f"--base-url {tool}={url}: {fix[1]}; give --base-url {tool}={fix[0]}")
         if tool not in doc:
@@ -121,7 +122,7 @@ def new_profile(
     except CcsError:  # the store says what is wrong, where, when the caller saves it
         return NewProfileText(tomlkit.dumps(doc), ())
     notes: dict[str, str] = {}
-    for spec in tools.specs():
+    for spec in tools.load().specs():
         side = profile.sides.get(spec.name)
         inherited = spec.base_url(side) if side is not None and spec.name not in explicit else None
         if inherited and (fix := spec.url_fix(inherited)):
@@ -133,7 +134,7 @@ def new_profile(
     text = tomlkit.dumps(doc)
     profile = validate_text(name, text, where)[1] if notes else profile
     urls: list[str] = []
-    for spec in tools.specs():
+    for spec in tools.load().specs():
         side = profile.sides.get(spec.name)
         used = spec.base_url(side) if side is not None else None
         if not used:
@@ -172,7 +173,7 @@ def _new_document(
         prov.add("key", key or name)
         doc.add("provider", prov)
         if not tool_models and not models:
-            doc.add(tools.default_client().name, tomlkit.table())
+            doc.add(tools.load().default_client().name, tomlkit.table())
         run = tomlkit.table()
         run.add("export", ["openai"])
         doc.add("run", run)
@@ -189,7 +190,7 @@ def _new_document(
         if tool not in doc:
             t = tomlkit.table()
             t.add("model", model)
-            for k, v in tools.get(tool).new_table_fields(name).items():
+            for k, v in tools.load().get(tool).new_table_fields(name).items():
                 t.add(k, v)
             doc.add(tool, t)
         else:

@@ -5,19 +5,21 @@ unknown fields, with a did-you-mean where one is close. Before the fields, the w
 checked for what a profile file may never hold — keys by their shape anywhere (a key id, a model, an
 ``[env]`` value, a description), credentials inside URLs, values of secret-named variables in any
 env table, ``policy.inherit`` globs reaching routing, loader or trust variables — so the line a user
-sees for a pasted key says where keys belong. Each client's table is validated by its spec.
+sees for a pasted key says where keys belong. Each client's table is validated by its spec, from the
+registry the profile is read with: a registry that has loaded one spec (the launch path) validates
+that client's table at once and another client's when something reads it.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.errors import ProfileError
-from ccswitch_tui.model import Profile, Provider
+from ccswitch_tui.model import Profile, Provider, Sides
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, looks_like_key, url_secrets
 from ccswitch_tui.profiles.pricing import read_table as read_pricing
 from ccswitch_tui.tools.checker import (
@@ -31,13 +33,16 @@ from ccswitch_tui.tools.checker import (
 )
 from ccswitch_tui.tools.share import DEFAULT_PIECES, PIECES
 
+if TYPE_CHECKING:
+    from ccswitch_tui.tools.registry import Registry
+
 SCHEMA = 1
 _LONG_TOKEN = LazyPattern(r"[A-Za-z0-9+/_.~-]{20}")
 
 
-def env_table_paths() -> tuple[str, ...]:
-    """Where a document holds variables: ``env`` and each registered client's ``<client>.env``."""
-    return ("env", *(f"{s.name}.env" for s in tools.specs()))
+def env_table_paths(clients: Iterable[str]) -> tuple[str, ...]:
+    """Where a document holds variables: ``env`` and each client's ``<client>.env``."""
+    return ("env", *(f"{name}.env" for name in clients))
 
 
 def _leaves(data: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
@@ -60,8 +65,9 @@ def label(path: tuple[str, ...]) -> str:
     return f"[{'.'.join(path[:-1])}].{path[-1]}"
 
 
-def value_problem(path: tuple[str, ...], value: str) -> str | None:
-    """Why this value may not be in a profile file, or None."""
+def value_problem(path: tuple[str, ...], value: str, clients: Iterable[str] = ()) -> str | None:
+    """Why this value may not be in a profile file, or None. ``clients``: the registered names (whose
+    ``<client>.env`` tables hold variables, as ``[env]`` does)."""
     stripped = value.strip()
     if stripped.startswith("env:") and (path == ("provider", "key") or path[:1] == ("secrets",)):
         return None  # names a variable of ccs's own environment: a name, not a value
@@ -76,7 +82,7 @@ def value_problem(path: tuple[str, ...], value: str) -> str | None:
                     "goes into the keyring with `ccs key set ID`")
         return (f"{label(path)} holds a value shaped like a key; keys belong in the keyring: `ccs key set ID`, "
                 f"then name the id in the profile ([provider].key, or a [secrets] entry VARIABLE = \"ID\")")
-    in_env_table = len(path) >= 2 and ".".join(path[:-1]) in env_table_paths()
+    in_env_table = len(path) >= 2 and ".".join(path[:-1]) in env_table_paths(clients)
     if not in_env_table or is_url or not policy.is_secret(path[-1], value):
         return None
     if policy.secret_name(path[-1]):
@@ -86,24 +92,25 @@ def value_problem(path: tuple[str, ...], value: str) -> str | None:
             "keyring: `ccs key set ID`, then a [secrets] entry naming the variable and that id")
 
 
-def check_document(data: Any, where: str) -> None:
+def check_document(data: Any, where: str, clients: Iterable[str], families: Families) -> None:
     """Raise ProfileError (``where: what; where keys belong``) for the first secret or open door."""
     if not isinstance(data, Mapping):
         return
+    clients = tuple(clients)
     for path, value in _leaves(data):
-        problem = value_problem(path, value)
+        problem = value_problem(path, value, clients)
         if problem:
             raise ProfileError(f"{where}: {problem}", field=label(path))
     table = data.get("policy")
     inherit = table.get("inherit") if isinstance(table, Mapping) else None
     if isinstance(inherit, list):
         for pattern in inherit:
-            problem = policy.inherit_problem(pattern) if isinstance(pattern, str) else None
+            problem = policy.inherit_problem(pattern, families) if isinstance(pattern, str) else None
             if problem:
                 raise ProfileError(f"{where}: {problem}", field="[policy].inherit")
 
 
-def read_secrets_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
+def read_secrets_table(doc: Mapping[str, Any], where: str, clients: Iterable[str]) -> dict[str, str]:
     """The validated ``[secrets]`` table of a profile document: variable name → key id or ``env:VAR``."""
     data = doc.get("secrets")
     if data is None:
@@ -125,7 +132,7 @@ def read_secrets_table(doc: Mapping[str, Any], where: str) -> dict[str, str]:
             raise ProfileError(
                 f"{where}: [secrets].{name} must name a key id (letters, digits, '.', '_', '@', '-') or env:VAR, "
                 f"e.g. {name} = \"{name.lower().replace('_', '-')}\", and the key goes in with `ccs key set ID`")
-        for table in ("env", *tools.names()):
+        for table in ("env", *clients):
             t = doc.get(table)
             env = (t if table == "env" else t.get("env")) if isinstance(t, Mapping) else None
             if isinstance(env, Mapping) and name in env:
@@ -143,15 +150,19 @@ _PROVIDER = ("name", "base_url", "key", "website")
 _POLICY = ("inherit", "record", "quiet", "share", "trust")
 
 
-def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None) -> Profile:
+def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None,
+                      registry: Registry | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
-    Each client's table is validated by its spec (``tools/<name>.py``)."""
+    Each client's table is validated by its spec (``tools/<name>.py``), from ``registry`` (default:
+    every spec): at once when the registry has loaded the spec, else when the side is first used."""
 
+    registry = registry or tools.load()
+    clients = registry.names()
     check_name(name)
-    check_document(data, where or f"{name}.toml")  # keys, URL credentials, routing globs: refused first
-    c = Checker(where or f"{name}.toml")
-    clients = tools.specs()
-    c.table(data, "top level", (*_TOP[:3], *(s.name for s in clients), *_TOP[3:]))
+    # keys, URL credentials, routing globs: refused first
+    check_document(data, where or f"{name}.toml", clients, registry.families)
+    c = Checker(where or f"{name}.toml", registry.families)
+    c.table(data, "top level", (*_TOP[:3], *clients, *_TOP[3:]))
     schema = data.get("schema", SCHEMA)
     if type(schema) is not int or schema != SCHEMA:  # 1.0 and true equal 1 in Python, not in TOML
         raise c.fail(f"schema = {schema!r} is not supported; this ccs reads schema = {SCHEMA}", "schema")
@@ -182,13 +193,15 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         website=c.url(p, "website", "[provider]"),
     )
 
-    sides: dict[str, Any] = {}
-    for spec in clients:
-        if spec.name in data:
-            t = c.table(data[spec.name], f"[{spec.name}]", spec.field_names)
-            sides[spec.name] = spec.parse(t, c, provider, name)
-        elif (default := spec.default_side(provider)) is not None:
-            sides[spec.name] = default
+    def side(tool: str) -> Any:
+        spec = registry.get(tool)
+        if tool not in data:
+            return spec.default_side(provider)
+        return spec.parse(c.table(data[tool], f"[{tool}]", spec.field_names), c, provider, name)
+
+    served = [n for n in clients if n in data or registry.serves_by_default(n)]
+    built = {n: side(n) for n in served if registry.loaded(n)}
+    sides: Mapping[str, Any] = built if len(built) == len(served) else Sides(tuple(served), built, side)
 
     inherit: list[str] = []
     record = False
@@ -216,7 +229,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
         env=c.env_table(data.get("env"), "[env]"),
         inherit=tuple(inherit),
         record=record,
-        secrets=read_secrets_table(data, c.where),
+        secrets=read_secrets_table(data, c.where, clients),
         quiet=quiet,
         share=share,
         trust=trust,
@@ -233,15 +246,20 @@ def _share_value(c: Checker, value: Any) -> tuple[str, ...]:
         raise c.fail(f"[policy].share must be true, false or a list of: {', '.join(PIECES)}", "[policy].share")
     for x in value:
         if x not in PIECES:
+            import difflib  # lazy: only a misspelt piece pays for it
+
             hint = difflib.get_close_matches(x, PIECES, n=1)
             more = f"did you mean {hint[0]!r}?" if hint else f"choose from: {', '.join(PIECES)}"
             raise c.fail(f"[policy].share {x!r} is not a piece ccs can share; {more}", "[policy].share")
     return tuple(dict.fromkeys(str(x) for x in value))
 
 
-def configured_tools(profile: Profile) -> tuple[str, ...]:
+def configured_tools(profile: Profile, registry: Registry | None = None) -> tuple[str, ...]:
     """The tools the profile sets up itself: every side but one a spec supplies for a missing table
     (``ccs run``'s, which exports nothing). Such a side still launches; it is neither listed as a
-    tool the profile serves nor a problem of the profile."""
+    tool the profile serves nor a problem of the profile. ``registry``: the one the profile was read
+    with (default: every spec)."""
+    registry = registry or tools.load()
+    names = registry.names()
     return tuple(t for t, side in profile.sides.items()
-                 if t not in tools.names() or side != tools.get(t).default_side(profile.provider))
+                 if t not in names or side != registry.get(t).default_side(profile.provider))

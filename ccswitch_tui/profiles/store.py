@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui import tools
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.model import Profile
@@ -24,6 +25,8 @@ from ccswitch_tui.tools.checker import NAME_RE, check_name
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
+
+    from ccswitch_tui.tools.registry import Registry
 
 
 # every C0 control but tab and newline, DEL and C1 (NUL has its own message)
@@ -44,24 +47,28 @@ class Entry:
     error: str | None = None
 
 
-def validate_text(name: str, text: str, where: str | None = None) -> tuple[TOMLDocument, Profile]:
+def validate_text(name: str, text: str, where: str | None = None,
+                  registry: Registry | None = None) -> tuple[TOMLDocument, Profile]:
+    """Parse with tomlkit (for a writer: comments and order kept) and validate with ``registry``
+    (default: every spec)."""
     where = where or f"{name}.toml"
     doc = parse_toml(text, where)
     data = doc.unwrap()
     refuse_nul(data, where)
-    return doc, profile_from_data(name, data, where)
+    return doc, profile_from_data(name, data, where, registry)
 
 
-def profile_from_text(name: str, text: str, where: str | None = None) -> Profile:
+def profile_from_text(name: str, text: str, where: str | None = None, registry: Registry | None = None) -> Profile:
     """Validate for reading only. The standard library's parser is several times cheaper to import
     than tomlkit, which matters on the launch path; tomlkit still gives the positioned error."""
     where = where or f"{name}.toml"
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
-        return validate_text(name, text, where)[1]  # raises with file:line:col (or accepts, as a writer would)
+        # raises with file:line:col (or accepts, as a writer would)
+        return validate_text(name, text, where, registry)[1]
     refuse_nul(data, where)
-    return profile_from_data(name, data, where)
+    return profile_from_data(name, data, where, registry)
 
 
 def refuse_nul(data: Any, where: str, path: str = "") -> None:
@@ -101,8 +108,22 @@ def unknown_hint(name: str, known: list[str]) -> str:
 
 
 class Store:
-    def __init__(self, paths: Paths | None = None):
+    """The profiles folder. ``registry``: the client specs profiles are read with (default: every
+    spec); a write always validates every table."""
+
+    def __init__(self, paths: Paths | None = None, registry: Registry | None = None):
         self.paths = paths or resolve_paths()
+        self._registry = registry
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:
+            self._registry = tools.load()
+        return self._registry
+
+    def _writer_registry(self) -> Registry | None:
+        """Every spec, for a write (None: the default, every spec)."""
+        return self._registry if self._registry is not None and self._registry.complete else None
 
     @property
     def root(self) -> Path:
@@ -149,10 +170,10 @@ class Store:
             raise ProfileError(f"{path}: cannot read: {exc}") from None
 
     def load_doc(self, name: str) -> TOMLDocument:
-        return validate_text(name, self.read_text(name), str(self.path_for(name)))[0]
+        return validate_text(name, self.read_text(name), str(self.path_for(name)), self._writer_registry())[0]
 
     def load(self, name: str) -> Profile:
-        return profile_from_text(name, self.read_text(name), str(self.path_for(name)))
+        return profile_from_text(name, self.read_text(name), str(self.path_for(name)), self.registry)
 
     def entries(self) -> list[Entry]:
         """Every profile file; a broken one is listed with its error instead of hiding the others."""
@@ -178,7 +199,7 @@ class Store:
         saved in between), ProfileChanged is raised and nothing is written: a read-modify-write
         never drops another writer's change. The check and the write happen under one lock."""
         path = self.path_for(name)
-        _, profile = validate_text(name, text, str(path))
+        _, profile = validate_text(name, text, str(path), self._writer_registry())
         ensure_private_dir(self.root)
         with self.lock():
             if create and (path.exists() or path.is_symlink()):

@@ -6,7 +6,6 @@ login-session variables (TERM, COLORTERM, DISPLAY, ...) never count.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 from collections.abc import Mapping
@@ -88,6 +87,8 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
     exact = manifest_path(paths, ref)
     if exact.is_file():
         return read_manifest(exact)
+    import glob  # lazy: only a run looked up by id pays for it
+
     matches = sorted(paths.runs.glob(f"{glob.escape(ref)}*.json")) if paths.runs.is_dir() else []
     if len(matches) == 1:
         return read_manifest(matches[0])
@@ -259,8 +260,8 @@ def user_argv(manifest: Mapping[str, Any]) -> list[str]:
     typed = manifest.get("user_args")
     if isinstance(typed, list) and argv:
         typed = [str(a) for a in typed]
-        spec = tools.get(str(tool)) if tool in tools.names() else None
+        spec = tools.load().get(str(tool)) if tool in tools.names() else None
         return [argv[0], *typed] if spec is not None and spec.program else typed or argv
     if tool not in tools.names() or not argv:
         return argv
-    return tools.get(str(tool)).user_argv(argv)
+    return tools.load().get(str(tool)).user_argv(argv)

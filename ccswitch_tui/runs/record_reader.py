@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.bridge.records import summarize
-from ccswitch_tui.safe_read import iter_numbered_lines, loads_json
+from ccswitch_tui.safe_read import iter_numbered_lines, loads_json_line
 
 # Fields a summary hashes or splits: they must be text (or absent).
 _TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source", "task")
@@ -54,7 +54,7 @@ def iter_records(path: Path, reading: Reading | None = None) -> Iterator[dict[st
             if not line.strip():
                 continue
             try:
-                data = loads_json(line)
+                data = loads_json_line(line)
                 why = record_problem(data)
             except ValueError as exc:
                 why = f"not JSON ({str(exc).split(':')[0]})"
@@ -90,7 +90,7 @@ def read_summary(path: Path, expected_models: Iterable[str] = ()) -> Reading:
 
     reading = Reading({})
     counted = _Counted(iter_records(path, reading))
-    reading.summary = summarize(counted, expected_models)
+    reading.summary = summarize(counted, expected_models, usage=False)  # `ccs usage` reads records itself
     if reading.error:
         reading.problems.append(f"{path}: {reading.error}; its requests are not counted")
     elif reading.bad_lines:

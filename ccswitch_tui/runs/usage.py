@@ -5,6 +5,11 @@ input/output/cached/reasoning tokens, errors, and the cost where the run's profi
 (``[pricing]``, see pricing.py). Only recorded runs
 have records: the others are listed, so a total never looks complete when it is not.
 
+A run that has ended has its requests summed in its manifest, in cells of (day, model)
+(``bridge/usage_cells.py``): those are read instead of the records, unless ``--since`` falls inside
+the run. The records of the other runs (still going, recorded before the cells were kept) are read
+into the same cells, so both answers are one computation.
+
 Records are read streaming and bounded (``safe_read.iter_lines``): a file that is not a regular
 file, is too large, or has damaged lines costs one line of notes, never the whole report. Fields a
 record does not have, or has with another type, count as missing; unknown fields are ignored.
@@ -14,20 +19,30 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccswitch_tui.bridge.usage_cells import (
+    CACHED,
+    ERRORS,
+    IMPLAUSIBLE,
+    INPUT,
+    OUTPUT,
+    REASONING,
+    REQUESTS,
+    UsageCells,
+    read_cells,
+)
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs.cells import csv_cell, finite, implausible_count, token_count
+from ccswitch_tui.runs.cells import csv_cell, finite
 from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.runs.origin import machine_here, machine_of
-from ccswitch_tui.safe_read import iter_lines
+from ccswitch_tui.safe_read import iter_lines, loads_json_line
 
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.pricing import Price
@@ -52,23 +67,20 @@ class Row:
     implausible: int = 0  # requests whose reported token counts no request can have used (left out)
     machines: set[str] = field(default_factory=set)  # where its runs ran (runs.origin)
 
-    def add(self, record: Mapping[str, Any], launch_id: str, price: Price | None, model: str,
-            machine: str = "") -> None:
+    def add(self, cell: Sequence[int], launch_id: str, price: Price | None, model: str, machine: str = "") -> None:
+        """One cell of a run's requests (``bridge.usage_cells``): one model on one day."""
         self.runs.add(launch_id)
         if machine:
             self.machines.add(machine)
-        self.requests += 1
-        for k in TOKENS:
-            self.tokens[k] += token_count(record.get(k)) or 0
-        if any(implausible_count(record.get(k)) for k in TOKENS):
-            self.implausible += 1
-        if record.get("outcome") != "ok":
-            self.errors += 1
+        self.requests += cell[REQUESTS]
+        for k, i in zip(TOKENS, (INPUT, OUTPUT, CACHED, REASONING), strict=True):
+            self.tokens[k] += cell[i]
+        self.implausible += cell[IMPLAUSIBLE]
+        self.errors += cell[ERRORS]
         if price is None:
             self.unpriced.add(model)
         else:
-            self.cost += price.cost(token_count(record.get("input_tokens")) or 0,
-                                    token_count(record.get("output_tokens")) or 0)
+            self.cost += price.cost(cell[INPUT], cell[OUTPUT])
 
     def to_dict(self) -> dict[str, Any]:
         cost = None if self.unpriced or not self.requests else finite(self.cost)
@@ -99,32 +111,54 @@ def parse_since(text: str, today: date | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def read_records(path: Path, notes: list[str]) -> Iterable[dict[str, Any]]:
-    """The records of one file; what cannot be read becomes one note for the file."""
+def read_records(path: Path, notes: list[str], since: str | None = None,
+                 cells: UsageCells | None = None) -> UsageCells:
+    """The records of one file summed into ``cells`` (those that started at or after ``since``: a
+    record without ``started`` counts as the run's start, which the caller checked); what cannot be
+    read becomes one note for the file."""
 
+    cells = cells if cells is not None else UsageCells()
+    add = cells.add
     damaged = 0
     try:
         for line in iter_lines(path, MAX_RECORDS_BYTES, MAX_LINE_BYTES):
             if line is None:
                 damaged += 1
                 continue
-            if not line.strip():
-                continue
             try:
-                data = json.loads(line)
+                data = loads_json_line(line)
             except (ValueError, RecursionError):
-                damaged += 1
+                if line.strip():
+                    damaged += 1
                 continue
-            if isinstance(data, dict):
-                yield data
-            else:
+            if type(data) is not dict:  # noqa: E721
                 damaged += 1
+            elif since is None or not isinstance(started := data.get("started"), str) or started[:19] >= since:
+                add(data)
     except FileNotFoundError:
         notes.append(f"{path.name}: the records file is missing; its run is left out")
     except OSError as exc:
         notes.append(f"{path.name}: {exc}; its run is left out")
     if damaged:
         notes.append(f"{path.name}: {damaged} damaged line(s) skipped")
+    return cells
+
+
+def run_cells(paths: Paths, manifest: Mapping[str, Any], records: str, since: str | None,
+              notes: list[str]) -> list[tuple[str | None, str, list[int]]]:
+    """A recorded run's cells: from its summary when it has ended with one (and ``since`` does not fall
+    inside it), else from its records."""
+    summary = manifest.get("requests")
+    usage = summary.get("usage") if isinstance(summary, Mapping) else None
+    cells = read_cells(usage)
+    if cells is not None and since is not None:
+        first = usage.get("first") if isinstance(usage, Mapping) else None
+        if first is not None and not (isinstance(first, str) and first >= since):
+            cells = None  # the period begins inside the run: its records say which requests count
+    if cells is None:
+        read = read_records(paths.runs / Path(records).name, notes, since)
+        cells = [(day, model, cell) for (day, model), cell in read.cells.items()]
+    return cells
 
 
 @dataclass
@@ -149,13 +183,6 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         return {"by": self.by, "since": self.since, "rows": self.rows, "totals": self.totals,
                 "not_recorded": self.not_recorded, "notes": self.notes}
-
-
-def _model(record: Mapping[str, Any]) -> str:
-    for k in ("model_served", "model_requested"):
-        if isinstance(value := record.get(k), str) and value:
-            return value
-    return "?"
 
 
 def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, since: str | None = None,
@@ -196,16 +223,17 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
         if (lost := lost_note(m)) is not None:
             notes.append(lost)  # its records are fewer than its requests: these totals are short
         machine = machine_of(m, here)
-        for record in read_records(paths.runs / Path(recording["records"]).name, notes):
-            started = got if isinstance(got := record.get("started"), str) else str(m.get("started") or "")
-            if since and started[:19] < since:
-                continue
-            model = _model(record)
-            key = {"profile": prof, "model": model, "day": started[:10] or "?", "label": label,
-                   "machine": machine}[by]
+        run_start = str(m.get("started") or "")
+        undated_count = not since or run_start[:19] >= since  # a request without its own start: the run's
+        for day, model, cell in run_cells(paths, m, recording["records"], since, notes):
+            if day is None:
+                if not undated_count:
+                    continue
+                day = run_start[:10]
+            key = {"profile": prof, "model": model, "day": day or "?", "label": label, "machine": machine}[by]
             price = table.get(model)
-            rows.setdefault(key, Row(key)).add(record, launch_id, price, model, machine)
-            total.add(record, launch_id, price, model, machine)
+            rows.setdefault(key, Row(key)).add(cell, launch_id, price, model, machine)
+            total.add(cell, launch_id, price, model, machine)
     return Usage(by, since, [rows[k].to_dict() for k in sorted(rows)], total.to_dict(), not_recorded, notes)
 
 

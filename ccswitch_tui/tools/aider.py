@@ -35,6 +35,7 @@ from typing import Any
 
 from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, ClientSetup, FileToWrite, LaunchPlan, Profile, new_launch_id
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
@@ -154,7 +155,7 @@ class AiderSpec(ToolSpec[AiderSide]):
         return out + rest
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: AiderSide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()

@@ -4,12 +4,12 @@ ids, variable names, and ``Checker``, which names the place of every problem
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ccswitch_tui.errors import ProfileError, UsageError
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.shapes import looks_like_key
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -52,10 +52,13 @@ def check_key_id(key_id: str) -> str:
 
 
 class Checker:
-    """Field checks that name the place of every problem; a client spec validates its table with it."""
+    """Field checks that name the place of every problem; a client spec validates its table with it.
+    ``families``: the routing families of the registry the profile is read with (a field that names a
+    variable is checked against every client's)."""
 
-    def __init__(self, where: str):
+    def __init__(self, where: str, families: Families):
         self.where = where
+        self.families = families
 
     def fail(self, msg: str, field: str | None = None) -> ProfileError:
         """``field``: the place as ``[table].name`` (``[codex.env].X``), for the editor to point at."""
@@ -66,6 +69,8 @@ class Checker:
             raise self.fail(f"{path} must be a table", path)
         for k in data:
             if k not in allowed:
+                import difflib  # lazy: only a misspelt field pays for it
+
                 hint = difflib.get_close_matches(str(k), allowed, n=1)
                 label = f"{path}.{k}" if path != "top level" else str(k)
                 if isinstance(data[k], Mapping):  # [codx] is a table, not a field: name it as written

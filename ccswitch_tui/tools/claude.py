@@ -26,6 +26,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import select, string, url
@@ -205,7 +206,7 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
         return [replace(anthropic_probe(plan.base_urls["ANTHROPIC_BASE_URL"], model, side.auth), note=note)]
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         c: ClaudeSide = profile.sides["claude"]
         launch_id = launch_id or new_launch_id()
@@ -240,7 +241,7 @@ class ClaudeSpec(ToolSpec[ClaudeSide]):
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user = share.user_home(parent_env)
         require = ONBOARDED if not is_official(self, c.base_url) else None
-        state, shared, share_warnings = share.claude_state(pieces, user, config_dir, require)
+        state, shared, share_warnings = share.claude_state(pieces, user, config_dir, families, require)
         shared += share.links(pieces, share.CLAUDE_LINKS, user / ".claude", config_dir)
         warnings += share_warnings
         files = [FileToWrite(settings_path, json.dumps(settings, indent=2) + "\n")]

@@ -51,7 +51,8 @@ def parse_names(t: Mapping[str, Any], c: Checker, where: str, field: str, famili
         if name is None:
             found[role] = None
             continue
-        problem = custom_name_problem(name, role) if isinstance(name, str) else f"{name!r} is not a variable name"
+        problem = custom_name_problem(name, role, c.families) if isinstance(name, str) else \
+            f"{name!r} is not a variable name"
         if problem is None and name in taken:
             problem = f"{name} is exported twice"
         if problem:

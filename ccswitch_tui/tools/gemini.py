@@ -38,6 +38,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -145,7 +146,7 @@ class GeminiSpec(ToolSpec[GeminiSide]):
                                                                                 plan.cwd, since)) else None)
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: GeminiSide = profile.sides["gemini"]
         launch_id = launch_id or new_launch_id()

@@ -30,6 +30,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
@@ -118,7 +119,7 @@ class OpenCodeFamilySpec(ToolSpec[FamilySide]):
     # --- launching ------------------------------------------------------------------------------
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: FamilySide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()

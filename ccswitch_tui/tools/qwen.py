@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccswitch_tui import policy
 from ccswitch_tui.model import (
     SOURCE_ROUTING,
     SOURCE_TOOL,
@@ -59,6 +58,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -124,11 +124,6 @@ def system_paths(env: Mapping[str, str]) -> tuple[Path, Path]:
     return system_, system_.parent / "system-defaults.json"
 
 
-def routing_var(name: str) -> bool:
-    """A variable that changes where a request goes, with which key, through which proxy, or what code runs."""
-    return policy.kind(name) is not None or policy.routing_family(name) is not None
-
-
 class QwenSpec(ToolSpec[QwenSide]):
     name = "qwen"
     label = "Qwen Code"
@@ -159,7 +154,7 @@ class QwenSpec(ToolSpec[QwenSide]):
         return [f"OPENAI_MODEL={side.model}"]
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: QwenSide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()
@@ -199,7 +194,7 @@ class QwenSpec(ToolSpec[QwenSide]):
         files = [
             FileToWrite(own_system, family.owned_settings(own_system, owned, base=base)),
             FileToWrite(home / "settings.json", family.owned_settings(home / "settings.json", {}, DROPPED_KEYS,
-                                                                      routing_var)),
+                                                                      families.steers)),
         ]
         if isolate:  # an explicit answer: no "Do you trust this folder?" at an interactive start
             files.append(FileToWrite(home / "trustedFolders.json", json.dumps({str(cwd): "DO_NOT_TRUST"}) + "\n"))

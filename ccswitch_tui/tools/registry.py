@@ -1,6 +1,18 @@
-"""The checks a client spec passes when the registry loads it: each refusal is one line naming the
-spec and how to fix it, raised when the registry is imported (every command, the TUI, the tests), so
-a spec that would collide with another or with the TUI fails before anything launches.
+"""The client registry as a value, and the checks every spec passes when it loads.
+
+A ``Registry`` maps each registered name to its spec module (``tools/__init__.py`` holds the lines)
+and loads a spec when it is first asked for. The faces build one and pass it down: the CLI, the TUI
+and ``doctor``/``ps`` load every spec, checked against each other (``Registry.load``); the launch path
+(`ccs launch P T`, `ccs run`, the shims) loads and checks only the spec it launches
+(``Registry.for_launch``), and knows the other clients' routing families, labels and the like from
+the index (``tools/index.py``), generated from the specs and kept equal to them by a test (and by
+``for_launch`` itself, which loads every spec when the launched one disagrees with its entry). The
+policy's routing families come from the registry (``families``), never from a cache of its own.
+
+The checks: each refusal is one line naming the spec and how to fix it, raised when the registry
+loads the spec, so a spec that would collide with another or with the TUI fails before anything
+launches (all of them whenever every spec loads: every command but the launch path, the TUI, the
+tests).
 
 - its name is unique and is the name it is registered under;
 - its TUI key is one lower-case letter or digit, unique, and not one of the TUI's own keys
@@ -19,11 +31,19 @@ a spec that would collide with another or with the TUI fails before anything lau
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui.policy import shared_families
-from ccswitch_tui.tools.spec import AnySpec
+from ccswitch_tui.errors import UsageError
+from ccswitch_tui.model import Provider
+from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
+
+if TYPE_CHECKING:
+    from ccswitch_tui.model import Profile
+    from ccswitch_tui.tools.importing import ClientImporter
+    from ccswitch_tui.tools.spec import AnySpec
 
 # The keys the TUI binds for itself (tabs, actions, quit, the launch menu, Textual's own): a client's
 # launch key may not be one of them. tests/test_tui.py compares this with the app's bindings.
@@ -43,10 +63,11 @@ class RegistrationError(Exception):
 
 
 def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
-    """``specs``: (the name each is registered under, the spec), in registry order."""
+    """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
+    checked by itself and against the policy's shared families."""
     seen: dict[str, str] = {}
     keys: dict[str, str] = {}
-    families: list[tuple[str, str, str]] = [(f, rx, "the policy's shared") for f, rx in shared_families()]
+    families: list[tuple[str, str, str]] = [(f, rx, "the policy's shared") for f, rx in SHARED_FAMILIES]
     exes: dict[str, str] = {}
     for registered, spec in specs:
         who = f"client spec {type(spec).__name__} ({registered!r})"
@@ -142,3 +163,220 @@ def overlap(a: str, b: str) -> bool:
 
 def free_keys(taken: dict[str, str]) -> list[str]:
     return [k for k in "abcdefghijklmnopqrstuvwxyz0123456789" if k not in RESERVED_KEYS and k not in taken]
+
+
+# --- the registry -------------------------------------------------------------------------------
+
+def facts(spec: AnySpec) -> dict[str, Any]:
+    """What the launch path knows of a client without loading its spec: its entry in the index
+    (tools/index.py), computed from the spec."""
+    return {
+        "label": spec.label,
+        "launchable": spec.launchable,
+        "families": dict(spec.families),
+        "family_effects": dict(spec.family_effects),
+        "cloud_switches": tuple(spec.cloud_switches),
+        "loaders": tuple(sorted(spec.loaders)),
+        "multiline_vars": tuple(sorted(spec.multiline_vars)),
+        "default_side": spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
+    }
+
+
+def _families(entries: Iterable[Mapping[str, Any]]) -> Families:
+    entries = list(entries)
+    return Families(
+        [(fam, rx) for e in entries for fam, rx in e["families"].items()],
+        {fam: text for e in entries for fam, text in e["family_effects"].items()},
+        [rx for e in entries for rx in e["cloud_switches"]],
+        [v for e in entries for v in e["loaders"]],
+    )
+
+
+class Registry:
+    """The client specs by name, loaded when first asked for. ``modules``: name → full module name
+    (whose ``TOOL`` is the spec), in the order every listing shows them. ``index``: the built-in
+    clients' facts (``facts``), so that a registry that has loaded only some specs still knows every
+    client's label, families and default side; without it, every answer about all clients loads them."""
+
+    def __init__(self, modules: Mapping[str, str], index: Mapping[str, Mapping[str, Any]] | None = None):
+        self._modules = dict(modules)
+        self._index = index if index is not None and set(modules) <= set(index) else None
+        self._loaded: dict[str, AnySpec] = {}
+        self._all: tuple[AnySpec, ...] | None = None
+        self._families: Families | None = None
+        self._facts_of: dict[str, Mapping[str, Any]] = {}
+        self._internal: frozenset[str] | None = None
+
+    @classmethod
+    def load(cls, modules: Mapping[str, str]) -> Registry:
+        """Every spec loaded and checked against each other (``check_specs``)."""
+        registry = cls(modules)
+        registry.specs()
+        return registry
+
+    @classmethod
+    def for_launch(cls, modules: Mapping[str, str], name: str, index: Mapping[str, Mapping[str, Any]]) -> Registry:
+        """Only ``name``'s spec loaded and checked (by itself and against the shared families); the
+        others known from ``index``. When the index lacks a client or disagrees with the loaded spec,
+        every spec is loaded and checked instead (the index is an optimisation, never the truth)."""
+        registry = cls(modules, index)
+        if registry._index is None or name not in modules:
+            registry.specs()
+            return registry
+        spec = registry.get(name)
+        if facts(spec) != registry._index[name]:
+            registry._index = None
+            registry.specs()
+        return registry
+
+    def __repr__(self) -> str:
+        return f"Registry({list(self._modules)!r}, loaded={list(self._loaded)!r})"
+
+    # --- names and specs --------------------------------------------------------------------------
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._modules)
+
+    def loaded(self, name: str) -> bool:
+        """Whether ``name``'s spec is loaded (a side of a loaded spec is read at once, the others when used)."""
+        return name in self._loaded
+
+    @property
+    def complete(self) -> bool:
+        """Every spec loaded and checked against each other."""
+        return self._all is not None
+
+    def get(self, name: str) -> AnySpec:
+        spec = self._loaded.get(name)
+        if spec is not None:
+            return spec
+        if name not in self._modules:
+            raise UsageError(f"unknown tool {name!r}; choose one of: {', '.join(self.names())}")
+        loaded: AnySpec = importlib.import_module(self._modules[name]).TOOL
+        spec = loaded
+        if self._all is None:
+            check_specs([(name, spec)])  # the checks against the others run when every spec loads
+        self._loaded[name] = spec
+        return spec
+
+    def specs(self) -> tuple[AnySpec, ...]:
+        """Every registered spec, in registry order, checked against each other."""
+        if self._all is None:
+            loaded = tuple(self._loaded.get(n) or importlib.import_module(m).TOOL for n, m in self._modules.items())
+            check_specs(list(zip(self._modules, loaded, strict=True)))
+            self._loaded = dict(zip(self._modules, loaded, strict=True))
+            self._all = loaded
+        return self._all
+
+    def _facts(self, name: str) -> Mapping[str, Any]:
+        if self._index is None:
+            self.specs()
+        elif name not in self._loaded:
+            return self._index[name]
+        if name not in self._facts_of:
+            self._facts_of[name] = facts(self.get(name))
+        return self._facts_of[name]
+
+    @property
+    def families(self) -> Families:
+        """The routing families of every registered client, with the cloud switches and the clients'
+        own loader variables: what the policy answers routing questions from."""
+        if self._families is None:
+            self._families = _families(self._facts(n) for n in self._modules)
+        return self._families
+
+    def clients(self) -> tuple[AnySpec, ...]:
+        """The specs `ccs launch PROFILE NAME` takes (every client but `run`)."""
+        return tuple(s for s in self.specs() if s.launchable)
+
+    def launchable(self) -> tuple[str, ...]:
+        """The names `ccs launch PROFILE NAME` takes, without loading a spec the index knows."""
+        return tuple(n for n in self._modules if self._facts(n)["launchable"])
+
+    def serves_by_default(self, name: str) -> bool:
+        """Whether a profile without ``name``'s table still serves it (``ToolSpec.default_side``)."""
+        return bool(self._facts(name)["default_side"])
+
+    def internal_vars(self) -> frozenset[str]:
+        """Variables the clients' own launchers and sandboxes put into their processes (not contamination)."""
+        if self._internal is None:
+            self._internal = frozenset().union(*(s.internal_vars for s in self.specs()))
+        return self._internal
+
+    def multiline_vars(self) -> frozenset[str]:
+        """Variables a client reads as several lines (a header list): the only ones whose value may
+        hold a line break."""
+        return frozenset(v for n in self._modules for v in self._facts(n)["multiline_vars"])
+
+    def label(self, name: str | None) -> str:
+        """A tool's name for messages: "Claude Code"; an unknown one is "the process"."""
+        return str(self._facts(name)["label"]) if name in self._modules else "the process"
+
+    def require(self, profile: Profile, tool: str) -> AnySpec:
+        """The spec for ``tool``, if ``profile`` serves it; otherwise one clear line (exit 2)."""
+        spec = self.get(tool)
+        if tool not in profile.tools:
+            raise UsageError(
+                f"profile {profile.name!r} has no [{tool}] table, so it cannot launch {tool}; "
+                f"add one with `ccs edit {profile.name}` (tools served: {', '.join(profile.tools)})"
+            )
+        return spec
+
+    # --- questions about every client --------------------------------------------------------------
+
+    def recognise(self, exe: str, script: str | None) -> str | None:
+        """The client whose executable name (lower case, no folder) or npm script path this is."""
+        for s in self.specs():
+            if exe in s.exe_names or (script is not None and script.endswith(s.scripts)):
+                return s.name
+        return None
+
+    def default_client(self) -> AnySpec:
+        """The client ccs picks when none is named (a blank profile's table, a launch hint): the spec
+        that says ``default = True``, else the first client."""
+        return next((s for s in self.clients() if s.default), self.clients()[0])
+
+    def importable(self) -> tuple[AnySpec, ...]:
+        """The clients whose own configs `ccs import` reads (their spec names an importer), in registry order."""
+        return tuple(s for s in self.clients() if s.importer)
+
+    def importer(self, spec: AnySpec) -> ClientImporter[Any]:
+        """The spec's importer (``IMPORTER`` of the module it names beside the spec's), loaded on first
+        use: only `ccs import` and the TUI's import dialog need it."""
+        if not spec.importer:
+            raise UsageError(f"ccs cannot import {spec.label}'s own configuration")
+        package = __name__.rsplit(".", 1)[0]
+        found: ClientImporter[Any] = importlib.import_module(f"{package}.{spec.importer}").IMPORTER
+        return found
+
+    def by_cc_switch_app(self, app: str) -> AnySpec | None:
+        """The client whose importer takes CC Switch's rows of this ``app_type``."""
+        return next((s for s in self.importable() if self.importer(s).cc_switch_app == app), None)
+
+    def cloud_switch_owner(self, name: str) -> AnySpec | None:
+        """The client a cloud-switch variable turns to a cloud platform."""
+        return next((s for s in self.clients() if any(re.fullmatch(rx, name) for rx in s.cloud_switches)), None)
+
+    def switched_label(self, name: str) -> str:
+        """The label of the client a cloud-switch variable turns to a cloud platform, for messages."""
+        owner = self.cloud_switch_owner(name)
+        return owner.label if owner else "the client"
+
+    def probe_hint(self, situation: str, default: str = "") -> str:
+        """What `ccs check` suggests in a situation ("anthropic:not-found"), in the words of the client
+        that speaks that API; ``default`` when no spec has one."""
+        return next((s.probe_hints[situation] for s in self.clients() if situation in s.probe_hints), default)
+
+    def client_labels(self, last: str = "and", specs: Sequence[AnySpec] | None = None) -> str:
+        """The clients' labels for a message: "Claude Code, Codex, Gemini CLI and OpenCode"."""
+        return joined([s.label for s in (self.clients() if specs is None else specs)], last)
+
+
+def joined(words: Sequence[str], last: str = "and") -> str:
+    """"A, B and C" (``last`` may be "or", "nor", "/")."""
+    words = list(words)
+    if len(words) <= 1:
+        return "".join(words)
+    sep = " / " if last == "/" else ", "
+    tail = " / " if last == "/" else f" {last} "
+    return sep.join(words[:-1]) + tail + words[-1]

@@ -19,6 +19,7 @@ from typing import Any
 
 from ccswitch_tui.model import SOURCE_ROUTING, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.export_names import ExportNames, add_names, parse_names, routing_names
@@ -109,6 +110,7 @@ class RunSpec(ToolSpec[RunSide]):
     side = RunSide
     layers = ()
     layers_reason = "`ccs run` starts any program: ccs cannot know which files it reads"
+    reads_tables = ("codex", "claude")  # the OpenAI and Anthropic base URLs (and [claude].auth) it exports
 
     def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
                profile_name: str) -> None:
@@ -131,7 +133,7 @@ class RunSpec(ToolSpec[RunSide]):
         return f"export={','.join(side.shown_exports()) or '-'}  model={side.model or '-'}"
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         launch_id = launch_id or new_launch_id()
         b = EnvBuilder(profile, parent_env)

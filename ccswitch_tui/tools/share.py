@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.paths import ensure_private_dir
-from ccswitch_tui.policy import routing_family
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, tomllib
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
@@ -83,7 +83,7 @@ def packages_link(pieces: Iterable[str], user_codex: Path, shared_dir: Path, cod
     return [Shared("packages", source, target, "link")]
 
 
-def safe_mcp_servers(servers: Any) -> tuple[dict[str, Any], list[str]]:
+def safe_mcp_servers(servers: Any, families: Families) -> tuple[dict[str, Any], list[str]]:
     """MCP server entries that set no routing variable, and the names left out."""
     keep: dict[str, Any] = {}
     left_out: list[str] = []
@@ -91,7 +91,7 @@ def safe_mcp_servers(servers: Any) -> tuple[dict[str, Any], list[str]]:
         return keep, left_out
     for name, entry in servers.items():
         env = entry.get("env") if isinstance(entry, Mapping) else None
-        if isinstance(env, Mapping) and any(routing_family(str(k)) for k in env):
+        if isinstance(env, Mapping) and any(families.routing_family(str(k)) for k in env):
             left_out.append(str(name))
             continue
         keep[str(name)] = entry
@@ -120,7 +120,7 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, _unreadable(exc)
 
 
-def claude_state(pieces: Iterable[str], home: Path, config_dir: Path,
+def claude_state(pieces: Iterable[str], home: Path, config_dir: Path, families: Families,
                  require: Mapping[str, Any] | None = None) -> tuple[str | None, list[Shared], list[str]]:
     """The profile's ``.claude.json`` with the user's MCP servers and onboarding state copied in, and
     the ``require``d keys set over them: (new content or None when nothing changes, what is shared,
@@ -154,7 +154,7 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path,
     merged = dict(mine)
     shared: list[Shared] = []
     if "mcp" in pieces:
-        servers, left_out = safe_mcp_servers(user.get("mcpServers"))
+        servers, left_out = safe_mcp_servers(user.get("mcpServers"), families)
         if left_out:
             warnings.append(f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared")
         if servers:
@@ -172,8 +172,8 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path,
     return json.dumps(merged, indent=2) + "\n", shared, warnings
 
 
-def codex_mcp(pieces: Iterable[str], user_codex: Path,
-              codex_home: Path) -> tuple[dict[str, Any], list[Shared], list[str]]:
+def codex_mcp(pieces: Iterable[str], user_codex: Path, codex_home: Path,
+              families: Families) -> tuple[dict[str, Any], list[Shared], list[str]]:
     """The ``[mcp_servers]`` of the user's ``~/.codex/config.toml`` that a profile's config gets."""
     if "mcp" not in pieces:
         return {}, [], []
@@ -187,7 +187,7 @@ def codex_mcp(pieces: Iterable[str], user_codex: Path,
         return {}, [], [f"{source} is not valid TOML ({exc}); its MCP servers are not shared"]
     except (OSError, ValueError, RecursionError) as exc:
         return {}, [], [f"{source}: cannot read ({_unreadable(exc)}); its MCP servers are not shared"]
-    servers, left_out = safe_mcp_servers(data.get("mcp_servers"))
+    servers, left_out = safe_mcp_servers(data.get("mcp_servers"), families)
     warnings = [f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared"] if left_out else []
     target = codex_home / "config.toml"
     shared = [Shared("mcp", source, target, "copy", ", ".join(sorted(servers)))] if servers else []

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 import ccswitch_tui.tools.fields as table
 from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.fields import EditorField, Field
 from ccswitch_tui.tools.layers import Layer, Package
@@ -147,6 +148,7 @@ class ToolSpec(ABC, Generic[S]):
     loaders: frozenset[str] = frozenset()  # variables its own launcher reads to run other code (policy: loaders)
     multiline_vars: frozenset[str] = frozenset()  # variables it reads as several lines (a header list)
     reads: tuple[str, ...] | None = None  # the families the client itself reads; None: any (not judged)
+    reads_tables: tuple[str, ...] = ()  # other clients' tables its plan reads (their sides are part of its launch)
     exe_names: tuple[str, ...] = ()  # executable names of its processes (lower case)
     scripts: tuple[str, ...] = ()  # path suffixes of the scripts an interpreter runs for it
     internal_vars: frozenset[str] = frozenset()  # variables its own launcher puts in its processes
@@ -250,7 +252,7 @@ class ToolSpec(ABC, Generic[S]):
 
     @abstractmethod
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         """The launch: argv, env, files to write, base URLs and models for the manifest."""
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from ccswitch_tui import tools
-from ccswitch_tui.tools import clients
 from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
 
 FOOTER_COLUMNS = 80  # the footer must fit a terminal this wide
@@ -46,7 +45,7 @@ def _launch_actions(show: bool) -> tuple[Action, ...]:
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
                         f"Launch {s.label} with this profile (clean env, manifest written)",
                         show=show, method="launch", args=(s.name,))
-                 for s in clients() if s.tui_key)
+                 for s in tools.load().clients() if s.tui_key)
 
 
 def _launch_menu(show: bool) -> Action:
@@ -83,7 +82,8 @@ ACTIONS: tuple[Action, ...] = _actions((
     Action("edit", "e", "Edit", "Edit this profile in a form (comments in the file are kept)"),
     Action("new", "n", "New", "New profile from a preset", needs_profile=False),
     Action("import_profiles", "i", "Import", "Import providers from CC Switch or the live "
-           f"{tools.client_labels('/', tools.importable())} configs (the report of `ccs import`)", needs_profile=False),
+           f"{tools.load().client_labels('/', tools.load().importable())} configs (the report of `ccs import`)",
+           needs_profile=False),
     Action("duplicate", "d", "Duplicate", "Copy this profile under a new name", show=False),
     Action("delete", "delete", "Delete", "Delete this profile file and its tool state (asks first; the key stays)",
            show=False,

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -25,7 +24,6 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TextArea
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
-from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
@@ -37,7 +35,6 @@ from ccswitch_tui.tui.commands import CcsCommands
 from ccswitch_tui.tui.importing import Importer
 from ccswitch_tui.tui.launching import Launcher
 from ccswitch_tui.tui.profile_actions import ProfileActions
-from ccswitch_tui.tui.screens.help import HelpScreen
 from ccswitch_tui.tui.service import Service
 from ccswitch_tui.tui.settings import load_settings, save_setting
 from ccswitch_tui.tui.watch import changed, snapshot
@@ -45,7 +42,11 @@ from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
 from ccswitch_tui.tui.widgets.running import RunningView
 
-_IMPORTED = tools.client_labels("and", tools.importable())  # the clients whose live configs `i` reads
+if TYPE_CHECKING:
+    from ccswitch_tui.diagnose.inspect import Inspection
+
+# the clients whose live configs `i` reads
+_IMPORTED = tools.load().client_labels("and", tools.load().importable())
 EMPTY_STATE = (
     "No profiles yet.\n\n"
     "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
@@ -140,19 +141,6 @@ class CcsApp(App[None]):
             yield DetailPane(self.service.environ, id="detail")
         yield Footer()
 
-    def on_load(self) -> None:
-        # Start reading the profile files before the screen is built: with hundreds of them the
-        # list is then ready about when the first frame is.
-        self._first_entries: Future[list[Entry]] = Future()
-
-        def read() -> None:
-            try:
-                self._first_entries.set_result(self.service.entries())
-            except BaseException as exc:  # handed to load_profiles, which reports it
-                self._first_entries.set_exception(exc)
-
-        self.run_worker(read, thread=True, group="preload", exit_on_error=False)
-
     def on_mount(self) -> None:
         self.sub_title = str(self.service.paths.profiles)
         if shims := self.service.shim_header():  # which profile a tool started by name here gets
@@ -161,7 +149,9 @@ class CcsApp(App[None]):
         if not self.cursor_blink:
             self.query_one("#filter", Input).cursor_blink = False
         self.query_one("#profiles").focus()
-        self.load_profiles(first=True)
+        # Paint first, read after: the profile files (with hundreds of them, a few hundred ms of parsing
+        # and checking) are read once the first frame is on screen, so that frame does not wait for them.
+        self.call_after_refresh(self.load_profiles, None, True)
         self.set_interval(self.running_interval, self._tick_running)
         self.set_interval(self.runs_interval, self._tick_runs)
         if self.watch_interval > 0:
@@ -224,7 +214,7 @@ class CcsApp(App[None]):
         if p is None:
             return True if action in ("edit", "delete") else (False if launch else None)
         if a.name == "launch_menu":
-            return any(s.name in p.tools for s in tools.clients())
+            return any(s.name in p.tools for s in tools.load().clients())
         if launch:
             return a.args[0] in p.tools
         return True
@@ -284,8 +274,7 @@ class CcsApp(App[None]):
         if first:
 
             self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
-        entries = self._first_entries.result() if first else self.service.entries()
-        self.post_message(m.ProfilesLoaded(entries, keep, generation))
+        self.post_message(m.ProfilesLoaded(self.service.entries(), keep, generation))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
@@ -307,8 +296,11 @@ class CcsApp(App[None]):
             self.refresh_detail()
 
     @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
-    def load_presence(self, entries: list[Entry]) -> None:
-        self.post_message(m.PresenceReady(self.service.presence(entries)))
+    def load_presence(self, entries: list[Entry], first: int = 0) -> None:
+        """Keys for every profile, then the problem marks: the ``first`` entries' (the rows on screen)
+        at once, the others' after them."""
+        for presence in self.service.presence_in_steps(entries, first):
+            self.post_message(m.PresenceReady(presence))
 
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
@@ -325,15 +317,15 @@ class CcsApp(App[None]):
         if not event.entries:
             self.detail_pane.clear("No profiles yet", EMPTY_STATE.format(folder=self.service.paths.profiles))
         # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
-        # should not hold up the first paint.
-        self.call_after_refresh(self.load_presence, event.entries)
+        # should not hold up the first paint; the rows on screen get theirs first.
+        self.call_after_refresh(self.load_presence, self.profile_list.screen_order(), self.profile_list.rows_shown())
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
         if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
             return
         self.profile_list.set_presence(event.presence)
-        if event.presence.keyring_error:
+        if event.presence.keyring_error and event.presence.complete:  # said once, with the last step
             self.notify(event.presence.keyring_error, title="Keyring", severity="warning")
 
     @on(ProfileList.Chosen)
@@ -342,6 +334,8 @@ class CcsApp(App[None]):
 
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
+            return
         self._refresh_bindings_if_changed()
         pl = self.profile_list
         if event.profile is None and pl.filter_text and pl.entries:
@@ -474,7 +468,7 @@ class CcsApp(App[None]):
         if view is None:
             return
         scope = "any process with routing variables" if self.show_all_processes else \
-            f"{', '.join(s.label for s in tools.clients())} and ccs-launched processes"
+            f"{', '.join(s.label for s in tools.load().clients())} and ccs-launched processes"
         # the key first: the line is cut at the pane's width (half of an 80-column terminal)
         status = "a: toggle all · " + (event.error or f"{len(event.processes)} running — {scope}; "
                                                       f"refreshed every {self.running_interval:g} s")
@@ -489,6 +483,8 @@ class CcsApp(App[None]):
 
     @on(RunningView.Ready)
     def _running_ready(self) -> None:
+        if not self.screen_stack or not self._main_screen().query(DetailPane):  # the app is closing
+            return
         if self.detail_pane.active_tab == "running":
             self.scan_processes()
 
@@ -602,6 +598,8 @@ class CcsApp(App[None]):
         self.load_profiles(self.selected)
 
     def action_help(self) -> None:
+        from ccswitch_tui.tui.screens.help import HelpScreen  # lazy: markdown_it and the help text when opened
+
         self.push_screen(HelpScreen())
 
     def _in_pane(self) -> bool:

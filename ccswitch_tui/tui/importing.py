@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ccswitch_tui.importers.sources import default_sources
 from ccswitch_tui.tui.host import Controller
-from ccswitch_tui.tui.screens.importing import ImportScreen, ReportScreen
 
 if TYPE_CHECKING:
     from ccswitch_tui.tui.screens.importing import ImportChoice
@@ -15,6 +13,9 @@ if TYPE_CHECKING:
 
 class Importer(Controller):
     def import_profiles(self) -> None:
+        from ccswitch_tui.importers.sources import default_sources  # lazy: the dialog loads when opened
+        from ccswitch_tui.tui.screens.importing import ImportScreen  # lazy: the dialog loads when opened
+
         sources = default_sources(self.service.environ, self.service.cwd)
         self.host.open_screen(ImportScreen(sources), lambda choice: self._import(sources, choice))
 
@@ -31,6 +32,8 @@ class Importer(Controller):
                 self._import(sources, replace_choice(choice))
 
         def shown(report: Any) -> None:
+            from ccswitch_tui.tui.screens.importing import ReportScreen  # lazy: loaded with the dialog
+
             what = "Preview (dry run)" if choice.dry_run else "Imported"
             if not choice.dry_run:
                 self.host.reload(self.host.selected)

@@ -10,6 +10,7 @@ import sys
 import termios
 import tty
 from collections.abc import Sequence
+from typing import Any
 
 from textual.app import SuspendNotSupported
 
@@ -20,7 +21,6 @@ from ccswitch_tui.launch.ptytail import Tail
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.host import Controller
-from ccswitch_tui.tui.screens.modals import CommandScreen, LaunchMenuScreen, RefusalScreen
 from ccswitch_tui.tui.service import in_tui
 
 
@@ -52,6 +52,13 @@ def wait_for_key(what: str) -> None:
         os.close(fd)
 
 
+
+def dialogs() -> Any:
+    """The dialogs' module, loaded when the first dialog opens (not at start-up)."""
+    from ccswitch_tui.tui.screens import modals  # lazy: the dialogs load when the first one opens
+
+    return modals
+
 class Launcher(Controller):
     """Launch, shell and run: prepare in a worker, hand the terminal over on ``ready`` (the app passes
     its LaunchReady and LaunchRefused messages here)."""
@@ -61,20 +68,21 @@ class Launcher(Controller):
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        self.start(m.LaunchRequest(entry.name, tool, tools.get(tool).label, key_id=entry.profile.key_id))
+        self.start(m.LaunchRequest(entry.name, tool, tools.load().get(tool).label, key_id=entry.profile.key_id))
 
     def menu(self) -> None:
         """The folded footer's "Launch…": every client the selected profile serves, by its key."""
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        served = [(s.tui_key or "", s.label, s.name) for s in tools.clients() if s.name in entry.profile.tools]
+        served = [(s.tui_key or "", s.label, s.name) for s in tools.load().clients()
+                  if s.name in entry.profile.tools]
 
         def chosen(tool: str | None) -> None:
             if tool:
                 self.launch(tool)
 
-        self.host.open_screen(LaunchMenuScreen(entry.name, served), chosen)
+        self.host.open_screen(dialogs().LaunchMenuScreen(entry.name, served), chosen)
 
     def shell(self) -> None:
         entry = self.host.current_entry()
@@ -102,7 +110,7 @@ class Launcher(Controller):
                 args = tuple(shlex.split(command))
                 self.start(m.LaunchRequest(p.name, "run", args[0], args=args, hold=True, key_id=p.key_id))
 
-        self.host.open_screen(CommandScreen(p.name, exports), chosen)
+        self.host.open_screen(dialogs().CommandScreen(p.name, exports), chosen)
 
     def start(self, request: m.LaunchRequest) -> None:
         self.host.run_worker(lambda: self._prepare(request), thread=True, exclusive=True, group="launch",
@@ -132,7 +140,7 @@ class Launcher(Controller):
                 return
             self.start(request.allowing(way))
 
-        self.host.open_screen(RefusalScreen(event.message, event.ways_out, event.flags), chosen)
+        self.host.open_screen(dialogs().RefusalScreen(event.message, event.ways_out, event.flags), chosen)
 
     def ready(self, event: m.LaunchReady) -> None:
         request, prep = event.request, event.prepared

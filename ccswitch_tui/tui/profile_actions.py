@@ -10,13 +10,19 @@ from ccswitch_tui.errors import CcsError
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.host import Controller
-from ccswitch_tui.tui.screens.modals import ConfirmScreen, KeyScreen, NameScreen, NewProfileScreen
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.removal import Removal
     from ccswitch_tui.tui.screens.editor import EditResult
     from ccswitch_tui.tui.screens.modals import KeyChange, NewProfile
 
+
+
+def dialogs() -> Any:
+    """The dialogs' module, loaded when the first dialog opens (not at start-up)."""
+    from ccswitch_tui.tui.screens import modals  # lazy: the dialogs load when the first one opens
+
+    return modals
 
 class ProfileActions(Controller):
     def key(self) -> None:
@@ -38,7 +44,7 @@ class ProfileActions(Controller):
                 text = f"cannot read the keyring: {state.error}"
             else:
                 text = "not stored yet"
-            self.host.open_screen(KeyScreen(p.key_id, text, users, bool(state.present)),
+            self.host.open_screen(dialogs().KeyScreen(p.key_id, text, users, bool(state.present)),
                                   lambda change: self._key_change(p.key_id, change))
 
         def read() -> tuple[Any, list[str]]:
@@ -62,7 +68,7 @@ class ProfileActions(Controller):
         taken = [e.name for e in self.host.profile_entries()]
 
         def ask(presets: list[Any]) -> None:
-            self.host.open_screen(NewProfileScreen(presets, taken), self._create)
+            self.host.open_screen(dialogs().NewProfileScreen(presets, taken), self._create)
 
         self.run("New profile", self.service.presets, done=self.then(ask))
 
@@ -126,7 +132,7 @@ class ProfileActions(Controller):
                          done=lambda p: m.Done(f"copied {name} to {self.service.store.path_for(p.name)}",
                                                select=p.name))
 
-        self.host.open_screen(NameScreen(f"Duplicate {name}", initial, taken, "Duplicate"), chosen)
+        self.host.open_screen(dialogs().NameScreen(f"Duplicate {name}", initial, taken, "Duplicate"), chosen)
 
     def delete(self) -> None:
         entry = self.host.current_entry()
@@ -144,7 +150,8 @@ class ProfileActions(Controller):
                     self.run("Delete", self.service.delete, removal,
                              done=lambda lines: m.Done("; ".join(lines), changed=(entry.name,)))
 
-            self.host.open_screen(ConfirmScreen(f"Delete {entry.name}", visible(f"Delete {what}? {key}"), "Delete"),
+            self.host.open_screen(dialogs().ConfirmScreen(f"Delete {entry.name}", visible(f"Delete {what}? {key}"),
+                                                          "Delete"),
                                   confirmed)
 
         self.run("Delete", self.service.removal, entry.name, done=self.then(ask))

@@ -14,12 +14,11 @@ from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import EnvDiff
 from ccswitch_tui.launch.liveness import status_text as run_status
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_MARKER, SOURCE_TRUST, env_var_of
-from ccswitch_tui.policy import is_trust, kind, routing_family, secret_name
+from ccswitch_tui.policy import is_trust, secret_name
 from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.runs.manifests import user_argv
 from ccswitch_tui.runs.origin import imported_from
 from ccswitch_tui.runs.rounds_text import cell
-from ccswitch_tui.runs.usage import summary_lines
 from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tools.share import describe
 from ccswitch_tui.tui.grid import Cell, Fit, Grid, Sheet, SheetBuilder
@@ -117,7 +116,7 @@ def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[
         models = [f"{k}={v}" for k, v in view.plan.models.items()]
         side = p.side(tool)
         if side is not None:  # what the client's spec adds (Codex: reasoning effort, wire API)
-            models += [x for x in tools.get(tool).summary(side) if "=" in x and x not in models]
+            models += [x for x in tools.load().get(tool).summary(side) if "=" in x and x not in models]
         models_grid.add((tool, LABEL), " ".join(models) if models else ("the tool's defaults", MUTED))
     b.heading("Injected variables")
     for tool, view in detail.views.items():
@@ -229,6 +228,8 @@ def usage_grid(b: SheetBuilder, usage: Any) -> None:
     g.add(("errors", LABEL), (str(t["errors"]), ERROR if t["errors"] else ""))
     if t["cost"] is not None and t["requests"]:
         g.add(("cost", LABEL), f"{t['cost']:.4f}", ("from the profile's [pricing]", MUTED))
+    from ccswitch_tui.runs.usage import summary_lines  # lazy: with the first profile's usage
+
     for line in summary_lines(usage):
         b.line((line, MUTED))
 
@@ -289,7 +290,7 @@ def environment_detail(view: ToolView | None, name: str | None, theme: Mapping[s
     src = view.plan.sources.get(name, "?")
     grid = b.grid("name", "prose")
     grid.add((name, "bold"), view.shown_value(name, view.plan.env[name]))
-    what = kind(name)
+    what = view.families.kind(name)
     grid.add(("source", LABEL), (src + (f" · {what}" if what else ""), SOURCE_STYLES.get(src, MUTED)))
     return b.sheet(theme)
 
@@ -346,7 +347,7 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     if gone:
         g = group(removed, len(gone))
         for k in gone:
-            fam = routing_family(k)
+            fam = d.families.routing_family(k)
             g.add(("-", ERROR), (k, ERROR), (shown(k, d.removed[k]), MUTED),
                   (f"{fam or ''} {'key' if secret_name(k) else 'routing'}".strip(), ERROR if launch else WARN))
     if replaced:

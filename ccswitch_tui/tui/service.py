@@ -8,20 +8,18 @@ into small frozen records for the widgets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ccswitch_tui import policy
-from ccswitch_tui.diagnose.inspect import inspect_pid, list_processes
 from ccswitch_tui.errors import CcsError, KeyError_, UsageError
-from ccswitch_tui.importers.report import Report as ImportReport
-from ccswitch_tui.importers.sources import Source, run_import
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.launch import launcher as launch
 from ccswitch_tui.launch.environment import EnvDiff, diff_env
 from ccswitch_tui.launch.launcher import Prepared
+from ccswitch_tui.launch.layer_files import one_look
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.launch.ptytail import Tail
 from ccswitch_tui.launch.removal import Removal, carry_out, plan_removal
@@ -29,15 +27,15 @@ from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import mask
+from ccswitch_tui.policy.families import SHARED_ONLY, Families
 from ccswitch_tui.profiles.edit_session import keep_aside
 from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
 from ccswitch_tui.runs.manifests import load_manifests
-from ccswitch_tui.runs.record_reader import read_list
-from ccswitch_tui.runs.rounds import rounds_table
-from ccswitch_tui.runs.usage import parse_since, totals
-from ccswitch_tui.runs.verdict import compare_views
-from ccswitch_tui.runs.verdict import view as run_view
+
+if TYPE_CHECKING:
+    from ccswitch_tui.importers.report import Report as ImportReport
+    from ccswitch_tui.importers.sources import Source
 
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
@@ -75,6 +73,7 @@ class ToolView:
     tool: str
     plan: LaunchPlan | None
     error: str | None = None
+    families: Families = SHARED_ONLY  # the routing families the plan was built with (the registry's)
     # the key store's fingerprint (fp:…), for two secrets whose masks look alike
     fingerprint: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
@@ -87,7 +86,9 @@ class ToolView:
         return policy.plan_shown(self.plan, name, value)
 
     def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
-        return None if self.plan is None else diff_env(parent_env, self.plan.env, self.plan.routing_names)
+        if self.plan is None:
+            return None
+        return diff_env(parent_env, self.plan.env, self.families, self.plan.routing_names)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class Presence:
     keys: Mapping[str, bool]
     problems: Mapping[str, tuple[Problem, ...]]
     keyring_error: str | None = None
+    complete: bool = True  # False: the marks of the rows on screen only, the others' still to come
 
 
 class Service:
@@ -142,10 +144,27 @@ class Service:
         return self.store.entries()
 
     def presence(self, entries: Sequence[Entry]) -> Presence:
-        refs = sorted({e.profile.key_id for e in entries if e.profile})
-        present, keyring_error = self.keys.presence(refs)
-        problems = {e.name: self.problems(e, present.get(e.profile.key_id) if e.profile else None) for e in entries}
-        return Presence(present, problems, keyring_error)
+        *_, whole = self.presence_in_steps(entries)
+        return whole
+
+    def presence_in_steps(self, entries: Sequence[Entry], first: int = 0) -> Iterator[Presence]:
+        """The key presence and problem marks of the ``first`` entries (the rows on screen: yielded as
+        soon as they are known), then of every entry. The plans are judged with each layer file read
+        once (``layer_files.one_look``)."""
+        steps = [entries[:first], entries[first:]] if 0 < first < len(entries) else [entries]
+        present: dict[str, bool] = {}
+        problems: dict[str, tuple[Problem, ...]] = {}
+        keyring_error: str | None = None
+        with one_look():
+            for n, step in enumerate(steps, 1):
+                refs = sorted({e.profile.key_id for e in step if e.profile} - set(present))
+                if refs:
+                    found, error = self.keys.presence(refs)
+                    present.update(found)
+                    keyring_error = keyring_error or error
+                for e in step:
+                    problems[e.name] = self.problems(e, present.get(e.profile.key_id) if e.profile else None)
+                yield Presence(dict(present), dict(problems), keyring_error, complete=n == len(steps))
 
     def problems(self, entry: Entry, key_present: bool | None,
                  views: Mapping[str, ToolView] | None = None) -> tuple[Problem, ...]:
@@ -160,7 +179,7 @@ class Service:
             out.append(Problem("error", f"key {p.key_id} is missing ({how})"))
         views = views or self.views(p, "")
         seen: set[str] = set()
-        configured = configured_tools(p)
+        configured = configured_tools(p, self.store.registry)
         for view in views.values():
             if view.tool not in configured:  # a side the profile does not set up (an empty `ccs run`)
                 continue
@@ -195,8 +214,9 @@ class Service:
         for tool in profile.tools:
             try:
                 plan = plan_for(profile, tool, key, self.environ, self.cwd, paths=self.paths,
-                                      launch_id=PREVIEW_LAUNCH_ID)
-                out[tool] = ToolView(tool, plan, fingerprint=self.keys.fingerprint)
+                                launch_id=PREVIEW_LAUNCH_ID, registry=self.store.registry)
+                out[tool] = ToolView(tool, plan, families=self.store.registry.families,
+                                     fingerprint=self.keys.fingerprint)
             except CcsError as exc:
                 out[tool] = ToolView(tool, None, str(exc))
         return out
@@ -205,6 +225,11 @@ class Service:
         """The profile's manifests, newest first. A run with a label is compared with the first run of its
         round (as `ccs runs report --label` does) and carries its round's summary; any other run with the
         previous run of its tool."""
+
+        # lazy: the verdict and the rounds load with the first profile's detail, after the first frame
+        from ccswitch_tui.runs.rounds import rounds_table
+        from ccswitch_tui.runs.verdict import compare_views  # lazy: as above
+        from ccswitch_tui.runs.verdict import view as run_view  # lazy: as above
 
         manifests: Sequence[Mapping[str, Any]] = load_manifests(self.paths, name)
         views = [run_view(m, self.paths) for m in manifests]
@@ -243,6 +268,8 @@ class Service:
     def requests(self, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A recorded run's request records so far (none for a run that was not recorded)."""
 
+        from ccswitch_tui.runs.record_reader import read_list  # lazy: only a run's requests, when asked for
+
         rec = manifest.get("recording")
         if not isinstance(rec, dict) or not isinstance(rec.get("records"), str):
             return []
@@ -269,6 +296,7 @@ class Service:
 
     def usage(self, profile: Profile, manifests: Sequence[Mapping[str, Any]] | None = None, days: int = 7) -> Any:
         """The profile's usage totals over the last ``days`` days (today included), priced by its ``[pricing]``."""
+        from ccswitch_tui.runs.usage import parse_since, totals  # lazy: with the first profile's detail
 
         return totals(self.paths, profile=profile.name, since=parse_since(f"{days}d"),
                       prices=lambda _name: profile.pricing, manifests=manifests)
@@ -343,6 +371,8 @@ class Service:
         """`ccs import cc-switch|claude|codex` with its default paths; returns the importers' report.
         Another import running (a `ccs import`, say) is waited for; ``on_wait`` gets the line saying so."""
 
+        from ccswitch_tui.importers.sources import run_import  # lazy: the importers load for an import
+
         return run_import(source, self.store, self.keys, self.environ, dry_run=dry_run, on_wait=on_wait)
 
     # --- launching ----------------------------------------------------------------------------
@@ -363,10 +393,14 @@ class Service:
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------
 
     def processes(self, all_: bool = False) -> list[Any]:
+        from ccswitch_tui.diagnose.inspect import list_processes  # lazy: the Running tab, when shown
+
         return list_processes(self.store, self.keys, all_)
 
     def inspect(self, pid: int) -> tuple[Any, str | None]:
         """The inspection of one process, or why there is none (it exited, another user's…)."""
+
+        from ccswitch_tui.diagnose.inspect import inspect_pid  # lazy: the Running tab, when shown
 
         try:
             return inspect_pid(pid, self.store, self.keys), None

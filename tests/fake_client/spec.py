@@ -15,6 +15,7 @@ from typing import Any
 
 from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
@@ -69,7 +70,7 @@ class FakeSpec(ToolSpec[FakeSide]):
         return side.base_url.rstrip("/") + "/chat/completions"
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: FakeSide = profile.sides[self.name]
         launch_id = launch_id or new_launch_id()

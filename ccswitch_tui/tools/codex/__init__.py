@@ -31,6 +31,7 @@ from ccswitch_tui.model import (
     new_launch_id,
 )
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tools import fields, share
 from ccswitch_tui.tools.checker import Checker
@@ -226,7 +227,7 @@ class CodexSpec(ToolSpec[CodexSide]):
         return part
 
     def plan(self, profile: Profile, key: str, parent_env: Mapping[str, str], cwd: Path, *,
-             paths: Paths, args: Sequence[str] = (), launch_id: str | None = None,
+             paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         side: CodexSide = profile.sides["codex"]
         launch_id = launch_id or new_launch_id()
@@ -239,7 +240,7 @@ class CodexSpec(ToolSpec[CodexSide]):
         quiet = quiet_for(self, profile, side.base_url)
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user_codex = share.user_home(parent_env) / ".codex"
-        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home)
+        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home, families)
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
         config = codex_config.content(home / "config.toml", profile, quiet, mcp)

@@ -47,7 +47,7 @@ def _client_sections() -> tuple[tuple[str, str | None, tuple[Field, ...]], ...]:
     return tuple(
         (s.label if s.launchable else "ccs run", s.name if s.launchable else None,
          tuple(Field((s.name, f.key), f.label, f.kind, f.choices, f.placeholder) for f in s.editor))
-        for s in tools.specs() if s.editor)
+        for s in tools.load().specs() if s.editor)
 
 
 SECTIONS: tuple[tuple[str, str | None, tuple[Field, ...]], ...] = (
@@ -72,7 +72,7 @@ TABLE_SWITCHES = tuple(switch for _, switch, _ in SECTIONS if switch)
 
 def _off_hint(name: str) -> str:
     """What a client's section says while its switch is off: how to serve it, and what it then needs."""
-    spec = tools.get(name)
+    spec = tools.load().get(name)
     required = [f.label or f.name for f in spec.fields if f.required]
     then = f"; then fill in its {', '.join(required)}" if required else ""
     return (f"Off: this profile has no [{name}] table, so it does not serve {spec.label}. "

@@ -11,7 +11,7 @@ from textual.widgets import Label, Markdown
 from ccswitch_tui import tools
 from ccswitch_tui.tui.actions import ACTIONS
 
-_CLIENTS = ", ".join(s.label for s in tools.clients())
+_CLIENTS = ", ".join(s.label for s in tools.load().clients())
 ABOUT = f"""\
 **ccs** launches {_CLIENTS} and SDK programs against exactly one provider, with the key
 from the OS keyring and an environment built from nothing.

@@ -53,13 +53,12 @@ class DetailPane(Vertical):
         with TabbedContent(id="tabs", initial="overview"):
             with TabPane("Overview", id="overview"), VerticalScroll(classes="body"):
                 yield Static(Content.styled("Loading…", "$text-muted"), id="overview-body")
-            with TabPane("Environment", id="environment"), Vertical(id="env-view"):
-                yield Static("", id="env-head")
-                yield FitTable(render.ENV_COLUMNS, id="env-body")
-                yield Static("", id="env-detail")
+            with TabPane("Environment", id="environment"):
+                yield Lazy(Vertical(Static("", id="env-head"), FitTable(render.ENV_COLUMNS, id="env-body"),
+                                    Static("", id="env-detail"), id="env-view"))
             with TabPane("Diff", id="diff"), VerticalScroll(classes="body"):
                 yield Static("", id="diff-body")
-            # The two tables are mounted after the first frame: start-up paints sooner.
+            # The tables are mounted after the first frame: start-up paints sooner.
             with TabPane("Running", id="running"):
                 yield Lazy(RunningView(self.parent_env, id="running-view"))
             with TabPane("Runs", id="runs"):
@@ -273,7 +272,7 @@ class RunsView(Vertical):
         else:
             self.query_one("#run-detail", Static).update(Content.styled(visible(empty) or (
                 "No runs yet. Launch with "
-                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.clients() if s.tui_key)
+                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.load().clients() if s.tui_key)
                 + "r (a command) or s (a shell); "
                 "each launch writes a manifest here."), "$text-muted"))
         if self.showing_rounds:

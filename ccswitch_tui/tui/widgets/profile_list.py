@@ -95,6 +95,18 @@ class ProfileList(Vertical):
         self.loaded = True
         self.refill(keep if keep is not None else self.selected)
 
+    def screen_order(self) -> list[Entry]:
+        """The entries from the highlighted row on (the rows on screen first), then those above it, then
+        those the filter hides."""
+        shown = [e for e in self.entries if matches(e, self.filter_text)]
+        at = self.options.highlighted or 0
+        rest = [e for e in self.entries if e not in shown]
+        return shown[at:] + shown[:at] + rest
+
+    def rows_shown(self) -> int:
+        """How many profiles the list shows at once (two lines each), at least a screenful's worth."""
+        return max(self.options.size.height // 2 + 1, 12)
+
     def set_presence(self, presence: Presence) -> None:
         self.presence = presence
         self.refill(self.selected)

@@ -4,7 +4,7 @@ judgement as `ccs ps` and `ccs inspect`); the process under the cursor shows its
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -15,10 +15,12 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ccswitch_tui import tools
-from ccswitch_tui.diagnose.inspect import Inspection
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.grid import Fit, FitTable, SheetBuilder
+
+if TYPE_CHECKING:
+    from ccswitch_tui.diagnose.inspect import Inspection
 
 FINDING_COLUMNS: tuple[tuple[str, Fit], ...] = (("", "fixed"), ("code", "fixed"), ("about", "name"),
                                                 ("summary", "line"))
@@ -77,7 +79,7 @@ class RunningView(Vertical):
         keep = self.selected_pid
         table.clear()
         for p in self.processes:
-            table.add_row(Text(str(p.pid)), Text(p.tool or "?"), Text(visible(p.profile or "(unmanaged)")),
+            table.add_row(Text(str(p.pid)), Text(visible(p.tool or "?")), Text(visible(p.profile or "(unmanaged)")),
                           counts_cell(p.counts, p.error, colors), Text(visible(p.cwd or "-"), overflow="ellipsis"),
                           key=str(p.pid))
         self.query_one("#running-status", Static).update(Content.styled(status, "$text-muted"))
@@ -91,7 +93,7 @@ class RunningView(Vertical):
             self.selected_pid = None
             self.show_inspection(None)
             self.query_one("#inspect-body", Static).update(Content.styled(
-                f"No {', '.join(s.label for s in tools.clients())} or ccs-launched process is running.",
+                f"No {', '.join(s.label for s in tools.load().clients())} or ccs-launched process is running.",
                 "$text-muted"))
 
     def _select(self, pid: int | None) -> None:
