@@ -15,7 +15,7 @@ mkdir -p "$dest/bin"
 rows=$("$PY" - <<'PYEOF'
 from ccswitch_tui import tools
 
-for spec in tools.clients():
+for spec in tools.load().clients():
     p = spec.package
     if p is not None:
         print("\t".join((p.manager, p.name, p.version, spec.program or spec.name, p.check, p.broken_hint)))
