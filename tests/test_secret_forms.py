@@ -286,3 +286,30 @@ def test_ccs_own_output_masks_every_form_of_a_secret_it_read(monkeypatch):
     stream.flush()
     assert_no_form(sink.getvalue(), SLASHED, unshaped)
     assert sink.getvalue().count("error: the provider said") == len(forms_of(SLASHED)) + len(forms_of(unshaped))
+
+
+def test_the_export_search_finds_every_form_across_any_cut_and_names_it():
+    """``ccs runs export``'s search uses the same forms: each found whole or cut anywhere into two
+    pieces, named with its secret's description and its kind; a short secret is not looked for."""
+    import base64
+    import json as _json
+    from urllib.parse import quote
+
+    from ccswitch_tui.policy.secret_search import SecretSearch
+
+    key = "bce-v3/ALTAK-Rt2+Ab/9xQ=="
+    cases = {
+        "as is": key,
+        "URL- or JSON-encoded": quote(key, safe=""),
+        "in another case": key.upper(),
+        "base64": base64.b64encode(b"user:" + key.encode()).decode(),
+    }
+    cases_json = _json.dumps(key).replace("/", "\\/")[1:-1]
+    for kind, form in [*cases.items(), ("URL- or JSON-encoded", cases_json)]:
+        data = f"upstream said: {form} (end)".encode()
+        for cut in range(len(data) + 1):
+            search = SecretSearch([("the key", key), ("a short one", "abc")])
+            found = search.feed(data[:cut]) or search.feed(data[cut:])
+            assert found is not None and (found.what, found.form) == ("the key", kind), (kind, cut, found)
+    plain = SecretSearch([("the key", key), ("a short one", "abc")])
+    assert plain.feed(b"abc abc nothing of the key here, ALTAK alone") is None

@@ -312,6 +312,22 @@ class SecretForms:
             return value
         return self._re_bytes.sub(self._replacement, value)
 
+    def find(self, value: bytes) -> tuple[str, str] | None:
+        """The first secret ``value`` holds a form of, with that form's kind (``as is``, ``URL- or
+        JSON-encoded``, ``in another case``, ``base64``); None when it holds none."""
+        if not self.might_hold(value) or self._re_bytes is None:
+            return None
+        m = self._re_bytes.search(value)
+        if m is None:
+            return None
+        name = m.lastgroup or ""
+        secret = self._secrets[int(name[1:])]
+        if name[0] == "b":
+            return secret, "base64"
+        text = m.group(0).decode("utf-8", "replace")
+        return secret, "as is" if text == secret else "URL- or JSON-encoded" if decoded(text) == secret else \
+            "in another case"
+
     def holds(self, value: str) -> bool:
         """Whether ``value`` holds a form of a secret."""
         return self.might_hold(value) and self._re_text is not None and self._re_text.search(value) is not None
