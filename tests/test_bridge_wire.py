@@ -22,7 +22,9 @@ import pytest
 from test_bridge import wait_records
 from waiting import until
 
+from ccswitch_tui.bridge import framing as framing_module
 from ccswitch_tui.bridge import server as bridge_server
+from ccswitch_tui.bridge import upstream as upstream_side
 from ccswitch_tui.bridge import wire
 from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
 
@@ -87,7 +89,10 @@ class Scripted:
             data = b""
             while True:
                 while b"\r\n\r\n" not in data:
-                    more = conn.recv(65536)
+                    try:
+                        more = conn.recv(65536)
+                    except ConnectionResetError:  # the bridge dropped a connection it would not reuse
+                        return
                     if not more:
                         return
                     data += more
@@ -443,23 +448,23 @@ def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
         def monotonic() -> float:
             return time.monotonic() + skew[0]
 
-    monkeypatch.setattr(wire, "time", Clock)
+    monkeypatch.setattr(upstream_side, "time", Clock)
     upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY)
     b = bridge_to(upstream)
     assert ask(b) == (200, BODY) and ask(b) == (200, BODY)
     assert upstream.connections == 1
     # the answer reaches the child before the bridge puts its connection back: wait for that, then age it
     until(lambda: any(b._pool._idle.values()), 5, "the connection to be idle in the pool")
-    skew[0] = wire.IDLE_SECONDS + 1  # the idle connection is now older than the pool keeps one
+    skew[0] = upstream_side.IDLE_SECONDS + 1  # the idle connection is now older than the pool keeps one
     assert ask(b) == (200, BODY)
     assert upstream.connections == 2
 
 
-@pytest.mark.parametrize("sweep_left", [0, wire._SWEEP_LEFT])
+@pytest.mark.parametrize("sweep_left", [0, framing_module._SWEEP_LEFT])
 def test_whole_chunks_found_at_once_agree_with_the_careful_way(monkeypatch, sweep_left):
     """The chunks found in one sweep and the careful reading give the same payload, whatever the
     payloads hold (a CRLF of their own, a chunk's framing as text), and however the body is cut."""
-    monkeypatch.setattr(wire, "_SWEEP_LEFT", sweep_left)
+    monkeypatch.setattr(framing_module, "_SWEEP_LEFT", sweep_left)
     swept = []
     real = wire.ChunkedDecoder._whole_chunks
     monkeypatch.setattr(wire.ChunkedDecoder, "_whole_chunks",
