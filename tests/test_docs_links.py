@@ -139,7 +139,11 @@ def path_exists(token: str) -> bool:
     return any(c.exists() for c in candidates)
 
 
+PLACEHOLDER = re.compile(r"[/_][A-Z]{3,}(?=\.py|/|$)")  # `tools/NAME.py`, `tests/test_NAME.py`
+
+
 def named_paths(page: Page) -> list[tuple[int, str]]:
+    """Repository paths a page names; a path with a placeholder in capitals stands for many, none checked."""
     out = []
     for n, line in page.prose + page.code:
         # a pattern (`screenshots/board*.png`, `tools/<name>.py`) names no one path
@@ -149,7 +153,7 @@ def named_paths(page: Page) -> list[tuple[int, str]]:
             token = m[2].strip()
             if re.fullmatch(r"[\w.-]+/[\w./-]*", token) and token.split("/", 1)[0] in PACKAGE_DIRS:
                 out.append((n, token))
-    return out
+    return [(n, token) for n, token in out if not PLACEHOLDER.search(re.sub(r"\.(?!py$)[^/]*$", "", token))]
 
 
 @pytest.mark.parametrize("path", pages(), ids=_name)
@@ -161,10 +165,12 @@ def test_every_path_a_page_names_exists(path):
 
 def test_the_path_check_catches_a_stale_path(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("Run `scripts/gone.sh`, see `bridge/wire.py` and `bridge/nowhere.py`, "
-                    "`tools/registry.RESERVED_KEYS`.\n```sh\n.venv/bin/python benchmarks/bench_gone.py\n```\n")
+    page.write_text("Run `scripts/gone.sh`, see `bridge/wire.py` and `bridge/nowhere.py`, `tools/NAME.py`, "
+                    "`tools/registry.RESERVED_KEYS`, `tools/registry.GONE_KEYS`, `tools/gone.RESERVED_KEYS`.\n"
+                    "```sh\n.venv/bin/python benchmarks/bench_gone.py\n```\n")
     missing = [t for _, t in named_paths(Page.read(page)) if not path_exists(t)]
-    assert sorted(missing) == ["benchmarks/bench_gone.py", "bridge/nowhere.py", "scripts/gone.sh"]
+    assert sorted(missing) == ["benchmarks/bench_gone.py", "bridge/nowhere.py", "scripts/gone.sh",
+                               "tools/gone.RESERVED_KEYS"]
 
 
 def test_no_page_is_orphaned():
