@@ -35,6 +35,7 @@ CCS = {
     "ccswitch_tui.launch.shims", "ccswitch_tui.model", "ccswitch_tui.paths", "ccswitch_tui.policy",
     "ccswitch_tui.policy.families", "ccswitch_tui.policy.ids", "ccswitch_tui.policy.loaders",
     "ccswitch_tui.policy.redact",
+    "ccswitch_tui.policy.secret_forms",  # what ccs prints is filtered for every form of the key (patterns built lazily)
     "ccswitch_tui.policy.shapes", "ccswitch_tui.procfs", "ccswitch_tui.profiles", "ccswitch_tui.profiles.digest",
     "ccswitch_tui.profiles.pricing", "ccswitch_tui.profiles.schema", "ccswitch_tui.profiles.store",
     "ccswitch_tui.runs", "ccswitch_tui.runs.inplace", "ccswitch_tui.runs.manifests", "ccswitch_tui.runs.origin",
