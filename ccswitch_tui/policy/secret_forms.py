@@ -38,7 +38,7 @@ whole (the child joins the halves itself).
 
 from __future__ import annotations
 
-import base64
+import binascii
 import re
 import string
 import threading
@@ -111,7 +111,7 @@ def _b64_cores(secret: str) -> list[str]:
     n = len(raw)
     cores = []
     for offset in (0, 1, 2):
-        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        encoded = binascii.b2a_base64(b"\0" * offset + raw, newline=False).decode("ascii")  # base64.b64encode
         core = encoded[-(-8 * offset // 6):(8 * (offset + n)) // 6]
         if len(core) >= _MIN_B64_ANCHOR:
             cores += [core, core.translate(_B64_URL)]
