@@ -176,7 +176,7 @@ def parse_in_steps(body: bytes, keep_arrays: frozenset[str] = frozenset()) -> Ge
         return None
 
 
-def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generator[None, None, dict[str, Any]]:
+def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generator[None, None, dict[str, Any]]:  # noqa: C901
     out: dict[str, Any] = {}
     paused = i
     i = _space(text, i + 1).end()

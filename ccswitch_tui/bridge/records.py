@@ -209,7 +209,7 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
     return bool(record.get("model_requested")) and str(record.get("method", "")).upper() == "POST"
 
 
-def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = (),
+def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = (),  # noqa: C901
               usage: bool = True) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
     requested and served, errors and their classes, retries (requests that were another try of an

@@ -77,7 +77,7 @@ def route_specs(plan: LaunchPlan) -> list[RouteSpec]:
     return specs
 
 
-def reroute(plan: LaunchPlan, key: str, token: str, route_url: Callable[[str], str],
+def reroute(plan: LaunchPlan, key: str, token: str, route_url: Callable[[str], str],  # noqa: C901
             specs: list[RouteSpec]) -> LaunchPlan:
     """The plan with every base URL replaced by its bridge route and the key by ``token``."""
     by_url: dict[str, str] = {}

@@ -253,7 +253,7 @@ class Bridge:
 
     # --- one request ------------------------------------------------------------------------
 
-    async def _handle(self, request: wire.Request) -> None:
+    async def _handle(self, request: wire.Request) -> None:  # noqa: C901
         now = time.time()
         t0 = time.perf_counter()
         stats = self._stats
@@ -337,7 +337,7 @@ class Bridge:
                 return True
         return token in request.query_string or token in unquote(request.query_string)
 
-    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: dict[str, Any],
+    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: dict[str, Any],  # noqa: C901
                        t0: float, answer: _Answer) -> _Reply | None:
         """Forward one request and relay its answer (None), or the bridge's own answer to send."""
         if route is None:
@@ -421,7 +421,7 @@ class Bridge:
             return f"/{route.name}" + location
         return location
 
-    async def _relay(self, request: wire.Request, route: Route, upstream: wire.Upstream, exchange: Exchange,
+    async def _relay(self, request: wire.Request, route: Route, upstream: wire.Upstream, exchange: Exchange,  # noqa: C901
                      record: dict[str, Any], t0: float, answer: _Answer) -> _Reply | None:
         status = upstream.status
         record["upstream_status"] = status

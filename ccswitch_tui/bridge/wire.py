@@ -141,7 +141,7 @@ class ChunkedDecoder:
         self.done = False
         self.leftover = False  # bytes came after the body's end
 
-    def feed(self, data: bytes) -> bytes:
+    def feed(self, data: bytes) -> bytes:  # noqa: C901
         buf = self._buf + data if self._buf else data
         pos, out = 0, []
         while not self.done:
@@ -508,7 +508,7 @@ class Server:
             await asyncio.wait(tasks, timeout=timeout)
 
 
-async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:
+async def serve(sock: socket.socket, handle: Handle, max_body: int) -> Server:  # noqa: C901
     """Serve HTTP/1.1 on a listening socket; each request goes to ``handle``, one at a time per
     connection."""
     loop = asyncio.get_running_loop()
@@ -676,7 +676,7 @@ class Upstream:
                           and (self._empty or self._chunked or self.content_length is not None))
         self._finished = False
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncIterator[bytes]:  # noqa: C901
         """The body as it arrives, decoded; ``UpstreamBroke`` if it breaks off."""
         if self._empty:
             self._finished = True
@@ -794,7 +794,7 @@ class Pool:
                 conn.close()
         self._idle.clear()
 
-    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes,
+    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes,  # noqa: C901
                       proxy: str | None = None) -> Upstream:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()

@@ -34,7 +34,7 @@ def _selection_error(exc: Exception) -> None:
 @click.option("--uninstall", "remove", is_flag=True,
               help="Remove the shims and the choice (before removing ccs; see also `ccs uninstall`).")
 @pass_ctx
-def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: bool, clear: bool, here: bool,
+def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: bool, clear: bool, here: bool,  # noqa: C901
             remove: bool) -> None:
     """Pick the profile for tools started by name (by hand or by an editor), without touching their
     config files: ccs installs a launcher (shim) per client in its own folder, to put first on PATH.

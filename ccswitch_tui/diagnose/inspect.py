@@ -263,7 +263,7 @@ class Inspector:
         return self._keyinfo[ref]
 
     # the core
-    def judge(
+    def judge(  # noqa: C901
         self, pid: int, actual: Mapping[str, str], tool: str | None, cwd: str | None,
         profile_name: str | None = None, profile_source: str | None = None,
     ) -> tuple[dict[str, str], EnvDiff, list[Finding], dict[str, Any]]:
@@ -375,7 +375,7 @@ class Inspector:
             return fp
         return f"{fp}, {'the same as' if fp == mine else 'not'} the profile's key"
 
-    def _against_plan(self, pid: int, actual: Mapping[str, str], expected: Mapping[str, str], plan: LaunchPlan,
+    def _against_plan(self, pid: int, actual: Mapping[str, str], expected: Mapping[str, str], plan: LaunchPlan,  # noqa: C901
                       tool: str | None, extras: Mapping[str, Any]) -> list[Finding]:
         out: list[Finding] = []
         prof = plan.profile

@@ -133,7 +133,7 @@ def _preset_for(host: str) -> str | None:
     return None
 
 
-def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
+def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:  # noqa: C901
     """Read the file and decide the profile (nothing written)."""
     registry = planner.store.registry
     families = registry.families
@@ -271,7 +271,7 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     return plan
 
 
-def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provider_url: str,
+def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provider_url: str,  # noqa: C901
             exports: list[str], tables: list[dict[str, str]], client_fields: Mapping[str, Mapping[str, Any]]) -> None:
     item = plan.item
     assert item is not None and plan.key is not None
@@ -345,7 +345,7 @@ def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provid
     item.reason = f"preset {preset} (host {host})" if preset else None
 
 
-def _fill(doc: Any, provider_url: str, exports: list[str], tables: list[dict[str, str]],
+def _fill(doc: Any, provider_url: str, exports: list[str], tables: list[dict[str, str]],  # noqa: C901
           client_fields: Mapping[str, Mapping[str, Any]], *, only_missing: bool) -> list[str]:
     """Put the file's exports and client fields into the document (a merge adds only what is
     missing, and leaves a client table the profile has alone); what was added."""
@@ -404,7 +404,7 @@ def apply(planner: Planner, plan: EnvPlan) -> None:
         item.action, item.reason, item.path = "error", f"could not write profile {plan.profile!r}: {exc}", None
 
 
-def scrub(planner: Planner, plan: EnvPlan) -> None:
+def scrub(planner: Planner, plan: EnvPlan) -> None:  # noqa: C901
     """Remove the lines that hold the key itself (a comment naming the key id takes their place in a
     shell file); lines that referenced it are reported, other bytes kept as they were."""
     entry: dict[str, Any] = {"path": str(plan.path), "removed": [], "remaining": None, "note": None}

@@ -158,7 +158,7 @@ class Planner:
             item.action, item.reason = p.action, p.reason
         return item
 
-    def _place(self, c: Candidate, item: Item) -> None:
+    def _place(self, c: Candidate, item: Item) -> None:  # noqa: C901
         sides = c.sides()
         if not sides:
             raise skip(f"serves neither {tools.load().client_labels('nor', tools.load().importable())}")
@@ -257,7 +257,7 @@ class Planner:
             item.reason = f"same key as {', '.join(users)}: key id shared" if users else "key already in the keyring"
 
     # rendering and writing -----------------------------------------------------------------------
-    def finish(self) -> None:
+    def finish(self) -> None:  # noqa: C901
         """Render and validate every profile to write; a slot that fails turns its items into errors."""
         if self._texts is not None:
             return

@@ -118,7 +118,7 @@ DAMAGED = "_damaged"  # the fields of a manifest that were not what ccs writes (
 STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead
 
 
-def well_typed(data: dict[str, Any], path: Path) -> dict[str, Any]:
+def well_typed(data: dict[str, Any], path: Path) -> dict[str, Any]:  # noqa: C901
     """A manifest whose fields have the types ccs reads them as. A hand-edited or damaged field is
     shown as its JSON text (a string), not trusted as what it claims to be."""
     out = dict(data)

@@ -185,7 +185,7 @@ class Usage:
                 "not_recorded": self.not_recorded, "notes": self.notes}
 
 
-def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, since: str | None = None,
+def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, since: str | None = None,  # noqa: C901
            prices: Callable[[str], Mapping[str, Any]] | None = None,
            manifests: Sequence[Mapping[str, Any]] | None = None) -> Usage:
     """Sum the records of every recorded run (of ``profile``, started at or after ``since``).

@@ -45,7 +45,7 @@ def settings_path(environ: Mapping[str, str], home: Path) -> Path:
     return (Path(base).expanduser() if base else home / ".claude") / "settings.json"
 
 
-def parse_settings(settings: Any, api_key_field: str | None = None, env_check: EnvCheck | None = None) -> Parsed:
+def parse_settings(settings: Any, api_key_field: str | None = None, env_check: EnvCheck | None = None) -> Parsed:  # noqa: C901
     """A Claude Code settings object → [claude] fields and the key. Raises RowProblem. ``env_check``
     says why an env value may not be written into a profile (validation's rule)."""
     if not isinstance(settings, Mapping):

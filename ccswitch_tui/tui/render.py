@@ -76,7 +76,7 @@ def heading(text: str) -> Content:
     return Content.styled(text, "bold underline $text-accent")
 
 
-def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[str, str] | None = None) -> Sheet:
+def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[str, str] | None = None) -> Sheet:  # noqa: C901
     """The profile at a glance: its facts, then per client the base URLs, models and injected
     variables as aligned grids (name, value, source), problems and check results one row each."""
     entry = detail.entry
@@ -319,7 +319,7 @@ def _change(name: str, old: str, new: str, shown: Any, fingerprint: Any) -> str:
     return f"{a} → {b}"
 
 
-def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
+def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",  # noqa: C901
              removed: str = "kept out", launch: bool = True, trust: Mapping[str, str] | None = None,
              sources: Mapping[str, str] | None = None, theme: Mapping[str, str] | None = None,
              builder: SheetBuilder | None = None, fingerprint: Any = None) -> Sheet:
@@ -390,7 +390,7 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     return b.sheet(theme)
 
 
-def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
+def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:  # noqa: C901
     """The run under the cursor: its manifest as a grid (drifted fields marked), the drift's causes,
     its round and, for a recorded run, its requests."""
     m = r.manifest

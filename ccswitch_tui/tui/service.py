@@ -166,7 +166,7 @@ class Service:
                     problems[e.name] = self.problems(e, present.get(e.profile.key_id) if e.profile else None)
                 yield Presence(dict(present), dict(problems), keyring_error, complete=n == len(steps))
 
-    def problems(self, entry: Entry, key_present: bool | None,
+    def problems(self, entry: Entry, key_present: bool | None,  # noqa: C901
                  views: Mapping[str, ToolView] | None = None) -> tuple[Problem, ...]:
         """What keeps a profile from launching cleanly: a broken file, a missing key, the plans'
         warnings and refusals (settings layers in the working directory)."""

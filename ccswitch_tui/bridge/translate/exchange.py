@@ -73,7 +73,7 @@ class Exchange:
         """response.created and response.in_progress, sent as soon as the provider accepted."""
         return _join(self.stream.start())
 
-    def feed(self, chunk: bytes) -> bytes:
+    def feed(self, chunk: bytes) -> bytes:  # noqa: C901
         out: list[bytes] = []
         stream = self.stream
         more_text = stream.more_text

@@ -80,7 +80,7 @@ _TEXT_PARTS = ("text", "output_text")
 _REASONING_PARTS = ("thinking", "reasoning", "reasoning_text", "summary_text")
 
 
-def content_parts(content: list[Any]) -> list[tuple[str, str]]:
+def content_parts(content: list[Any]) -> list[tuple[str, str]]:  # noqa: C901
     """A content given as a list of parts (Mistral's magistral models: ``[{"type": "thinking",
     "thinking": [{"type": "text", "text": ...}]}, {"type": "text", "text": ...}]``), in order, as
     (``text`` | ``reasoning`` | ``refusal``, its text), or (``skipped``, the part's type) for a part

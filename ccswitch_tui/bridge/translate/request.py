@@ -43,7 +43,7 @@ class ChatRequest:
     dropped: list[str] = field(default_factory=list)  # what had no Chat equivalent, for the record
 
 
-def chat_request(body: Mapping[str, Any], memory: ReasoningMemory | None = None) -> ChatRequest:
+def chat_request(body: Mapping[str, Any], memory: ReasoningMemory | None = None) -> ChatRequest:  # noqa: C901
     """Translate one Responses request body. Never raises on odd input: unknown items are skipped."""
     table = convert_tools(body.get("tools") if isinstance(body.get("tools"), list) else None)
     items = body.get("input")
@@ -191,7 +191,7 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
     return "\n".join(t for t in texts if isinstance(t, str) and t)
 
 
-def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemory | None = None
+def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemory | None = None  # noqa: C901
                   ) -> list[dict[str, Any]]:
     system: list[str] = [instructions] if isinstance(instructions, str) and instructions.strip() else []
     outputs: dict[str, str] = {}

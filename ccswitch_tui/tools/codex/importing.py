@@ -60,7 +60,7 @@ def codex_home(environ: Mapping[str, str], home: Path) -> Path:
     return Path(base).expanduser() if base else home / ".codex"
 
 
-def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str] | None = None) -> Parsed:
+def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str] | None = None) -> Parsed:  # noqa: C901
     """A parsed Codex config.toml (plain dict) and its auth.json object → [codex] fields and the key.
     Raises RowProblem."""
     environ = environ or {}
