@@ -22,7 +22,6 @@ RUFF = Path(sys.executable).parent / "ruff"
 CEILINGS = {
     "bridge/server.py::Bridge._relay": 22,
     "diagnose/inspect.py::Inspector._against_plan": 21,
-    "tui/render.py::env_diff": 21,
     "runs/manifests.py::well_typed": 20,
     "launch/launcher.py::supervise": 19,
     "bridge/records.py::summarize": 18,
