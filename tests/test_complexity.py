@@ -21,7 +21,6 @@ RUFF = Path(sys.executable).parent / "ruff"
 # "module (relative to the package)::qualified function name" → its complexity, the most it may have
 CEILINGS = {
     "bridge/server.py::Bridge._relay": 22,
-    "diagnose/inspect.py::Inspector._against_plan": 21,
     "runs/manifests.py::well_typed": 20,
     "launch/launcher.py::supervise": 19,
     "bridge/records.py::summarize": 18,
