@@ -21,7 +21,7 @@ The upstream, the minimal proxy and the load generator are separate processes (a
 the test extras; ccs itself does not use it), the bridge runs in this process exactly as in ccs
 (its own thread and loop). Everything stays on 127.0.0.1.
 
-    .venv/bin/python benchmarks/bench_bridge.py            # BENCH_BASE=/path/to/main to compare launches
+    .venv/bin/python benchmarks/bench_bridge.py            # BENCH_BASE=/path/to/main: launches and streams compared
 """
 
 from __future__ import annotations
@@ -423,6 +423,180 @@ def bodies_gaps(direct: str, tmp: str) -> None:
         bridge.stop()
 
 
+# --- this tree's bridge against BENCH_BASE's, in the same rounds -------------------------------------
+
+# A bridge of the tree given first, in a process of its own (so that its CPU time is its own): both
+# routes the benchmark measures; prints its port and token, serves until its standard input closes.
+TREE_BRIDGE = r'''
+import json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
+from ccswitch_tui.bridge.translate.handler import TranslatingHandler
+direct = sys.argv[2]
+routes = (Route("openai", direct), Route("codex", direct, handler=TranslatingHandler("bench")))
+with tempfile.TemporaryDirectory() as tmp:
+    bridge = Bridge(BridgeConfig(routes=routes, key="sk-bench-0123456789abcdef",
+                                 records_path=Path(tmp) / "bench.requests.jsonl")).start()
+    print(json.dumps({"url": bridge.url, "token": bridge.token}), flush=True)
+    sys.stdin.read()
+    bridge.stop()
+'''
+
+
+def trees_side_by_side(direct: str, base: str) -> None:
+    """The same streams through this tree's bridge and BENCH_BASE's, each in a process of its own,
+    round by round alternating: CPU per event of each, and this tree's against the base's (what a
+    change costs, free of the load of the moment, which moves every figure of a shared machine)."""
+    bridges = {}
+    for label, tree in (("this tree", str(ROOT)), ("BENCH_BASE", base)):
+        proc = subprocess.Popen([sys.executable, "-c", TREE_BRIDGE, tree, direct], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        bridges[label] = (proc, json.loads(proc.stdout.readline()))
+    try:
+        print(f"this tree's bridge against BENCH_BASE's ({base}), each in a process of its own, rounds alternating:")
+        paced, unpaced = int(os.environ.get("BENCH_ROUNDS", "5")), int(os.environ.get("BENCH_UNPACED_ROUNDS", "15"))
+        for label, n, pace, rounds in (("paced, an event every 20 ms", 100, 0.02, paced),
+                                       ("unpaced", 300, 0.0, unpaced)):
+            for route, suffix in (("recording", "/openai"), ("translating", "/codex#responses")):
+                cpu: dict[str, list[float]] = {}
+                for _ in range(rounds):
+                    for name, (proc, info) in bridges.items():
+                        c0 = cpu_s(proc.pid)
+                        load(direct, info["url"] + suffix, info["token"], "bridge-streams", conc=200, n=n, pace=pace)
+                        cpu.setdefault(name, []).append((cpu_s(proc.pid) - c0) / (200 * (n + 1)) * 1e6)
+                ours, theirs = statistics.median(cpu["this tree"]), statistics.median(cpu["BENCH_BASE"])
+                by_round = " ".join(f"{a / b:.2f}" for a, b in zip(cpu["this tree"], cpu["BENCH_BASE"], strict=True))
+                print(f"  {route:<11} {label:<28} this tree {ours:5.2f} µs/event, BENCH_BASE {theirs:5.2f}: "
+                      f"{ours / theirs:.2f}x (round by round: {by_round})")
+    finally:
+        for proc, _ in bridges.values():
+            proc.stdin.close()
+            proc.wait(30)
+
+
+# --- the bridge's own HTTP/1.1 against h11 ----------------------------------------------------------
+
+H11_SERVER_CASES = {  # a child's request: what each reader makes of it ("refused" is right for all)
+    "chunk size 0x5": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n",
+    "chunk size 5_0": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5_0\r\nhello\r\n0\r\n\r\n",
+    "chunk size ' 5'": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\nhello\r\n0\r\n\r\n",
+    "chunk size +5": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n",
+    "chunk size '5 '": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5 \r\nhello\r\n0\r\n\r\n",
+    "Transfer-Encoding: \\x0bchunked": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \x0bchunked\r\n\r\n"
+                                        b"5\r\nhello\r\n0\r\n\r\n",
+    "bare-LF request": b"GET / HTTP/1.1\nHost: x\n\n",
+    "bare LF after one header": b"GET / HTTP/1.1\r\nHost: x\n\r\n",
+    "Content-Length and chunked": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked"
+                                  b"\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+}
+
+
+def _h11_verdict(data: bytes) -> str:
+    import h11
+
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(data)
+    try:
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                return "waits for more"
+            if isinstance(event, h11.EndOfMessage):
+                return "accepted"
+    except h11.RemoteProtocolError:
+        return "refused"
+
+
+def _wire_verdict(data: bytes) -> str:
+    import asyncio
+
+    from ccswitch_tui.bridge import wire
+    from ccswitch_tui.bridge.serving import _read_request
+
+    async def read() -> str:
+        reader = asyncio.StreamReader(limit=wire.MAX_HEAD)
+        reader.feed_data(data)
+        reader.feed_eof()
+        try:
+            request = await _read_request(reader, None, None, 1 << 20)  # type: ignore[arg-type]
+            await request.read()
+        except wire.WireError:
+            return "refused"
+        return "accepted"
+
+    return asyncio.run(read())
+
+
+def framing_comparison() -> None:
+    """Import time, CPU per streamed event on the upstream's side (chunked decoding) and the
+    adversarial framing cases, for bridge.wire and for h11."""
+    import h11
+
+    from ccswitch_tui.bridge import wire
+
+    def import_ms(module: str) -> float:
+        times = []
+        for _ in range(5):
+            out = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
+                                 capture_output=True, text=True, cwd=str(ROOT)).stderr
+            times.append(int(out.strip().splitlines()[-1].split("|")[1]) / 1000)
+        return statistics.median(times)
+
+    print("the bridge's HTTP/1.1 (bridge.wire) against h11 " + h11.__version__ + ":")
+    print(f"  import: bridge.wire {import_ms('ccswitch_tui.bridge.wire'):.1f} ms (asyncio and ssl included, which "
+          f"the bridge needs anyway), h11 {import_ms('h11'):.1f} ms on top of them")
+    events = [b'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":'
+              b'{"content":"tok %d"}}]}\n\n' % i for i in range(300)]
+    body = b"".join(b"%x\r\n%b\r\n" % (len(e), e) for e in events) + b"0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    def by_wire(pieces: list[bytes]) -> None:
+        decoder = wire.ChunkedDecoder()
+        for p in pieces:
+            decoder.feed(p)
+
+    def by_h11(pieces: list[bytes]) -> None:
+        conn = h11.Connection(h11.CLIENT)
+        conn.send(h11.Request(method="POST", target="/", headers=[("Host", "x"), ("Content-Length", "0")]))
+        conn.send(h11.EndOfMessage())
+        conn.receive_data(head)
+        conn.next_event()
+        for p in pieces:
+            conn.receive_data(p)
+            while not (isinstance(event := conn.next_event(), h11.EndOfMessage) or event is h11.NEED_DATA):
+                pass
+
+    unpaced = [body[i:i + 65536] for i in range(0, len(body), 65536)]
+    paced = [b"%x\r\n%b\r\n" % (len(e), e) for e in events] + [b"0\r\n\r\n"]
+    for label, pieces in (("unpaced (64 KiB reads)", unpaced), ("paced (a chunk a read)", paced)):
+        cost = {}
+        for name, fn in (("bridge.wire", by_wire), ("h11", by_h11)):
+            runs = []
+            for _ in range(31):
+                t0 = time.thread_time_ns()
+                fn(pieces)
+                runs.append((time.thread_time_ns() - t0) / len(events) / 1000)
+            cost[name] = statistics.median(runs)
+        print(f"  chunked decoding, {label}: bridge.wire {cost['bridge.wire']:.2f} µs/event, "
+              f"h11 {cost['h11']:.2f} µs/event ({cost['h11'] / cost['bridge.wire']:.1f}x)")
+    print("  a child's request framed loosely (each should be refused):")
+    for case, data in H11_SERVER_CASES.items():
+        print(f"    {case:<32} bridge.wire: {_wire_verdict(data):<9} h11: {_h11_verdict(data)}")
+    from ccswitch_tui.bridge.translate.sse import SSEDecoder
+
+    line = []
+    for mb in (5, 10, 20):
+        decoder = SSEDecoder(max_event=1 << 40)
+        piece = b"x" * 65536
+        t0 = time.thread_time_ns()
+        for _ in range(mb * 16):
+            decoder.frames(piece)
+        line.append(f"{mb} MB {(time.thread_time_ns() - t0) / 1e9:.3f} s")
+    print(f"  an SSE event without its blank line, fed 64 KiB at a time to the translation's decoder: "
+          f"{', '.join(line)}")
+
+
 def main() -> None:
     before = rss_mb()  # before aiohttp is imported
     from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
@@ -505,6 +679,9 @@ def main() -> None:
             print(f"bridge memory: {before:.1f} MB before start, {idle:.1f} MB idle, {max(peak):.1f} MB peak "
                   f"under 200 streams ({records} requests recorded)")
             bodies_gaps(direct, tmp)
+        framing_comparison()
+        if os.environ.get("BENCH_BASE"):
+            trees_side_by_side(direct, os.environ["BENCH_BASE"])
         print("start-up (recording loads the bridge once the child runs; the plain launch path does not):")
         launch_path(int(os.environ.get("BENCH_LAUNCH_RUNS", "20")), direct, answered)
     finally:

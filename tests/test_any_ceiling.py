@@ -21,7 +21,6 @@ CEILINGS = {
     "tools/fields.py": 16,
     "tui/host.py": 13,
     "bridge/observe.py": 12,
-    "bridge/wire.py": 11,
     "tui/render.py": 11,
     "bridge/server.py": 10,
     "keys/secret_service.py": 10,
@@ -37,6 +36,7 @@ CEILINGS = {
     "keys/keyring.py": 5,
     "tools/importing.py": 5,
     "tui/widgets/detail.py": 5,
+    "bridge/framing.py": 4,  # from wire.py (split): a header's default, the decompressors
     "bridge/translate/parts.py": 4,
     "bridge/translate/stream.py": 4,
     "importers/cc_switch.py": 4,
@@ -47,6 +47,7 @@ CEILINGS = {
     "diagnose/check.py": 3,
     "launch/launcher.py": 3,
     "model.py": 3,
+    "policy/secret_forms.py": 3,  # one pattern and filter over str and bytes alike
     "runs/archive_write.py": 3,
     "runs/board.py": 3,
     "runs/board_charts.py": 3,

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from other_user import as_nobody
 from provider_stub import ProviderStub
 
 from ccswitch_tui.bridge.guard import Guard
@@ -92,21 +93,46 @@ def test_a_recorded_run_whose_child_ends_at_once_ends_cleanly(ccs, base_env, key
     assert all((records / m["recording"]["records"]).read_text() == "" for m in manifests)
 
 
-def test_a_released_guard_leaves_the_child_alone_and_exits_without_being_waited_for(tmp_path):
+def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_gone(tmp_path):
     """``release()`` returns at once, even while the guard is still starting; the guard still reads
-    ``done`` before the pipe's end, so it exits without ending the child's group."""
+    ``done`` before the pipe's end, so it does not end the child's group: it answers 503 on the port,
+    naming the launch, for as long as the child lives, and exits once it is gone."""
     child = subprocess.Popen(["sleep", "30"], start_new_session=True)
     listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
     try:
-        guard = Guard.start(listener.fileno())
+        guard = Guard.start(listener.fileno(), "20990101T000000Z-guarded")
         guard.watch(child.pid)
         guard.release()  # at once: the guard has most likely not even started reading yet
+        listener.close()  # ccs's own copy: the guard's alone holds the port now
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"POST /openai/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+            reply = s.makefile("rb").read()
+        assert reply.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+        assert b"launch 20990101T000000Z-guarded has ended" in reply
+        if os.geteuid() == 0:  # another user gets nothing at all, not even the launch's id
+
+            def knock() -> str:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                        return s.makefile("rb").read().decode("latin-1")
+                except ConnectionResetError:
+                    return ""
+
+            assert as_nobody(knock) == ""
+        time.sleep(0.3)
+        assert guard._proc.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
+        child.kill()
+        child.wait()
         deadline = time.monotonic() + 10
         while guard._proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         assert guard._proc.returncode == 0
-        assert child.poll() is None  # had the guard missed "done", it would have ended the group
+        with pytest.raises(OSError):  # the port is free again
+            socket.create_connection(("127.0.0.1", port), timeout=2)
     finally:
         listener.close()
-        child.kill()
-        child.wait()
+        if child.poll() is None:
+            child.kill()
+            child.wait()

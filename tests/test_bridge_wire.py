@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 from test_bridge import wait_records
 
+from ccswitch_tui.bridge import framing as framing_module
 from ccswitch_tui.bridge import server as bridge_server
+from ccswitch_tui.bridge import upstream as upstream_side
 from ccswitch_tui.bridge import wire
 from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
 
@@ -85,7 +87,10 @@ class Scripted:
             data = b""
             while True:
                 while b"\r\n\r\n" not in data:
-                    more = conn.recv(65536)
+                    try:
+                        more = conn.recv(65536)
+                    except ConnectionResetError:  # the bridge dropped a connection it would not reuse
+                        return
                     if not more:
                         return
                     data += more
@@ -429,7 +434,7 @@ def test_parallel_requests_find_their_upstream_connections_open_again(bridge_to)
 
 
 def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
-    monkeypatch.setattr(wire, "IDLE_SECONDS", 0.2)
+    monkeypatch.setattr(upstream_side, "IDLE_SECONDS", 0.2)
     upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY)
     b = bridge_to(upstream)
     assert ask(b) == (200, BODY) and ask(b) == (200, BODY)
@@ -439,11 +444,11 @@ def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
     assert upstream.connections == 2
 
 
-@pytest.mark.parametrize("sweep_left", [0, wire._SWEEP_LEFT])
+@pytest.mark.parametrize("sweep_left", [0, framing_module._SWEEP_LEFT])
 def test_whole_chunks_found_at_once_agree_with_the_careful_way(monkeypatch, sweep_left):
     """The chunks found in one sweep and the careful reading give the same payload, whatever the
     payloads hold (a CRLF of their own, a chunk's framing as text), and however the body is cut."""
-    monkeypatch.setattr(wire, "_SWEEP_LEFT", sweep_left)
+    monkeypatch.setattr(framing_module, "_SWEEP_LEFT", sweep_left)
     swept = []
     real = wire.ChunkedDecoder._whole_chunks
     monkeypatch.setattr(wire.ChunkedDecoder, "_whole_chunks",

@@ -447,7 +447,7 @@ def test_launch_path_imports_neither_textual_nor_httpx(tmp_path, clients_bin):
 def test_plain_launch_path_does_not_import_the_bridge(tmp_path):
     """The bridge's server (and asyncio under it) is imported only when recording is on, and even
     then no HTTP library: the bridge speaks HTTP with the standard library (``bridge.wire``)."""
-    bridge = ('asyncio', 'ccswitch_tui.bridge.server', 'ccswitch_tui.bridge.wire')
+    bridge = ('asyncio', 'ccswitch_tui.bridge.server', 'ccswitch_tui.bridge.wire', 'ccswitch_tui.bridge.serving')
     code = (
         "import sys\n"
         "from ccswitch_tui.cli import run\n"

@@ -1,18 +1,33 @@
-"""A recorded child never outlives its ccs, and never talks to a port ccs no longer holds.
+"""The bridge's port lives as long as anything that holds the launch's token.
 
-The bridge lives in ccs's own process. If ccs dies (``kill -9``, a crash) the child would keep
-sending its prompts, with the token, to ``127.0.0.1:<port>``, and any local user could listen there
-and answer. So a recorded launch starts a guard: a tiny process of its own session that shares the
-bridge's listening socket (it never accepts on it) and holds the reading end of a pipe whose
-writing end only ccs holds. ccs tells it the child's process group once the child runs, and
-``done`` when the launch ends normally. When the pipe closes without ``done``, ccs is gone: the
-guard ends the child's process group (SIGTERM, then SIGKILL after a grace period) and only then
-exits, closing the socket. Until then the port stays taken, so nobody else can listen on it: a
-request the child sends in between waits in the socket's queue and is never read.
+The bridge lives in ccs's own process, and the child (and whatever it starts) holds the token and
+sends its prompts to ``127.0.0.1:<port>``. Once that port is free, any local user can listen there,
+receive them and forge the answers. So a recorded launch starts a guard before the child (a small
+program of its own session, ``bridge.guard_program``) that shares the bridge's listening socket and
+holds it until no process of the launch remains, however the launch ended:
 
-    guard = Guard.start(listen_fd)
+- The guard learns the child's process group before the child runs a single instruction of its
+  own: the child writes its pid (its group, and its session when it leads one) into the guard's
+  pipe itself, from the fork, before it executes the tool (``in_child``). The pipe's writing end
+  stays open in the child until that exec, so a ccs killed at any moment after the fork still
+  leaves the guard knowing the group. ccs says it again once the child runs (``watch``).
+- While ccs runs, the guard only reads its pipe. ``done`` (``release``): the launch ended normally.
+  The pipe closing without ``done``: ccs is gone (``kill -9``, a crash); the guard ends the launch's
+  processes (SIGTERM, SIGKILL after a grace period).
+- Either way it then answers every request on the port with a 503 naming the ended launch (never
+  forwarding anything; another user's connections are closed unread), until no process of the
+  launch is left — none in the child's group or session, none carrying the launch's
+  ``CCS_LAUNCH_ID`` — and only then exits, which frees the port.
+
+What it cannot see: a process that leaves the child's group and session (``setsid``) and also drops
+``CCS_LAUNCH_ID`` from its environment (an ``env -i``, a daemon that cleans its environment) is no
+longer known to be the launch's; if it kept the token it may outlive the port. Outside Linux (no
+``/proc``) only the child's process group is watched.
+
+    guard = Guard.start(listen_fd, launch_id)
+    ... Popen(..., preexec_fn=lambda: (os.setpgid(0, 0), guard.in_child()))
     guard.watch(child_pid)     # the child's pid, which is its process group
-    guard.release()            # the launch ended: the guard exits and leaves the group alone
+    guard.release()            # the launch ended: the guard holds the port until its processes are gone
 """
 
 from __future__ import annotations
@@ -20,54 +35,27 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-GRACE = 2.0  # seconds between SIGTERM and SIGKILL for the child's group
+GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a launch whose ccs is gone
 
-# The guard's program: no import of ccs (it starts in a few ms with -I -S), nothing on the terminal.
-_PROGRAM = r"""
-import os, signal, sys, time
-for s in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
-    signal.signal(s, signal.SIG_IGN)
-grace = float(sys.argv[1])
-group = None
-data = b""
-while True:
-    more = os.read(0, 4096)
-    if not more:
-        break
-    data += more
-    lines = data.split(b"\n")
-    data = lines.pop()
-    for line in lines:
-        if line == b"done":
-            sys.exit(0)
-        if line.isdigit():
-            group = int(line)
-if group is None:
-    sys.exit(0)
-for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
-    try:
-        os.killpg(group, sig)
-    except (ProcessLookupError, PermissionError):
-        break
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except (ProcessLookupError, PermissionError):
-            sys.exit(0)
-        time.sleep(0.02)
-"""
+# The guard's program: ccs's own package on the path, nothing else of ccs imported (it starts in
+# a few ms with -I -S), nothing on the terminal.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+         "from ccswitch_tui.bridge.guard_program import main; main(sys.argv)")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 class Guard:
     def __init__(self, proc: subprocess.Popen[bytes]):
         self._proc = proc
+        self._fd = proc.stdin.fileno() if proc.stdin is not None else -1
 
     @classmethod
-    def start(cls, listen_fd: int, grace: float = GRACE) -> Guard:
+    def start(cls, listen_fd: int, launch_id: str, grace: float = GRACE) -> Guard:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _PROGRAM, str(grace)],
+            [sys.executable, "-I", "-S", "-c", _BOOT, _PACKAGE_ROOT, str(listen_fd), str(grace), launch_id,
+             str(os.geteuid())],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(listen_fd,), start_new_session=True, cwd="/",
             env={"PATH": os.environ.get("PATH", os.defpath)},
@@ -78,16 +66,24 @@ class Guard:
     def pid(self) -> int:
         return self._proc.pid
 
+    def in_child(self) -> None:
+        """In the child, between its fork and its exec, once it is in its own process group: tell
+        the guard its pid. (The pipe's end closes at the exec: it never reaches the tool.)"""
+        try:
+            os.write(self._fd, b"%d\n" % os.getpid())
+        except OSError:  # the guard is gone: nothing to tell
+            pass
+
     def watch(self, child_pid: int) -> None:
-        """The child runs (its pid is its process group): end that group if ccs dies."""
+        """The child runs (its pid is its process group): said again from ccs's side."""
         self._send(f"{child_pid}\n".encode())
 
     def release(self) -> None:
-        """The launch ended normally: the guard exits without touching anything. ccs does not wait
-        for it (a guard still starting would add its whole start, some 15 ms, to a short launch):
-        ``done`` is in the pipe before the pipe closes, so the guard reads it first whenever it
-        gets there. A guard not yet gone is reaped later (by ``subprocess`` in a long-lived ccs,
-        by init once ccs exits)."""
+        """The launch ended normally: the guard answers 503 on the port until the launch's last
+        process is gone, then exits. ccs does not wait for it (a guard still starting would add its
+        whole start, some 15 ms, to a short launch): ``done`` is in the pipe before the pipe closes,
+        so the guard reads it first whenever it gets there. A guard not yet gone is reaped later (by
+        ``subprocess`` in a long-lived ccs, by init once ccs exits)."""
         self._send(b"done\n")
         if self._proc.stdin is not None:
             try:

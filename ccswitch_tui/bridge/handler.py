@@ -17,9 +17,10 @@ calls, in this order:
 4. ``exchange.response_end()`` once after the upstream's body ended normally; its bytes are the
    last the child gets.
 
-A handler never sees the key in an answer, and cannot hand it back: the server filters the
-upstream's bytes before ``response_head``/``response_chunk`` get them, and filters again what they
-return (a translator that joins two halves of a secret writes it whole) before the child gets it.
+A handler cannot hand the key back: the server filters the headers before ``response_head``
+gets them, and everything a handler returns (a translator that joins two halves of a secret writes
+it whole) before the child gets it; the body reaches a handler that rewrites it as the upstream
+sent it (a second filter would only cost a pass), and every text a record keeps is masked.
 A handler's own failure sent to the child (``response.failed``, say) is what the record's outcome
 says, with what the upstream had sent.
 An exchange that parses the answer itself (a translation) may say so with ``observes`` (read
@@ -32,7 +33,9 @@ record, ``upstream``: what the server says of the upstream's answer when the exc
 the failure is the provider's own error). Such an exchange also
 says, with ``ended`` (read after each piece it returned went out), whether what it returned so
 far ends the child's stream (its terminal event): the server then does not parse what the child
-gets either.
+gets either. An exchange that gives an answer up (a translation it has no room for) says so with
+``done_reading`` (optional, read after each chunk): the server then reads no more of the upstream's
+answer, closes that connection and ends the child's.
 
 The records always describe the wire on both sides: the child's path and requested model, the
 upstream URL that was really called, and the served model and usage read from the upstream's own
@@ -44,7 +47,7 @@ launch picks it when it builds the routes. ``PASSTHROUGH`` changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass
@@ -55,6 +58,14 @@ class Outgoing:
     path: str  # relative to the route's upstream base URL, starting with "/", query included
     headers: dict[str, str]
     body: bytes
+
+
+@runtime_checkable
+class GivesUp(Protocol):
+    """An exchange that can give its answer up: after each chunk the server asks ``done_reading``."""
+
+    @property
+    def done_reading(self) -> bool: ...
 
 
 class Exchange(Protocol):

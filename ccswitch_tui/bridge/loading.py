@@ -120,6 +120,17 @@ class LoadingBridge:
     def records(self) -> list[dict[str, Any]]:
         return rec.read_records(self.records_path)
 
+    @property
+    def records_lost(self) -> int:
+        return self._bridge.records_lost if self._bridge is not None else 0
+
+    def lost_unreported(self) -> int:
+        """Records lost since the last stderr line about them."""
+        return self._bridge.lost_unreported() if self._bridge is not None else 0
+
+    def connections_refused(self) -> dict[str, int]:
+        return self._bridge.connections_refused() if self._bridge is not None else {}
+
     def wait_ready(self, timeout: float = 30.0) -> bool:
         """True once the server answers (for tests and benchmarks; a launch never waits)."""
         self._thread.join(timeout)

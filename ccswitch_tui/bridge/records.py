@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from ccswitch_tui.bridge.tally import Tally
 from ccswitch_tui.bridge.usage_cells import UsageCells
 from ccswitch_tui.policy import mask, secret_param
 from ccswitch_tui.policy.redact import redact_text
+from ccswitch_tui.policy.secret_forms import SecretForms
 
 RECORDS_SUFFIX = ".requests.jsonl"
 
@@ -45,10 +46,11 @@ def records_path(runs_dir: Path, launch_id: str) -> Path:
 
 
 class Masker:
-    """Replaces the given secrets, and anything shaped like a credential, with a mask."""
+    """Replaces the given secrets (in every form they travel in) and anything shaped like a
+    credential with a mask."""
 
     def __init__(self, secrets: Iterable[str]):
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._forms = SecretForms(((s, None) for s in secrets if s), mask)  # every form (policy.secret_forms)
         # Most short texts come again and again (a route's path, the upstream's URL, a model name):
         # masked once each. The rule is a few tens of microseconds of Python per text.
         self._short: dict[str, str] = {}
@@ -69,13 +71,11 @@ class Masker:
         return masked
 
     def exact(self, text: str | None) -> str | None:
-        """Only the given secrets masked: for names (a model) that the credential shapes would mangle."""
+        """Only the given secrets masked (in every form): for names (a model) that the credential
+        shapes would mangle."""
         if not text:
             return text
-        for s in self._secrets:
-            if s in text:
-                text = text.replace(s, mask_value(s))
-        return text
+        return self._forms.text(text)
 
     def clip(self, text: str | None, limit: int = 500) -> str | None:
         """Masked first, cut after: a secret across the cut is masked whole, never left half in clear."""
@@ -113,14 +113,22 @@ def provider_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 class RecordWriter:
     """Appends records to the JSONL file, one ``write`` per line, flushed at once so another process
-    (``ccs runs``, the TUI) can follow a run live. Thread-safe."""
+    (``ccs runs``, the TUI) can follow a run live. Thread-safe.
 
-    def __init__(self, path: Path):
+    A record that cannot be written (a full disk, a quota, an I/O error) is never lost silently: the
+    part of its line that did get written is cut off again (no half line is left for a reader to
+    trip on), ``lost`` counts it, and ``on_lost(lost, why)`` hears of it at the time."""
+
+    def __init__(self, path: Path, on_lost: Callable[[int, str], None] | None = None):
         self.path = path
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self._size = os.fstat(self._fd).st_size
         self._lock = threading.Lock()
+        self._on_lost = on_lost
         self.count = 0
+        self.lost = 0
+        self.lost_why: str | None = None
 
     def write(self, record: Mapping[str, Any], large: tuple[str, ...] = ()) -> None:
         """Append ``record``; its string fields named in ``large`` are written a piece at a time
@@ -129,8 +137,30 @@ class RecordWriter:
         with self._lock:
             if self._fd < 0:
                 return
-            os.write(self._fd, line)
-            self.count += 1
+            done = 0
+            try:
+                while done < len(line):
+                    done += os.write(self._fd, line[done:] if done else line)
+            except OSError as exc:
+                self._cut_back(done)
+                self.lost += 1
+                self.lost_why = exc.strerror or str(exc)
+                lost, why = self.lost, self.lost_why
+            else:
+                self._size += done
+                self.count += 1
+                return
+        if self._on_lost is not None:
+            self._on_lost(lost, why)
+
+    def _cut_back(self, written: int) -> None:
+        """What got written of a line that could not be written whole, removed again."""
+        if not written:
+            return
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            self._size += written  # left as it is: a reader skips a line that is not JSON
 
     def close(self) -> None:
         with self._lock:
@@ -236,7 +266,7 @@ def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[st
         if cells is not None:
             cells.add(r)
         path = str(r.get("path") or "?").split("?")[0]
-        by_path[f"{r.get('method', '?')} {path}"] += 1
+        by_path[f"{r.get('method') or '?'} {path}"] += 1
         by_status[str(r.get("status"))] += 1
         by_outcome[str(r.get("outcome"))] += 1
         if r.get("upstream_url"):

@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge import wire
-from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
+from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, GivesUp, Handler, Outgoing
 from ccswitch_tui.bridge.observe import (
     ResponseObserver,
     error_from_body,
@@ -47,12 +47,14 @@ from ccswitch_tui.bridge.observe import (
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
 from ccswitch_tui.bridge.provider_errors import classify_text
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
+from ccswitch_tui.bridge.routes import leaves_route, split_target
 from ccswitch_tui.errors import CcsError
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
 RETRY_MEMORY = 10_000  # request digests kept to recognise a retry
 MAX_RECORDED_BODY = 1024 * 1024  # per body, with --record-bodies
 MAX_ERROR_BODY = 8192  # of an error answer, read for its message
+LOST_EVERY = 10.0  # seconds between two stderr lines about records that could not be written
 _BODY_MARGIN = 4096  # read past a cut, so that a secret across it is masked whole before cutting
 # The bridge reads (decodes) every answer before the child gets it, to keep secrets out: it asks for
 # what it decodes (``bridge.wire``), and answers 502 for any other Content-Encoding.
@@ -132,6 +134,10 @@ class Bridge:
         self._error: BaseException | None = None
         self.port: int | None = None
         self._sock: socket.socket | None = sock
+        self._server: wire.Server | None = None
+        self._refusals: set[str] = set()
+        self._lost_said = 0.0
+        self._lost_reported = 0
 
     # --- the interface ----------------------------------------------------------------------
 
@@ -173,7 +179,7 @@ class Bridge:
             raise BridgeError(f"cannot start the recording bridge on 127.0.0.1 ({exc}); launch without --record") \
                 from None
         self._sock = sock
-        self._writer = rec.RecordWriter(self.config.records_path)
+        self._writer = rec.RecordWriter(self.config.records_path, on_lost=self._record_lost)
         if self.config.record_bodies:
             # The bodies thread runs Python for hundreds of ms per MiB (masking). By default the
             # interpreter hands itself to the waiting event loop only every 5 ms, and each stream's
@@ -236,7 +242,8 @@ class Bridge:
             # not answered yet.
             if self._sock is None:
                 raise RuntimeError("the bridge's socket is bound by start(), before the loop serves")
-            server = await wire.serve(self._sock, self._handle, MAX_REQUEST_BODY)
+            server = await wire.serve(self._sock, self._handle, MAX_REQUEST_BODY, refused=self._refused)
+            self._server = server
             self.port = self._sock.getsockname()[1]
             self._ready.set()
             await self._stopping.wait()
@@ -251,6 +258,43 @@ class Bridge:
                 await server.close(0.5)
             await self._pool.close()
 
+    @property
+    def records_lost(self) -> int:
+        """Records that could not be written (a full disk): for the manifest."""
+        return self._writer.lost if self._writer is not None else 0
+
+    def lost_unreported(self) -> int:
+        """Records lost since the last stderr line about them."""
+        return self.records_lost - self._lost_reported
+
+    def _record_lost(self, lost: int, why: str) -> None:
+        """Said on stderr at the time (the first, then at most every few seconds with the count so
+        far); the launch's end says the total (``bridge.session``)."""
+        now = time.monotonic()
+        if lost > 1 and now - self._lost_said < LOST_EVERY:
+            return
+        self._lost_said = now
+        self._lost_reported = lost
+        print(f"ccs: warning: a request record could not be written to {self.config.records_path} ({why}); "
+              f"{lost} lost so far: this run's request counts and totals will be short", file=sys.stderr)
+
+    def connections_refused(self) -> dict[str, int]:
+        """Connections turned away before a request was read, by why (``wire.OVER_LIMIT``,
+        ``wire.OTHER_USER``): for the manifest."""
+        return dict(self._server.refused) if self._server is not None else {}
+
+    def _refused(self, why: str, line: str) -> None:
+        """A connection turned away: the first of each kind is a record (a flood is not thousands)."""
+        if why in self._refusals or self._writer is None:
+            return
+        self._refusals.add(why)
+        self._writer.write({"id": next(self._stats.ids), "started": utc_iso(time.time()), "method": None,
+                            "route": None, "path": None, "upstream_url": None,
+                            "key_fingerprint": self.config.key_fingerprint,
+                            "status": 503 if why == wire.OVER_LIMIT else None, "outcome": rec.REFUSED,
+                            "duration_ms": 0.0, "in_flight": self._stats.in_flight, "usage_source": "missing",
+                            "error": f"ccs bridge: {line}; further ones are counted in the manifest"})
+
     # --- one request ------------------------------------------------------------------------
 
     async def _handle(self, request: wire.Request) -> None:  # noqa: C901
@@ -258,9 +302,7 @@ class Bridge:
         t0 = time.perf_counter()
         stats = self._stats
         raw = request.raw_path
-        name, _, rest = raw[1:].partition("/")
-        name, sep, query = name.partition("?")  # a bare /route?x=1
-        rest = "/" + rest if not sep else "?" + query
+        name, rest = split_target(raw)
         route = self._routes.get(name)
         record: dict[str, Any] = {
             "id": next(stats.ids), "started": utc_iso(now), "method": request.method,
@@ -343,6 +385,9 @@ class Bridge:
         if route is None:
             return self._refuse(record, 404, f"ccs bridge: no route {record['path']!r}; "
                                 f"use one of {', '.join('/' + n for n in self._routes)}", None)
+        if leaves_route(rest):
+            return self._refuse(record, 400, f"ccs bridge: the path {record['path']!r} climbs out of the route "
+                                f"/{route.name} (a '..' segment, perhaps encoded); it was not sent upstream", route)
         if not self._carries_token(request):
             return self._refuse(record, 401, "ccs bridge: this request does not carry the launch's token", route)
         body = await request.read()
@@ -377,7 +422,8 @@ class Bridge:
             headers[k] = v
         headers["Accept-Encoding"] = ACCEPT_ENCODING
         exchange = route.handler.exchange(request.method, rest)
-        out = exchange.request(Outgoing(request.method, rest.replace(token, key), headers, body))
+        # in a URL the key is percent-encoded: a "+" left as it is would reach the upstream as a space
+        out = exchange.request(Outgoing(request.method, rest.replace(token, quote(key, safe="")), headers, body))
         added = getattr(exchange, "record_fields", None)  # optional in the Exchange protocol
         for k, v in (added() if added is not None else {}).items():
             if k not in record:  # the wire facts stay the server's
@@ -457,7 +503,10 @@ class Bridge:
         error_body = bytearray()
         kept = bytearray() if self.config.record_bodies else None
         answer.kept = kept
-        upstream_filter = self._filter.stream()
+        # What a handler returns is filtered on its way to the child (a translation that joins two
+        # halves of a secret writes it whole); what it reads needs no filter of its own then, one
+        # pass instead of two, and what a record keeps of it is masked when written.
+        upstream_filter = None if exchange.rewrites_body else self._filter.stream()
         child_filter = self._filter.stream() if exchange.rewrites_body else None
         received = 0
         try:
@@ -485,9 +534,13 @@ class Bridge:
                 answer.delivered = True
 
         observe = None if answer.observes else observer.feed  # a translation reads the bytes itself: once
+        gives_up = exchange if isinstance(exchange, GivesUp) else None  # optional (bridge.handler)
 
         def take(raw: bytes) -> bytes:
-            clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
+            if upstream_filter is None:
+                clean = raw
+            else:
+                clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
             if observe is not None:
                 observe(clean)
             if answer.failing and len(error_body) < MAX_ERROR_BODY:
@@ -506,6 +559,8 @@ class Bridge:
                     received += len(chunk)
                     record["response_bytes"] = received
                     await send(take(chunk))
+                    if gives_up is not None and gives_up.done_reading:
+                        break  # the handler gave the answer up (too large to translate): no more is read
             except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
                 record.update(outcome=rec.UPSTREAM_ABORTED, error=self._mask.clip(

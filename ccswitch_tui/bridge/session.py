@@ -7,6 +7,7 @@ Only the bridge's loading thread imports the server (and so asyncio), while the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,13 +74,19 @@ class RecordingSession:
         bridge = LoadingBridge(config, records_path)
         guard = None
         try:
-            guard = Guard.start(bridge.listen_fd)
+            guard = Guard.start(bridge.listen_fd, plan.launch_id)
             return cls(plan, bridge, specs, options, key, guard)
         except BaseException:
             if guard is not None:
                 guard.release()
             bridge.stop()
             raise
+
+    def in_child(self) -> None:
+        """In the child, after its fork and before its exec (``preexec_fn``), in its own process
+        group: the guard learns that group before the tool runs (``bridge.guard``)."""
+        if self.guard is not None:
+            self.guard.in_child()
 
     def child_started(self, pid: int) -> None:
         """The child runs: the server may finish loading now, and if ccs dies the guard ends the
@@ -104,7 +111,17 @@ class RecordingSession:
         self.bridge.stop()
         if self.guard is not None:
             self.guard.release()
-        return rec.summarize(self.bridge.records(), self.real_plan.models.values())
+        summary = rec.summarize(self.bridge.records(), self.real_plan.models.values())
+        refused = self.bridge.connections_refused()
+        if refused:
+            summary["connections_refused"] = refused
+        lost = self.bridge.records_lost
+        if lost:
+            summary["records_lost"] = lost  # `ccs runs`, `runs report` and `ccs usage` mark the run
+            if self.bridge.lost_unreported():
+                print(f"ccs: warning: {lost} request record(s) of this run could not be written to "
+                      f"{self.bridge.records_path}; its request counts and totals are short", file=sys.stderr)
+        return summary
 
 
 def known_secrets(plan: LaunchPlan, key: str, specs: list) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from ccswitch_tui.launch.liveness import state, status_text
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.policy.redact import echo_revealed
-from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, user_argv
+from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, records_lost, user_argv
 from ccswitch_tui.runs.origin import machine_here, machine_of, machines, refuse_imported
 from ccswitch_tui.terminal_text import visible, visible_json
 from ccswitch_tui.tools.share import describe
@@ -262,7 +262,8 @@ def runs_group(click_ctx: click.Context, profile: str | None, as_json: bool) -> 
         return
 
     rows = [[m.get("launch_id", "?"), m.get("profile", "?"), m.get("tool", "?"), m.get("started") or "-",
-             status_text(m), str(m.get("label") or "-"), m.get("key_fingerprint") or "-", _argv_cell(m)]
+             status_text(m) + (f" ({lost} records lost)" if (lost := records_lost(m)) else ""),
+             str(m.get("label") or "-"), m.get("key_fingerprint") or "-", _argv_cell(m)]
             for m in runs]
     headers = ["LAUNCH ID", "PROFILE", "TOOL", "STARTED", "STATUS", "LABEL", "KEY", "ARGV"]
     if len(machines(runs, here)) > 1:  # imported runs from elsewhere: say where each ran
@@ -355,7 +356,7 @@ def runs_report(ctx: Context, launch_ids: tuple[str, ...], label: str | None, ro
     else:
         manifests = [find_manifest(ctx.paths, i) for i in launch_ids]
     data = report(manifests, ctx.paths)
-    _warn_lines(problems + [n for m in manifests if (n := damage_note(m))] + data["problems"])
+    _warn_lines(problems + [n for m in manifests if (n := damage_note(m))] + data["problems"])  # lost records too
     if fmt == "json":
         emit_json(data)
     elif fmt == "csv":

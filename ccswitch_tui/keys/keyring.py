@@ -18,6 +18,7 @@ from ccswitch_tui.errors import CcsError, KeyError_, KeyringUnavailable, StoreKe
 from ccswitch_tui.keys.salt import Salt, current_salt, fingerprint
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir
+from ccswitch_tui.policy.redact import remember
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.checker import check_key_id
@@ -299,10 +300,11 @@ class KeyStore:
 
     # keys for profiles
     def lookup(self, key_ref: str) -> str | None:
-        """The key value for ``provider.key`` (a keyring id or ``env:VAR``), or None when absent."""
-        if key_ref.startswith("env:"):
-            return self.environ.get(key_ref[4:]) or None
-        return self.get(key_ref)
+        """The key value for ``provider.key`` (a keyring id or ``env:VAR``), or None when absent. From
+        now on ccs's output filter masks it in every form."""
+        value = self.environ.get(key_ref[4:]) if key_ref.startswith("env:") else self.get(key_ref)
+        remember(value)
+        return value or None
 
     def resolve(self, profile: Profile) -> str:
         """The profile's key, or a KeyError_ saying how to provide it."""

@@ -244,15 +244,18 @@ def _terminal_fd() -> int | None:
 
 
 def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path,  # noqa: C901
-              started: Callable[[int], None] | None = None) -> int:
+              started: Callable[[int], None] | None = None, before_exec: Callable[[], None] | None = None) -> int:
     """Run the child in its own process group; on a terminal, make that group the foreground one
     (so Ctrl-C and Ctrl-Z reach the tool, not ccs). Forward SIGTERM/SIGHUP/SIGINT/SIGQUIT to the
     group. Return the child's status (128+N for signal N). ``started`` gets the child's pid (its
-    process group) as soon as it runs (a recorded launch's guard watches that group)."""
+    process group) as soon as it runs; ``before_exec`` runs in the child, in its own process group,
+    before the tool does (a recorded launch's guard learns the group there: ``bridge.guard``)."""
     tty = _terminal_fd()
 
     def in_child() -> None:
         os.setpgid(0, 0)
+        if before_exec is not None:
+            before_exec()
         if tty is not None:
             signal.signal(signal.SIGTTOU, signal.SIG_IGN)
             os.tcsetpgrp(tty, os.getpgrp())
@@ -382,6 +385,10 @@ class RecordingHook(LaunchHook):
         ctx.plan = self.session.plan
         ctx.manifest.update(self.session.manifest_fields())
 
+    def in_child(self) -> None:
+        """In the child before its exec: the port's guard learns its process group (``bridge.guard``)."""
+        self.session.in_child()
+
     def child_started(self, ctx: HookContext, pgid: int) -> None:
         self.session.child_started(pgid)  # the guard that ends the child if ccs dies
 
@@ -458,6 +465,12 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                 for hook in hooks:
                     hook.child_started(ctx, pgid)
 
+            in_child = [f for hook in hooks if (f := getattr(hook, "in_child", None)) is not None]
+
+            def before_exec() -> None:  # in the child, between its fork and its exec
+                for f in in_child:
+                    f()
+
             ended = [False]
             spec = _spec(prep)
             if spec.program and spec.batch(prep.user_args or ()) and \
@@ -472,9 +485,10 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                 from ccswitch_tui.launch.ptytail import supervise_on_pty
 
                 status = supervise_on_pty(plan.argv, prep.executable, plan.env, plan.cwd, tail, FORWARDED,
-                                          started=started_)
+                                          started=started_, before_exec=before_exec)
             else:
-                status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_)
+                status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_,
+                                   before_exec=before_exec)
             ended[0] = True
         except OSError as exc:
             assert manifest is not None

@@ -71,7 +71,8 @@ def _set_window_size(fd: int, size: bytes | None) -> None:
 
 
 def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path, tail: Tail,  # noqa: C901
-                     forwarded: Sequence[int], started: Callable[[int], None] | None = None) -> int:
+                     forwarded: Sequence[int], started: Callable[[int], None] | None = None,
+                     before_exec: Callable[[], None] | None = None) -> int:
     """As ``launcher.supervise``, with the child on a pseudo-terminal whose output also goes to
     ``tail``. Returns the child's status (128+N for signal N)."""
 
@@ -83,6 +84,8 @@ def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str
 
     def in_child() -> None:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the pseudo-terminal is the child's own terminal
+        if before_exec is not None:  # the child leads its own session (and group) already
+            before_exec()
         signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded)
 
     signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)

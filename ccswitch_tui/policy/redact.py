@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any, TextIO
 
+from ccswitch_tui.policy.secret_forms import KnownSecrets
 from ccswitch_tui.policy.shapes import CREDENTIAL_HEADER_RE as _HEADER
 from ccswitch_tui.policy.shapes import SECRET_PARAM_RE, LazyPattern, key_spans
 
@@ -31,6 +32,14 @@ def mask_token(token: str) -> str:
     return f"{token[:3]}…{token[-4:]}" if len(token) >= 16 else "****"
 
 
+_KNOWN = KnownSecrets(mask_token)  # every secret ccs read in this process: masked in every form
+
+
+def remember(*secrets: str | None) -> None:
+    """Mask every form of these secrets in whatever ccs prints from now on (``secret_forms``)."""
+    _KNOWN.remember(*secrets)
+
+
 def _param(m: re.Match[str]) -> str:
     name, value = m.group("name"), m.group("value")
     if value and value != HIDDEN and SECRET_PARAM_RE.search(name):
@@ -39,7 +48,9 @@ def _param(m: re.Match[str]) -> str:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every key-shaped token masked and every URL credential hidden."""
+    """``text`` with every key-shaped token masked and every URL credential hidden; first, every form
+    of each secret ccs read in this process (``remember``)."""
+    text = _KNOWN.masked(text)
     if not _MAYBE.search(text):
         return text
     text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{HIDDEN}@", text)

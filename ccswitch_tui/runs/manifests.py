@@ -113,7 +113,7 @@ TEXT_FIELDS = ("launch_id", "profile", "tool", "started", "ended", "key_id", "ke
 TEXT_MAPS = ("base_urls", "models")  # {name: text}
 SUMMARY_COUNTS = ("by_path", "by_status", "by_outcome", "endpoints", "models_requested", "models_served", "tokens",
                   "error_classes")
-SUMMARY_INTS = ("requests", "errors", "max_concurrency", "retries")
+SUMMARY_INTS = ("requests", "errors", "max_concurrency", "retries", "records_lost")
 DAMAGED = "_damaged"  # the fields of a manifest that were not what ccs writes (never written back)
 STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead
 
@@ -184,6 +184,23 @@ def counts_or_texts(value: Any, kind: type) -> dict[str, Any] | None:
     if isinstance(value, dict) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value.values()):
         return value
     return None
+
+
+def records_lost(m: Mapping[str, Any]) -> int:
+    """How many of a run's request records could not be written (a full disk): its counts and
+    totals are that much short."""
+    req = m.get("requests")
+    lost = req.get("records_lost") if isinstance(req, dict) else None
+    return lost if isinstance(lost, int) and not isinstance(lost, bool) and lost > 0 else 0
+
+
+def lost_note(m: Mapping[str, Any]) -> str | None:
+    """One line naming a run some of whose request records were lost, or None."""
+    lost = records_lost(m)
+    if not lost:
+        return None
+    return (f"run {m.get('launch_id')}: {lost} request record(s) could not be written (the disk was full?); "
+            "its request counts and token totals are short by them")
 
 
 def damage_note(m: Mapping[str, Any]) -> str | None:

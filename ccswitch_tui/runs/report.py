@@ -12,6 +12,7 @@ from typing import Any
 
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, md_cell, total
+from ccswitch_tui.runs.manifests import lost_note, records_lost
 from ccswitch_tui.runs.origin import machine_of
 from ccswitch_tui.runs.verdict import FIELDS, RunView, compare_views, view
 
@@ -56,6 +57,7 @@ def row_for(paths: Paths | None, m: Mapping[str, Any], v: RunView | None = None)
         "duration_s": _duration(m),
         "exit_status": m.get("exit_status"),
         "recorded": obs is not None,
+        "records_lost": records_lost(m),  # the REQS cell says so: the counts are that much short
         "machine": machine_of(m),
     }
 
@@ -89,6 +91,7 @@ def report(manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -
         if any(x is not None and total(x) is None for x in raw):
             problems.append(f"run {v.launch_id}: its summary holds an implausible count (not a whole number from 0 "
                             "to 10^18): shown as -")
+    problems += [n for m in manifests if (n := lost_note(m))]
     return {"rows": rows, "drifted_columns": sorted(drifted, key=_order), "problems": problems,
             "machines": sorted({r["machine"] for r in rows})}
 
@@ -124,7 +127,8 @@ def table_rows(data: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     cells = []
     for r in data["rows"]:
         marked = {COLUMN_OF.get(f) for f in r["drifted"]}
-        cells.append([_cell(r[c]) + ("*" if c in marked else "") for c in columns])
+        cells.append([_cell(r[c]) + (f" (+{r['records_lost']} lost)" if c == "requests" and r.get("records_lost")
+                                     else "") + ("*" if c in marked else "") for c in columns])
     return headers, cells
 
 

@@ -40,7 +40,7 @@ from ccswitch_tui.bridge.usage_cells import (
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, finite
-from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.runs.origin import machine_here, machine_of
 from ccswitch_tui.safe_read import iter_lines, loads_json_line
 
@@ -220,6 +220,8 @@ def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, sin
             price_cache[prof] = prices(prof) if prices else {}
         table = price_cache[prof]
         label = m.get("label") if isinstance(m.get("label"), str) else "-"
+        if (lost := lost_note(m)) is not None:
+            notes.append(lost)  # its records are fewer than its requests: these totals are short
         machine = machine_of(m, here)
         run_start = str(m.get("started") or "")
         undated_count = not since or run_start[:19] >= since  # a request without its own start: the run's

@@ -321,7 +321,7 @@ def _change(name: str, old: str, new: str, shown: Any, fingerprint: Any) -> str:
     return f"{a} → {b}"
 
 
-def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",  # noqa: C901
+def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
              removed: str = "kept out", launch: bool = True, trust: Mapping[str, str] | None = None,
              sources: Mapping[str, str] | None = None, theme: Mapping[str, str] | None = None,
              builder: SheetBuilder | None = None, fingerprint: Any = None) -> Sheet:

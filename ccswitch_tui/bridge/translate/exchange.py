@@ -24,11 +24,22 @@ from ccswitch_tui.bridge.translate.errors import responses_error, responses_stat
 from ccswitch_tui.bridge.translate.parts import Usage
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
-from ccswitch_tui.bridge.translate.sse import DONE, RepeatedText, SSEDecoder, TextDeltas, encode, parse
+from ccswitch_tui.bridge.translate.sse import DONE, MAX_EVENT, RepeatedText, SSEDecoder, TextDeltas, encode, parse
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
 
 CHAT_PATH = "chat/completions"
 _RUNS_PER_READ = 4
+# What one answer's translation may hold, estimated as it grows: each delta it keeps (text,
+# reasoning, a tool call's arguments) costs DELTA_COST (a string and its place in a list) plus
+# TEXT_WEIGHT a character of what it carries (an event's size past ENVELOPE, when not read as plain
+# text): at the end the whole text is written out in four events, and copied on its way to the child
+# about ten times over. Past MAX_HELD the answer is given up (``response.failed``) and no more of it
+# is read, so an endless stream keeps memory flat (under 100 MB measured: 32 MiB is some 300,000 text
+# deltas, or 3 MiB of text, far more than any model answers at once).
+MAX_HELD = 32 * 1024 * 1024
+DELTA_COST = 64
+TEXT_WEIGHT = 10
+ENVELOPE = 160  # bytes of a Chat Completions chunk around what it carries
 
 
 @dataclass
@@ -43,6 +54,8 @@ class Exchange:
     saw_done: bool = False  # ... and its ``data: [DONE]``
     _deltas: TextDeltas | None = None  # the open message's text delta template
     _repeated: RepeatedText | None = None  # the last event, when it was plain text (see sse.RepeatedText)
+    held: int = 0  # what the translation holds of this answer, estimated (MAX_HELD)
+    gave_up: str | None = None  # why the answer was given up (too large): no more of it is read
 
     @classmethod
     def start(cls, body: Mapping[str, Any], memory: ReasoningMemory | None = None,
@@ -74,6 +87,9 @@ class Exchange:
         return _join(self.stream.start())
 
     def feed(self, chunk: bytes) -> bytes:  # noqa: C901
+        if self.gave_up is not None:
+            return b""
+        held = 0
         out: list[bytes] = []
         stream = self.stream
         more_text = stream.more_text
@@ -89,6 +105,7 @@ class Exchange:
                 i, run = repeated.run(frames, i)  # the same event with other texts, read at once
                 if run is not None:
                     out.append(deltas.encode_each(stream.same_again_each(run.texts), run.written))
+                    held += TEXT_WEIGHT * sum(map(len, run.texts)) + DELTA_COST * len(run.texts)
                     if i == n:
                         break
             frame = frames[i]
@@ -97,6 +114,7 @@ class Exchange:
                 text = repeated.text(frame)
                 if text is not None and deltas is not None:  # deltas: set with `repeated`, for its message
                     out.append(deltas.encode(stream.same_again(text), text))
+                    held += TEXT_WEIGHT * len(text) + DELTA_COST
                     continue
                 repeated = None
             for data in parse(frame):
@@ -113,14 +131,32 @@ class Exchange:
                         deltas = self._deltas = TextDeltas(stream.text_item, stream.text_index)
                     out.append(deltas.encode(seq, text))
                     repeated = RepeatedText.of(frame, text)
+                    held += TEXT_WEIGHT * len(text) + DELTA_COST
                 else:
                     out += [encode(e) for e in stream.feed(data)]
+                    held += DELTA_COST + TEXT_WEIGHT * max(0, len(frame) - ENVELOPE)
         self._repeated = repeated
+        self.held += held
+        if self.decoder.overflowed:
+            out.append(self.give_up(f"the provider sent an SSE event of over {MAX_EVENT >> 20} MiB that did not end"))
+        elif self.held > MAX_HELD:
+            out.append(self.give_up(f"the provider's answer grew past the {MAX_HELD >> 20} MiB a translation holds"))
         if stream.error is not None:
             self._note_error()
         return b"".join(out)
 
+    def give_up(self, why: str) -> bytes:
+        """The answer is too large to translate: Codex gets ``response.failed`` saying why, and no
+        more of the answer is read (``gave_up``)."""
+        self.gave_up = why
+        self._repeated = None
+        failed = _join(self.stream.fail(ProviderError(why, INVALID_REQUEST, code="answer_too_large")))
+        self._note_error()
+        return failed
+
     def end(self) -> bytes:
+        if self.gave_up is not None:
+            return b""
         events = []
         self.saw_data = self.saw_data or self.decoder.holds(b"data:")
         for data in self.decoder.close():

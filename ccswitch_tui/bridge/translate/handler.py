@@ -119,6 +119,12 @@ class ChatExchange:
         return self.translation.observed() if self.translation is not None else {}
 
     @property
+    def done_reading(self) -> bool:
+        """True once the answer was given up (too large to translate), or an error's body went past
+        what is kept of it: the server reads no more of it."""
+        return self.overflow or (self.translation is not None and self.translation.gave_up is not None)
+
+    @property
     def ended(self) -> bool:
         """True once what this exchange returned holds the Responses stream's terminal event
         (completed, incomplete or failed); never for an error answer, which is one JSON body."""
@@ -131,7 +137,7 @@ class ChatExchange:
             return self._open() + self.translation.feed(data)
         room = (MAX_ERROR_BODY if self.mode == "error" else MAX_JSON_BODY) - len(self.buffer)
         if len(data) > room:  # a provider cannot make the bridge hold more than that
-            self.overflow = True
+            self.overflow = True  # and no more of it is read (``done_reading``): its end may never come
         self.buffer += data[:max(room, 0)]
         return b""
 

@@ -14,12 +14,24 @@ from typing import Any, NamedTuple, cast
 DONE = object()  # the ``data: [DONE]`` sentinel
 
 
+MAX_EVENT = 8 * 1024 * 1024  # bytes of one SSE event: one that grows past this without ending is dropped
+
+
 class SSEDecoder:
     """Feed bytes as they arrive; get each complete event's ``data`` parsed (JSON), or DONE.
-    Lines that are not JSON are skipped (some gateways send keep-alive text)."""
+    Lines that are not JSON are skipped (some gateways send keep-alive text).
 
-    def __init__(self) -> None:
-        self._buffer = b""
+    Linear in what it is fed: the part of an event still waiting for its blank line is kept as the
+    pieces it came in, searched only where a new piece joins them, and joined once, when the event
+    ends. An event that grows past ``max_event`` bytes without ending is dropped, with all that
+    follows it, and ``overflowed`` says so (the translation then gives the answer up: ``Exchange.feed``)."""
+
+    def __init__(self, max_event: int = MAX_EVENT) -> None:
+        self._pending: list[bytes] = []  # the start of an event that has not ended yet
+        self._size = 0
+        self._cr = False  # the last piece ended with a CR, which may be half of a CRLF
+        self._max = max_event
+        self.overflowed = False
 
     def feed(self, chunk: bytes) -> list[Any]:
         out: list[Any] = []
@@ -30,23 +42,44 @@ class SSEDecoder:
     def frames(self, chunk: bytes) -> list[str]:
         """The complete events ``chunk`` ends, decoded at once (a blank line never falls inside a
         UTF-8 character), each as its text without the blank line; ``parse`` reads one."""
-        if b"\r" in chunk:
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        data = self._buffer + chunk if self._buffer else chunk
-        cut = data.rfind(b"\n\n")
-        if cut < 0:
-            self._buffer = data
+        if self.overflowed:
             return []
-        self._buffer = data[cut + 2:]
-        return data[:cut].decode("utf-8", "replace").split("\n\n")
+        if self._cr:
+            chunk = b"\r" + chunk
+            self._cr = False
+        if b"\r" in chunk:
+            if chunk.endswith(b"\r"):  # the LF of its CRLF may come in the next piece
+                chunk, self._cr = chunk[:-1], True
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not chunk:
+            return []
+        pending = self._pending
+        cut = chunk.rfind(b"\n\n")
+        if cut < 0 and pending and chunk[:1] == b"\n" and pending[-1][-1:] == b"\n":
+            cut = -1  # the blank line is the last piece's LF and this one's
+        elif cut < 0:
+            self._size += len(chunk)
+            if self._size > self._max:  # an event that never ends: dropped, never held whole
+                self._pending, self._size, self.overflowed = [], 0, True
+            else:
+                pending.append(chunk)
+            return []
+        if pending:
+            data = b"".join(pending) + chunk[:cut] if cut >= 0 else b"".join(pending)[:-1]
+        else:
+            data = chunk[:cut]
+        rest = chunk[cut + 2:] if cut >= 0 else chunk[1:]
+        self._pending, self._size = ([rest], len(rest)) if rest else ([], 0)
+        return data.decode("utf-8", "replace").split("\n\n") if data else []
 
     def holds(self, marker: bytes) -> bool:
         """Whether what waits for its blank line holds ``marker``."""
-        return marker in self._buffer
+        return marker in b"".join(self._pending)
 
     def close(self) -> list[Any]:
         """Whatever a stream that ended without a blank line left behind."""
-        frame, self._buffer = self._buffer, b""
+        frame = b"".join(self._pending)
+        self._pending, self._size = [], 0
         return list(_parse(frame)) if frame.strip() else []
 
 
