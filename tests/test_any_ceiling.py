@@ -82,7 +82,6 @@ CEILINGS = {
     "bridge/usage_cells.py": 1,
     "cli.py": 1,
     "commands/common.py": 1,
-    "commands/use.py": 1,
     "importers/env_file.py": 1,
     "importers/export.py": 1,
     "importers/planner.py": 1,

@@ -55,7 +55,6 @@ CEILINGS = {
     "profiles/schema.py::profile_from_data": 14,
     "bridge/server.py::Bridge._handle": 13,
     "commands/launching.py::read_args": 13,
-    "commands/use.py::use_cmd": 13,
     "importers/scrub_text.py::scrub_toml_text": 13,
     "launch/ptytail.py::supervise_on_pty": 13,
     "runs/outcomes.py::_rows": 13,
