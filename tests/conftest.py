@@ -1,8 +1,9 @@
-"""Shared fixtures: a private CCS_HOME, the real Secret Service, the real npm clients, and a way to
-run `ccs` as a real child process.
+"""Shared fixtures: a private CCS_HOME, the real Secret Service, the real pinned clients (one at a
+time, as the registry declares them), and a way to run `ccs` as a real child process.
 
-Tests that need the keyring daemon or the npm clients skip when those are missing on a developer
-machine, but fail under CI (``CI`` set), where skipping would hide a broken setup.
+Tests that need the keyring daemon or a real client skip when those are missing on a developer
+machine, but fail under CI (``CI`` set), where skipping would hide a broken setup. They are marked
+``keyring`` and ``clients`` from the fixtures they use, so ``pytest -m "not clients"`` is a fast subset.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from ccswitch_tui import tools
 from ccswitch_tui.paths import Paths, resolve_paths
+from ccswitch_tui.tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = ROOT / ".cache" / "clients"
@@ -87,16 +89,60 @@ def forget_indexed_keys(paths: Paths) -> None:
             pass
 
 
+def _installed(program: str) -> bool:
+    return (CLIENTS_BIN / program).exists()
+
+
+def _program(client: str | ToolSpec) -> str:
+    spec = tools.load().get(client) if isinstance(client, str) else client
+    if not spec.program or spec.package is None:
+        raise ValueError(f"client {spec.name!r} declares no pinned package: no real binary to ask for")
+    return spec.program
+
+
+ClientBin = Callable[..., Path]
+
+
 @pytest.fixture(scope="session")
-def clients_bin() -> Path:
-    """The folder holding the real, pinned executable of every registered client: the script installs what
-    each spec's ``package`` declares (scripts/install-clients.sh)."""
-    names = tuple(s.program for s in tools.load().clients() if s.program and s.package)
-    if not all((CLIENTS_BIN / n).exists() for n in names):
-        rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
-        if rc != 0 or not all((CLIENTS_BIN / n).exists() for n in names):
-            skip_or_fail("the pinned clients are not installed (scripts/install-clients.sh)")
-    return CLIENTS_BIN
+def client_bin() -> ClientBin:
+    """``client_bin(spec_or_name, ...)``: the folder holding the real, pinned executable of each client
+    asked for (a test asks for the clients it starts, and only those must be installed). A missing one is
+    installed from the registry's pins (scripts/install-clients.sh), else the test skips, or fails
+    under CI. Tests that use this fixture carry the ``clients`` marker."""
+
+    def ask(*clients: str | ToolSpec) -> Path:
+        programs = [_program(c) for c in clients]
+        if not programs:
+            raise ValueError("client_bin() needs at least one client")
+        if not all(_installed(p) for p in programs):
+            rc = subprocess.run(["bash", str(ROOT / "scripts" / "install-clients.sh")]).returncode
+            missing = [p for p in programs if not _installed(p)]
+            if rc != 0 or missing:
+                skip_or_fail(f"the pinned {', '.join(missing)} is not installed (scripts/install-clients.sh)")
+        return CLIENTS_BIN
+
+    return ask
+
+
+@pytest.fixture(scope="session")
+def clients_bin(client_bin: ClientBin) -> Path:
+    """The folder holding every registered client's real executable: the older form, for tests written
+    before ``client_bin``; a new test asks ``client_bin`` for the clients it starts, so that a client
+    that is not installed skips (or, under CI, fails) only its own tests."""
+    return client_bin(*(s for s in tools.load().clients() if s.program and s.package))
+
+
+# fixture → marker: `pytest -m "not clients"` leaves out every test that starts a real client,
+# `-m "not keyring"` every test that needs the Secret Service (fixtures they use indirectly count)
+_MARKERS_BY_FIXTURE = {"client_bin": "clients", "secret_service": "keyring"}  # clients_bin uses client_bin
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in _MARKERS_BY_FIXTURE.items():
+            if fixture in used and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
 
 
 @pytest.fixture

@@ -118,7 +118,9 @@ class HostileStub:
                     time.sleep(3600)
                 conn.sendall(piece)
             conn.shutdown(socket.SHUT_WR)
-            time.sleep(0.05)
+            conn.settimeout(5)
+            while conn.recv(4096):  # until the client has read the answer and hung up
+                pass
         except OSError:
             pass
         finally:

@@ -262,14 +262,17 @@ def key_on_disk(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
     seen: set[str] = set()
     done = threading.Event()
 
+    def scan() -> None:
+        for p in list(home.rglob("*")) if home.is_dir() else []:
+            try:
+                if p.is_file() and not p.is_symlink() and key.encode() in p.read_bytes():
+                    seen.add(str(p.relative_to(home)))
+            except OSError:
+                pass
+
     def watch() -> None:
         while not done.is_set():
-            for p in list(home.rglob("*")) if home.is_dir() else []:
-                try:
-                    if p.is_file() and not p.is_symlink() and key.encode() in p.read_bytes():
-                        seen.add(str(p.relative_to(home)))
-                except OSError:
-                    pass
+            scan()
             time.sleep(0.005)
 
     try:
@@ -278,9 +281,9 @@ def key_on_disk(env: dict[str, str], key_id: str, key: str) -> dict[str, Any]:
         t = threading.Thread(target=watch)
         t.start()
         r = ccs(env, "launch", "p", "codex", "--", "exec", "--skip-git-repo-check", "run the command: echo hi")
-        time.sleep(1)
         done.set()
         t.join()
+        scan()  # what the launch left behind: it has ended its daemons before it returned
         return {"rc": r.returncode, "stderr": r.stderr[-800:], "seen": sorted(seen), "posts": len(stub.posts())}
     finally:
         done.set()

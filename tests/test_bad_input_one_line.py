@@ -103,7 +103,7 @@ def test_a_deeply_nested_profile_is_one_broken_entry(home: Paths, kind, tmp_path
     ok(run("env", "good"))
     r = run("doctor", "--json", env={"HOME": str(tmp_path)})
     clean(r)
-    assert r.returncode in (0, 3)
+    assert r.returncode == 3, r.stderr  # the broken profile is an error finding
 
 
 def test_deeply_nested_json_everywhere_is_one_line(home: Paths, tmp_path):
@@ -347,11 +347,11 @@ def test_ps_and_inspect_read_a_daemons_manifest_safely(home: Paths, tmp_path, wh
             time.sleep(0.05)
         r = run("inspect", str(daemon.pid), timeout=20)
         clean(r)
-        assert r.returncode in (0, 3), (r.returncode, r.stderr)
+        assert r.returncode == 3, (r.returncode, r.stderr)  # a daemon of a launch not on record: an error
         assert "not on record" in r.stdout, r.stdout
         r = run("ps", "--all", timeout=20)
         clean(r)
-        assert r.returncode in (0, 3), (r.returncode, r.stderr)
+        assert r.returncode == 0, (r.returncode, r.stderr)
     finally:
         daemon.kill()
         daemon.wait()
@@ -391,23 +391,24 @@ def test_run_ids_with_glob_characters(home: Paths, ref):
     assert "no run with launch id" in line
 
 
-COMMANDS = [("list",), ("show", "kr"), ("key", "list"), ("key", "show", "x"), ("env", "kr"),
-            ("runs",), ("ps",), ("presets",), ("export", "kr"), ("new", "n1", "--preset", "deepseek"),
-            ("doctor",), ("run", "kr", "--", "true"), ("key", "set", "x"), ("key", "rm", "x", "--yes"),
-            ("inspect", str(os.getpid()))]
+# each command and its exit code with a backend that cannot load: 2 where it needs the keyring (bad
+# input: the variable names a backend that is not there), 3 for doctor (it reports the backend as an
+# error finding), 0 where no key is needed
+COMMANDS = [(("list",), 0), (("show", "kr"), 0), (("key", "list"), 2), (("key", "show", "x"), 2), (("env", "kr"), 2),
+            (("runs",), 0), (("ps",), 0), (("presets",), 0), (("export", "kr"), 0),
+            (("new", "n1", "--preset", "deepseek"), 0), (("doctor",), 3), (("run", "kr", "--", "true"), 2),
+            (("key", "set", "x"), 2), (("key", "rm", "x", "--yes"), 2), (("inspect", str(os.getpid())), 0)]
 
 
 @pytest.mark.parametrize("backend", ["no.such.Backend", "keyring.backends.NoSuch.Keyring", "os.path"])
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:2]))
-def test_an_unloadable_keyring_backend_is_one_line_not_an_internal_error(home: Paths, args, tmp_path, backend):
+@pytest.mark.parametrize(("args", "code"), COMMANDS, ids=[" ".join(a[:2]) for a, _ in COMMANDS])
+def test_an_unloadable_keyring_backend_is_one_line_not_an_internal_error(home: Paths, args, code, tmp_path, backend):
     (home.profiles / "kr.toml").write_text(GOOD.replace("env:CCS_T_KEY", "kr-key"))
     r = run(*args, env={"PYTHON_KEYRING_BACKEND": backend, "HOME": str(tmp_path)}, input="sk-x" * 8)
     clean(r)
-    assert r.returncode in (0, 2, 3), (r.returncode, r.stderr)
+    assert r.returncode == code, (r.returncode, r.stderr)
     if r.returncode == 2:
         assert "PYTHON_KEYRING_BACKEND" in r.stderr, r.stderr
-    if args[:2] == ("key", "show"):
-        assert r.returncode == 2
 
 
 @pytest.mark.parametrize("value", ['"a\\u0000b"', '"\\u0000"', '"x\\u0000"'])
@@ -717,14 +718,14 @@ def test_inspect_a_process_whose_environment_is_not_utf8(home: Paths, tmp_path):
            b"CCS_PROFILE": b"g\xffood", b"CCS_LAUNCH_ID": b"x\xff", b"OPENAI_API_KEY": b"sk-\xff" + b"z" * 30}
     child = subprocess.Popen([b"/bin/sleep", b"30"], env=env)
     try:
-        import time
+        from waiting import wait_execed
 
-        time.sleep(0.2)
+        wait_execed(child.pid, ["/bin/sleep", "30"])  # before the exec, /proc shows the test's own environment
         for args in (("inspect", str(child.pid)), ("inspect", str(child.pid), "--json"), ("ps", "--all")):
             for lang in ("C.UTF-8", "C"):
                 r = run(*args, env={"LANG": lang, "LC_ALL": lang})
                 clean(r)
-                assert r.returncode in (0, 3), r.stderr
+                assert r.returncode == 0, r.stderr  # no profile or launch on record: nothing to judge
                 assert "z" * 30 not in r.stdout
     finally:
         child.kill()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from provider_stub import ProviderStub
+from waiting import until
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.handler import Outgoing
@@ -290,7 +291,7 @@ def test_stop_records_requests_still_in_flight(stub, tmp_path):
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
-    time.sleep(0.5)
+    until(stub.posts, 10, "the request to reach the provider")  # in flight: the answer has not ended
     b.stop()
     (r,) = b.records()
     assert r["outcome"] == "bridge-stopped"

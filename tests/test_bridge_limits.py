@@ -154,7 +154,7 @@ def flood(port: int, count: int, hold: float) -> dict[str, int]:
         except OSError:
             pass
         conns.append(s)
-    time.sleep(hold)
+    time.sleep(hold)  # the flood's length, what the scenario is: not a wait for something to happen
     answered = 0
     for s in conns:
         s.setblocking(False)

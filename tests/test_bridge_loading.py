@@ -121,6 +121,7 @@ def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_
                     return ""
 
             assert as_nobody(knock) == ""
+        # a window, not a wait: nothing is to happen, and a guard that missed "done" would end the group in it
         time.sleep(0.3)
         assert guard._proc.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
         child.kill()

@@ -178,7 +178,7 @@ def test_after_a_normal_end_the_port_is_held_while_the_launchs_processes_live(la
     thread.start()
     assert proc.wait(30) == 0  # ccs ended normally, its child after a second; the workers go on
     forwarded = len(launch["provider"].posts())
-    time.sleep(0.2)
+    time.sleep(0.2)  # a window, not a wait: the workers are to go on living through it
     assert launch_alive(tag), "the workers should outlive the launch"
     thread.join(40)
     assert taker["violations"] == [], taker  # nobody listened while a process of the launch lived
@@ -201,7 +201,7 @@ def kill_and_watch(launch: dict, proc: subprocess.Popen, ccs_pid: int, after: fl
     long as any process of the launch lives."""
     tag = launch["tag"]
     if after:
-        time.sleep(after)
+        time.sleep(after)  # the moment of the kill, a parameter of the scenario: not a wait
     os.kill(ccs_pid, signal.SIGKILL)
     proc.wait(30)
     deadline = time.monotonic() + 5

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from test_bridge import wait_records
+from waiting import until
 
 from ccswitch_tui.bridge import framing as framing_module
 from ccswitch_tui.bridge import server as bridge_server
@@ -70,7 +71,8 @@ class Scripted:
         self.connections = 0
         self.sent = 0  # pieces sent
         self._sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -336,9 +338,14 @@ def test_an_answer_longer_than_its_content_length_never_becomes_the_next_answer(
         deadline = time.monotonic() + 5
         while upstream.sent < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(0.1)  # the bytes reach the bridge's idle connection
+        until(lambda: unread_on_an_idle_connection(b), 5, "the bytes to reach the bridge's idle connection")
     assert ask(b) == (200, BODY)  # its own answer, on a new connection
     assert upstream.connections == 2
+
+
+def unread_on_an_idle_connection(b: Bridge) -> bool:
+    """Whether the bridge's pool holds an idle upstream connection that received bytes no answer read."""
+    return any(c.protocol.received != c.consumed for conns in list(b._pool._idle.values()) for c in list(conns))
 
 
 def test_a_request_right_behind_a_chunked_body_is_answered_too(bridge_to):
@@ -434,12 +441,21 @@ def test_parallel_requests_find_their_upstream_connections_open_again(bridge_to)
 
 
 def test_a_connection_idle_too_long_is_not_reused(bridge_to, monkeypatch):
-    monkeypatch.setattr(upstream_side, "IDLE_SECONDS", 0.2)
+    skew = [0.0]  # the pool's clock, moved on instead of waiting for it
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return time.monotonic() + skew[0]
+
+    monkeypatch.setattr(upstream_side, "time", Clock)
     upstream = Scripted(lambda n, req: head(Content_Type="application/json", Content_Length=str(len(BODY))) + BODY)
     b = bridge_to(upstream)
     assert ask(b) == (200, BODY) and ask(b) == (200, BODY)
     assert upstream.connections == 1
-    time.sleep(0.3)
+    # the answer reaches the child before the bridge puts its connection back: wait for that, then age it
+    until(lambda: any(b._pool._idle.values()), 5, "the connection to be idle in the pool")
+    skew[0] = upstream_side.IDLE_SECONDS + 1  # the idle connection is now older than the pool keeps one
     assert ask(b) == (200, BODY)
     assert upstream.connections == 2
 

@@ -59,8 +59,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._reply(200, {"data": [{"id": "gpt-test"}, {"id": "run-model"}]})
             else:
                 self._reply(200, {"id": "x", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}})
-        elif scenario == "slow":
-            time.sleep(0.6)
+        elif scenario == "together":  # answered once `expect_together` requests wait at once (or 20 s on)
+            srv = self.server
+            with srv.together:
+                srv.waiting += 1
+                srv.most_waiting = max(srv.most_waiting, srv.waiting)
+                srv.together.notify_all()
+                srv.together.wait_for(lambda: srv.most_waiting >= srv.expect_together, timeout=20)
+                srv.waiting -= 1
             self._reply(200)
         elif scenario == "auth":
             self._reply(401, {"error": {"type": "authentication_error", "message": f"invalid key: {cred}"}})
@@ -109,6 +115,8 @@ class _Server(ThreadingHTTPServer):
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.seen: list[dict] = []
+        self.together = threading.Condition()  # the "together" scenario: requests in flight at once
+        self.waiting = self.most_waiting = self.expect_together = 0
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
@@ -394,15 +402,14 @@ def test_command(server, make, ccs, dead_port, silent_port, tmp_path):
 
 def test_all_is_concurrent_and_shows_progress_on_a_terminal(server, make, ccs_home):
     for i in range(6):
-        make(f"slow{i}", f"{server.url}/s/slow", codex=None)
+        make(f"slow{i}", f"{server.url}/s/together", codex=None)
+    server.expect_together = 6  # each answer waits until all six probes are in flight
     master, slave = pty.openpty()
     env = dict(os.environ)
-    t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "check", "--all"], env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=slave, text=True)
     os.close(slave)
     out, _ = proc.communicate(timeout=60)
-    took = time.monotonic() - t0
     progress = b""
     while True:
         try:
@@ -416,7 +423,7 @@ def test_all_is_concurrent_and_shows_progress_on_a_terminal(server, make, ccs_ho
     assert proc.returncode == 0, out
     assert out.count(" ok ") == 6
     assert b"checking 6/6" in progress
-    assert took < 0.6 * 6, took  # six 0.6 s answers, probed at once
+    assert server.most_waiting == 6  # probed at once: one at a time, each would have waited alone
     assert KEY.encode() not in progress and KEY not in out
 
 

@@ -16,7 +16,8 @@ KEY = "sk-checkmodel-0123456789abcdefXYZ"
     ((), "claude-opus-5-5", True),  # the anthropic preset as it ships: no model at all
     (("--model", "claude=main-m"), "main-m", False),
 ])
-def test_probe_and_launch_send_the_same_model(ccs, base_env, stubs, clients_bin, key_id, models, expected, picked):
+def test_probe_and_launch_send_the_same_model(ccs, base_env, stubs, client_bin, key_id, models, expected, picked):
+    clients_bin = client_bin("claude")
     stub = stubs("anthropic")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     r = ccs("new", "anth", "--preset", "anthropic", "--base-url", stub.url, "--key", key_id, *models, env=env)
@@ -41,10 +42,11 @@ def test_probe_and_launch_send_the_same_model(ccs, base_env, stubs, clients_bin,
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_only_lower_tiers_set_probe_claudes_own_default_and_opus_replaces_it(ccs, base_env, stubs, clients_bin,
+def test_only_lower_tiers_set_probe_claudes_own_default_and_opus_replaces_it(ccs, base_env, stubs, client_bin,
                                                                              key_id, ccs_home):
     """With [claude].sonnet/.haiku only, Claude Code still sends its opus-tier default (the probe once
     asked for the sonnet model); [claude].opus replaces that default."""
+    clients_bin = client_bin("claude")
     stub = stubs("anthropic")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     assert ccs("new", "tiers", "--base-url", stub.url, "--key", key_id, "--model", "claude=x", env=env).returncode == 0

@@ -21,7 +21,8 @@ def scenario_env(base_env: dict[str, str], clients_bin: Path) -> dict[str, str]:
 
 @pytest.mark.usefixtures("secret_service")
 @pytest.mark.parametrize("auth", ["api-key", "token"])
-def test_first_interactive_launch_starts_quietly_with_the_key(base_env, clients_bin, key_id, auth):
+def test_first_interactive_launch_starts_quietly_with_the_key(base_env, client_bin, key_id, auth):
+    clients_bin = client_bin("claude")
     out = netns.run("first_launch", script="claude_scenarios.py", env=scenario_env(base_env, clients_bin),
                     key_id=key_id, key=KEY, auth=auth)
     text = out["text"]
@@ -45,7 +46,8 @@ def test_first_interactive_launch_starts_quietly_with_the_key(base_env, clients_
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_first_launch_from_the_tui_reaches_the_provider_and_comes_back(base_env, clients_bin, key_id):
+def test_first_launch_from_the_tui_reaches_the_provider_and_comes_back(base_env, client_bin, key_id):
+    clients_bin = client_bin("claude")
     out = netns.run("tui_first_launch", script="claude_scenarios.py", env=scenario_env(base_env, clients_bin),
                     key_id=key_id, key=KEY)
     assert "error" not in out, out["error"]
@@ -55,7 +57,8 @@ def test_first_launch_from_the_tui_reaches_the_provider_and_comes_back(base_env,
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_isolate_resume_hint_runs_as_printed(base_env, clients_bin, key_id):
+def test_isolate_resume_hint_runs_as_printed(base_env, client_bin, key_id):
+    clients_bin = client_bin("claude")
     env = {**scenario_env(base_env, clients_bin), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     out = netns.run("isolate_resume", script="claude_scenarios.py", env=env, key_id=key_id, key=KEY)
     assert "error" not in out, out["error"]
@@ -69,9 +72,10 @@ def test_isolate_resume_hint_runs_as_printed(base_env, clients_bin, key_id):
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_api_key_auth_through_the_bridge_reaches_the_provider(ccs, base_env, clients_bin, key_id):
+def test_api_key_auth_through_the_bridge_reaches_the_provider(ccs, base_env, client_bin, key_id):
     """auth = "api-key" hands the key over through the settings' apiKeyHelper: recorded through the
     loopback bridge, the provider still gets the real key in x-api-key, and no file holds it."""
+    clients_bin = client_bin("claude")
     from stub_server import StubServer
     from test_recording import KEY as RECORDING_KEY
     from test_recording import make_profile, no_key_anywhere_on_disk, runs

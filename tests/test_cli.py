@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import skip_or_fail
 
+from ccswitch_tui import tools
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.presets import list_presets, new_profile_text, presets_dir
 from ccswitch_tui.profiles.store import Store, validate_text
@@ -168,10 +169,10 @@ def test_show_text_and_json_with_env_key(ccs, ccs_home: Paths):
         "name": "envy", "description": "env-keyed",
         "provider": {"name": "Env Co", "base_url": "https://env.example/api", "key": "env:CCS_TEST_ENV_KEY",
                      "website": "https://env.example"},
-        "tools": ["codex", "run"], "claude": None,
+        "tools": ["codex", "run"],
+        **{s.name: None for s in tools.load().specs() if s.name not in ("codex", "run")},  # every client it lacks
         "codex": {"base_url": "https://env.example/api", "model": "m-1", "provider_id": "envy",
                   "reasoning_effort": "high", "wire_api": "responses", "env": {"CODEX_EXTRA": "x"}},
-        "gemini": None, "opencode": None, "kilo": None, "qwen": None, "aider": None,
         "run": {"export": ["openai", "anthropic"], "model": None},
         "env": {"API_TIMEOUT_MS": "600000"}, "policy": {"inherit": ["MY_*"], "quiet": None, "share": None},
         "secrets": {},

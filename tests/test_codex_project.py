@@ -38,7 +38,8 @@ def runs(ccs, env) -> list[dict]:
     return json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
 
 
-def test_a_trusted_projects_model_is_overridden(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_a_trusted_projects_model_is_overridden(ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("codex")
     stub = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
@@ -62,7 +63,8 @@ def test_a_trusted_projects_model_is_overridden(ccs, base_env, stubs, clients_bi
     assert found and "sets model=evil-codex-model" in found[0]["message"]
 
 
-def test_an_unpinned_effort_is_refused_with_the_ways_out(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_an_unpinned_effort_is_refused_with_the_ways_out(ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("codex")
     stub = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     repo = tmp_path / "repo"

@@ -150,22 +150,12 @@ def test_show_json_and_validation(name, ccs, env):
     path = write_profile(name, "https://gw.example/api", "gw")
     path.write_text(path.read_text().replace("[provider]", "[provider]\nnmae = 1", 1))
     r = ccs("show", "p", env=env)
-    assert r.returncode != 0 and "did you mean 'name'" in r.stderr
+    assert r.returncode == 2 and "did you mean 'name'" in r.stderr
     bad = toml_table(name, {**table_for(spec), "modle": "x"})
     write_profile(name, "https://gw.example/api", "gw")
     path.write_text(path.read_text().replace(toml_table(name, table_for(spec)), bad))
     r = ccs("show", "p", env=env)
     assert r.returncode == 2 and f"unknown field [{name}].modle" in r.stderr
-
-
-def test_export_empties_a_declared_secret_field(ccs, env):
-    write_profile("fakecli", "https://gw.example/api", "gw", 'token = "hunter2-but-longer-than-16"\n')
-    r = ccs("show", "p", "--json", env=env)
-    assert r.returncode == 0 and "hunter2" not in r.stdout, r.stdout
-    r = ccs("export", "p", env=env)
-    assert r.returncode == 0, r.stderr
-    assert 'token = ""' in r.stdout and "hunter2" not in r.stdout
-    assert "[fakecli].token is secret; exported empty" in r.stderr
 
 
 @pytest.mark.usefixtures("secret_service")
@@ -235,31 +225,6 @@ def test_ps_and_inspect_recognise_it(ccs, env):
     finally:
         stray.terminate()
         stray.wait(10)
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_a_recorded_launch_from_a_contaminated_shell_reaches_only_the_profile(ccs, env, stubs, key_id, tmp_path):
-    good, wrong = stubs("good"), stubs("wrong")
-    write_profile("fakecli", good.url, key_id)
-    assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0
-    shell = contaminated(env, wrong.url)
-    for record in ((), ("--record",)):
-        r = ccs("launch", "p", "fakecli", *record, "--", "say", "hi", env=shell, cwd=tmp_path)
-        assert r.returncode == 0, r.stderr
-        assert "stub reply" in r.stdout
-    assert wrong.posts() == []
-    posts = good.posts()
-    assert len(posts) == 2 and {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}
-    assert {p.body["model"] for p in posts} == {"m-fakecli"}
-    runs = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
-    assert {m["tool"] for m in runs} == {"fakecli"} and len(runs) == 2
-    recorded = [m for m in runs if (Path(os.environ["CCS_HOME"]) / "state" / "runs"
-                                    / f"{m['launch_id']}.requests.jsonl").exists()]
-    (manifest,) = recorded
-    records_path = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{manifest['launch_id']}.requests.jsonl"
-    (rec,) = [json.loads(line) for line in records_path.read_text().splitlines()]
-    assert (rec["status"], rec["model_requested"]) == (200, "m-fakecli")
-    assert KEY not in records_path.read_text()
 
 
 @pytest.mark.usefixtures("secret_service")

@@ -324,10 +324,13 @@ def clean_launch(name: str, ccs, base_env, stubs, tmp_path: Path, clients_bin: P
     return _CLEAN[name]
 
 
-@pytest.mark.parametrize(("name", "layer"), CASES, ids=[f"{n}-{layer}" for n, layer in CASES])
+# the real clients' cases are marked `clients` here: they ask for client_bin only when they need it
+@pytest.mark.parametrize(("name", "layer"), [pytest.param(n, layer, id=f"{n}-{layer}",
+                                                          marks=() if n == FAKE.name else pytest.mark.clients)
+                                             for n, layer in CASES])
 def test_a_hostile_layer_reaches_nothing_but_the_profile(name, layer, ccs, base_env, stubs, tmp_path, request):
     p = HOSTILE[(name, layer)]
-    clients_bin = request.getfixturevalue("clients_bin") if name != "fakecli" else None
+    clients_bin = request.getfixturevalue("client_bin")(name) if name != FAKE.name else None
     if p.expect == "clean":
         o = clean_launch(name, ccs, base_env, stubs, tmp_path, clients_bin)
         where = o.wheres[layer]

@@ -15,7 +15,8 @@ KEY = "sk-creation-0123456789abcdefXYZ"
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_preset_with_a_v1_gateway_reaches_v1_messages(ccs, base_env, stubs, clients_bin, key_id, ccs_home: Paths):
+def test_preset_with_a_v1_gateway_reaches_v1_messages(ccs, base_env, stubs, client_bin, key_id, ccs_home: Paths):
+    clients_bin = client_bin("claude", "codex")
     stub = stubs("gateway")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     r = ccs("new", "kimi", "--preset", "kimi", "--base-url", f"{stub.url}/v1", "--key", key_id, env=env)

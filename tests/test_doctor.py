@@ -247,8 +247,9 @@ def test_codex_syntax_error_and_profile_files(world):
     assert ("work.config.toml", "warn") in got
 
 
-def test_the_real_codex_rejects_what_doctor_calls_errors(world, clients_bin, tmp_path):
+def test_the_real_codex_rejects_what_doctor_calls_errors(world, client_bin, tmp_path):
     """Cross-check the rules with the installed Codex: both hard errors stop it before any request."""
+    clients_bin = client_bin("codex")
     for name, text, needle in (("chat", GOOD_CODEX.replace('"responses"', '"chat"'), "wire_api"),
                                ("profile", 'profile = "work"\n' + GOOD_CODEX, "profile"),
                                ("builtin", GOOD_CODEX.replace("loop", "openai"), "reserved built-in provider")):
@@ -259,6 +260,7 @@ def test_the_real_codex_rejects_what_doctor_calls_errors(world, clients_bin, tmp
         env = {"PATH": f"{clients_bin}:/usr/bin:/bin", "HOME": str(tmp_path), "CODEX_HOME": str(cx), "LOOP_KEY": "x"}
         res = subprocess.run([str(clients_bin / "codex"), "exec", "--skip-git-repo-check", "hi"], env=env,
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        # Codex's own status, which it does not document: that it stops, and why, is what matters here
         assert res.returncode != 0 and needle in res.stderr + res.stdout, res.stderr
 
 
@@ -283,9 +285,10 @@ def codex_starts(clients_bin: Path, codex_home: Path, tmp_path: Path, env: dict[
 
 
 @pytest.mark.parametrize("pid", ["azure", "oss"])
-def test_azure_and_oss_are_accepted_as_codex_provider_id(world, clients_bin, tmp_path, pid):
+def test_azure_and_oss_are_accepted_as_codex_provider_id(world, client_bin, tmp_path, pid):
     """ccs accepts them as [codex].provider_id (unlike the built-in ids), writes them into the
     profile's config.toml, doctor finds nothing wrong there, and the real Codex starts with it."""
+    clients_bin = client_bin("codex")
     store = Store(world["paths"])
     store.save_text("p", 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9/v1"\n'
                          f'key = "env:P_KEY"\n[codex]\nmodel = "m"\nprovider_id = "{pid}"\n', create=True)
@@ -304,7 +307,8 @@ def test_azure_and_oss_are_accepted_as_codex_provider_id(world, clients_bin, tmp
 
 # --- keyring, clients, profiles, the command ------------------------------------------------------
 
-def test_clients_keys_and_profiles(world, key_id, clients_bin):
+def test_clients_keys_and_profiles(world, key_id, client_bin):
+    clients_bin = client_bin("claude", "codex")
     store = Store(world["paths"])
     base = 'schema = 1\n[provider]\nname = "P"\nbase_url = "http://127.0.0.1:9"\n'
     store.save_text("has-key", base + f'key = "{key_id}"\n', create=True)
@@ -328,7 +332,8 @@ def test_clients_keys_and_profiles(world, key_id, clients_bin):
     assert doctor(world).clients["claude"] == {"path": None, "version": None}
 
 
-def test_command_exit_codes_json_and_no_key(world, ccs, key_id, clients_bin):
+def test_command_exit_codes_json_and_no_key(world, ccs, key_id, client_bin):
+    clients_bin = client_bin("claude", "codex")
     env = {**world["env"], "PATH": f"{clients_bin}:{Path(sys.executable).parent}:/usr/bin:/bin",
            "ANTHROPIC_AUTH_TOKEN": SHELL_KEY}
     Store(world["paths"]).save_text(

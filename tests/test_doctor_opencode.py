@@ -87,9 +87,10 @@ def opencode_model(clients_bin: Path, world, extra: dict[str, str]) -> str | Non
     return json.loads(r.stdout[r.stdout.index("{"):]).get("model")
 
 
-def test_the_listed_order_is_the_real_opencodes_precedence(world, clients_bin):
+def test_the_listed_order_is_the_real_opencodes_precedence(world, client_bin):
     """For each arrangement, the highest layer doctor lists that sets `model` names the model the real
     opencode resolves."""
+    clients_bin = client_bin("opencode")
     cfg_dir = world["tmp"] / "cfgdir"
     env_file = world["tmp"] / "env-config.json"
     steps = [

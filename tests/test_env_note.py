@@ -58,7 +58,8 @@ def test_the_profiles_own_export_names_are_named_too(ccs, base_env, key_id):
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_launch_names_them_too(ccs, base_env, stubs, clients_bin, key_id):
+def test_launch_names_them_too(ccs, base_env, stubs, client_bin, key_id):
+    clients_bin = client_bin("claude")
     stub = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     assert ccs("new", "p", "--base-url", stub.url, "--key", key_id, env=env).returncode == 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import skip_or_fail
+from waiting import wait_execed
 
 from ccswitch_tui.diagnose import inspect as insp
 from ccswitch_tui.diagnose import processes
@@ -528,11 +529,12 @@ def test_cli_exit_codes_and_no_key_anywhere(setup, spawn, ccs, fake_bin, base_en
         assert r.returncode == 3
         assert r.stderr.strip() == f"ccs: error: pid {dirty.pid}: 3 error finding(s)"
     assert {"key-drift", "foreign-family", "cloud-switch"} <= {f["code"] for f in json.loads(outputs[-2])["findings"]}
-    for args in (["inspect", str(unmanaged.pid)], ["inspect", str(unmanaged.pid), "--json"],
-                 ["ps"], ["ps", "--json"], ["ps", "--all"], ["ps", "--all", "--json"]):
+    # inspect judges the one process (its findings are errors: 3); ps lists them all and succeeds (0)
+    for args, code in ((["inspect", str(unmanaged.pid)], 3), (["inspect", str(unmanaged.pid), "--json"], 3),
+                       (["ps"], 0), (["ps", "--json"], 0), (["ps", "--all"], 0), (["ps", "--all", "--json"], 0)):
         r = ccs(*args, env=base_env)
         outputs += [r.stdout, r.stderr]
-        assert r.returncode in (0, 3), r.stderr
+        assert r.returncode == code, r.stderr
         assert "Traceback" not in r.stderr
     rows = {p["pid"]: p for p in json.loads(outputs[-2])["processes"]}
     assert rows[dirty.pid]["findings"]["error"] == 3 and rows[unmanaged.pid]["profile"] is None
@@ -589,7 +591,8 @@ def test_ps_all_leaves_out_ccs_itself_started_from_a_contaminated_shell(setup, s
     other = spawn([SLEEP, "300"], dirty_env, cwd=tmp_path)
     shim_like = spawn([sys.executable, "-I", "-c", "import time, ccswitch_tui; time.sleep(300)"], dirty_env,
                       cwd=tmp_path)
-    time.sleep(0.3)
+    for p in (other, shim_like):  # both run their own program, with the dirty environment, before ps looks
+        wait_execed(p.pid, list(p.args))
     rows = {p["pid"]: p for p in json.loads(ccs("ps", "--all", "--json", env=base_env).stdout)["processes"]}
     assert rows[pid]["profile"] == "loop" and rows[pid]["findings"]["error"] == 0
     assert sup.pid not in rows and shim_like.pid not in rows

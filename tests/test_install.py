@@ -42,6 +42,7 @@ def test_readme_install_command_works_on_an_externally_managed_python(tmp_path: 
     if marker:  # what the README steers around: the system Python refuses a plain pip install
         r = subprocess.run([str(SYSTEM_PYTHON), "-m", "pip", "install", "--dry-run", str(ROOT)], cwd=tmp_path,
                            env=env, capture_output=True, text=True, timeout=120)
+        # pip's own status (not ccs's contract): the refusal's name is what says why
         assert r.returncode != 0 and "externally-managed-environment" in r.stderr, r.stderr
     r = subprocess.run(["sh", "-c", f"{command} --version"], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=540)

@@ -55,7 +55,8 @@ def auth_of(req) -> str | None:
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_claude_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env, stubs, clients_bin, key_id):
+def test_claude_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env, stubs, client_bin, key_id):
+    clients_bin = client_bin("claude")
     good, wrong = stubs("good"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     make_profile(ccs, env, "p", good.url, key_id)
@@ -75,7 +76,8 @@ def test_claude_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_codex_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env, stubs, clients_bin, key_id):
+def test_codex_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env, stubs, client_bin, key_id):
+    clients_bin = client_bin("codex")
     good, wrong = stubs("good"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     make_profile(ccs, env, "p", good.url, key_id)
@@ -95,7 +97,8 @@ def test_codex_from_a_contaminated_shell_reaches_only_the_profile(ccs, base_env,
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_project_settings_cannot_redirect_claude(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_project_settings_cannot_redirect_claude(ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("claude")
     good, wrong = stubs("good"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     make_profile(ccs, env, "p", good.url, key_id)
@@ -131,7 +134,8 @@ def test_project_settings_cannot_redirect_claude(ccs, base_env, stubs, clients_b
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_managed_layer_refuses_even_with_isolate(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_managed_layer_refuses_even_with_isolate(ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("claude")
     good = stubs("good")
     managed = tmp_path / "managed-settings.json"
     managed.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": "https://corp.invalid"}}))
@@ -144,7 +148,8 @@ def test_managed_layer_refuses_even_with_isolate(ccs, base_env, stubs, clients_b
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_two_profiles_side_by_side(ccs, base_env, stubs, clients_bin, tmp_path):
+def test_two_profiles_side_by_side(ccs, base_env, stubs, client_bin, tmp_path):
+    clients_bin = client_bin("claude", "codex")
     import uuid
 
     one, two = stubs("one"), stubs("two")
@@ -194,7 +199,8 @@ def files_under(root: Path):
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_key_never_on_disk_or_in_argv(ccs, base_env, stubs, clients_bin, key_id):
+def test_key_never_on_disk_or_in_argv(ccs, base_env, stubs, client_bin, key_id):
+    clients_bin = client_bin("claude", "codex")
     good = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, "p", good.url, key_id)
@@ -428,7 +434,8 @@ def test_env_command_formats_and_diff(ccs, base_env, key_id):
     assert KEY not in r.stdout and "sk-stale-shell-value-123456" not in r.stdout
 
 
-def test_launch_path_imports_neither_textual_nor_httpx(tmp_path, clients_bin):
+def test_launch_path_imports_neither_textual_nor_httpx(tmp_path, client_bin):
+    clients_bin = client_bin("claude", "codex")
     code = (
         "import sys\n"
         "from ccswitch_tui.cli import run\n"
@@ -492,10 +499,11 @@ def test_unusable_keys_and_commands_are_one_line(ccs, base_env, tmp_path):
 
 @pytest.mark.parametrize("auth", ["token", "api-key"])
 @pytest.mark.usefixtures("secret_service")
-def test_a_repositorys_key_helper_never_picks_the_key_even_recorded(ccs, base_env, stubs, clients_bin, key_id,
+def test_a_repositorys_key_helper_never_picks_the_key_even_recorded(ccs, base_env, stubs, client_bin, key_id,
                                                                        tmp_path, auth):
     """A repository's `.claude/settings.json` names its own apiKeyHelper (a key of the attacker's, or a
     script). Under --record, --isolate and even --force, the provider gets only the profile's key."""
+    clients_bin = client_bin("claude")
     good, wrong = stubs("good"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     make_profile(ccs, env, "p", good.url, key_id)

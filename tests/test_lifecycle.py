@@ -34,7 +34,8 @@ def scenario_env(base_env: dict[str, str], clients_bin: Path) -> dict[str, str]:
 # --- 1, 5, 6: daemons, rotation, lost runs, resume hints (real interactive Codex on a pty) ----------
 
 @pytest.mark.usefixtures("secret_service")
-def test_codex_daemons_are_owned_by_the_launch(base_env, clients_bin, key_id):
+def test_codex_daemons_are_owned_by_the_launch(base_env, client_bin, key_id):
+    clients_bin = client_bin("codex")
     out = netns.run("daemons_and_rotation", env=scenario_env(base_env, clients_bin), key_id=key_id,
                     key1=KEY1, key2=KEY2)
     # Codex 0.171 given `-c` options (every launch pins the model and provider with them) runs its
@@ -61,7 +62,8 @@ def test_codex_daemons_are_owned_by_the_launch(base_env, clients_bin, key_id):
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_claude_resume_hint_resumes_with_the_profile(base_env, clients_bin, key_id):
+def test_claude_resume_hint_resumes_with_the_profile(base_env, client_bin, key_id):
+    clients_bin = client_bin("claude")
     env = {**scenario_env(base_env, clients_bin), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     out = netns.run("claude_resume", env=env, key_id=key_id, key=KEY1)
     assert out["rc"] == 0 and out["hint"], out["tail"]
@@ -72,7 +74,8 @@ def test_claude_resume_hint_resumes_with_the_profile(base_env, clients_bin, key_
 # --- 2, 3: Codex's own config kept, the user's setup shared -------------------------------------
 
 @pytest.mark.usefixtures("secret_service")
-def test_codex_config_is_kept_and_user_setup_is_shared(base_env, clients_bin, key_id):
+def test_codex_config_is_kept_and_user_setup_is_shared(base_env, client_bin, key_id):
+    clients_bin = client_bin("claude", "codex")
     out = netns.run("kept_config", env=scenario_env(base_env, clients_bin), key_id=key_id, key=KEY1)
     assert "added-server" in out["mcp_list"], out["mcp_list"]
     assert "# my own note" in out["config"] and "[mcp_servers.added-server]" in out["config"]
@@ -122,7 +125,8 @@ def test_invalid_codex_config_is_one_line(ccs, base_env, tmp_path):
 
 @pytest.mark.parametrize("tool", ["claude", "codex"])
 @pytest.mark.usefixtures("secret_service")
-def test_quiet_launch_connects_only_to_the_profile(base_env, clients_bin, key_id, tool):
+def test_quiet_launch_connects_only_to_the_profile(base_env, client_bin, key_id, tool):
+    clients_bin = client_bin("claude", "codex")
     import shutil
 
     if not shutil.which("strace"):
@@ -137,9 +141,10 @@ def test_quiet_launch_connects_only_to_the_profile(base_env, clients_bin, key_id
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_codex_writes_no_key_to_its_home(base_env, clients_bin, key_id):
+def test_codex_writes_no_key_to_its_home(base_env, client_bin, key_id):
     """Codex's shell snapshots would write the session's environment, key included, under
     CODEX_HOME while a session runs; ccs turns them off."""
+    clients_bin = client_bin("codex")
     out = netns.run("key_on_disk", env=scenario_env(base_env, clients_bin), key_id=key_id, key=KEY1)
     assert out["rc"] == 0 and out["posts"] >= 1, out
     assert out["seen"] == [], out["seen"]
@@ -148,7 +153,8 @@ def test_codex_writes_no_key_to_its_home(base_env, clients_bin, key_id):
 # --- 7: a custom provider id "oss" is accepted by ccs and by the real Codex -----------------------
 
 @pytest.mark.usefixtures("secret_service")
-def test_oss_is_a_custom_provider_id(base_env, clients_bin, key_id):
+def test_oss_is_a_custom_provider_id(base_env, client_bin, key_id):
+    clients_bin = client_bin("codex")
     out = netns.run("oss_provider_id", env=scenario_env(base_env, clients_bin), key_id=key_id, key=KEY1)
     assert 'provider_id = "oss"' in out["profile"]
     assert out["rc"] == 0 and out["posts"] == 1 and "stub reply" in out["stdout"], out
@@ -231,7 +237,8 @@ def test_nested_ccs_finds_the_same_xdg_home(ccs, base_env, tmp_path):
     assert [p["name"] for p in json.loads(r.stdout)["profiles"]] == ["xdg-only"]
 
 
-def test_tool_state_dirs_are_private(ccs, base_env, clients_bin):
+def test_tool_state_dirs_are_private(ccs, base_env, client_bin):
+    clients_bin = client_bin("codex")
     env = {**base_env, "X_KEY": KEY1}
     assert ccs("new", "p", "--base-url", "https://p.invalid/v1", "--key", "env:X_KEY", "--codex-model", "m",
                env=env).returncode == 0
@@ -320,8 +327,9 @@ def test_rm_refused_while_a_launch_runs(ccs, base_env):
         proc.wait(timeout=20)
 
 
-def test_codex_relaunch_does_not_import_tomlkit(tmp_path, clients_bin):
+def test_codex_relaunch_does_not_import_tomlkit(tmp_path, client_bin):
     """The launch path leaves tomlkit out unless the profile's config.toml needs an edit."""
+    clients_bin = client_bin("codex")
     code = (
         "import sys\n"
         "from ccswitch_tui.cli import run\n"

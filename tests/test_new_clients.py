@@ -111,7 +111,8 @@ def assert_key_in_no_file(*roots: Path) -> None:
 
 @pytest.mark.usefixtures("secret_service")
 def test_gemini_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_the_profile(
-        ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+        ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("gemini")
     good, wrong = stubs("good"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     make_profile(ccs, env, good.url, key_id)
@@ -138,7 +139,8 @@ def test_gemini_from_a_contaminated_shell_and_a_redirecting_project_reaches_only
 
 @pytest.mark.usefixtures("secret_service")
 def test_opencode_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_the_profile(
-        ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+        ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("opencode")
     good, wrong = stubs("good"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     del env["OPENCODE_CONFIG_CONTENT"]  # measured: it beats every file, ccs's too; ccs never passes it on
@@ -162,7 +164,8 @@ def test_opencode_from_a_contaminated_shell_and_a_redirecting_project_reaches_on
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_what_the_clients_and_the_user_add_to_their_config_is_kept(ccs, base_env, stubs, clients_bin, key_id):
+def test_what_the_clients_and_the_user_add_to_their_config_is_kept(ccs, base_env, stubs, client_bin, key_id):
+    clients_bin = client_bin("gemini", "opencode")
     good = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, good.url, key_id)
@@ -236,7 +239,8 @@ def test_the_plans_route_through_the_environment_and_one_config_file(tmp_path):
     assert policy.plan_shown(o, "CCS_OPENCODE_API_KEY") != KEY
 
 
-def test_a_system_gemini_layer_that_sets_routing_refuses_the_launch(ccs, base_env, tmp_path, clients_bin):
+def test_a_system_gemini_layer_that_sets_routing_refuses_the_launch(ccs, base_env, tmp_path, client_bin):
+    clients_bin = client_bin("gemini")
     system = tmp_path / "system-settings.json"
     system.write_text(json.dumps({"security": {"auth": {"selectedType": "vertex-ai"}}}))
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}", "CCS_GEMINI_SYSTEM_SETTINGS": str(system),
@@ -377,7 +381,8 @@ def test_the_name_guard_sees_code_not_comments(tmp_path):
 @pytest.mark.usefixtures("secret_service")
 @pytest.mark.parametrize("tool,args", [("gemini", ["-p", "say hi"]), ("opencode", ["run", "say hi"])])
 def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
-        ccs, base_env, stubs, clients_bin, key_id, tool, args):
+        ccs, base_env, stubs, client_bin, key_id, tool, args):
+    clients_bin = client_bin(tool)
     good = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, good.url, key_id)

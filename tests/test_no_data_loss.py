@@ -295,7 +295,7 @@ def delete(self):
     subprocess.run(["secret-tool", "clear", "service", "ccswitch-tui", "username", kid], check=True)
     gone = subprocess.run(["secret-tool", "lookup", "service", "ccswitch-tui", "username", kid],
                           capture_output=True)
-    assert gone.returncode != 0 and not gone.stdout, gone
+    assert gone.returncode != 0 and not gone.stdout, gone  # secret-tool's "not found" (its own status)
     print("removed-meanwhile", file=sys.stderr, flush=True)
     return real(self)
 secretstorage.item.Item.delete = delete

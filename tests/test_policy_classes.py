@@ -9,10 +9,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 from leakcheck import assert_one_line, write_profile
+from waiting import wait_execed
 
 from ccswitch_tui import policy, tools
 
@@ -87,7 +87,7 @@ def test_ps_all_flags_a_process_holding_only_another_clients_variable(ccs, tmp_p
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                              env={"PATH": os.environ["PATH"], var: "https://elsewhere.example"})
     try:
-        time.sleep(0.3)
+        wait_execed(child.pid, child.args)  # its own environment, not the test's, in /proc
         rows = json.loads(ccs("ps", "--all", "--json").stdout)["processes"]
         assert any(r["pid"] == child.pid for r in rows), var
     finally:

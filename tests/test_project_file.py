@@ -24,9 +24,10 @@ def status(ccs, env, cwd: Path) -> dict[str, dict]:
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_a_bare_profile_name_covers_what_it_serves_and_passes_the_rest_through(ccs, base_env, stubs, clients_bin,
+def test_a_bare_profile_name_covers_what_it_serves_and_passes_the_rest_through(ccs, base_env, stubs, client_bin,
                                                                               key_id, tmp_path):
     """`ccs use --here kimi`, then `gemini -p hi`: `profile 'kimi' has no [gemini] table`, rc 2."""
+    clients_bin = client_bin("claude", "codex", "gemini")
     good = stubs("good")
     make_profile(ccs, base_env, "p", good.url, key_id)  # claude and codex, no gemini
     proj = tmp_path / "proj"
@@ -49,9 +50,10 @@ def test_a_bare_profile_name_covers_what_it_serves_and_passes_the_rest_through(c
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_a_tool_line_with_a_dash_passes_that_tool_through(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_a_tool_line_with_a_dash_passes_that_tool_through(ccs, base_env, stubs, client_bin, key_id, tmp_path):
     """`gemini=-` was refused (`'-' is not a profile name`), and `ccs use --here --none --tool gemini`
     too."""
+    clients_bin = client_bin("claude", "codex", "gemini")
     good = stubs("good")
     make_profile(ccs, base_env, "p", good.url, key_id)
     proj = tmp_path / "proj"

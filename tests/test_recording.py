@@ -187,7 +187,8 @@ def test_retries_errors_and_a_killed_client_are_recorded(ccs, base_env, provider
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_claude_through_the_bridge(ccs, base_env, clients_bin, key_id):
+def test_claude_through_the_bridge(ccs, base_env, client_bin, key_id):
+    clients_bin = client_bin("claude")
     stub = StubServer("claude")
     try:
         env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
@@ -213,7 +214,8 @@ def test_claude_through_the_bridge(ccs, base_env, clients_bin, key_id):
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_codex_through_the_bridge(ccs, base_env, clients_bin, key_id):
+def test_codex_through_the_bridge(ccs, base_env, client_bin, key_id):
+    clients_bin = client_bin("codex")
     stub = StubServer("codex")
     try:
         env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}

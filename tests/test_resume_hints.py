@@ -33,8 +33,9 @@ def plan(env: dict[str, str], cwd: Path, tool: str):  # noqa: ANN201
     ("opencode", ["run", "say hi"], ["run", "and again"], r"--session ses_[0-9a-f]{12}[0-9A-Za-z]{14}"),
 ])
 def test_the_hint_names_the_session_the_launch_wrote_and_resumes_it(
-        ccs, base_env, stubs, clients_bin, key_id, tmp_path, tool, first, again, pattern):
+        ccs, base_env, stubs, client_bin, key_id, tmp_path, tool, first, again, pattern):
     """`ccs launch` gave no resume hint for Gemini CLI or OpenCode."""
+    clients_bin = client_bin(tool)
     good = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, good.url, key_id)
@@ -67,10 +68,11 @@ def _shim_setup(ccs, env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     ("claude", ["-p", "say hi"], r"ccs launch p claude -- --resume [0-9a-f-]{36}"),
     ("gemini", ["-p", "say hi"], r"ccs launch p gemini -- --resume [0-9a-f-]{36}"),
 ])
-def test_a_one_prompt_run_from_a_shim_prints_no_resume_hint(ccs, base_env, stubs, clients_bin, key_id, tmp_path,
+def test_a_one_prompt_run_from_a_shim_prints_no_resume_hint(ccs, base_env, stubs, client_bin, key_id, tmp_path,
                                                             tool, args, pattern):
     """On a terminal, a shimmed `claude -p` printed ccs's resume hint: noise in a script's output.
     The same launch typed as `ccs launch` still gets one."""
+    clients_bin = client_bin(tool)
     good = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}", "TERM": "xterm"}
     make_profile(ccs, env, good.url, key_id)
@@ -95,10 +97,11 @@ def on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int,
 
 
 @pytest.mark.usefixtures("secret_service")
-async def test_the_tui_shows_the_resume_hint_once_the_client_exits(ccs, base_env, stubs, clients_bin, key_id,
+async def test_the_tui_shows_the_resume_hint_once_the_client_exits(ccs, base_env, stubs, client_bin, key_id,
                                                                    tmp_path):
     """After a client exited, the TUI said its exit status and nothing of how to resume the session
     (the client's own hint was on the screen the TUI took back)."""
+    clients_bin = client_bin("opencode")
     from test_tui_support import build_app, notifications, parent_env, settle, wait_until
 
     from ccswitch_tui.tui import messages as m

@@ -57,7 +57,8 @@ def _store(ccs, kid: str, value: str) -> None:
     assert_hidden(r, value)
 
 
-def test_secondary_keys_reach_only_the_childs_environment(ccs, ccs_home, ids, clients_bin, tmp_path):
+def test_secondary_keys_reach_only_the_childs_environment(ccs, ccs_home, ids, client_bin, tmp_path):
+    clients_bin = client_bin("claude")
     write_profile(ccs_home.profiles, "p", _profile(ids))
     header = f"x-api-key: {MOONSHOT}"
     _store(ccs, ids["main"], GLM)

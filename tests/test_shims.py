@@ -39,8 +39,9 @@ def repository(tmp_path: Path, profile_line: str) -> Path:
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_clients_started_by_name_reach_only_the_project_profile(ccs, base_env, stubs, clients_bin, key_id,
+def test_clients_started_by_name_reach_only_the_project_profile(ccs, base_env, stubs, client_bin, key_id,
                                                                 tmp_path):
+    clients_bin = client_bin("claude", "codex")
     good, other, wrong = stubs("good"), stubs("other"), stubs("wrong")
     env = contaminated(base_env, wrong, clients_bin)
     make_profile(ccs, env, "p", good.url, key_id)
@@ -77,7 +78,8 @@ def test_clients_started_by_name_reach_only_the_project_profile(ccs, base_env, s
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_use_none_passes_the_same_commands_through_untouched(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_use_none_passes_the_same_commands_through_untouched(ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("claude", "codex")
     good, users = stubs("good"), stubs("users-own")
     make_profile(ccs, base_env, "p", good.url, key_id)
     assert ccs("use", "p", env=base_env).returncode == 0
@@ -108,10 +110,11 @@ def test_use_none_passes_the_same_commands_through_untouched(ccs, base_env, stub
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_inside_a_launch_of_the_profile_the_shim_runs_the_real_binary(ccs, base_env, stubs, clients_bin, key_id,
+def test_inside_a_launch_of_the_profile_the_shim_runs_the_real_binary(ccs, base_env, stubs, client_bin, key_id,
                                                                      tmp_path):
     """A client that starts itself by name inside its own launch (as an interactive client starts its
     daemons) gets the real binary with the launch's environment, not a second launch."""
+    clients_bin = client_bin("codex")
     good = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, "p", good.url, key_id)
@@ -135,8 +138,9 @@ def test_inside_a_launch_of_the_profile_the_shim_runs_the_real_binary(ccs, base_
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_inside_another_profiles_launch_the_nested_rule_applies(ccs, base_env, stubs, clients_bin, key_id,
+def test_inside_another_profiles_launch_the_nested_rule_applies(ccs, base_env, stubs, client_bin, key_id,
                                                                 tmp_path):
+    clients_bin = client_bin("codex")
     good = stubs("good")
     env = {**base_env, "PATH": f"{shim_dir()}:{clients_bin}:{base_env['PATH']}"}
     make_profile(ccs, env, "p", good.url, key_id)
@@ -148,7 +152,8 @@ def test_inside_another_profiles_launch_the_nested_rule_applies(ccs, base_env, s
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_interactive_codex_by_name_works_under_the_shim_and_leaves_no_daemon(base_env, clients_bin, key_id):
+def test_interactive_codex_by_name_works_under_the_shim_and_leaves_no_daemon(base_env, client_bin, key_id):
+    clients_bin = client_bin("codex")
     import netns
 
     out = netns.run("codex_by_name_under_shim", env={**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"},

@@ -10,12 +10,12 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from waiting import until
 
 from ccswitch_tui import atomic
 from ccswitch_tui.errors import ProfileError, UsageError
@@ -485,6 +485,7 @@ from ccswitch_tui.profiles.store import Store
 root, text_file, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 store = Store(Paths(profiles=root / "profiles", state=root / "state"))
 text = text_file.read_text(encoding="utf-8")
+Path(sys.argv[5]).touch()  # up and waiting
 while not go.exists():
     time.sleep(0.001)
 for _ in range(int(sys.argv[4])):
@@ -502,8 +503,9 @@ def test_two_processes_saving_at_once_leave_one_whole_version(tmp_path: Path):
     for i, text in enumerate(versions):
         f = tmp_path / f"v{i}.toml"
         f.write_text(text, encoding="utf-8")
-        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(f), str(go), "150"]))
-    time.sleep(0.3)  # both interpreters up and waiting
+        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(f), str(go), "150",
+                                       str(tmp_path / f"ready{i}")]))
+    until(lambda: all((tmp_path / f"ready{i}").exists() for i in range(len(procs))), 60, "both writers to start")
     go.touch()
     path = store.path_for("shared")
     while any(p.poll() is None for p in procs):

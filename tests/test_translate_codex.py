@@ -41,7 +41,8 @@ def provider():
 
 
 @pytest.fixture
-def env(base_env, clients_bin):
+def env(base_env, client_bin):
+    clients_bin = client_bin("codex")
     return {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
 
 
@@ -109,7 +110,7 @@ def test_vllm_context_length_error_mid_answer_is_one_request(ccs, env, provider,
     stub.repeat_last = True  # a retry would get the same error again
     setup_profile(ccs, env, stub, key_id)
     r = codex_exec(ccs, env, "summarise the log", tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     answers, _, errors = shown(r.stdout)
     assert len(stub.chats()) == 1
     assert answers == ["Reading the whole log first."]  # the answer so far, once
@@ -126,7 +127,7 @@ def test_minimax_login_failure_in_a_200_is_one_request(ccs, env, provider, key_i
     stub.repeat_last = True
     setup_profile(ccs, env, stub, key_id)
     r = codex_exec(ccs, env, "hi", tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     assert len(stub.chats()) == 1
     _, _, errors = shown(r.stdout)
     assert errors == ["Stub Chat: login fail: Please carry the API secret key in the 'Authorization' field of the "
@@ -147,7 +148,7 @@ def test_an_http_error_a_retry_cannot_fix_is_one_request(ccs, env, provider, key
     stub.repeat_last = True
     setup_profile(ccs, env, stub, key_id)
     r = codex_exec(ccs, env, "hi", tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     assert len(stub.chats()) == 1
     _, _, errors = shown(r.stdout)
     assert errors == [f"Stub Chat: {body['error']['message']} (HTTP {status})"]
@@ -164,7 +165,7 @@ def test_a_content_filter_is_one_request_with_the_answer_so_far_once(ccs, env, p
     stub.repeat_last = True
     setup_profile(ccs, env, stub, key_id)
     r = codex_exec(ccs, env, "go on", tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     assert len(stub.chats()) == 1
     answers, _, errors = shown(r.stdout)
     assert answers == ["The first step is to"]

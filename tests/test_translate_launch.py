@@ -30,7 +30,8 @@ def provider():
 
 
 @pytest.fixture
-def env(base_env, clients_bin):
+def env(base_env, client_bin):
+    clients_bin = client_bin("codex")
     return {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
 
 
@@ -170,7 +171,7 @@ def test_upstream_errors(ccs, env, provider, key_id, tmp_path, status, message):
     stub.repeat_last = True
     setup_profile(ccs, env, stub, key_id)
     r = codex(ccs, env, "say hi", tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     assert all(s.status == status for s in stub.chats())
     if status == 400:  # Codex shows a 400's body; after a 429 or 5xx (retried or not) it names the status
         assert f"Stub Chat: {message}" in r.stdout + r.stderr
@@ -303,7 +304,7 @@ def test_an_error_codex_retries_keeps_nothing_of_the_failed_try(ccs, env, provid
     stub = provider(Reply(raw=(FIXTURES / "openrouter_midstream_error.sse").read_bytes()))
     setup_profile(ccs, env, stub, key_id)
     r = codex(ccs, env, "explain", tmp_path)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     out = r.stdout + r.stderr
     assert "Here is the first half of the answer" not in out
     assert "Stub Chat: Provider disconnected unexpectedly" in out
@@ -341,7 +342,7 @@ def test_what_codex_does_with_a_429(ccs, env, provider, key_id, tmp_path, retry_
     r = ccs("launch", "p", "codex", "--record", "--", "exec", "--skip-git-repo-check", "-c", "analytics.enabled=false",
             "-c", f"model_providers.{PID}.request_max_retries=0", "-c", f"model_providers.{PID}.stream_max_retries=2",
             "hi", env=env, cwd=tmp_path, timeout=120)
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr[-2000:]  # launch passes on the child's status: Codex's for a failed turn
     assert "429 Too Many Requests" in r.stdout + r.stderr
     seen = stub.times
     if retry_after is None:

@@ -24,6 +24,7 @@ from test_tui_support import (
     settle,
     wait_until,
 )
+from waiting import blocked_on_a_lock, until
 
 from ccswitch_tui import tools
 from ccswitch_tui.launch.environment import diff_env
@@ -558,7 +559,7 @@ def test_a_cli_import_waits_for_another_import_and_says_so(ccs_home: Paths, secr
                 said += chunk
         assert said.decode() == (f"ccs: waiting for another import to finish (it holds "
                                  f"{ccs_home.profiles}/.import.lock)\n"), said
-        time.sleep(0.5)
+        until(lambda: blocked_on_a_lock(cli.pid), 15, "the import to wait on the lock")
         assert cli.poll() is None and not any(ccs_home.profiles.glob("*.toml"))  # it waits, writing nothing
         release(holder)
         out, err = cli.communicate(timeout=30)

@@ -38,9 +38,10 @@ def gone_python(tmp_path: Path) -> Path:
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_a_shim_whose_ccs_is_gone_runs_the_real_client_and_says_so_once(ccs, base_env, stubs, clients_bin,
+def test_a_shim_whose_ccs_is_gone_runs_the_real_client_and_says_so_once(ccs, base_env, stubs, client_bin,
                                                                        key_id, tmp_path):
     """After `pipx uninstall`, `claude --version` said `…/shims/claude: exec: …/python: not found`, 127."""
+    clients_bin = client_bin("claude", "codex")
     good = stubs("good")
     make_profile(ccs, base_env, "p", good.url, key_id)
     python = gone_python(tmp_path)
@@ -67,7 +68,8 @@ def test_a_shim_whose_ccs_is_gone_runs_the_real_client_and_says_so_once(ccs, bas
     assert len(json.loads(ccs("runs", "--json").stdout)["runs"]) == 1  # no launch without ccs
 
 
-def test_the_gone_note_is_one_line_naming_the_way_to_remove_the_shims(ccs, base_env, clients_bin, tmp_path):
+def test_the_gone_note_is_one_line_naming_the_way_to_remove_the_shims(ccs, base_env, client_bin, tmp_path):
+    clients_bin = client_bin("codex")
     python = gone_python(tmp_path)
     r = subprocess.run([str(python), "-m", "ccswitch_tui", "new", "p", "--base-url", "https://x.invalid/v1",
                         "--key", "env:K"], env=base_env, capture_output=True, text=True)
@@ -87,7 +89,8 @@ def test_the_gone_note_is_one_line_naming_the_way_to_remove_the_shims(ccs, base_
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_use_uninstall_removes_the_shims_and_the_choice(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_use_uninstall_removes_the_shims_and_the_choice(ccs, base_env, stubs, client_bin, key_id, tmp_path):
+    clients_bin = client_bin("claude")
     good = stubs("good")
     make_profile(ccs, base_env, "p", good.url, key_id)
     assert ccs("use", "p").returncode == 0

@@ -129,7 +129,7 @@ def test_records_that_are_not_a_file(ccs, what):
     assert str(path) in warning and "not a regular file" in warning
     r = ccs("runs", "diff", "20260101T000000Z-aaaaaaa1", lid, timeout=20)
     clean(r)
-    assert r.returncode in (0, 3) and str(path) in r.stderr
+    assert r.returncode == 3 and str(path) in r.stderr  # found: the runs differ
 
 
 @pytest.mark.parametrize("line", [
@@ -154,13 +154,16 @@ def test_damaged_record_lines(ccs, line):
     assert str(path) in warning and "line 2" in warning and "1 damaged record line" in warning
 
 
-@pytest.mark.parametrize("fields", [
-    {"base_urls": ["a", "b"]}, {"base_urls": {"a": 5}}, {"models": "gpt"},
-    {"requests": {**summary(), "models_requested": 5}}, {"requests": {**summary(), "by_status": {"200": "x"}}},
-    {"requests": [1]}, {"requests": {**summary(), "errors": "many"}}, {"recording": "yes"}, {"env_digests": [1]},
-    {"overridden": "x", "forced": "yes"},
+# each damaged field, and the exit code of `runs diff` with it read as missing: 3 where the two runs then
+# differ, 0 where what is left still matches
+@pytest.mark.parametrize(("fields", "diff_code"), [
+    ({"base_urls": ["a", "b"]}, 3), ({"base_urls": {"a": 5}}, 3), ({"models": "gpt"}, 3),
+    ({"requests": {**summary(), "models_requested": 5}}, 3),
+    ({"requests": {**summary(), "by_status": {"200": "x"}}}, 0),
+    ({"requests": [1]}, 3), ({"requests": {**summary(), "errors": "many"}}, 3), ({"recording": "yes"}, 0),
+    ({"env_digests": [1]}, 0), ({"overridden": "x", "forced": "yes"}, 3),
 ])
-def test_damaged_manifest_fields(ccs, fields):
+def test_damaged_manifest_fields(ccs, fields, diff_code):
     a, b = good_pair()
     bad = put(manifest("20260101T000000Z-aaaaaaa3", **fields))
     r = ccs("runs", "report", "--label", "exp")
@@ -172,7 +175,7 @@ def test_damaged_manifest_fields(ccs, fields):
     for args in ((a, bad), (bad, a)):
         r = ccs("runs", "diff", *args)
         clean(r)
-        assert r.returncode in (0, 3) and bad in r.stderr
+        assert r.returncode == diff_code and bad in r.stderr
     assert json.loads((runs_dir() / f"{bad}.json").read_text()) == manifest(bad, **fields)  # the file as it was
 
 
@@ -268,10 +271,11 @@ def test_diff_report_inspect_and_tui_give_one_verdict(ccs, ccs_home, base_env, k
 # --- case: a forced launch is not comparable with a clean one ---------------------------------------------
 
 @pytest.mark.usefixtures("secret_service")
-def test_forced_claude_launch_is_not_comparable(ccs, base_env, stubs, clients_bin, key_id, tmp_path):
+def test_forced_claude_launch_is_not_comparable(ccs, base_env, stubs, client_bin, key_id, tmp_path):
     """A repository's .claude/settings.json sets ANTHROPIC_MODEL; `ccs launch --force` lets it through. The
     forced run is not comparable with the clean one, and the cause names the layer; recorded, the model
     change names the forced launch as its cause."""
+    clients_bin = client_bin("claude")
     stub = stubs("good")
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
     assert ccs("new", "p", "--base-url", stub.url, "--key", key_id, env=env).returncode == 0  # no model pinned

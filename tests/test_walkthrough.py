@@ -73,7 +73,8 @@ def forget_keys(ccs_home):
 
 
 @pytest.mark.usefixtures("secret_service", "forget_keys")
-def test_the_walkthrough_as_written(ccs, base_env, clients_bin, tmp_path):
+def test_the_walkthrough_as_written(ccs, base_env, client_bin, tmp_path):
+    clients_bin = client_bin("claude", "codex")
     repo = tmp_path / "appworld-rerun"
     repo.mkdir()
     env_file = repo / ".env.taotoken"
