@@ -73,17 +73,11 @@ CEILINGS = {
     "launch/layers.py::_judge_one": 12,
     "profiles/presets.py::new_profile": 12,
     "runs/archive_write.py::known_secrets": 12,
-    "bridge/reroute.py::reroute": 11,
-    "bridge/translate/parts.py::content_parts": 11,
     "importers/cc_switch.py::read_db": 11,
-    "importers/env_file.py::scrub": 11,
-    "importers/planner.py::Planner.finish": 11,
     "launch/uninstall.py::carry_out": 11,
     "runs/archive_read.py::import_archives": 11,
     "runs/archive_write.py::select": 11,
     "tools/codex/config.py::edit": 11,
-    "tui/render.py::run_summary": 11,
-    "tui/service.py::Service.problems": 11,
 }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.model import FileToWrite, LaunchPlan
 
 _PROXY = {"https": ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
           "http": ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}
@@ -77,7 +77,7 @@ def route_specs(plan: LaunchPlan) -> list[RouteSpec]:
     return specs
 
 
-def reroute(plan: LaunchPlan, key: str, token: str, route_url: Callable[[str], str],  # noqa: C901
+def reroute(plan: LaunchPlan, key: str, token: str, route_url: Callable[[str], str],
             specs: list[RouteSpec]) -> LaunchPlan:
     """The plan with every base URL replaced by its bridge route and the key by ``token``."""
     by_url: dict[str, str] = {}
@@ -96,18 +96,23 @@ def reroute(plan: LaunchPlan, key: str, token: str, route_url: Callable[[str], s
         # Claude Code sends even loopback requests through a proxy unless NO_PROXY says otherwise.
         for name in ("NO_PROXY", "no_proxy"):
             env[name] = ",".join(x for x in (env.get(name, ""), _LOOPBACK) if x)
+    argv = tuple(by_url.get(a, a) for a in plan.argv)
+    new = replace(plan, env=env, files=_rerouted_files(plan, by_url), argv=argv)
+    leftovers = _leftovers(new, key, by_url)
+    if leftovers:
+        raise UsageError(f"cannot record this {plan.tool} launch: {leftovers}; launch it without --record")
+    return new
+
+
+def _rerouted_files(plan: LaunchPlan, by_url: Mapping[str, str]) -> tuple[FileToWrite, ...]:
+    """The plan's files with every upstream URL (as a JSON string) replaced by its route's."""
     files = []
     for f in plan.files:
         content = f.content
         for url, target in by_url.items():
             content = content.replace(json.dumps(url), json.dumps(target))
         files.append(replace(f, content=content))
-    argv = tuple(by_url.get(a, a) for a in plan.argv)
-    new = replace(plan, env=env, files=tuple(files), argv=argv)
-    leftovers = _leftovers(new, key, by_url)
-    if leftovers:
-        raise UsageError(f"cannot record this {plan.tool} launch: {leftovers}; launch it without --record")
-    return new
+    return tuple(files)
 
 
 def _leftovers(plan: LaunchPlan, key: str, by_url: Mapping[str, str]) -> str | None:

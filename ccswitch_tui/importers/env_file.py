@@ -450,7 +450,21 @@ def apply(planner: Planner, plan: EnvPlan) -> None:
         item.action, item.reason, item.path = "error", f"could not write profile {plan.profile!r}: {exc}", None
 
 
-def scrub(planner: Planner, plan: EnvPlan) -> None:  # noqa: C901
+def _without(text: str, cut: list[Entry], plan: EnvPlan) -> str:
+    """``text`` without the lines of ``cut``; in a shell file a comment naming the key id takes their place."""
+    out, pos = [], 0
+    for e in cut:
+        out.append(text[pos:e.start])
+        if plan.env.shell:
+            newline = text[e.start:e.end][len(text[e.start:e.end].rstrip("\r\n")):] or "\n"
+            out.append(f"# {e.name}: in the OS keyring under key id {plan.key_id!r} "
+                       f"(moved by ccs import env; `ccs run {plan.profile} -- …` sets it){newline}")
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def scrub(planner: Planner, plan: EnvPlan) -> None:
     """Remove the lines that hold the key itself (a comment naming the key id takes their place in a
     shell file); lines that referenced it are reported, other bytes kept as they were."""
     entry: dict[str, Any] = {"path": str(plan.path), "removed": [], "remaining": None, "note": None}
@@ -473,16 +487,7 @@ def scrub(planner: Planner, plan: EnvPlan) -> None:  # noqa: C901
         return
     cut = [e for e in plan.env.entries if e.literal and e.value == plan.key]
     referencing = [e for e in plan.env.entries if e.refs and plan.key in e.value]
-    out, pos = [], 0
-    for e in cut:
-        out.append(text[pos:e.start])
-        if plan.env.shell:
-            newline = text[e.start:e.end][len(text[e.start:e.end].rstrip("\r\n")):] or "\n"
-            out.append(f"# {e.name}: in the OS keyring under key id {plan.key_id!r} "
-                       f"(moved by ccs import env; `ccs run {plan.profile} -- …` sets it){newline}")
-        pos = e.end
-    out.append(text[pos:])
-    new_text = "".join(out)
+    new_text = _without(text, cut, plan)
     entry["removed"] = [f"line {e.line} {e.name}" for e in cut]
     if referencing:
         entry["referencing"] = [f"line {e.line} {e.name}" for e in referencing]

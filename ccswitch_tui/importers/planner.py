@@ -269,7 +269,7 @@ class Planner:
             item.reason = f"same key as {', '.join(users)}: key id shared" if users else "key already in the keyring"
 
     # rendering and writing -----------------------------------------------------------------------
-    def finish(self) -> None:  # noqa: C901
+    def finish(self) -> None:
         """Render and validate every profile to write; a slot that fails turns its items into errors."""
         if self._texts is not None:
             return
@@ -278,16 +278,8 @@ class Planner:
         for s in self.slots:
             if not s.dirty:
                 continue
-            try:
-                text = self._render(s)
-                validate_text(s.name, text, f"{s.name}.toml")
-                if any(v in text for v in secrets):
-                    raise CcsError("the key would appear in the profile text; refusing to write it")
-            except CcsError as exc:
-                for it in s.items:
-                    it.action, it.reason = "error", f"could not build profile {s.name!r}: {exc}"
-                if s.new_key and not any(x.key_ref == s.new_key for x in self.slots if x is not s):
-                    self.new_keys.pop(s.new_key, None)
+            text = self._built(s, secrets)
+            if text is None:
                 continue
             self._texts.append((s, text))
             for it in s.items:
@@ -295,6 +287,22 @@ class Planner:
         for it in self.items:
             if it.profile and it.path is None and it.action in ("unchanged", "skipped"):
                 it.path = str(self.store.path_for(it.profile))
+
+    def _built(self, s: Slot, secrets: list[str]) -> str | None:
+        """The slot's profile text, validated and free of the new keys; None when it cannot be built
+        (its items then say why, and a key it alone stored is not stored)."""
+        try:
+            text = self._render(s)
+            validate_text(s.name, text, f"{s.name}.toml")
+            if any(v in text for v in secrets):
+                raise CcsError("the key would appear in the profile text; refusing to write it")
+        except CcsError as exc:
+            for it in s.items:
+                it.action, it.reason = "error", f"could not build profile {s.name!r}: {exc}"
+            if s.new_key and not any(x.key_ref == s.new_key for x in self.slots if x is not s):
+                self.new_keys.pop(s.new_key, None)
+            return None
+        return text
 
     def _render(self, s: Slot) -> str:
         if not s.existing:

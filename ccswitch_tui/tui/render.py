@@ -408,7 +408,20 @@ def _harmless_rows(g: Grid, d: EnvDiff, shown: Shown, names: set[str], sources: 
             g.add(("+", MUTED), (k, MUTED), (shown(k, d.added[k]), MUTED), (sources.get(k, "added"), MUTED))
 
 
-def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:  # noqa: C901
+def _fact(facts: Grid, field: str, value: object, drifted: bool) -> None:
+    """A manifest field's row, or a row per entry of a table (its name in the name column)."""
+    style = WARN if drifted else ""
+    name = field.replace("_", " ")
+    if isinstance(value, dict) and value:
+        facts.add((name, LABEL))
+        for k, v in value.items():
+            facts.add((f"  {k}", MUTED), (str(v), style))
+    else:
+        shown_ = "{}" if isinstance(value, dict) else "unknown" if value is None else str(value)
+        facts.add((name, LABEL), (shown_, style))
+
+
+def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
     """The run under the cursor: its manifest as a grid (drifted fields marked), the drift's causes,
     its round and, for a recorded run, its requests."""
     m = r.manifest
@@ -423,17 +436,7 @@ def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:  # 
     if (origin := imported_from(m)) is not None:
         facts.add(("machine", LABEL), f"{origin.get('machine')} (imported, read-only)")
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
-        value = m.get(f)
-        drifted = f in r.drifted or (f == "env_hash" and "env" in r.drifted)
-        style = WARN if drifted else ""
-        name = f.replace("_", " ")
-        if isinstance(value, dict) and value:
-            facts.add((name, LABEL))
-            for k, v in value.items():  # one row per entry, its name in the name column
-                facts.add((f"  {k}", MUTED), (str(v), style))
-        else:
-            shown_ = "{}" if isinstance(value, dict) else "unknown" if value is None else str(value)
-            facts.add((name, LABEL), (shown_, style))
+        _fact(facts, f, m.get(f), f in r.drifted or (f == "env_hash" and "env" in r.drifted))
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
         b.line((what, WARN if r.drifted else OK))

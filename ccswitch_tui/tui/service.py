@@ -166,7 +166,7 @@ class Service:
                     problems[e.name] = self.problems(e, present.get(e.profile.key_id) if e.profile else None)
                 yield Presence(dict(present), dict(problems), keyring_error, complete=n == len(steps))
 
-    def problems(self, entry: Entry, key_present: bool | None,  # noqa: C901
+    def problems(self, entry: Entry, key_present: bool | None,
                  views: Mapping[str, ToolView] | None = None) -> tuple[Problem, ...]:
         """What keeps a profile from launching cleanly: a broken file, a missing key, the plans'
         warnings and refusals (settings layers in the working directory)."""
@@ -185,16 +185,8 @@ class Service:
                 continue
             if view.error:
                 out.append(Problem("error", f"{view.tool}: {view.error}"))
-            if view.plan is None:
-                continue
-            for w in view.plan.warnings:
-                if w not in seen:
-                    seen.add(w)
-                    out.append(Problem("warn", w))
-            for r in view.plan.refusals:
-                if r.message not in seen:
-                    seen.add(r.message)
-                    out.append(Problem("warn", f"{view.tool} launch refused: {r.message}"))
+            if view.plan is not None:
+                out += _plan_problems(view.tool, view.plan, seen)
         return tuple(out)
 
     # --- one profile --------------------------------------------------------------------------
@@ -426,3 +418,17 @@ class Service:
             return findings, f"{name}: {len(results)} probe(s) ok", "information"
         what = ", ".join(f"{r.tool} {r.outcome}" for r in failed)
         return findings, f"{name}: {len(failed)} of {len(results)} probe(s) failed: {what}", "error"
+
+
+def _plan_problems(tool: str, plan: LaunchPlan, seen: set[str]) -> list[Problem]:
+    """A plan's warnings and refusals not ``seen`` yet (another tool's plan may say the same)."""
+    out: list[Problem] = []
+    for w in plan.warnings:
+        if w not in seen:
+            seen.add(w)
+            out.append(Problem("warn", w))
+    for r in plan.refusals:
+        if r.message not in seen:
+            seen.add(r.message)
+            out.append(Problem("warn", f"{tool} launch refused: {r.message}"))
+    return out
