@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from ccswitch_tui.errors import UsageError
@@ -127,16 +126,19 @@ def _leftovers(plan: LaunchPlan, key: str, by_url: Mapping[str, str]) -> str | N
     return None
 
 
-def as_recorded(plan: LaunchPlan, actual_env: Mapping[str, str], runs_dir: Path) -> tuple[LaunchPlan, str] | None:
+def as_recorded(plan: LaunchPlan, actual_env: Mapping[str, str],
+                bridge_of: Callable[[str], str | None]) -> tuple[LaunchPlan, str] | None:
     """For a process of a recorded launch: the plan as the child really got it (bridge URLs, the
-    launch token) and the token; None when the launch was not recorded."""
+    launch token) and the token; None when the launch was not recorded. ``bridge_of(launch_id)``
+    is the bridge address its manifest names (the runs' own reader: runs.manifests.recording_bridge)."""
     launch_id = actual_env.get("CCS_LAUNCH_ID", "")
     token = next((actual_env[n] for n in plan.secret_names if actual_env.get(n, "").startswith(TOKEN_PREFIX)), None)
     if not launch_id or token is None or "/" in launch_id:
         return None
+    bridge = bridge_of(launch_id)
+    if bridge is None:
+        return None
     try:
-        manifest = json.loads((runs_dir / f"{launch_id}.json").read_text(encoding="utf-8"))
-        bridge = manifest["recording"]["bridge"]
         key = next(plan.env[n] for n in plan.secret_names if n in plan.env)
         return reroute(plan, key, token, lambda name: f"{bridge}/{name}", route_specs(plan)), token
     except (OSError, ValueError, KeyError, TypeError, StopIteration, UsageError):

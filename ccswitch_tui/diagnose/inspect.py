@@ -40,7 +40,7 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile, Severity
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, inherited_env, secret_name, shown
-from ccswitch_tui.runs.manifests import find_manifest
+from ccswitch_tui.runs.manifests import find_manifest, recording_bridge
 from ccswitch_tui.runs.verdict import against_launch
 from ccswitch_tui.safe_read import no_surrogates
 
@@ -321,7 +321,7 @@ class Inspector:
 
         if plan is not None:
 
-            recorded = as_recorded(plan, actual, self.paths.runs)
+            recorded = as_recorded(plan, actual, lambda launch_id: recording_bridge(self.paths, launch_id))
             if recorded is not None:  # a recorded launch: the child holds the bridge's URLs and token
                 plan, token = recorded
                 extras["held_fingerprint"] = self.fingerprint(token)

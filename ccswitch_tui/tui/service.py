@@ -31,7 +31,7 @@ from ccswitch_tui.policy.families import SHARED_ONLY, Families
 from ccswitch_tui.profiles.edit_session import keep_aside
 from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
-from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.runs.manifests import load_manifests, records_file
 
 if TYPE_CHECKING:
     from ccswitch_tui.importers.report import Report as ImportReport
@@ -262,10 +262,8 @@ class Service:
 
         from ccswitch_tui.runs.record_reader import read_list  # lazy: only a run's requests, when asked for
 
-        rec = manifest.get("recording")
-        if not isinstance(rec, dict) or not isinstance(rec.get("records"), str):
-            return []
-        return read_list(self.paths.runs / Path(rec["records"]).name)[0]
+        records = records_file(self.paths, manifest)
+        return read_list(records)[0] if records is not None else []
 
     def detail(self, name: str) -> Detail:
         try:
