@@ -1,4 +1,4 @@
-"""Render the README's screenshots of the consistency board (PNG) into screenshots/.
+"""Render the screenshots (PNG) of the consistency board, for README.md and docs/reruns.md, into screenshots/.
 
 A temporary CCS_HOME with four made-up rounds of five reruns of a 100-task benchmark, each rerun a
 manifest with its outcomes and the request summary the bridge's own ``summarize`` makes of its

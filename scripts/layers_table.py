@@ -1,5 +1,6 @@
-"""Print the README's table of the layers every client declares (tests/test_conformance_layers.py checks
-that the README holds exactly this between its markers). Run: .venv/bin/python scripts/layers_table.py"""
+"""Print the table of the layers every client declares (docs/clients.md holds exactly this between its
+markers; tests/test_conformance_layers.py checks it, scripts/doc_tables.py rewrites it in place).
+Run: .venv/bin/python scripts/layers_table.py"""
 
 from ccswitch_tui import tools
 from ccswitch_tui.launch.layers import layers_table

@@ -1,4 +1,4 @@
-"""Render the README screenshots (SVG) of the TUI into screenshots/.
+"""Render the screenshots (SVG) of the TUI (README.md, docs/tui.md) into screenshots/.
 
 A temporary CCS_HOME with three profiles, a demo key in the keyring, a shell full of stale routing
 variables, and two real processes for the Running tab (a ccs-launched "claude" that picked up a stale

@@ -1,4 +1,4 @@
-"""The README's CI workflow ("Reruns in CI"), played as written: each job's `run:` scripts run under bash
+"""The CI workflow of docs/reruns.md ("Reruns in CI"), played as written: each job's `run:` scripts run under bash
 in a state folder of its own (one machine per job), with the key and the shared salt as the CI secrets
 in the environment (`key = "env:GW_KEY"`, no keyring: no session bus at all), artifacts handed from job
 to job as the workflow's upload and download steps say, against a loopback provider. The report job's
@@ -14,16 +14,16 @@ import sys
 from pathlib import Path
 
 from provider_stub import ProviderStub
-from test_rounds import readme_agent
+from test_rounds import example_agent
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRETS = {"GW_KEY": "sk-ci-secret-0123456789abcdef0123", "CCS_FINGERPRINT_SALT": "9d1c3f5e7a2b4d6f8e0a1c3e5b7d9f2a"}
 
 
 def workflow() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "reruns.md").read_text()
     match = re.search(r"### Reruns in CI\n.*?```yaml\n(.*?)```", text, re.S)
-    assert match, "the README has no CI workflow under 'Reruns in CI'"
+    assert match, "docs/reruns.md has no CI workflow under 'Reruns in CI'"
     return match.group(1)
 
 
@@ -64,7 +64,7 @@ def play(job_text: str, work: Path, env: dict[str, str], values: dict[str, str])
                           timeout=300)
 
 
-def test_the_readme_ci_workflow(tmp_path, base_env):
+def test_the_ci_workflow(tmp_path, base_env):
     yaml = workflow()
     assert "key env:GW_KEY" in yaml and "--same-as" in yaml and "--locked" in yaml
     found = jobs(yaml)
@@ -85,7 +85,7 @@ def test_the_readme_ci_workflow(tmp_path, base_env):
         def job(name: str, folder: str, values: dict[str, str] | None = None) -> Path:
             work = tmp_path / folder
             work.mkdir()
-            (work / "agent.py").write_text(readme_agent())  # actions/checkout
+            (work / "agent.py").write_text(example_agent())  # actions/checkout
             r = play(found[name], work, env, values or {})
             assert r.returncode == 0, r.stdout + r.stderr
             assert "Traceback" not in r.stderr and SECRETS["GW_KEY"] not in r.stdout + r.stderr
@@ -97,7 +97,7 @@ def test_the_readme_ci_workflow(tmp_path, base_env):
             work = tmp_path / f"seed-{seed}"
             work.mkdir()
             shutil.copy(first / "first.tar.gz", work)  # download-artifact runs-first
-            (work / "agent.py").write_text(readme_agent())
+            (work / "agent.py").write_text(example_agent())
             r = play(found["reruns"], work, env, {"matrix.seed": seed})
             assert r.returncode == 0, r.stdout + r.stderr
         report = tmp_path / "report"
@@ -120,7 +120,7 @@ def test_the_readme_ci_workflow(tmp_path, base_env):
         work = tmp_path / "rotated"
         work.mkdir()
         shutil.copy(first / "first.tar.gz", work)
-        (work / "agent.py").write_text(readme_agent())
+        (work / "agent.py").write_text(example_agent())
         r = play(found["reruns"], work, {**env, "GW_KEY": "sk-ci-rotated-0123456789abcdef01"}, {"matrix.seed": "9"})
         assert r.returncode == 3, r.stdout + r.stderr
         assert "refusing to start" in r.stderr and "key_fingerprint" in r.stderr

@@ -352,10 +352,10 @@ def test_a_hostile_layer_reaches_nothing_but_the_profile(name, layer, ccs, base_
     assert (where in json.dumps(o.manifest.get("layers", []))) == p.recorded, o.manifest.get("layers")
 
 
-def test_the_readme_table_is_the_declarations():
+def test_the_docs_layers_table_is_the_declarations():
     from ccswitch_tui.launch.layers import layers_table
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "clients.md").read_text()
     block = text.split("<!-- layers-table:begin -->\n", 1)[1].split("\n<!-- layers-table:end -->", 1)[0]
     assert block == layers_table([s for s in tools.load().specs() if s.name != FAKE.name]), \
-        "the README's layers table is stale: run `python scripts/layers_table.py` and paste it"
+        "the layers table in docs/clients.md is stale: run `.venv/bin/python scripts/doc_tables.py`"

@@ -1,4 +1,4 @@
-"""The house rules of DESIGN.md, checked on the source: Textual only under tui/, httpx only in
+"""The house rules of docs/architecture.md, checked on the source: Textual only under tui/, httpx only in
 check.py (and the TUI, which reaches it through check.py)."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 from leakcheck import assert_hidden, assert_one_line
 from provider_stub import ProviderStub
 from test_compatibility import FIXTURE, OLD_FP, OLD_KEY
-from test_rounds import readme_agent
+from test_rounds import example_agent
 
 KEY = "sk-portable-0123456789abcdef0123"
 SALT = "5f0c2e9a7b1d3f4e6a8c0b2d4f6e8a1c"  # a CI secret: 32 hex digits, read as 16 bytes
@@ -37,7 +37,7 @@ def setup(ccs, env: dict, url: str) -> None:
 def rerun(ccs, env: dict, tmp_path: Path, label: str, i: int, *extra: str) -> None:
     agent = tmp_path / "agent.py"
     if not agent.exists():
-        agent.write_text(readme_agent())
+        agent.write_text(example_agent())
     out = tmp_path / f"out-{env['CCS_MACHINE']}-{label}-{i}.jsonl"
     r = ccs("run", "--record", "--label", label, "--outcomes", str(out), *extra, "gw", "--",
             sys.executable, str(agent), str(out), str(i), env=env, cwd=tmp_path, timeout=120)

@@ -1,5 +1,5 @@
 """The consistency table: outcomes in (--outcomes, `ccs runs attach`), the scores per round (checked on
-the 77.4 / 53.0 / 24.4 example), and the README's worked example end to end: three rounds of three
+the 77.4 / 53.0 / 24.4 example), and the worked example of docs/reruns.md end to end: three rounds of three
 reruns of an openai-SDK agent through `ccs run --record` against loopback providers."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ KEY = "sk-rounds-first-0123456789abcdef"
 ROTATED = "sk-rounds-rotated-0123456789abcdef"
 
 
-def readme_agent() -> str:
-    """The agent of the README's worked example, as the README shows it."""
-    text = (ROOT / "README.md").read_text()
+def example_agent() -> str:
+    """The agent of the worked example, as docs/reruns.md shows it."""
+    text = (ROOT / "docs" / "reruns.md").read_text()
     match = re.search(r"```python\n(# agent\.py.*?)```", text, re.S)
-    assert match, "the README's worked example has no agent.py block"
+    assert match, "docs/reruns.md's worked example has no agent.py block"
     return match.group(1)
 
 
@@ -101,15 +101,15 @@ def test_bad_outcomes_are_one_line_and_the_run_is_kept(ccs, base_env, tmp_path, 
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and str(f) in r.stderr
 
 
-# --- the README's worked example, end to end ------------------------------------------------------------
+# --- the worked example of docs/reruns.md, end to end ---------------------------------------------------
 
 @pytest.mark.usefixtures("secret_service")
-def test_readme_worked_example(ccs, base_env, key_id, tmp_path):
+def test_the_worked_example(ccs, base_env, key_id, tmp_path):
     first, second = ProviderStub(), ProviderStub()
     try:
         env = base_env
         agent = tmp_path / "agent.py"
-        agent.write_text(readme_agent())
+        agent.write_text(example_agent())
         assert ccs("new", "gw", "--base-url", first.url + "/v1", "--key", key_id, env=env).returncode == 0
         assert ccs("new", "gw-b", "--base-url", second.url + "/v1", "--key", key_id, env=env).returncode == 0
         assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0

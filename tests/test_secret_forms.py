@@ -136,10 +136,10 @@ def test_ordinary_text_is_left_as_it_is():
         assert forms.text(text) == text
 
 
-def test_the_readme_lists_the_forms():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+def test_the_docs_list_the_forms():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "recording.md").read_text()
     for name, _ in FORMS:
-        assert f"| {name} |" in readme, name
+        assert f"| {name} |" in page, name
 
 
 # --- the bridge: what the child gets, what the records keep ----------------------------------------

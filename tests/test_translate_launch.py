@@ -181,7 +181,7 @@ def test_upstream_errors(ccs, env, provider, key_id, tmp_path, status, message):
 
 
 def test_the_kimi_preset_launches_codex(ccs, env, provider, tmp_path):
-    """The README's first-use line as a user types it, `ccs new k --preset kimi && ccs key set kimi &&
+    """The first-use line of docs/clients.md as a user types it, `ccs new k --preset kimi && ccs key set kimi &&
     ccs launch k codex`: the preset as shipped (its key id is the one the line stores), only its
     endpoint pointed at the loopback provider."""
     import keyring

@@ -15,7 +15,8 @@ from ccswitch_tui.terminal_text import visible, visible_json
 
 pass_ctx = click.make_pass_decorator(Context, ensure=True)
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in the README).")
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print JSON (shape documented in docs/reference.md).")
 
 
 def emit_json(data: Any) -> None:

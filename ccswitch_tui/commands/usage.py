@@ -16,7 +16,7 @@ from ccswitch_tui.tools.checker import check_name
 @click.option("--by", type=click.Choice(("profile", "model", "day", "label", "machine")), default="profile",
               show_default=True, help="What one row totals (machine: where the runs ran, imported ones too).")
 @click.option("--since", metavar="DATE", help="Only requests from DATE on: YYYY-MM-DD, an ISO date-time (UTC) or Nd.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in the README).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in docs/reference.md).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @pass_ctx
 def usage_cmd(ctx: Context, profile: str | None, by: str, since: str | None, as_json: bool, as_csv: bool) -> None:

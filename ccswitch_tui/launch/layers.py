@@ -1,7 +1,7 @@
 """The one engine over the layers the client specs declare (tools/layers.py): it finds each layer's
 files, reads the keys that route or load code (launch/layer_files.py), and says what a launch does with
 them (``judge``: refusals, warnings and the manifest's record) and what a client started by hand would
-follow (``doctor_part``: doctor's rows and findings), and writes the README's table of them. No client
+follow (``doctor_part``: doctor's rows and findings), and writes the table of them in docs/clients.md. No client
 module reads its own layers.
 
 A key is beaten when a layer ccs writes (scope ``ccs``: a file among the plan's files, or the plan's
@@ -171,7 +171,7 @@ def doctor_part(spec: ToolSpec, environ: Mapping[str, str], cwd: Path, families:
         return None
     rows: list[dict[str, Any]] = []
     part = DoctorPart(f"{spec.name}_layers", rows,
-                      lines=[f"{spec.label} layers (highest first; the README's Clients section says what each does)"])
+                      lines=[f"{spec.label} layers (highest first; docs/clients.md says what each does)"])
     met: set[str] = set()
     for layer in spec.layers:
         if layer.place.root in ("state", "argv") or not layer.read_by(environ):
@@ -255,7 +255,7 @@ def _findings(spec: ToolSpec, seen: Seen, cwd: Path, environ: Mapping[str, str])
     return out
 
 
-# --- the README's table ------------------------------------------------------------------------------
+# --- the docs' table ---------------------------------------------------------------------------------
 
 def _in_a_launch(layer: Layer, below_ours: bool) -> str:
     if layer.ours:
@@ -274,7 +274,7 @@ def _in_a_launch(layer: Layer, below_ours: bool) -> str:
 
 
 def layers_table(specs: Sequence[ToolSpec]) -> str:
-    """The README's table of every client's declared layers, highest precedence first."""
+    """docs/clients.md's table of every client's declared layers, highest precedence first."""
     lines = ["| client | layer | scope | where | format | keys that route | in a ccs launch |",
              "|---|---|---|---|---|---|---|"]
     for spec in specs:

@@ -26,7 +26,7 @@ TRUST_VARS = frozenset({
 })
 # What changes the code a child loads: the clients built with Bun run a BUN_OPTIONS=--preload script,
 # those launched by Node a NODE_OPTIONS=--require one, every dynamically linked one honours LD_PRELOAD
-# (measured with the pinned clients; the README's Clients section says which is which). The rest are
+# (measured with the pinned clients; docs/clients.md says which is which). The rest are
 # the interpreters' documented hooks, for the commands the clients run (PYTHONWARNINGS imports the
 # module a warning category names). Which runtime reads which: ``loaders.loader_runtimes``.
 LOADER_PREFIXES = ("LD_", "DYLD_", "BUN_")

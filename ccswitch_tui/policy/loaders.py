@@ -1,8 +1,8 @@
 """Which runtime loads the code a loader variable names. A loader variable (``policy.is_loader``)
 matters most where the program it reaches runs on that runtime: ``NODE_OPTIONS=--require x.js`` runs
 ``x.js`` inside a Node program, ``BUN_OPTIONS=--preload x.js`` inside a Bun executable, ``LD_PRELOAD``
-inside every dynamically linked program (measured with the pinned clients: the README's Clients
-section). Elsewhere it reaches only the commands such a program runs.
+inside every dynamically linked program (measured with the pinned clients: docs/clients.md
+and docs/launch.md). Elsewhere it reaches only the commands such a program runs.
 
 Runtimes are named as ``diagnose.runtimes`` tells them from an executable: ``dynamic`` (an ELF file
 with a program interpreter), ``node``, ``bun``, ``python``, ``shell``, ``perl``, ``ruby``, ``java``.

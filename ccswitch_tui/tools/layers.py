@@ -2,7 +2,7 @@
 in it that route requests or load code, how a ccs launch beats them, and what a launch does with the
 ones it cannot beat. Each spec lists its layers (``ToolSpec.layers``), highest precedence first; one
 engine (``launch/layers.py``) turns them into a launch's refusals and warnings, the manifest's record,
-``doctor``'s rows and findings, and the README's table. Nothing here reads a file: the declarations are
+``doctor``'s rows and findings, and the table in docs/clients.md. Nothing here reads a file: the declarations are
 frozen dataclasses, cheap to build when a spec module is imported.
 
 A layer of scope ``ccs`` is one a launch writes itself (a file among the plan's files, or options of the
@@ -51,7 +51,7 @@ class Place:
     platforms: tuple[tuple[str, str], ...] = ()  # absolute: (sys.platform, path) where it lives elsewhere
 
     def shown(self) -> str:
-        """Where it is, in words, for doctor and the README."""
+        """Where it is, in words, for doctor and docs/clients.md."""
         names = "|".join(self.files)
         if self.root == "home":
             return f"~/{names}"

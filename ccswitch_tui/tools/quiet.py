@@ -3,7 +3,7 @@
 One rule for every client: quiet is on by default unless the launch's base URL is one of the
 client's ``official_hosts`` (its vendor's own API, whose own services the extra calls belong to);
 the profile's ``[policy] quiet`` decides when it is set. What quiets a client (variables, settings,
-options) is in its plan; the README's Clients table says what each contacts.
+options) is in its plan; docs/clients.md says what each contacts.
 
 Measured: with a third-party endpoint Claude Code still calls api.anthropic.com (server URLs,
 event logging) and a ``HEAD {base}/api/hello`` preflight, all stopped by
