@@ -2,7 +2,8 @@
 bridge's events and bodies, the run records read back): json's C scanner called straight
 (``scan``: a value from a position, no encoding detection, no blank search), its string scanner
 (``scan_string``) and string writer (``quote``), and one compact encoder made once (``dumps``:
-``json.dumps`` with options builds an encoder per call).
+``json.dumps`` with options builds an encoder per call); and ``loads_json_line``, a JSON Lines
+line read through ``scan``, for the records read back.
 
 None of them is in typeshed's stubs, or public: they are read from json's modules here, and only
 here. An interpreter without json's C accelerator gets the pure-Python versions of the same
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from json import decoder, encoder, scanner
 from math import inf as INFINITY
 from typing import Any
+
+from ccswitch_tui.safe_read import loads_json
 
 Scan = Callable[[str, int], "tuple[Any, int]"]  # value, end = scan(text, start); StopIteration: no value there
 ScanString = Callable[[str, int], "tuple[str, int]"]  # from just after a string's opening quote: value, end
@@ -64,3 +67,15 @@ scan: Scan = _used.scan
 scan_string: ScanString = _used.scan_string
 dumps: Callable[[object], str] = _used.dumps
 quote: Callable[[str], str] = _used.quote
+
+
+def loads_json_line(line: bytes) -> Any:
+    """``loads_json(line)`` for one line of a JSON Lines file, without json.loads's per-call set-up
+    (encoding detection, the leading and trailing blank search) for the usual compact UTF-8 line; any
+    other line (blanks around it, another encoding, an error) goes through ``loads_json`` itself."""
+    try:
+        text = line.decode("utf-8")
+        value, end = scan(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return loads_json(line)  # the whole rule, and its error
+    return value if end == len(text) else loads_json(line)

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from ccswitch_tui import fast_json
-from ccswitch_tui.safe_read import loads_json_line
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ccswitch_tui"
 FAST = fast_json.ACCELERATED
@@ -87,10 +86,10 @@ def test_a_json_line_reads_as_json_loads_reads_it(text):
         expected = json.loads(line)
     except ValueError as exc:
         with pytest.raises(ValueError) as raised:
-            loads_json_line(line)
+            fast_json.loads_json_line(line)
         assert str(raised.value) == str(exc)  # the same error, where json.loads says it is
         return
-    assert outcome(lambda: loads_json_line(line)) == outcome(lambda: expected)
+    assert outcome(lambda: fast_json.loads_json_line(line)) == outcome(lambda: expected)
 
 
 def test_only_fast_json_reads_jsons_private_parts():

@@ -38,11 +38,12 @@ from ccswitch_tui.bridge.usage_cells import (
     read_cells,
 )
 from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.fast_json import loads_json_line
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, finite
 from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.runs.origin import machine_here, machine_of
-from ccswitch_tui.safe_read import iter_lines, loads_json_line
+from ccswitch_tui.safe_read import iter_lines
 
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.pricing import Price
