@@ -125,7 +125,7 @@ def _click_main(args: list[str], obj: Context | None) -> int:
         return exc.exit_code
 
 
-def run(argv: list[str] | None = None, obj: Context | None = None) -> int:
+def run(argv: list[str] | None = None, obj: Context | None = None) -> int:  # noqa: C901
     """Run the CLI and return the exit code; errors become one line on stderr. ``obj``: the context
     to use instead of one built from the environment (a shim passes the folders it was written for)."""
     args = sys.argv[1:] if argv is None else argv

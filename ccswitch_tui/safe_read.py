@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,23 +119,6 @@ def loads_json(text: str | bytes) -> Any:
     except RecursionError:
         doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise json.JSONDecodeError("nested too deeply for ccs to read", doc, _depth_position(doc, 200)) from None
-
-
-# what json.loads runs on a compact text: value, end = _scan(text, 0) (not in typeshed's stubs: read from
-# the decoder's namespace, typed here)
-_scan: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
-
-
-def loads_json_line(line: bytes) -> Any:
-    """``loads_json(line)`` for one line of a JSON Lines file, without json.loads's per-call set-up
-    (encoding detection, the leading and trailing blank search) for the usual compact UTF-8 line; any
-    other line (blanks around it, another encoding, an error) goes through ``loads_json`` itself."""
-    try:
-        text = line.decode("utf-8")
-        value, end = _scan(text, 0)
-    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-        return loads_json(line)  # the whole rule, and its error
-    return value if end == len(text) else loads_json(line)
 
 
 def strip_jsonc(text: str, *, trailing_commas: bool = True) -> str:

@@ -1,4 +1,4 @@
-"""``safe_read.loads_json_line``: the records' fast decoding gives what ``loads_json`` gives (a value or
+"""``fast_json.loads_json_line``: the records' fast decoding gives what ``loads_json`` gives (a value or
 its error) for any line, so `ccs usage` and `runs report` count the same records as before."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccswitch_tui.safe_read import loads_json, loads_json_line
+from ccswitch_tui.fast_json import loads_json_line
+from ccswitch_tui.safe_read import loads_json
 
 LINES = [b'{"a":1}', b' {"a":1}', b'{"a":1} ', b'{"a":1}\r', b'\xef\xbb\xbf{"a":1}', b'{"a":1}{"b":2}',
          b'{"a":1},{"b":2}', b'{"a":', b"", b"  ", b"1", b'"x"', b"null", b"[1,2]", b"{'a':1}", b'{"a":NaN}',

@@ -323,3 +323,41 @@ def test_use_with_a_tool_changes_that_tool_only(ccs, base_env, tmp_path):
     assert set(sources().values()) == {"project"}
     r = ccs("use", "p", "--tool", "gemini", env=base_env)
     assert r.returncode == 2 and "no [gemini] table" in r.stderr
+
+
+def test_the_choice_is_made_in_process_as_the_command_makes_it(ccs, base_env, ccs_home, tmp_path):
+    """``use_choice.use`` (what the TUI can call) writes the choice ``shims.choose`` then answers,
+    with the command's rules: a profile for the tools it serves, --tool for that tool only, --none,
+    --clear; a choice that cannot be made is one UsageError and changes nothing."""
+    from ccswitch_tui.errors import UsageError
+    from ccswitch_tui.launch.use_choice import new_selection, use
+    from ccswitch_tui.launch.use_status import programs
+    from ccswitch_tui.profiles.store import Store
+
+    assert ccs("new", "p", "--base-url", "http://127.0.0.1:9", "--key", "env:PK", "--claude-model", "m",
+               env=base_env).returncode == 0
+    store, progs, env = Store(ccs_home), programs(), {"PATH": "/usr/bin:/bin"}
+
+    def picks() -> dict[str, tuple[str | None, str]]:
+        return {t: ((c := shims.choose(t, tmp_path, ccs_home.state)).profile, c.source) for t in progs}
+
+    said = use(ccs_home, env, store, tmp_path, progs, "p")
+    assert said[0] == "claude: p; " + ", ".join(t for t in progs if t != "claude") + ": pass through"
+    assert "put that folder first on PATH" in said[1]  # the shim folder is not on this PATH
+    assert picks() == {t: ("p", "use") if t == "claude" else (None, "none") for t in progs}
+    use(ccs_home, env, store, tmp_path, progs, None, ("codex",), off=True)
+    assert picks()["codex"] == (None, "off") and picks()["claude"] == ("p", "use")
+    with pytest.raises(UsageError, match=r"no \[codex\] table"):
+        use(ccs_home, env, store, tmp_path, progs, "p", ("codex",))
+    with pytest.raises(UsageError, match="give one of"):
+        use(ccs_home, env, store, tmp_path, progs, "p", off=True)
+    assert picks()["codex"] == (None, "off")
+    use(ccs_home, env, store, tmp_path, progs, None, clear=True)
+    assert {c for _, c in picks().values()} == {"none"}
+    profile = store.load("p")
+    assert new_selection({"codex": None, "claude": "q"}, list(progs), profile, ("claude",), False, False) == \
+        {"codex": None, "claude": "p"}
+    assert new_selection({"codex": None}, list(progs), profile, (), False, False) == {"claude": "p"}
+    assert new_selection({"codex": None, "claude": "p"}, list(progs), None, ("codex",), False, True) == \
+        {"claude": "p"}
+    assert new_selection({"codex": "p"}, list(progs), None, (), True, False) == {shims.ALL: None}

@@ -122,7 +122,7 @@ class ChunkedDecoder:
         self.done = False
         self.leftover = False  # bytes came after the body's end
 
-    def feed(self, data: bytes) -> bytes:
+    def feed(self, data: bytes) -> bytes:  # noqa: C901
         buf = self._buf + data if self._buf else data
         pos, out = 0, []
         while not self.done:

@@ -33,7 +33,7 @@ SCAN_MOST = 1.0  # and at most, for a launch that leaves a long-lived process be
 ANSWER_WAIT = 0.2  # seconds a connection may take to send its request, and to read the answer
 
 
-def launch_processes(group: int | None, launch_id: str, uid: int) -> list[int]:
+def launch_processes(group: int | None, launch_id: str, uid: int) -> list[int]:  # noqa: C901
     """The processes of the launch still running (zombies are not: they cannot send anything): in
     the child's process group or session, or, for the user ``uid``, with the launch's marker in
     their environment."""

@@ -13,8 +13,9 @@ import json
 import re
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from json import decoder, scanner
 from typing import Any, cast
+
+from ccswitch_tui import fast_json
 
 # Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
 MAX_JSON_BODY = 16 * 1024 * 1024
@@ -119,10 +120,8 @@ def request_identity_in_steps(method: str, path: str, body: bytes) -> Generator[
 
 STEPWISE_FROM = 256 * 1024  # bytes: a smaller body is parsed in one go
 STEP = 64 * 1024  # characters parsed between two pauses, about 0.2 ms
-# json's C scanners are not in typeshed's stubs: read from the modules' namespaces, typed here.
-# what json.loads runs: value, end = _scan(text, start)
-_scan: Callable[[str, int], tuple[Any, int]] = vars(scanner)["make_scanner"](decoder.JSONDecoder())
-_scan_string: Callable[[str, int], tuple[str, int]] = vars(decoder)["scanstring"]
+_scan = fast_json.scan  # what json.loads runs: value, end = _scan(text, start)
+_scan_string = fast_json.scan_string
 # JSON's whitespace, as json.loads skips it (the pattern matches anywhere, if only the empty string)
 _space = cast("Callable[[str, int], re.Match[str]]", re.compile(r"[ \t\n\r]*").match)
 
@@ -176,7 +175,7 @@ def parse_in_steps(body: bytes, keep_arrays: frozenset[str] = frozenset()) -> Ge
         return None
 
 
-def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generator[None, None, dict[str, Any]]:
+def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generator[None, None, dict[str, Any]]:  # noqa: C901
     out: dict[str, Any] = {}
     paused = i
     i = _space(text, i + 1).end()

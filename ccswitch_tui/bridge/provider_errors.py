@@ -147,7 +147,7 @@ def read_error(body: bytes | str | Mapping[str, Any] | list[Any] | None, status:
     return ProviderError(message=message, error_class=cls, code=code, status=status, codes=tuple(codes))
 
 
-def classify(status: int | None, codes: list[str] | tuple[str, ...], message: str) -> str:
+def classify(status: int | None, codes: list[str] | tuple[str, ...], message: str) -> str:  # noqa: C901
     """The class of an error from its HTTP status (if any), its codes and its message. A context
     window or a content filter is recognised whatever the status; then the key and the account;
     then the status decides; without one, the codes and the words."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ccswitch_tui import fast_json
 from ccswitch_tui.bridge.tally import Tally
 from ccswitch_tui.bridge.usage_cells import UsageCells
 from ccswitch_tui.policy import mask, secret_param
@@ -206,7 +207,7 @@ def record_line(record: Mapping[str, Any], large: tuple[str, ...] = ()) -> bytes
     return ("{" + ",".join(parts) + "}\n").encode()
 
 
-_encode_string = json.encoder.encode_basestring  # what json.dumps uses for a string with ensure_ascii=False
+_encode_string = fast_json.quote  # what json.dumps writes for a string with ensure_ascii=False
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -239,7 +240,7 @@ def carries_usage(record: Mapping[str, Any]) -> bool:
     return bool(record.get("model_requested")) and str(record.get("method", "")).upper() == "POST"
 
 
-def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = (),
+def summarize(records: Iterable[Mapping[str, Any]], expected_models: Iterable[str] = (),  # noqa: C901
               usage: bool = True) -> dict[str, Any]:
     """The manifest's view of a run's requests: counts by path and status, token totals, models
     requested and served, errors and their classes, retries (requests that were another try of an

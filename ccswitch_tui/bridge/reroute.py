@@ -13,11 +13,10 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.model import FileToWrite, LaunchPlan
 
 _PROXY = {"https": ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
           "http": ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}
@@ -96,18 +95,23 @@ def reroute(plan: LaunchPlan, key: str, token: str, route_url: Callable[[str], s
         # Claude Code sends even loopback requests through a proxy unless NO_PROXY says otherwise.
         for name in ("NO_PROXY", "no_proxy"):
             env[name] = ",".join(x for x in (env.get(name, ""), _LOOPBACK) if x)
+    argv = tuple(by_url.get(a, a) for a in plan.argv)
+    new = replace(plan, env=env, files=_rerouted_files(plan, by_url), argv=argv)
+    leftovers = _leftovers(new, key, by_url)
+    if leftovers:
+        raise UsageError(f"cannot record this {plan.tool} launch: {leftovers}; launch it without --record")
+    return new
+
+
+def _rerouted_files(plan: LaunchPlan, by_url: Mapping[str, str]) -> tuple[FileToWrite, ...]:
+    """The plan's files with every upstream URL (as a JSON string) replaced by its route's."""
     files = []
     for f in plan.files:
         content = f.content
         for url, target in by_url.items():
             content = content.replace(json.dumps(url), json.dumps(target))
         files.append(replace(f, content=content))
-    argv = tuple(by_url.get(a, a) for a in plan.argv)
-    new = replace(plan, env=env, files=tuple(files), argv=argv)
-    leftovers = _leftovers(new, key, by_url)
-    if leftovers:
-        raise UsageError(f"cannot record this {plan.tool} launch: {leftovers}; launch it without --record")
-    return new
+    return tuple(files)
 
 
 def _leftovers(plan: LaunchPlan, key: str, by_url: Mapping[str, str]) -> str | None:
@@ -122,16 +126,19 @@ def _leftovers(plan: LaunchPlan, key: str, by_url: Mapping[str, str]) -> str | N
     return None
 
 
-def as_recorded(plan: LaunchPlan, actual_env: Mapping[str, str], runs_dir: Path) -> tuple[LaunchPlan, str] | None:
+def as_recorded(plan: LaunchPlan, actual_env: Mapping[str, str],
+                bridge_of: Callable[[str], str | None]) -> tuple[LaunchPlan, str] | None:
     """For a process of a recorded launch: the plan as the child really got it (bridge URLs, the
-    launch token) and the token; None when the launch was not recorded."""
+    launch token) and the token; None when the launch was not recorded. ``bridge_of(launch_id)``
+    is the bridge address its manifest names (the runs' own reader: runs.manifests.recording_bridge)."""
     launch_id = actual_env.get("CCS_LAUNCH_ID", "")
     token = next((actual_env[n] for n in plan.secret_names if actual_env.get(n, "").startswith(TOKEN_PREFIX)), None)
     if not launch_id or token is None or "/" in launch_id:
         return None
+    bridge = bridge_of(launch_id)
+    if bridge is None:
+        return None
     try:
-        manifest = json.loads((runs_dir / f"{launch_id}.json").read_text(encoding="utf-8"))
-        bridge = manifest["recording"]["bridge"]
         key = next(plan.env[n] for n in plan.secret_names if n in plan.env)
         return reroute(plan, key, token, lambda name: f"{bridge}/{name}", route_specs(plan)), token
     except (OSError, ValueError, KeyError, TypeError, StopIteration, UsageError):

@@ -49,6 +49,7 @@ from ccswitch_tui.bridge.provider_errors import classify_text
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
 from ccswitch_tui.bridge.routes import leaves_route, split_target
 from ccswitch_tui.errors import CcsError
+from ccswitch_tui.policy.secret_forms import FormStream
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
 RETRY_MEMORY = 10_000  # request digests kept to recognise a retry
@@ -297,7 +298,7 @@ class Bridge:
 
     # --- one request ------------------------------------------------------------------------
 
-    async def _handle(self, request: wire.Request) -> None:
+    async def _handle(self, request: wire.Request) -> None:  # noqa: C901
         now = time.time()
         t0 = time.perf_counter()
         stats = self._stats
@@ -379,7 +380,7 @@ class Bridge:
                 return True
         return token in request.query_string or token in unquote(request.query_string)
 
-    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: dict[str, Any],
+    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: dict[str, Any],  # noqa: C901
                        t0: float, answer: _Answer) -> _Reply | None:
         """Forward one request and relay its answer (None), or the bridge's own answer to send."""
         if route is None:
@@ -500,7 +501,6 @@ class Bridge:
             # sent: watch it too (a translation says itself what it sent: see bridge.handler)
             child_sse = any(k.lower() == "content-type" and v.startswith("text/event-stream") for k, v in head.items())
             answer.child = ResponseObserver(stream=child_sse)
-        error_body = bytearray()
         kept = bytearray() if self.config.record_bodies else None
         answer.kept = kept
         # What a handler returns is filtered on its way to the child (a translation that joins two
@@ -508,7 +508,6 @@ class Bridge:
         # pass instead of two, and what a record keeps of it is masked when written.
         upstream_filter = None if exchange.rewrites_body else self._filter.stream()
         child_filter = self._filter.stream() if exchange.rewrites_body else None
-        received = 0
         try:
             await child.prepare(status, head, length)
         except ConnectionError as exc:
@@ -517,69 +516,29 @@ class Bridge:
             child.abort()
             return None
         answer.prepared = True
-
-        async def send(data: bytes, last: bool = False) -> None:
-            if child_filter is not None:
-                data = child_filter.feed(data) + (child_filter.flush() if last else b"")
-            if answer.child is not None:
-                answer.child.feed(data)
-            if data:
-                await child.write(data)
-            if answer.observes:
-                if getattr(exchange, "ended", False):  # an observing exchange's (see bridge.handler)
-                    answer.delivered = True
-                return
-            seen = answer.child or observer
-            if seen.terminal and seen.stream:
-                answer.delivered = True
-
-        observe = None if answer.observes else observer.feed  # a translation reads the bytes itself: once
-        gives_up = exchange if isinstance(exchange, GivesUp) else None  # optional (bridge.handler)
-
-        def take(raw: bytes) -> bytes:
-            if upstream_filter is None:
-                clean = raw
-            else:
-                clean = upstream_filter.feed(raw) if raw else upstream_filter.flush()
-            if observe is not None:
-                observe(clean)
-            if answer.failing and len(error_body) < MAX_ERROR_BODY:
-                error_body.extend(clean[:MAX_ERROR_BODY - len(error_body)])
-            if len(answer.sample) < 200:
-                answer.sample.extend(clean[:200 - len(answer.sample)])
-            if kept is not None and len(kept) < MAX_RECORDED_BODY + _BODY_MARGIN:
-                kept.extend(clean[:MAX_RECORDED_BODY + _BODY_MARGIN - len(kept)])
-            return exchange.response_chunk(clean) if clean else b""
-
+        pump = _Pump(child, exchange, answer, upstream_filter, child_filter, kept)
         try:
             try:
-                async for chunk in upstream.chunks():
-                    if record["ttfb_ms"] is None:
-                        record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-                    received += len(chunk)
-                    record["response_bytes"] = received
-                    await send(take(chunk))
-                    if gives_up is not None and gives_up.done_reading:
-                        break  # the handler gave the answer up (too large to translate): no more is read
+                await pump.pour(upstream, record, t0)
             except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
                 record.update(outcome=rec.UPSTREAM_ABORTED, error=self._mask.clip(
-                    f"upstream broke off after {received} bytes: {exc}"))
+                    f"upstream broke off after {pump.received} bytes: {exc}"))
                 child.abort()  # the child must see a cut answer, not a clean end
                 return None
             if record["ttfb_ms"] is None:
                 record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-            await send(take(b""))
-            await send(exchange.response_end(), last=True)
+            await pump.send(pump.take(b""))
+            await pump.send(exchange.response_end(), last=True)
             answer.delivered = True  # every byte of the answer is out; only the end of the chunking remains
             await child.end()
             if not answer.observes:  # a large JSON answer is read a piece at a time, the loop serving others
                 await _in_steps(observer.finish_in_steps())
             self._finish(record, answer)
-            self._conclude(record, answer, error_body)
+            self._conclude(record, answer, pump.error_body)
         except ConnectionError as exc:
             gone = f"the client went away mid-answer ({type(exc).__name__})"
-            self._ended_early(record, answer, rec.CLIENT_GONE, gone, error_body)
+            self._ended_early(record, answer, rec.CLIENT_GONE, gone, pump.error_body)
             child.abort()
         return None
 
@@ -781,6 +740,71 @@ class _Answer:
     prepared: bool = False
     finished: bool = False
     delivered: bool = False  # the answer's end (its terminal event, or its last byte) reached the child
+
+
+class _Pump:
+    """One answer's bytes on their way from the upstream to the child: each read chunk is filtered,
+    watched, sampled and kept (``take``), handed to the exchange, then filtered again if the exchange
+    rewrote it, watched as the child gets it and written (``send``)."""
+
+    def __init__(self, child: wire.Answer, exchange: Exchange, answer: _Answer, upstream_filter: FormStream | None,
+                 child_filter: FormStream | None, kept: bytearray | None) -> None:
+        assert answer.observer is not None
+        self.child = child
+        self.exchange = exchange
+        self.answer = answer
+        self.upstream_filter = upstream_filter
+        self.child_filter = child_filter
+        self.kept = kept
+        self.observe = None if answer.observes else answer.observer.feed  # a translation reads the bytes itself
+        self.gives_up = exchange if isinstance(exchange, GivesUp) else None  # optional (bridge.handler)
+        self.error_body = bytearray()
+        self.received = 0
+
+    async def pour(self, upstream: wire.Upstream, record: dict[str, Any], t0: float) -> None:
+        """Every chunk of the upstream's answer, until its end or until the exchange gives it up."""
+        async for chunk in upstream.chunks():
+            if record["ttfb_ms"] is None:
+                record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            self.received += len(chunk)
+            record["response_bytes"] = self.received
+            await self.send(self.take(chunk))
+            if self.gives_up is not None and self.gives_up.done_reading:
+                break  # the handler gave the answer up (too large to translate): no more is read
+
+    def take(self, raw: bytes) -> bytes:
+        """A chunk the upstream sent (empty: its end) → what the exchange makes of it."""
+        answer = self.answer
+        if self.upstream_filter is None:
+            clean = raw
+        else:
+            clean = self.upstream_filter.feed(raw) if raw else self.upstream_filter.flush()
+        if self.observe is not None:
+            self.observe(clean)
+        error_body, kept = self.error_body, self.kept
+        if answer.failing and len(error_body) < MAX_ERROR_BODY:
+            error_body.extend(clean[:MAX_ERROR_BODY - len(error_body)])
+        if len(answer.sample) < 200:
+            answer.sample.extend(clean[:200 - len(answer.sample)])
+        if kept is not None and len(kept) < MAX_RECORDED_BODY + _BODY_MARGIN:
+            kept.extend(clean[:MAX_RECORDED_BODY + _BODY_MARGIN - len(kept)])
+        return self.exchange.response_chunk(clean) if clean else b""
+
+    async def send(self, data: bytes, last: bool = False) -> None:
+        answer = self.answer
+        if self.child_filter is not None:
+            data = self.child_filter.feed(data) + (self.child_filter.flush() if last else b"")
+        if answer.child is not None:
+            answer.child.feed(data)
+        if data:
+            await self.child.write(data)
+        if answer.observes:
+            if getattr(self.exchange, "ended", False):  # an observing exchange's (see bridge.handler)
+                answer.delivered = True
+            return
+        seen = answer.child or answer.observer
+        if seen is not None and seen.terminal and seen.stream:
+            answer.delivered = True
 
 
 def routes_json(routes: Sequence[Route]) -> dict[str, str]:

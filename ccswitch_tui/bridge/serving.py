@@ -16,6 +16,7 @@ import os
 import socket
 import struct
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 
 from ccswitch_tui.bridge import peers
@@ -335,64 +336,26 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int, refused: Ref
     ``MAX_CONNECTIONS`` is answered 503; ``refused(why, line)`` hears of each."""
     loop = asyncio.get_running_loop()
     server = Server()
-    owner = os.geteuid() if uid is None else uid
+    serving = _Serving(loop, sock, server, handle, max_body, refused, os.geteuid() if uid is None else uid)
+    sock.setblocking(False)
+    server._accepting = loop.create_task(serving.accept())
+    return server
 
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        proto = writer.transport.get_protocol()
-        assert isinstance(proto, _ChildProtocol)
-        sock = writer.get_extra_info("socket")
-        if sock is not None:  # asyncio sets it only on sockets made with IPPROTO_TCP, which accept() does not
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        task = asyncio.current_task()
-        proto.task = task
-        if task is not None:
-            server._connections.add(task)
-        wait = HEAD_SECONDS
-        try:
-            while True:
-                proto.expect_head(wait)
-                try:
-                    request = await _read_request(reader, writer, proto, max_body)
-                except WireError as exc:
-                    if proto.timed_out:
-                        break  # answered 408 already
-                    answer = Answer(writer, proto, "HTTP/1.1", keep_alive=False)
-                    error = {"message": f"ccs bridge: {exc}", "type": "invalid_request_error", "code": "bad_http"}
-                    await answer.whole(exc.status, json.dumps({"error": error}).encode())
-                    await _linger(reader, writer)
-                    break
-                finally:
-                    proto.head_read()
-                if request is None:
-                    break
-                wait = KEEPALIVE_SECONDS
-                proto.busy = True
-                try:
-                    await handle(request)
-                finally:
-                    proto.busy = False
-                answer = request.answer
-                if not (answer.ended and answer.keep_alive and request.keep_alive and request.body_read):
-                    if answer.ended and not request.body_read:
-                        await _linger(reader, writer)
-                    break
-        except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
-            pass  # the child went away, or the bridge stops: what the request came to is recorded
-        finally:
-            server.open -= 1
-            if task is not None:
-                server._connections.discard(task)
-            writer.transport.close()
 
-    def protocol() -> _ChildProtocol:
-        return _ChildProtocol(asyncio.StreamReader(limit=MAX_HEAD, loop=loop), connection, loop=loop)
+@dataclass
+class _Serving:
+    """One listening socket's work: accepting connections (or turning them away), then serving each."""
 
-    def turned_away(why: str, line: str) -> None:
-        server.refused[why] = server.refused.get(why, 0) + 1
-        if refused is not None:
-            refused(why, line)
+    loop: asyncio.AbstractEventLoop
+    sock: socket.socket
+    server: Server
+    handle: Handle
+    max_body: int
+    refused: Refused | None
+    owner: int  # the uid a peer must have
 
-    async def accept() -> None:
+    async def accept(self) -> None:
+        loop, sock, server = self.loop, self.sock, self.server
         while True:
             try:
                 conn, _ = await loop.sock_accept(sock)
@@ -404,26 +367,82 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int, refused: Ref
                     return
                 continue  # the peer gave up between the kernel's accept and ours
             peer = peers.peer_uid(conn)
-            if peers.CAN_TELL and peer != owner:  # a peer that cannot be told is refused too
+            if peers.CAN_TELL and peer != self.owner:  # a peer that cannot be told is refused too
                 _drop(conn)
-                turned_away(OTHER_USER, f"a connection from uid {peer if peer is not None else 'unknown'} "
-                                        "(not the launch's user) was closed before a byte of it was read")
+                self.turned_away(OTHER_USER, f"a connection from uid {peer if peer is not None else 'unknown'} "
+                                             "(not the launch's user) was closed before a byte of it was read")
                 continue
             if server.open >= MAX_CONNECTIONS:
                 _busy(conn)
-                turned_away(OVER_LIMIT, f"more than {MAX_CONNECTIONS} connections were open at once: a "
-                                        "connection past them was answered 503 and closed")
+                self.turned_away(OVER_LIMIT, f"more than {MAX_CONNECTIONS} connections were open at once: a "
+                                             "connection past them was answered 503 and closed")
                 continue
             server.open += 1
             try:
-                await loop.connect_accepted_socket(protocol, conn)
+                await loop.connect_accepted_socket(self.protocol, conn)
             except OSError:
                 server.open -= 1
                 conn.close()
 
-    sock.setblocking(False)
-    server._accepting = loop.create_task(accept())
-    return server
+    def protocol(self) -> _ChildProtocol:
+        return _ChildProtocol(asyncio.StreamReader(limit=MAX_HEAD, loop=self.loop), self.connection, loop=self.loop)
+
+    def turned_away(self, why: str, line: str) -> None:
+        self.server.refused[why] = self.server.refused.get(why, 0) + 1
+        if self.refused is not None:
+            self.refused(why, line)
+
+    async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        proto = writer.transport.get_protocol()
+        assert isinstance(proto, _ChildProtocol)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:  # asyncio sets it only on sockets made with IPPROTO_TCP, which accept() does not
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        task = asyncio.current_task()
+        proto.task = task
+        if task is not None:
+            self.server._connections.add(task)
+        wait = HEAD_SECONDS
+        try:
+            while await self._one_request(reader, writer, proto, wait):
+                wait = KEEPALIVE_SECONDS
+        except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
+            pass  # the child went away, or the bridge stops: what the request came to is recorded
+        finally:
+            self.server.open -= 1
+            if task is not None:
+                self.server._connections.discard(task)
+            writer.transport.close()
+
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, proto: _ChildProtocol,
+                           wait: float) -> bool:
+        """Read one request (its head within ``wait`` seconds) and handle it; whether the connection
+        serves another."""
+        proto.expect_head(wait)
+        try:
+            request = await _read_request(reader, writer, proto, self.max_body)
+        except WireError as exc:
+            if not proto.timed_out:  # else answered 408 already
+                answer = Answer(writer, proto, "HTTP/1.1", keep_alive=False)
+                error = {"message": f"ccs bridge: {exc}", "type": "invalid_request_error", "code": "bad_http"}
+                await answer.whole(exc.status, json.dumps({"error": error}).encode())
+                await _linger(reader, writer)
+            return False
+        finally:
+            proto.head_read()
+        if request is None:
+            return False
+        proto.busy = True
+        try:
+            await self.handle(request)
+        finally:
+            proto.busy = False
+        answer = request.answer
+        if answer.ended and answer.keep_alive and request.keep_alive and request.body_read:
+            return True
+        if answer.ended and not request.body_read:
+            await _linger(reader, writer)
+        return False
 
 
 def _drop(conn: socket.socket) -> None:

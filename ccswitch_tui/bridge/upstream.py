@@ -111,7 +111,7 @@ class Upstream:
                           and (self._empty or self._chunked or self.content_length is not None))
         self._finished = False
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncIterator[bytes]:  # noqa: C901
         """The body as it arrives, decoded; ``UpstreamBroke`` if it breaks off."""
         if self._empty:
             self._finished = True
@@ -229,7 +229,7 @@ class Pool:
                 conn.close()
         self._idle.clear()
 
-    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes,
+    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes,  # noqa: C901
                       proxy: str | None = None) -> Upstream:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()

@@ -150,7 +150,7 @@ def doctor_cmd(ctx: Context, cwd: str | None, as_json: bool) -> None:
               help="Seconds to wait for each probe.")
 @json_option
 @pass_ctx
-def check_cmd(ctx: Context, profile: str | None, all_: bool, tool: str | None, timeout: float, as_json: bool) -> None:
+def check_cmd(ctx: Context, profile: str | None, all_: bool, tool: str | None, timeout: float, as_json: bool) -> None:  # noqa: C901
     """Probe a profile's endpoints with a request that costs at most a handful of tokens."""
     from ccswitch_tui.diagnose import check  # lazy: httpx loads only when ccs sends a request itself
 

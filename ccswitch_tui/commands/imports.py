@@ -169,7 +169,7 @@ def _report(report, as_json: bool) -> None:  # noqa: ANN001
               help="Write here instead of stdout: a directory for toml (NAME.toml each), a file for json.")
 @click.option("--force", is_flag=True, help="Overwrite existing output files.")
 @pass_ctx
-def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path | None, force: bool) -> None:
+def export_cmd(ctx: Context, profiles: tuple[str, ...], fmt: str, output: Path | None, force: bool) -> None:  # noqa: C901
     """Print profiles without any secret, ready to share or commit.
 
     \b

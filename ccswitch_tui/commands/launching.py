@@ -202,7 +202,7 @@ def _click_refuses_path(value: str, kind: str) -> bool:
     return not os.access(value, os.R_OK)
 
 
-def read_args(args: Sequence[str], options: Mapping[str, tuple[str, str, Any]],
+def read_args(args: Sequence[str], options: Mapping[str, tuple[str, str, Any]],  # noqa: C901
               positional: int) -> tuple[dict[str, Any], list[str]] | None:
     """The options and the positional arguments of a command line, as click reads it for these two
     commands; None when click must read it (help, a usage error, anything this reader does not know)."""

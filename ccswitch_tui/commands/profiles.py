@@ -98,7 +98,7 @@ def list_cmd(ctx: Context, as_json: bool) -> None:
 @click.argument("profile")
 @json_option
 @pass_ctx
-def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:
+def show_cmd(ctx: Context, profile: str, as_json: bool) -> None:  # noqa: C901
     """Show one profile, with its key's mask and fingerprint (never the key)."""
     p = ctx.store.load(profile)
     key: dict[str, Any] = {"id": p.key_id, "present": None, "mask": None, "fingerprint": None, "error": None}

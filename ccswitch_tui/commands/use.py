@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ccswitch_tui.commands.common import Context, confirm_or_refuse, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.launch import shim_setup, shims
+from ccswitch_tui.launch.use_choice import use
 from ccswitch_tui.launch.use_status import lines, programs, shim_report
 from ccswitch_tui.terminal_text import visible
-
-
-def _launchable() -> list[str]:
-    return list(programs())
-
-
-def _selection_error(exc: Exception) -> None:
-    raise UsageError(str(exc)) from None
 
 
 @click.command("use")
@@ -47,77 +38,12 @@ def use_cmd(ctx: Context, profile: str | None, tools_: tuple[str, ...], off: boo
             raise UsageError("--uninstall takes no other option: it removes every shim and the choice")
         _uninstall(ctx, state=False, profiles=False, with_keys=False, dry_run=False, yes=True)
         return
-    progs = programs()
-    for t in tools_:
-        if t not in progs:
-            raise UsageError(f"unknown tool {t!r} for --tool; choose one of: {', '.join(progs)}")
     if not (profile or off or clear or here or tools_):  # bare `ccs use`: what is chosen here
-
         click.echo(visible("\n".join(lines(shim_report(ctx.paths, ctx.environ, Path(os.getcwd()), ctx.store)))))
         return
-    if sum(map(bool, (profile, off, clear))) != 1:
-        raise UsageError("give one of: PROFILE, --none or --clear (see `ccs use --help`)")
-    if here and clear:
-        raise UsageError("--here writes ./.ccs-profile: give PROFILE, or --none to pass tools straight through here")
-    if profile:
-        loaded = ctx.store.load(profile)  # a missing or invalid profile is one line here, not at launch
-        if not any(t in loaded.tools for t in progs):
-            raise UsageError(f"profile {profile!r} serves none of {', '.join(progs)}; add a table with "
-                             f"`ccs edit {profile}`")
-        missing = [t for t in tools_ if t not in loaded.tools]
-        if missing:
-            raise UsageError(f"profile {profile!r} has no [{missing[0]}] table; add one with `ccs edit {profile}` "
-                             f"(tools served: {', '.join(loaded.tools)})")
-    folder = shims.shim_dir(ctx.paths.state, ctx.environ)
-    shim_setup.install(folder, progs, ctx.paths.profiles, ctx.paths.state)  # first: a failure changes no choice
-    with shim_setup.choice_lock(ctx.paths.state):  # read, change, write: parallel `ccs use` keep every choice
-        _choose(ctx, progs, profile, tools_, off, clear, here, loaded if profile else None)
-    pos = shim_setup.path_position(folder, ctx.environ.get("PATH"))
-    if pos is None:
-        click.echo(f"shims are in {folder}; put that folder first on PATH, once, in your shell's rc file:\n"
-                   f"  export PATH=\"{folder}:$PATH\"")
-    elif blockers := shim_setup.shadowed(folder, list(progs.values()), ctx.environ.get("PATH")):
-        click.echo(f"shims are in {folder}, but {', '.join(blockers.values())} come(s) first on PATH; "
-                   "put the shim folder first")
-
-
-def _choose(ctx: Context, progs: dict[str, str], profile: str | None, tools_: tuple[str, ...], off: bool,
-            clear: bool, here: bool, loaded: Any) -> None:
-    """Write the choice: ./.ccs-profile (``--here``) or the selection file."""
-    if here:
-        name = profile or shims.OFF
-        try:
-            if tools_:
-                for t in tools_:
-                    path = shim_setup.write_project_file(Path(os.getcwd()), name, t)
-            else:
-                path = shim_setup.write_project_file(Path(os.getcwd()), name, None)
-        except shims.SelectionError as exc:
-            _selection_error(exc)
-        what = f"uses {profile}" if profile else "passes straight through"
-        click.echo(visible(f"{path}: {', '.join(tools_) or 'every tool'} here {what}"))
-    else:
-        try:
-            current = shims.read_selection(ctx.paths.state) if tools_ else {}
-        except shims.SelectionError:
-            current = {}  # a damaged selection is rewritten whole
-        if clear:
-            chosen = {k: v for k, v in current.items() if k not in tools_} if tools_ else {}
-        elif off:
-            chosen = current | {t: None for t in tools_} if tools_ else {shims.ALL: None}
-        else:
-            served = [t for t in (tools_ or progs) if t in loaded.tools]
-            base = dict(current) if tools_ else {}  # --tool changes that tool only
-            chosen = base | {t: profile for t in served}
-        shim_setup.write_selection(ctx.paths.state, chosen)
-        if off:
-            click.echo(f"shims pass straight through for {', '.join(tools_) or 'every tool'}")
-        elif clear:
-            click.echo("`ccs use` choice cleared (project files still apply)")
-        else:
-            others = [t for t in progs if t not in chosen]
-            click.echo(f"{', '.join(t for t, v in chosen.items() if v == profile)}: {profile}"
-                       + (f"; {', '.join(others)}: pass through" if others else ""))
+    for line in use(ctx.paths, ctx.environ, ctx.store, Path(os.getcwd()), programs(), profile, tools_, off, clear,
+                    here):
+        click.echo(line)
 
 
 @click.command("status")

@@ -340,7 +340,7 @@ def _client(probe: Probe, timeout: float) -> httpx.Client:
                         follow_redirects=False, verify=_tls_context())
 
 
-def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:
+def run_probe(probe: Probe, key: str, timeout: float) -> ProbeResult:  # noqa: C901
     headers = {"accept": "application/json", "user-agent": "ccs-check"}
     if probe.auth == "bearer":
         headers["authorization"] = f"Bearer {key}"
@@ -410,7 +410,7 @@ def _key_failure(probe: Probe, error: CcsError | None) -> ProbeResult:
                        note=probe.note)
 
 
-def check_profiles(
+def check_profiles(  # noqa: C901
     profiles: Sequence[Profile], keys: KeyStore, *, tool: str | None = None, timeout: float = 10.0,
     environ: Mapping[str, str] | None = None, progress: Callable[[int, int, ProbeResult], None] | None = None,
     max_workers: int = 16,

@@ -201,7 +201,7 @@ def with_launch_refusals(found: list[Finding], refused: dict[tuple[str, str], li
     return out
 
 
-def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Path, *,
+def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Path, *,  # noqa: C901
                paths: Paths | None = None) -> DoctorReport:
     """Every contamination source at rest, as a report whose ``findings`` carry the ways out."""
     paths = paths or store.paths

@@ -40,7 +40,7 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, LaunchPlan, Profile, Severity
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, inherited_env, secret_name, shown
-from ccswitch_tui.runs.manifests import find_manifest
+from ccswitch_tui.runs.manifests import find_manifest, recording_bridge
 from ccswitch_tui.runs.verdict import against_launch
 from ccswitch_tui.safe_read import no_surrogates
 
@@ -205,6 +205,21 @@ def _is_model_var(name: str, family: str | None) -> bool:
     return (family is not None and name.endswith("_MODEL")) or name == "CCS_MODEL"
 
 
+@dataclass(frozen=True)
+class _Against:
+    """What judging one process's environment against its plan needs besides the two environments."""
+
+    pid: int
+    plan: LaunchPlan
+    tool: str | None
+    own: tuple[str, ...] | None  # the tool's own routing families (None: any)
+    extras: Mapping[str, Any]  # the key's fingerprints and id, or why they are unknown
+    relaunch: str  # how to restart the process under the profile
+
+    def finding(self, code: str, severity: Severity, name: str | None, message: str, family: str | None) -> Finding:
+        return Finding(code, severity, message, pid=self.pid, variable=name, family=family)
+
+
 @dataclass
 class _KeyInfo:
     fingerprint: str | None
@@ -263,7 +278,7 @@ class Inspector:
         return self._keyinfo[ref]
 
     # the core
-    def judge(
+    def judge(  # noqa: C901
         self, pid: int, actual: Mapping[str, str], tool: str | None, cwd: str | None,
         profile_name: str | None = None, profile_source: str | None = None,
     ) -> tuple[dict[str, str], EnvDiff, list[Finding], dict[str, Any]]:
@@ -306,7 +321,7 @@ class Inspector:
 
         if plan is not None:
 
-            recorded = as_recorded(plan, actual, self.paths.runs)
+            recorded = as_recorded(plan, actual, lambda launch_id: recording_bridge(self.paths, launch_id))
             if recorded is not None:  # a recorded launch: the child holds the bridge's URLs and token
                 plan, token = recorded
                 extras["held_fingerprint"] = self.fingerprint(token)
@@ -377,18 +392,12 @@ class Inspector:
 
     def _against_plan(self, pid: int, actual: Mapping[str, str], expected: Mapping[str, str], plan: LaunchPlan,
                       tool: str | None, extras: Mapping[str, Any]) -> list[Finding]:
-        out: list[Finding] = []
         prof = plan.profile
-        own = own_families(tool, self.registry)
-        relaunch = (f"restart it with `ccs launch {prof} {tool}`" if launchable(tool, self.registry)
-                    else f"restart it with `ccs run {prof} -- …`")
-        profile_urls = {_norm_url(u) for u in plan.base_urls.values()}
-        urls_text = ", ".join(sorted(set(plan.base_urls.values()))) or "none"
+        at = _Against(pid, plan, tool, own_families(tool, self.registry), extras,
+                      relaunch=(f"restart it with `ccs launch {prof} {tool}`" if launchable(tool, self.registry)
+                                else f"restart it with `ccs run {prof} -- …`"))
+        out: list[Finding] = []
         key_unknown_reported = False
-
-        def add(code: str, sev: Severity, name: str | None, msg: str, fam: str | None = None) -> None:
-            out.append(Finding(code, sev, msg, pid=pid, variable=name, family=fam))
-
         for name in sorted(actual):
             value = actual[name]
             # the profile's own names ([run].export tables) included
@@ -396,74 +405,96 @@ class Inspector:
             is_model = _is_model_var(name, fam)
             if (fam is None and not is_model) or name in self.internal or name in MARKERS:
                 continue
+            found: Finding | None = None
             if name in plan.secret_names:
-                if extras.get("key_fingerprint") is None:
-                    if not key_unknown_reported:
-                        key_unknown_reported = True
-                        add("key-unavailable", WARN, name,
-                            f"cannot compare {name} with the key of profile {prof!r} ({extras.get('key_error')}); "
-                            f"its fingerprint is {self.fingerprint(value)}", fam)
-                elif self.fingerprint(value) != (extras.get("held_fingerprint") or extras["key_fingerprint"]):
-                    add("key-drift", ERROR, name,
-                        f"{name} carries key {self.fingerprint(value)}, but the key of profile {prof!r} "
-                        f"(id {extras.get('key_id')!r}) is {extras['key_fingerprint']} now (rotated since the launch, "
-                        f"or started with another key); {relaunch}", fam)
-                continue
-            if expected.get(name) == value:
-                continue
-            show = shown(name, value)
-            if name == "CCS_MODEL" and name not in expected:
-                continue
-            in_plan = name in expected
-            if fam == "proxy":
-                sev: Severity = INFO if name.lower() == "no_proxy" else WARN
-                what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
-                    "is not set by the profile"
-                add("proxy", sev, name,
-                    f"{name}={show} {what}; requests may go through it (set it in the profile's [env] or "
-                    f"policy.inherit if it is wanted, else {relaunch})", fam)
-            elif self.families.cloud_switch(name):
-                add("cloud-switch", ERROR, name,
-                    f"{name}={show} sends {self.registry.switched_label(name)}'s requests to a cloud provider "
-                    "instead of "
-                    f"profile {prof!r}'s endpoint; {relaunch} from a shell without it", fam)
-            elif own is not None and fam in self.families.client_families() and fam not in own:
-                add("foreign-family", ERROR, name,
-                    f"{name}={show} belongs to the {fam} family, not to {self.registry.label(tool)}; "
-                    f"it reaches every command the tool runs; {relaunch}", fam)
-            elif _is_url_var(name, fam, self.families) and (in_plan or _norm_url(value) not in profile_urls):
-                add("base-url-drift", ERROR, name,
-                    f"{name}={show} but profile {prof!r} routes to {urls_text}; {relaunch}", fam)
-            elif is_model:
-                want = f"the profile's {expected[name]}" if in_plan else "a model the profile does not set"
-                add("model-drift", ERROR, name, f"{name}={value} differs from {want}; {relaunch}", fam)
-            elif secret_name(name):
-                add("unmanaged-routing", ERROR if (own is None or fam in own) else WARN, name,
-                    f"{name}={show} ({self._key_note(value, extras)}) is not set by profile {prof!r}; "
-                    f"{self.registry.label(tool)} may send it; {relaunch}", fam)
-            else:
-                sev = ERROR if fam in self.families.client_families() and (own is None or fam in own) else WARN
-                what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
-                    f"is not set by profile {prof!r}"
-                add("unmanaged-routing", sev, name, f"{name}={show} {what}; {relaunch}", fam)
-
+                found = self._key_finding(at, name, value, fam, key_unknown_reported)
+                key_unknown_reported = key_unknown_reported or (found is not None and found.code == "key-unavailable")
+            elif expected.get(name) != value and not (name == "CCS_MODEL" and name not in expected):
+                found = self._drift_finding(at, name, value, expected, fam, is_model)
+            if found is not None:
+                out.append(found)
         for name in sorted(set(expected) - set(actual)):
-            fam = self.families.plan_routing_family(plan, name)
-            if name in plan.secret_names:
-                add("key-drift", ERROR, name,
-                    f"{name} is missing: the process has no key for profile {prof!r}; {relaunch}", fam)
-            elif name in plan.base_urls:
-                add("base-url-drift", ERROR, name,
-                    f"{name} is missing: the tool falls back to its default endpoint instead of "
-                    f"{plan.base_urls[name]}; {relaunch}", fam)
-            elif name in plan.models:
-                add("model-drift", ERROR, name,
-                    f"{name} is missing: the tool uses its default model instead of {plan.models[name]}; {relaunch}",
-                    fam)
-            elif fam is not None:
-                add("routing-missing", ERROR, name,
-                    f"{name} is missing (profile {prof!r} sets it to {shown(name, expected[name])}); {relaunch}", fam)
+            found = self._missing_finding(at, name, expected)
+            if found is not None:
+                out.append(found)
         return out
+
+    def _key_finding(self, at: _Against, name: str, value: str, fam: str | None,
+                     unknown_reported: bool) -> Finding | None:
+        """The process's key against the profile's: unknown (said once), or another key."""
+        prof, extras = at.plan.profile, at.extras
+        if extras.get("key_fingerprint") is None:
+            if unknown_reported:
+                return None
+            return at.finding("key-unavailable", WARN, name,
+                              f"cannot compare {name} with the key of profile {prof!r} ({extras.get('key_error')}); "
+                              f"its fingerprint is {self.fingerprint(value)}", fam)
+        if self.fingerprint(value) != (extras.get("held_fingerprint") or extras["key_fingerprint"]):
+            return at.finding("key-drift", ERROR, name,
+                              f"{name} carries key {self.fingerprint(value)}, but the key of profile {prof!r} "
+                              f"(id {extras.get('key_id')!r}) is {extras['key_fingerprint']} now (rotated since the "
+                              f"launch, or started with another key); {at.relaunch}", fam)
+        return None
+
+    def _drift_finding(self, at: _Against, name: str, value: str, expected: Mapping[str, str], fam: str | None,
+                       is_model: bool) -> Finding:
+        """A routing variable whose value the plan does not give it, by what it routes."""
+        prof, tool, own, relaunch = at.plan.profile, at.tool, at.own, at.relaunch
+        show = shown(name, value)
+        in_plan = name in expected
+        if fam == "proxy":
+            sev: Severity = INFO if name.lower() == "no_proxy" else WARN
+            what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
+                "is not set by the profile"
+            return at.finding("proxy", sev, name,
+                              f"{name}={show} {what}; requests may go through it (set it in the profile's [env] or "
+                              f"policy.inherit if it is wanted, else {relaunch})", fam)
+        if self.families.cloud_switch(name):
+            return at.finding("cloud-switch", ERROR, name,
+                              f"{name}={show} sends {self.registry.switched_label(name)}'s requests to a cloud "
+                              f"provider instead of profile {prof!r}'s endpoint; {relaunch} from a shell without it",
+                              fam)
+        if own is not None and fam in self.families.client_families() and fam not in own:
+            return at.finding("foreign-family", ERROR, name,
+                              f"{name}={show} belongs to the {fam} family, not to {self.registry.label(tool)}; "
+                              f"it reaches every command the tool runs; {relaunch}", fam)
+        profile_urls = {_norm_url(u) for u in at.plan.base_urls.values()}
+        if _is_url_var(name, fam, self.families) and (in_plan or _norm_url(value) not in profile_urls):
+            urls_text = ", ".join(sorted(set(at.plan.base_urls.values()))) or "none"
+            return at.finding("base-url-drift", ERROR, name,
+                              f"{name}={show} but profile {prof!r} routes to {urls_text}; {relaunch}", fam)
+        if is_model:
+            want = f"the profile's {expected[name]}" if in_plan else "a model the profile does not set"
+            return at.finding("model-drift", ERROR, name, f"{name}={value} differs from {want}; {relaunch}", fam)
+        if secret_name(name):
+            return at.finding("unmanaged-routing", ERROR if (own is None or fam in own) else WARN, name,
+                              f"{name}={show} ({self._key_note(value, at.extras)}) is not set by profile {prof!r}; "
+                              f"{self.registry.label(tool)} may send it; {relaunch}", fam)
+        sev = ERROR if fam in self.families.client_families() and (own is None or fam in own) else WARN
+        what = f"differs from the profile's {shown(name, expected[name])}" if in_plan else \
+            f"is not set by profile {prof!r}"
+        return at.finding("unmanaged-routing", sev, name, f"{name}={show} {what}; {relaunch}", fam)
+
+    def _missing_finding(self, at: _Against, name: str, expected: Mapping[str, str]) -> Finding | None:
+        """A variable the plan sets that the process lacks."""
+        plan, prof, relaunch = at.plan, at.plan.profile, at.relaunch
+        fam = self.families.plan_routing_family(plan, name)
+        if name in plan.secret_names:
+            return at.finding("key-drift", ERROR, name,
+                              f"{name} is missing: the process has no key for profile {prof!r}; {relaunch}", fam)
+        if name in plan.base_urls:
+            return at.finding("base-url-drift", ERROR, name,
+                              f"{name} is missing: the tool falls back to its default endpoint instead of "
+                              f"{plan.base_urls[name]}; {relaunch}", fam)
+        if name in plan.models:
+            return at.finding("model-drift", ERROR, name,
+                              f"{name} is missing: the tool uses its default model instead of {plan.models[name]}; "
+                              f"{relaunch}", fam)
+        if fam is not None:
+            return at.finding("routing-missing", ERROR, name,
+                              f"{name} is missing (profile {prof!r} sets it to {shown(name, expected[name])}); "
+                              f"{relaunch}", fam)
+        return None
 
     def _runtimes(self, pid: int, environ: Mapping[str, str]) -> frozenset[str] | None:
         if pid not in self._rts:

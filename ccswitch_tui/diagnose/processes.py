@@ -89,7 +89,7 @@ class Seen:
     reasons: list[str]
 
 
-def _scan_proc(all_: bool, me: int, registry: Registry) -> Iterator[Seen]:
+def _scan_proc(all_: bool, me: int, registry: Registry) -> Iterator[Seen]:  # noqa: C901
     """Linux: two small reads per process (cmdline, environ), no psutil objects for the rest."""
     # a cheap first pass over a raw environ, built by the policy from every family (no client missed)
     hint = registry.families.routing_prefilter()

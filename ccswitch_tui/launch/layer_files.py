@@ -62,7 +62,7 @@ def _files(folder: Path, names: Sequence[str]) -> list[Path]:
     return out
 
 
-def locate(place: Place, env: Mapping[str, str], cwd: Path, ccs_env: Mapping[str, str],
+def locate(place: Place, env: Mapping[str, str], cwd: Path, ccs_env: Mapping[str, str],  # noqa: C901
            state_dir: Path | None) -> list[str]:
     """The paths (or ``$VAR`` for a variable's content, ``argv``) a layer has, highest precedence first.
     ``env`` is the environment of the client the question is about; ``ccs_env`` ccs's own (test paths)."""

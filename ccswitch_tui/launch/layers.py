@@ -89,7 +89,7 @@ def _beaten(key: Key | None, concrete: str, above: set[str], named: set[str]) ->
     return any(b in named for b in key.beaten_by)
 
 
-def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], isolate: bool,
+def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], isolate: bool,  # noqa: C901
                out: Judged, off: bool = False) -> None:
     layer, where, label = seen.layer, seen.where, spec.label
     skipped = off or layer.launch == SKIPPED or (layer.launch == ISOLATE and isolate)

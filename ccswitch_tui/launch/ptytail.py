@@ -70,7 +70,7 @@ def _set_window_size(fd: int, size: bytes | None) -> None:
             pass
 
 
-def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path, tail: Tail,
+def supervise_on_pty(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path, tail: Tail,  # noqa: C901
                      forwarded: Sequence[int], started: Callable[[int], None] | None = None,
                      before_exec: Callable[[], None] | None = None) -> int:
     """As ``launcher.supervise``, with the child on a pseudo-terminal whose output also goes to

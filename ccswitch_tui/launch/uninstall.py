@@ -63,7 +63,7 @@ class Plan:
         return out or ["nothing of ccs's to remove"]
 
 
-def plan(paths: Paths, environ: Mapping[str, str], keys: KeyStore | None, *, state: bool = False,
+def plan(paths: Paths, environ: Mapping[str, str], keys: KeyStore | None, *, state: bool = False,  # noqa: C901
          profiles: bool = False) -> Plan:
     """What `ccs uninstall` would remove (``keys``: the key store whose keys go, or None to keep them)."""
     out = Plan()
@@ -108,7 +108,7 @@ def plan(paths: Paths, environ: Mapping[str, str], keys: KeyStore | None, *, sta
     return out
 
 
-def carry_out(p: Plan, paths: Paths, keys: KeyStore | None) -> list[str]:
+def carry_out(p: Plan, paths: Paths, keys: KeyStore | None) -> list[str]:  # noqa: C901
     """Remove what ``p`` names, keys first (their index is in the state folder); the lines saying so."""
     done: list[str] = []
     if keys is not None:

@@ -87,7 +87,7 @@ def new_profile_text(
                        tool_models=tool_models, tool_urls=tool_urls).text
 
 
-def new_profile(
+def new_profile(  # noqa: C901
     name: str,
     preset: str | None = None,
     *,
@@ -146,7 +146,7 @@ def new_profile(
     return NewProfileText(text, tuple(urls))
 
 
-def _new_document(
+def _new_document(  # noqa: C901
     name: str,
     preset: str | None,
     *,

@@ -150,7 +150,7 @@ _PROVIDER = ("name", "base_url", "key", "website")
 _POLICY = ("inherit", "record", "quiet", "share", "trust")
 
 
-def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None,
+def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = None,  # noqa: C901
                       registry: Registry | None = None) -> Profile:
     """Validate a parsed schema-1 document and build a Profile. Raises ProfileError naming the place.
     Each client's table is validated by its spec (``tools/<name>.py``), from ``registry`` (default:

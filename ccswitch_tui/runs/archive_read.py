@@ -220,7 +220,7 @@ def read_archive(path: Path, staging: Path) -> Archive:
     return _check(path, seen)
 
 
-def _check(path: Path, seen: Mapping[str, tuple[bytes | Path, str]]) -> Archive:
+def _check(path: Path, seen: Mapping[str, tuple[bytes | Path, str]]) -> Archive:  # noqa: C901
     if INDEX not in seen:
         raise _refuse(path, f"not a ccs runs archive (no {INDEX}; write one with `ccs runs export`)")
     index = _json_object(path, INDEX, seen[INDEX][0])
@@ -321,7 +321,7 @@ def _install(staged: Path, dest: Path) -> None:
         raise
 
 
-def import_archives(paths: Paths, archive_paths: Sequence[Path]) -> Imported:
+def import_archives(paths: Paths, archive_paths: Sequence[Path]) -> Imported:  # noqa: C901
     """Read and check every archive, then write their runs; nothing is written when one is refused."""
     result = Imported()
     with tempfile.TemporaryDirectory(prefix="ccs-import-") as staging:

@@ -69,7 +69,7 @@ class Exported:
 
 # --- which runs --------------------------------------------------------------------------------------------
 
-def select(paths: Paths, ids: Sequence[str], labels: Sequence[str], since: str | None, every: bool,
+def select(paths: Paths, ids: Sequence[str], labels: Sequence[str], since: str | None, every: bool,  # noqa: C901
            running: Callable[[Mapping[str, Any]], bool], notes: list[str]) -> list[dict[str, Any]]:
     """The runs asked for (by id, or every run with one of the labels and/or started since), oldest
     first; runs still going (``running``) are left out and named in ``notes``."""
@@ -100,7 +100,7 @@ def select(paths: Paths, ids: Sequence[str], labels: Sequence[str], since: str |
 
 # --- what must not be in the archive ---------------------------------------------------------------------
 
-def known_secrets(paths: Paths, manifests: Iterable[Mapping[str, Any]], store: Store, keys: KeyStore,
+def known_secrets(paths: Paths, manifests: Iterable[Mapping[str, Any]], store: Store, keys: KeyStore,  # noqa: C901
                   environ: Mapping[str, str], notes: list[str]) -> list[tuple[str, str]]:
     """(description, value) of every secret the runs could have seen that ccs can read here: the key
     of each run's key id and profile, the profile's ``[secrets]``, the fingerprint salts."""

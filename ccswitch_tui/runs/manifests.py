@@ -118,7 +118,7 @@ DAMAGED = "_damaged"  # the fields of a manifest that were not what ccs writes (
 STALE_TEMP_SECONDS = 3600  # manifests are written without a lock: only temp files this old are surely dead
 
 
-def well_typed(data: dict[str, Any], path: Path) -> dict[str, Any]:
+def well_typed(data: dict[str, Any], path: Path) -> dict[str, Any]:  # noqa: C901
     """A manifest whose fields have the types ccs reads them as. A hand-edited or damaged field is
     shown as its JSON text (a string), not trusted as what it claims to be."""
     out = dict(data)
@@ -211,20 +211,42 @@ def damage_note(m: Mapping[str, Any]) -> str | None:
             "JSON text or left out; remove the file or fix the fields")
 
 
+def records_file(paths: Paths, m: Mapping[str, Any]) -> Path | None:
+    """The request records file a manifest names, in the runs folder (whatever folder the manifest
+    says: a moved or imported run's records are beside it); None for a run that was not recorded."""
+    rec_info = m.get("recording")
+    if not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
+        return None
+    return paths.runs / Path(rec_info["records"]).name
+
+
+def recording_bridge(paths: Paths, launch_id: str) -> str | None:
+    """The bridge address a recorded launch's manifest names; None when the launch id names no
+    readable manifest of a recorded launch."""
+    if not launch_id or "/" in launch_id or launch_id.startswith("."):
+        return None
+    try:
+        m = read_manifest(manifest_path(paths, launch_id))
+    except UsageError:
+        return None
+    rec_info = m.get("recording")
+    bridge = rec_info.get("bridge") if isinstance(rec_info, dict) else None
+    return bridge if isinstance(bridge, str) else None
+
+
 def observed(paths: Paths | None, m: Mapping[str, Any], problems: list[str] | None = None) -> dict[str, Any] | None:
     """The request summary of a recorded run: the manifest's own, or (while it runs) one made from
     its records so far, streamed. None for a run that was not recorded. Damaged records are left
     out, and said so in ``problems``."""
     if isinstance(requests := m.get("requests"), dict):
         return requests
-    rec_info = m.get("recording")
-    if paths is None or not isinstance(rec_info, dict) or not isinstance(rec_info.get("records"), str):
+    records = records_file(paths, m) if paths is not None else None
+    if records is None:
         return None
     # lazy: keeps ccswitch_tui.runs.record_reader off `ccs run`'s imports
     from ccswitch_tui.runs.record_reader import read_summary
 
-    name = Path(rec_info["records"]).name
-    reading = read_summary(paths.runs / name, (m.get("models") or {}).values())
+    reading = read_summary(records, (m.get("models") or {}).values())
     if problems is not None:
         problems += reading.problems
     return reading.summary

@@ -59,7 +59,7 @@ def score_of(value: Any) -> float | None:
     return None
 
 
-def _rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+def _rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:  # noqa: C901
     """(row number, row) for each row of the file, by its extension (or, failing that, its first character)."""
     kind = path.suffix.lower().lstrip(".")
     if kind not in ("jsonl", "ndjson", "json", "csv", "tsv"):
@@ -110,7 +110,7 @@ def _pick(row: Mapping[str, Any], given: str | None, defaults: tuple[str, ...]) 
     return next((c for c in defaults if c in row), None)
 
 
-def read_outcomes(path: Path, task_column: str | None = None, success_column: str | None = None) -> dict[str, Any]:
+def read_outcomes(path: Path, task_column: str | None = None, success_column: str | None = None) -> dict[str, Any]:  # noqa: C901
     """The outcomes of a file, ready for a manifest: ``{"source", "task_column", "success_column", "tasks",
     "passed", "results": {task id: score}}``. UsageError (one line) for a file that cannot be read or a
     bad row."""

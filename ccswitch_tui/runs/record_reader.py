@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.bridge.records import summarize
-from ccswitch_tui.safe_read import iter_numbered_lines, loads_json_line
+from ccswitch_tui.fast_json import loads_json_line
+from ccswitch_tui.safe_read import iter_numbered_lines
 
 # Fields a summary hashes or splits: they must be text (or absent).
 _TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source", "task")

@@ -96,7 +96,7 @@ def _retries(summary: Mapping[str, Any]) -> int:
     return t["retries"] if t else 0
 
 
-def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> dict[str, Any]:
+def round_row(label: str, manifests: Sequence[Mapping[str, Any]], paths: Paths | None = None) -> dict[str, Any]:  # noqa: C901
     """One round's row; ``manifests`` oldest first."""
     views = [view(m, paths) for m in manifests]
     results = [results_of(m, paths) for m in manifests]

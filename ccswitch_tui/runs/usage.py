@@ -38,11 +38,12 @@ from ccswitch_tui.bridge.usage_cells import (
     read_cells,
 )
 from ccswitch_tui.errors import CcsError, UsageError
+from ccswitch_tui.fast_json import loads_json_line
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.cells import csv_cell, finite
 from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.runs.origin import machine_here, machine_of
-from ccswitch_tui.safe_read import iter_lines, loads_json_line
+from ccswitch_tui.safe_read import iter_lines
 
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.pricing import Price
@@ -185,7 +186,7 @@ class Usage:
                 "not_recorded": self.not_recorded, "notes": self.notes}
 
 
-def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, since: str | None = None,
+def totals(paths: Paths, *, by: str = "profile", profile: str | None = None, since: str | None = None,  # noqa: C901
            prices: Callable[[str], Mapping[str, Any]] | None = None,
            manifests: Sequence[Mapping[str, Any]] | None = None) -> Usage:
     """Sum the records of every recorded run (of ``profile``, started at or after ``since``).

@@ -243,7 +243,7 @@ def _overridden(m: Mapping[str, Any]) -> str:
     return "; ".join(over) if over else "a refusal"
 
 
-def _cause(f: str, a: Mapping[str, Any], b: Mapping[str, Any], va: Mapping[str, Any], vb: Mapping[str, Any],
+def _cause(f: str, a: Mapping[str, Any], b: Mapping[str, Any], va: Mapping[str, Any], vb: Mapping[str, Any],  # noqa: C901
            sb: Mapping[str, Any] | None) -> str | None:
     forced = [m for m in (a, b) if m.get("forced")]
     layers = vb.get("project_layers") or va.get("project_layers")
@@ -284,7 +284,7 @@ def _cause(f: str, a: Mapping[str, Any], b: Mapping[str, Any], va: Mapping[str, 
     return None
 
 
-def compare_views(a: RunView, b: RunView) -> Verdict:
+def compare_views(a: RunView, b: RunView) -> Verdict:  # noqa: C901
     """``b`` against ``a``."""
     ma, mb = a.manifest, b.manifest
     va, vb = values(a), values(b)

@@ -48,20 +48,50 @@ def settings_path(environ: Mapping[str, str], home: Path) -> Path:
 def parse_settings(settings: Any, api_key_field: str | None = None, env_check: EnvCheck | None = None) -> Parsed:
     """A Claude Code settings object → [claude] fields and the key. Raises RowProblem. ``env_check``
     says why an env value may not be written into a profile (validation's rule)."""
-    if not isinstance(settings, Mapping):
-        raise fail("the settings are not a JSON object")
-    env = settings.get("env", {})
-    if env is None:
-        env = {}
-    if not isinstance(env, Mapping):
-        raise fail("settings `env` is not an object")
+    env = _env_table(settings)
     warnings: list[str] = []
 
     for switch in CLOUD_SWITCHES:
         if truthy(env.get(switch)):
             raise skip(f"routes Claude Code to a cloud platform ({switch}); ccs profiles do not cover that")
 
-    # the key: the field CC Switch names, else the first non-empty of the two
+    key, key_var, auth = _settings_key(env, api_key_field)
+    key_vars = [v for v in KEY_VARS if key and nonblank(env.get(v)) == key]
+    for var in KEY_VARS:
+        other = nonblank(env.get(var))
+        if other and key and other != key:
+            warnings.append(f"env.{var} holds a second, different key; not imported (only env.{key_var} is)")
+
+    base_url = routing(env, "ANTHROPIC_BASE_URL", "env.")
+    if base_url is None:
+        if key is None:
+            raise skip("no ANTHROPIC_BASE_URL and no key: it uses Claude Code's own login; nothing to import")
+        base_url = ANTHROPIC_DEFAULT_URL
+    base_url = base_url.rstrip("/")
+
+    models = _settings_models(settings, env, warnings)
+    if settings.get("apiKeyHelper"):
+        warnings.append("apiKeyHelper (a command that prints a key) is not imported; ccs reads keys from the keyring")
+    extra_env = _settings_env(env, key, key_vars, warnings, env_check)
+    fields = ClaudeSide(base_url=base_url, auth=auth, env=extra_env, **models)
+    return Parsed(fields=fields, key=key, key_vars=key_vars, warnings=warnings)
+
+
+def _env_table(settings: object) -> Mapping[str, Any]:
+    """The settings' ``env`` object (none: empty); settings or an env that are no object: RowProblem."""
+    if not isinstance(settings, Mapping):
+        raise fail("the settings are not a JSON object")
+    env = settings.get("env", {})
+    if env is None:
+        return {}
+    if not isinstance(env, Mapping):
+        raise fail("settings `env` is not an object")
+    return env
+
+
+def _settings_key(env: Mapping[str, Any], api_key_field: str | None) -> tuple[str | None, str | None, str]:
+    """The key, its variable and the auth it means: the field CC Switch names, else the first
+    non-empty of the two."""
     order = list(KEY_VARS)
     if api_key_field in AUTH_OF:
         order.remove(api_key_field)
@@ -78,19 +108,12 @@ def parse_settings(settings: Any, api_key_field: str | None = None, env_check: E
         auth = AUTH_OF[api_key_field]
     else:
         auth = "api-key" if "ANTHROPIC_API_KEY" in env and "ANTHROPIC_AUTH_TOKEN" not in env else "token"
-    key_vars = [v for v in KEY_VARS if key and nonblank(env.get(v)) == key]
-    for var in KEY_VARS:
-        other = nonblank(env.get(var))
-        if other and key and other != key:
-            warnings.append(f"env.{var} holds a second, different key; not imported (only env.{key_var} is)")
+    return key, key_var, auth
 
-    base_url = routing(env, "ANTHROPIC_BASE_URL", "env.")
-    if base_url is None:
-        if key is None:
-            raise skip("no ANTHROPIC_BASE_URL and no key: it uses Claude Code's own login; nothing to import")
-        base_url = ANTHROPIC_DEFAULT_URL
-    base_url = base_url.rstrip("/")
 
+def _settings_models(settings: Mapping[str, Any], env: Mapping[str, Any], warnings: list[str]) -> dict[str, str | None]:
+    """The [claude] model fields: the env's model variables (the deprecated small-fast one as haiku),
+    the settings' own ``model`` when the env names none."""
     models = {attr: routing(env, var, "env.") for var, attr in MODEL_VARS.items()}
     small_fast = nonblank(env.get("ANTHROPIC_SMALL_FAST_MODEL"))
     if small_fast:
@@ -101,9 +124,13 @@ def parse_settings(settings: Any, api_key_field: str | None = None, env_check: E
             warnings.append("ANTHROPIC_SMALL_FAST_MODEL (deprecated) differs from the haiku model; not imported")
     if models["model"] is None:
         models["model"] = nonblank(settings.get("model"))
-    if settings.get("apiKeyHelper"):
-        warnings.append("apiKeyHelper (a command that prints a key) is not imported; ccs reads keys from the keyring")
+    return models
 
+
+def _settings_env(env: Mapping[str, Any], key: str | None, key_vars: list[str], warnings: list[str],
+                  env_check: EnvCheck | None) -> dict[str, str]:
+    """The env's other variables that a profile's [claude].env may hold; a variable holding the key
+    joins ``key_vars``, every one left out says why in ``warnings``."""
     extra_env: dict[str, str] = {}
     handled = {*KEY_VARS, "ANTHROPIC_BASE_URL", "ANTHROPIC_SMALL_FAST_MODEL", *MODEL_VARS, *CLOUD_SWITCHES}
     for name, raw in env.items():
@@ -119,17 +146,24 @@ def parse_settings(settings: Any, api_key_field: str | None = None, env_check: E
             key_vars.append(name)
             warnings.append(f"env.{name} contains the key; not imported")
             continue
-        if not ENV_NAME_RE.fullmatch(name):
-            warnings.append(f"env.{name!s} is not a valid variable name; not imported")
-        elif env_check is not None and env_check(name, value):
-            warnings.append(f"env.{name} holds a credential; not imported (profiles hold no secrets): store it "
-                            f"with `ccs key set ID` and add {name} = \"ID\" under [secrets]")
-        elif name in CCS_OWNED or name.startswith("CCS_"):
-            warnings.append(f"env.{name} is set by ccs itself at launch; not imported")
+        problem = _env_problem(name, value, env_check)
+        if problem:
+            warnings.append(problem)
         else:
             extra_env[name] = value
-    fields = ClaudeSide(base_url=base_url, auth=auth, env=extra_env, **models)
-    return Parsed(fields=fields, key=key, key_vars=key_vars, warnings=warnings)
+    return extra_env
+
+
+def _env_problem(name: str, value: str, env_check: EnvCheck | None) -> str | None:
+    """Why ``env.NAME`` is not imported into the profile's env, or None."""
+    if not ENV_NAME_RE.fullmatch(name):
+        return f"env.{name!s} is not a valid variable name; not imported"
+    if env_check is not None and env_check(name, value):
+        return (f"env.{name} holds a credential; not imported (profiles hold no secrets): store it "
+                f"with `ccs key set ID` and add {name} = \"ID\" under [secrets]")
+    if name in CCS_OWNED or name.startswith("CCS_"):
+        return f"env.{name} is set by ccs itself at launch; not imported"
+    return None
 
 
 class ClaudeImporter(ClientImporter[ClaudeSide]):

@@ -62,7 +62,7 @@ class RegistrationError(Exception):
     """A client spec the registry refuses (a programming error in the spec, not a user's input)."""
 
 
-def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
+def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:  # noqa: C901
     """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
     checked by itself and against the policy's shared families."""
     seen: dict[str, str] = {}

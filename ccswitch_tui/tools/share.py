@@ -120,7 +120,7 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, _unreadable(exc)
 
 
-def claude_state(pieces: Iterable[str], home: Path, config_dir: Path, families: Families,
+def claude_state(pieces: Iterable[str], home: Path, config_dir: Path, families: Families,  # noqa: C901
                  require: Mapping[str, Any] | None = None) -> tuple[str | None, list[Shared], list[str]]:
     """The profile's ``.claude.json`` with the user's MCP servers and onboarding state copied in, and
     the ``require``d keys set over them: (new content or None when nothing changes, what is shared,

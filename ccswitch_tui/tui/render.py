@@ -5,7 +5,7 @@ markup, so a value holding brackets is shown as it is)."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from textual.content import Content, Span
@@ -23,6 +23,8 @@ from ccswitch_tui.terminal_text import CONTROL_RE, visible
 from ccswitch_tui.tools.share import describe
 from ccswitch_tui.tui.grid import Cell, Fit, Grid, Sheet, SheetBuilder
 from ccswitch_tui.tui.service import Detail, KeyState, RunRow, ToolView
+
+Shown = Callable[[str, str], str]  # a variable's name and value → the value as the screen shows it
 
 LABEL = "bold $text-accent"
 MUTED = "$text-muted"
@@ -76,7 +78,7 @@ def heading(text: str) -> Content:
     return Content.styled(text, "bold underline $text-accent")
 
 
-def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[str, str] | None = None) -> Sheet:
+def overview(detail: Detail, check: Sequence[Any] | None = None, theme: Mapping[str, str] | None = None) -> Sheet:  # noqa: C901
     """The profile at a glance: its facts, then per client the base URLs, models and injected
     variables as aligned grids (name, value, source), problems and check results one row each."""
     entry = detail.entry
@@ -339,55 +341,84 @@ def env_diff(d: EnvDiff, shown: Any, title: str, *, added: str = "added",
     if launch and (gone or replaced):
         b.line((f"✗ {len(gone) + len(replaced)} routing/key variable(s) in the shell would have reached the tool "
                 "without ccs", ERROR))
-
-    def group(name: str, count: int) -> Grid:
-        b.blank().line((f"{name} ({count})", LABEL))
-        return b.grid("fixed", "name", "value", "note", align="diff")
-
     if gone:
-        g = group(removed, len(gone))
-        for k in gone:
-            fam = d.families.routing_family(k)
-            g.add(("-", ERROR), (k, ERROR), (shown(k, d.removed[k]), MUTED),
-                  (f"{fam or ''} {'key' if secret_name(k) else 'routing'}".strip(), ERROR if launch else WARN))
+        _kept_out_rows(_group(b, removed, len(gone)), d, shown, gone, launch)
     if replaced:
-        g = group("replaced" if launch else "differs", len(replaced))
+        g = _group(b, "replaced" if launch else "differs", len(replaced))
         for k in replaced:
             g.add(("~", WARN), (k, "bold " + WARN), _change(k, *d.changed[k], shown, fingerprint),
                   ("by the profile" if launch else "routing differs", WARN))
     if new:
-        g = group(added, len(new))
+        g = _group(b, added, len(new))
         for k in new:
             src = (sources or {}).get(k, "")
             g.add(("+", OK if launch else ERROR), (k, OK if launch else ERROR), shown(k, d.added[k]),
                   (src or ("set by the profile" if launch else "not in the plan"), SOURCE_STYLES.get(src, MUTED)))
     if trust or dropped or set_trust:
-        g = group("trust: which certificates the client trusts", len(trust) + len(dropped) + len(set_trust))
-        for k, v in trust.items():
-            g.add(("=", OK), (k, "bold"), shown(k, v), ("carried", MUTED))
-        for k in set_trust:
-            old, now = d.changed.get(k, ("", d.added.get(k, "")))
-            g.add(("~" if k in d.changed else "+", WARN), (k, WARN), f"{shown(k, old)} → {shown(k, now)}" if old
-                  else shown(k, now), ((sources or {}).get(k, "set") if launch else "differs", WARN))
-        for k in dropped:
-            g.add(("-", WARN), (k, WARN), (shown(k, d.removed[k]), MUTED),
-                  ("dropped ([policy] trust = false)" if launch else "not in the process", WARN))
+        count = len(trust) + len(dropped) + len(set_trust)
+        _trust_rows(_group(b, "trust: which certificates the client trusts", count),
+                    d, shown, trust, set_trust, dropped, launch, sources or {})
     if other_names:
-        g = group("harmless: not routing, keys, proxies or trust", len(other_names))
-        for k in sorted(d.removed):
-            if k in other_names:
-                g.add(("-", MUTED), (k, MUTED), (shown(k, d.removed[k]), MUTED), ("not passed", MUTED))
-        for k in sorted(d.changed):
-            if k in other_names:
-                a, c = d.changed[k]
-                g.add(("~", MUTED), (k, MUTED), (f"{shown(k, a)} → {shown(k, c)}", MUTED), ("changed", MUTED))
-        for k in sorted(d.added):
-            if k in other_names:
-                g.add(("+", MUTED), (k, MUTED), (shown(k, d.added[k]), MUTED),
-                      ((sources or {}).get(k, "added"), MUTED))
+        _harmless_rows(_group(b, "harmless: not routing, keys, proxies or trust", len(other_names)),
+                       d, shown, other_names, sources or {})
     if d.empty and not trust:
         b.line(("no changes", OK))
     return b.sheet(theme)
+
+
+def _group(b: SheetBuilder, name: str, count: int) -> Grid:
+    """A group's heading, ``name (count)``, and its grid."""
+    b.blank().line((f"{name} ({count})", LABEL))
+    return b.grid("fixed", "name", "value", "note", align="diff")
+
+
+def _kept_out_rows(g: Grid, d: EnvDiff, shown: Shown, gone: list[str], launch: bool) -> None:
+    """The routing and key variables the shell holds and the launch leaves out."""
+    for k in gone:
+        fam = d.families.routing_family(k)
+        g.add(("-", ERROR), (k, ERROR), (shown(k, d.removed[k]), MUTED),
+              (f"{fam or ''} {'key' if secret_name(k) else 'routing'}".strip(), ERROR if launch else WARN))
+
+
+def _trust_rows(g: Grid, d: EnvDiff, shown: Shown, trust: Mapping[str, str], set_trust: list[str],
+                dropped: list[str], launch: bool, sources: Mapping[str, str]) -> None:
+    """The TLS trust variables: carried by the launch, set or changed, dropped."""
+    for k, v in trust.items():
+        g.add(("=", OK), (k, "bold"), shown(k, v), ("carried", MUTED))
+    for k in set_trust:
+        old, now = d.changed.get(k, ("", d.added.get(k, "")))
+        g.add(("~" if k in d.changed else "+", WARN), (k, WARN), f"{shown(k, old)} → {shown(k, now)}" if old
+              else shown(k, now), (sources.get(k, "set") if launch else "differs", WARN))
+    for k in dropped:
+        g.add(("-", WARN), (k, WARN), (shown(k, d.removed[k]), MUTED),
+              ("dropped ([policy] trust = false)" if launch else "not in the process", WARN))
+
+
+def _harmless_rows(g: Grid, d: EnvDiff, shown: Shown, names: set[str], sources: Mapping[str, str]) -> None:
+    """The rest (not routing, keys, proxies or trust), removed, changed, then added, each sorted."""
+    for k in sorted(d.removed):
+        if k in names:
+            g.add(("-", MUTED), (k, MUTED), (shown(k, d.removed[k]), MUTED), ("not passed", MUTED))
+    for k in sorted(d.changed):
+        if k in names:
+            a, c = d.changed[k]
+            g.add(("~", MUTED), (k, MUTED), (f"{shown(k, a)} → {shown(k, c)}", MUTED), ("changed", MUTED))
+    for k in sorted(d.added):
+        if k in names:
+            g.add(("+", MUTED), (k, MUTED), (shown(k, d.added[k]), MUTED), (sources.get(k, "added"), MUTED))
+
+
+def _fact(facts: Grid, field: str, value: object, drifted: bool) -> None:
+    """A manifest field's row, or a row per entry of a table (its name in the name column)."""
+    style = WARN if drifted else ""
+    name = field.replace("_", " ")
+    if isinstance(value, dict) and value:
+        facts.add((name, LABEL))
+        for k, v in value.items():
+            facts.add((f"  {k}", MUTED), (str(v), style))
+    else:
+        shown_ = "{}" if isinstance(value, dict) else "unknown" if value is None else str(value)
+        facts.add((name, LABEL), (shown_, style))
 
 
 def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
@@ -405,17 +436,7 @@ def run_summary(r: RunRow, theme: Mapping[str, str] | None = None) -> Sheet:
     if (origin := imported_from(m)) is not None:
         facts.add(("machine", LABEL), f"{origin.get('machine')} (imported, read-only)")
     for f in ("base_urls", "models", "key_id", "key_fingerprint", "env_hash", "tool_version"):
-        value = m.get(f)
-        drifted = f in r.drifted or (f == "env_hash" and "env" in r.drifted)
-        style = WARN if drifted else ""
-        name = f.replace("_", " ")
-        if isinstance(value, dict) and value:
-            facts.add((name, LABEL))
-            for k, v in value.items():  # one row per entry, its name in the name column
-                facts.add((f"  {k}", MUTED), (str(v), style))
-        else:
-            shown_ = "{}" if isinstance(value, dict) else "unknown" if value is None else str(value)
-            facts.add((name, LABEL), (shown_, style))
+        _fact(facts, f, m.get(f), f in r.drifted or (f == "env_hash" and "env" in r.drifted))
     if r.against:
         what = f"drifted from {r.against}: {', '.join(r.drifted)}" if r.drifted else f"comparable with {r.against}"
         b.line((what, WARN if r.drifted else OK))

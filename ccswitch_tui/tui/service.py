@@ -31,7 +31,7 @@ from ccswitch_tui.policy.families import SHARED_ONLY, Families
 from ccswitch_tui.profiles.edit_session import keep_aside
 from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
-from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.runs.manifests import load_manifests, records_file
 
 if TYPE_CHECKING:
     from ccswitch_tui.importers.report import Report as ImportReport
@@ -185,16 +185,8 @@ class Service:
                 continue
             if view.error:
                 out.append(Problem("error", f"{view.tool}: {view.error}"))
-            if view.plan is None:
-                continue
-            for w in view.plan.warnings:
-                if w not in seen:
-                    seen.add(w)
-                    out.append(Problem("warn", w))
-            for r in view.plan.refusals:
-                if r.message not in seen:
-                    seen.add(r.message)
-                    out.append(Problem("warn", f"{view.tool} launch refused: {r.message}"))
+            if view.plan is not None:
+                out += _plan_problems(view.tool, view.plan, seen)
         return tuple(out)
 
     # --- one profile --------------------------------------------------------------------------
@@ -270,10 +262,8 @@ class Service:
 
         from ccswitch_tui.runs.record_reader import read_list  # lazy: only a run's requests, when asked for
 
-        rec = manifest.get("recording")
-        if not isinstance(rec, dict) or not isinstance(rec.get("records"), str):
-            return []
-        return read_list(self.paths.runs / Path(rec["records"]).name)[0]
+        records = records_file(self.paths, manifest)
+        return read_list(records)[0] if records is not None else []
 
     def detail(self, name: str) -> Detail:
         try:
@@ -426,3 +416,17 @@ class Service:
             return findings, f"{name}: {len(results)} probe(s) ok", "information"
         what = ", ".join(f"{r.tool} {r.outcome}" for r in failed)
         return findings, f"{name}: {len(failed)} of {len(results)} probe(s) failed: {what}", "error"
+
+
+def _plan_problems(tool: str, plan: LaunchPlan, seen: set[str]) -> list[Problem]:
+    """A plan's warnings and refusals not ``seen`` yet (another tool's plan may say the same)."""
+    out: list[Problem] = []
+    for w in plan.warnings:
+        if w not in seen:
+            seen.add(w)
+            out.append(Problem("warn", w))
+    for r in plan.refusals:
+        if r.message not in seen:
+            seen.add(r.message)
+            out.append(Problem("warn", f"{tool} launch refused: {r.message}"))
+    return out

@@ -87,27 +87,26 @@ def content_parts(content: list[Any]) -> list[tuple[str, str]]:
     the Responses API has no place for (an image, a reference), which the record names."""
     out: list[tuple[str, str]] = []
     for part in content:
-        if isinstance(part, str):
-            if part:
-                out.append((TEXT, part))
-            continue
-        if not isinstance(part, Mapping):
-            out.append((SKIPPED, type(part).__name__))
-            continue
-        kind = part.get("type")
-        if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
-            if part["text"]:
-                out.append((TEXT, part["text"]))
-        elif kind in _REASONING_PARTS:
-            text = text_of({k: v for k, v in part.items() if k != "type"})
-            if text:
-                out.append((REASONING, text))
-        elif kind == "refusal" and isinstance(part.get("refusal"), str):
-            if part["refusal"]:
-                out.append((REFUSAL, part["refusal"]))
-        else:
-            out.append((SKIPPED, kind[:64] if isinstance(kind, str) and kind else "untyped"))
+        kind, text = _part(part)
+        if text or kind == SKIPPED:
+            out.append((kind, text))
     return out
+
+
+def _part(part: object) -> tuple[str, str]:
+    """One part as (its kind, its text); an empty text is no part."""
+    if isinstance(part, str):
+        return TEXT, part
+    if not isinstance(part, Mapping):
+        return SKIPPED, type(part).__name__
+    kind = part.get("type")
+    if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
+        return TEXT, part["text"]
+    if kind in _REASONING_PARTS:
+        return REASONING, text_of({k: v for k, v in part.items() if k != "type"})
+    if kind == "refusal" and isinstance(part.get("refusal"), str):
+        return REFUSAL, part["refusal"]
+    return SKIPPED, kind[:64] if isinstance(kind, str) and kind else "untyped"
 
 
 def legacy_call(delta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -43,7 +43,7 @@ class ChatRequest:
     dropped: list[str] = field(default_factory=list)  # what had no Chat equivalent, for the record
 
 
-def chat_request(body: Mapping[str, Any], memory: ReasoningMemory | None = None) -> ChatRequest:
+def chat_request(body: Mapping[str, Any], memory: ReasoningMemory | None = None) -> ChatRequest:  # noqa: C901
     """Translate one Responses request body. Never raises on odd input: unknown items are skipped."""
     table = convert_tools(body.get("tools") if isinstance(body.get("tools"), list) else None)
     items = body.get("input")
@@ -193,100 +193,136 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
 
 def chat_messages(instructions: Any, items: Sequence[Any], memory: ReasoningMemory | None = None
                   ) -> list[dict[str, Any]]:
-    system: list[str] = [instructions] if isinstance(instructions, str) and instructions.strip() else []
+    outputs, images = _tool_results(items)
+    called = {c.call_id for c in (_as_call(i) for i in items if isinstance(i, Mapping) and i.get("type") in _CALLS)
+              if c is not None}
+    conversation = _Conversation(outputs, images, called, memory)
+    if isinstance(instructions, str) and instructions.strip():
+        conversation.system.append(instructions)
+    for item in items:
+        if isinstance(item, Mapping):
+            conversation.add(item)
+    return conversation.finish()
+
+
+def _tool_results(items: Sequence[object]) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """Each call's result text, and its images (view_image): a tool message holds text only."""
     outputs: dict[str, str] = {}
-    images: dict[str, list[dict[str, Any]]] = {}  # a tool result's images (view_image): a tool message holds text only
+    images: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         if isinstance(item, Mapping) and item.get("type") in _OUTPUTS and isinstance(item.get("call_id"), str):
             outputs.setdefault(item["call_id"], _output_of(item))
             _, parts = content_parts(item.get("output")) if isinstance(item.get("output"), list) else ("", [])
             if parts:
                 images.setdefault(item["call_id"], [p for p in parts if p["type"] == "image_url"])
-    called = {c.call_id for c in (_as_call(i) for i in items if isinstance(i, Mapping) and i.get("type") in _CALLS)
-              if c is not None}
-    messages: list[dict[str, Any]] = []
-    pending: list[_Call] = []
+    return outputs, images
+
+
+@dataclass
+class _Conversation:
+    """The Chat messages, built item by item: calls wait in ``pending`` (with the assistant text
+    just before them) until something else comes, then go out as one assistant message followed by
+    their results."""
+
+    outputs: dict[str, str]
+    images: dict[str, list[dict[str, Any]]]
+    called: set[str]  # the calls the input holds: their results are placed after them
+    memory: ReasoningMemory | None
+    system: list[str] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[_Call] = field(default_factory=list)
     pending_text: str | None = None
     last_reasoning: str | None = None
-    answered = False  # a result for the pending calls came: the next call starts a new turn
-    leading = True
+    answered: bool = False  # a result for the pending calls came: the next call starts a new turn
+    leading: bool = True
 
-    def flush() -> None:
-        nonlocal pending, pending_text, answered
-        answered = False
-        if not pending:
-            if pending_text is not None:
-                messages.append({"role": "assistant", "content": pending_text})
-            pending_text = None
+    def add(self, item: Mapping[str, Any]) -> None:
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            self._message(item)
+        elif kind == "reasoning":
+            self.last_reasoning = _reasoning_text(item) or None
+        elif kind in _CALLS:
+            self._call(item)
+        elif kind in _OUTPUTS:
+            self._output(item)
+
+    def _message(self, item: Mapping[str, Any]) -> None:
+        role = item.get("role")
+        text, parts = content_parts(item.get("content"))
+        if role in ("developer", "system"):
+            if self.leading:
+                if text.strip():
+                    self.system.append(text)
+                return
+            self.flush()
+            self.messages.append({"role": "user", "content": text})
+        elif role == "assistant":
+            if self.pending:
+                self.flush()
+            if self.pending_text is not None:
+                self.messages.append({"role": "assistant", "content": self.pending_text})
+            self.pending_text = text
+        else:
+            self.flush()
+            self.messages.append({"role": "user", "content": parts or text})
+        self.leading = False
+
+    def _call(self, item: Mapping[str, Any]) -> None:
+        call = _as_call(item)
+        if call is None:
             return
+        if self.answered:
+            self.flush()
+        call.reasoning = self.last_reasoning
+        self.last_reasoning = None
+        self.pending.append(call)
+        self.leading = False
+
+    def _output(self, item: Mapping[str, Any]) -> None:
+        call_id = item.get("call_id")
+        if call_id in self.called:
+            self.answered = self.answered or any(c.call_id == call_id for c in self.pending)
+            return  # placed right after its call, wherever it came
+        self.flush()
+        self.messages.append({"role": "user", "content": f"Result of tool call {call_id}:\n{_output_of(item)}"})
+        self.leading = False
+
+    def flush(self) -> None:
+        self.answered = False
+        if not self.pending:
+            if self.pending_text is not None:
+                self.messages.append({"role": "assistant", "content": self.pending_text})
+            self.pending_text = None
+            return
+        pending = self.pending
         message: dict[str, Any] = {
-            "role": "assistant", "content": pending_text or None,
+            "role": "assistant", "content": self.pending_text or None,
             "tool_calls": [{"id": c.call_id, "type": "function",
                             "function": {"name": c.name, "arguments": c.arguments}} for c in pending],
         }
         ids = [c.call_id for c in pending]
-        reasoning = (memory.recall(ids) if memory else None) or next((c.reasoning for c in pending if c.reasoning),
-                                                                       None)
+        reasoning = (self.memory.recall(ids) if self.memory else None) or next(
+            (c.reasoning for c in pending if c.reasoning), None)
         if reasoning:
             message["reasoning_content"] = reasoning
-        messages.append(message)
+        self.messages.append(message)
         for c in pending:
-            content = outputs.get(c.call_id, INTERRUPTED) or (
-                "(the result is the image below)" if images.get(c.call_id) else "(no output)")  # some reject ""
-            messages.append({"role": "tool", "tool_call_id": c.call_id, "content": content})
+            content = self.outputs.get(c.call_id, INTERRUPTED) or (
+                "(the result is the image below)" if self.images.get(c.call_id) else "(no output)")  # some reject ""
+            self.messages.append({"role": "tool", "tool_call_id": c.call_id, "content": content})
         for c in pending:
-            if images.get(c.call_id):
-                messages.append({"role": "user", "content": [
-                    {"type": "text", "text": f"The image(s) returned by tool call {c.call_id}:"}, *images[c.call_id]]})
-        pending, pending_text = [], None
+            if self.images.get(c.call_id):
+                self.messages.append({"role": "user", "content": [
+                    {"type": "text", "text": f"The image(s) returned by tool call {c.call_id}:"},
+                    *self.images[c.call_id]]})
+        self.pending, self.pending_text = [], None
 
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        kind = item.get("type", "message" if "role" in item else None)
-        if kind == "message":
-            role = item.get("role")
-            text, parts = content_parts(item.get("content"))
-            if role in ("developer", "system"):
-                if leading:
-                    if text.strip():
-                        system.append(text)
-                    continue
-                flush()
-                messages.append({"role": "user", "content": text})
-            elif role == "assistant":
-                if pending:
-                    flush()
-                if pending_text is not None:
-                    messages.append({"role": "assistant", "content": pending_text})
-                pending_text = text
-            else:
-                flush()
-                messages.append({"role": "user", "content": parts or text})
-            leading = False
-        elif kind == "reasoning":
-            last_reasoning = _reasoning_text(item) or None
-        elif kind in _CALLS:
-            call = _as_call(item)
-            if call is None:
-                continue
-            if answered:
-                flush()
-            call.reasoning = last_reasoning
-            last_reasoning = None
-            pending.append(call)
-            leading = False
-        elif kind in _OUTPUTS:
-            call_id = item.get("call_id")
-            if call_id in called:
-                answered = answered or any(c.call_id == call_id for c in pending)
-                continue  # placed right after its call, wherever it came
-            flush()
-            messages.append({"role": "user", "content": f"Result of tool call {call_id}:\n{_output_of(item)}"})
-            leading = False
-    flush()
-    if system:
-        messages.insert(0, {"role": "system", "content": "\n\n".join(system)})
-    if not any(m["role"] != "system" for m in messages):
-        messages.append({"role": "user", "content": ""})
-    return messages
+    def finish(self) -> list[dict[str, Any]]:
+        self.flush()
+        messages = self.messages
+        if self.system:
+            messages.insert(0, {"role": "system", "content": "\n\n".join(self.system)})
+        if not any(m["role"] != "system" for m in messages):
+            messages.append({"role": "user", "content": ""})
+        return messages

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from itertools import repeat
-from json import decoder, encoder, scanner
 from operator import and_, getitem
 from typing import Any, NamedTuple, cast
+
+from ccswitch_tui import fast_json
 
 DONE = object()  # the ``data: [DONE]`` sentinel
 
@@ -110,23 +111,11 @@ def _parse(frame: bytes) -> Iterator[Any]:
         return
 
 
-def _make_dumps() -> Callable[[Any], str]:
-    """Compact JSON, non-ASCII kept: the C encoder made once (``json.dumps`` with options builds a
-    new encoder for every call, a tenth of a translation's time per event)."""
-
-    c_make_encoder = vars(encoder)["c_make_encoder"]  # not in typeshed's stubs
-    if c_make_encoder is None:  # an interpreter without the C accelerator
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    make = c_make_encoder(None, None, encoder.encode_basestring, None, ":", ",", False, False, True)
-    return lambda value: "".join(make(value, 0))
-
-
-_dumps = _make_dumps()
-# json's C scanners are not in typeshed's stubs: read from the modules' namespaces, typed here.
-# the C scanner, straight: value, end = _scan(text, start)
-_scan: Callable[[str, int], tuple[Any, int]] = vars(scanner)["make_scanner"](decoder.JSONDecoder())
-# a JSON string's value from just after its opening quote: value, end
-scan_string: Callable[[str, int], tuple[str, int]] = vars(decoder)["scanstring"]
+# compact JSON, non-ASCII kept, the encoder made once (json.dumps with options builds one per call, a
+# tenth of a translation's time per event)
+_dumps = fast_json.dumps
+_scan = fast_json.scan  # the C scanner, straight: value, end = _scan(text, start)
+scan_string = fast_json.scan_string  # a JSON string's value from just after its opening quote: value, end
 _NOT_PLAIN = re.compile(r'["\\\x01-\x1f]')  # what a JSON string's text cannot hold as it is (NUL apart)
 _TRAILING = 4  # events after a run that a run's end is first looked for among
 # well-formed JSON string bodies, NUL between two (a NUL inside one is not well-formed: JSON escapes it)
@@ -230,12 +219,7 @@ class Texts(NamedTuple):
     written: list[str]
 
 
-def _make_quote() -> Callable[[str], str]:
-    fast: Callable[[str], str] | None = getattr(encoder, "c_encode_basestring", None)
-    return fast or encoder.py_encode_basestring
-
-
-_quote = _make_quote()
+_quote = fast_json.quote
 _TEXT_DELTA = "response.output_text.delta"
 
 

@@ -109,7 +109,7 @@ class ResponsesStream:
         return [self._event("response.created", response=self._response("in_progress")),
                 self._event("response.in_progress", response=self._response("in_progress"))]
 
-    def feed(self, chunk: Any) -> list[Event]:
+    def feed(self, chunk: Any) -> list[Event]:  # noqa: C901
         """One parsed chunk of the provider's stream (a dict, as JSON gives it; anything else is
         skipped)."""
         out = self.start() if not self._started else []

@@ -132,7 +132,7 @@ def normalise_schema(schema: Any) -> dict[str, Any]:
     return root
 
 
-def _normalise(node: dict[str, Any]) -> dict[str, Any]:
+def _normalise(node: dict[str, Any]) -> dict[str, Any]:  # noqa: C901
     for key in _DROPPED_KEYS:
         node.pop(key, None)
     kind = node.get("type")

@@ -275,7 +275,7 @@ def _line_of(text: str, pattern: str) -> int | None:
     return None
 
 
-def config_problems(path: Path, text: str, environ: Mapping[str, str], main: bool = True) -> list[Finding]:
+def config_problems(path: Path, text: str, environ: Mapping[str, str], main: bool = True) -> list[Finding]:  # noqa: C901
     """What Codex 0.171 refuses (or ignores) in one of its config files, with the way out."""
 
     codex = "Codex"

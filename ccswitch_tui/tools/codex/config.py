@@ -135,7 +135,7 @@ def _table(doc: Any, name: str) -> Any:
     return doc[name]
 
 
-def edit(text: str, w: Wanted) -> str:
+def edit(text: str, w: Wanted) -> str:  # noqa: C901
     """Set the owned keys in an existing file with tomlkit; everything else stays as written."""
     import tomlkit  # lazy: tomlkit loads only when a profile is written
 

@@ -65,15 +65,7 @@ def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str
     Raises RowProblem."""
     environ = environ or {}
     warnings: list[str] = []
-    cfg = dict(config)
-    selected = nonblank(cfg.get("profile"))
-    if selected:
-        overlay = (cfg.get("profiles") or {}).get(selected) if isinstance(cfg.get("profiles"), Mapping) else None
-        if isinstance(overlay, Mapping):
-            cfg.update({k: v for k, v in overlay.items() if k in ("model", "model_provider", "model_reasoning_effort")})
-            warnings.append(f"imported the settings of profile {selected!r} named by the top-level `profile` key")
-        else:
-            warnings.append(f"top-level `profile = {selected!r}` names no [profiles.{selected}] table; ignored")
+    cfg = _selected_profile(config, warnings)
     pid = routing(cfg, "model_provider", "") or "openai"
     providers = cfg.get("model_providers") or {}
     if not isinstance(providers, Mapping):
@@ -83,42 +75,16 @@ def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str
         raise fail(f"[model_providers.{pid}] is not a table")
     auth = auth if isinstance(auth, Mapping) else {}
     auth_key = nonblank(auth.get("OPENAI_API_KEY"))
-    wire: str | None = None
 
     if entry is None:
-        if pid != "openai":
-            if pid in BUILTIN_PROVIDERS:
-                raise skip(f"uses Codex's built-in provider {pid!r} (a local server without a key); nothing to import")
-            raise fail(f"model_provider = {pid!r} but there is no [model_providers.{pid}] table")
-        if auth_key is None:
-            if auth.get("tokens"):
-                raise skip("signs in with a ChatGPT account (auth tokens), which ccs does not import")
-            raise skip("the built-in OpenAI provider without an API key; nothing to import")
+        _check_builtin(pid, auth, auth_key)
         base_url = routing(cfg, "openai_base_url", "") or OPENAI_DEFAULT_URL
         provider_name: str | None = "OpenAI"
+        wire: str | None = None
         entry = {}
     else:
-        own_url = routing(entry, "base_url", f"[model_providers.{pid}] ")
-        if own_url is None:
-            raise fail(f"[model_providers.{pid}] has no base_url")
-        base_url = own_url
-        provider_name = nonblank(entry.get("name"))
-        wire = nonblank(entry.get("wire_api"))
-        if wire not in (None, "responses", "chat"):
-            warnings.append(f"wire_api = {wire!r} is unknown; the profile uses \"responses\"")
-        ignored = sorted(k for k in ("query_params", "http_headers", "env_http_headers") if entry.get(k))
-        if ignored:
-            warnings.append(f"[model_providers.{pid}] {', '.join(ignored)} not imported (profiles have no such field)")
-
-    provider_id: str | None = pid
-    if pid in BUILTIN_PROVIDERS:
-        provider_id = None
-        if entry:
-            warnings.append(f"provider id {pid!r} is built into Codex, which refuses such an entry; "
-                            "the profile uses its own id")
-    elif not PROVIDER_ID_RE.fullmatch(pid):
-        warnings.append(f"provider id {pid!r} is not usable; the profile uses its own id")
-        provider_id = None
+        base_url, provider_name, wire = _own_provider(pid, entry, warnings)
+    provider_id = _usable_provider_id(pid, entry, warnings)
 
     model = routing(cfg, "model", "")
     if model is None:
@@ -127,28 +93,87 @@ def parse_config(config: Mapping[str, Any], auth: Any, environ: Mapping[str, str
     if effort is not None and effort not in REASONING_EFFORTS:
         warnings.append(f"model_reasoning_effort = {effort!r} is not one of {', '.join(REASONING_EFFORTS)}; dropped")
         effort = None
-
-    key, key_from = None, None
-    bearer = nonblank(entry.get("experimental_bearer_token"))
-    env_key = nonblank(entry.get("env_key"))
-    if bearer:
-        key, key_from = bearer, "config"
-    elif env_key:  # Codex sends the value of env_key, whatever auth.json holds
-        key = nonblank(environ.get(env_key))
-        key_from = f"env:{env_key}" if key else None
-        if key is None and auth_key:
-            key, key_from = auth_key, "auth"
-            warnings.append(f"the provider reads its key from ${env_key}, which is not set here; the key in "
-                            "auth.json was imported instead")
-        elif key is None:
-            warnings.append(f"the key is read from ${env_key}, which is not set here")
-    elif auth_key:
-        key, key_from = auth_key, "auth"
+    key, key_from = _provider_key(entry, environ, auth_key, warnings)
 
     # A Chat Completions provider stays one: ccs's bridge translates for Codex (wire_api = "chat").
     fields = CodexFields(base_url=base_url.rstrip("/"), model=model, provider_id=provider_id,
                          reasoning_effort=effort, wire_api="chat" if wire == "chat" else "responses")
     return Parsed(fields=fields, provider_name=provider_name, key=key, key_from=key_from, warnings=warnings)
+
+
+def _selected_profile(config: Mapping[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """The config with the settings of the [profiles.NAME] table its top-level ``profile`` names."""
+    cfg = dict(config)
+    selected = nonblank(cfg.get("profile"))
+    if selected:
+        overlay = (cfg.get("profiles") or {}).get(selected) if isinstance(cfg.get("profiles"), Mapping) else None
+        if isinstance(overlay, Mapping):
+            cfg.update({k: v for k, v in overlay.items() if k in ("model", "model_provider", "model_reasoning_effort")})
+            warnings.append(f"imported the settings of profile {selected!r} named by the top-level `profile` key")
+        else:
+            warnings.append(f"top-level `profile = {selected!r}` names no [profiles.{selected}] table; ignored")
+    return cfg
+
+
+def _check_builtin(pid: str, auth: Mapping[str, Any], auth_key: str | None) -> None:
+    """A provider without a table: the built-in OpenAI one with an API key, else RowProblem."""
+    if pid != "openai":
+        if pid in BUILTIN_PROVIDERS:
+            raise skip(f"uses Codex's built-in provider {pid!r} (a local server without a key); nothing to import")
+        raise fail(f"model_provider = {pid!r} but there is no [model_providers.{pid}] table")
+    if auth_key is None:
+        if auth.get("tokens"):
+            raise skip("signs in with a ChatGPT account (auth tokens), which ccs does not import")
+        raise skip("the built-in OpenAI provider without an API key; nothing to import")
+
+
+def _own_provider(pid: str, entry: Mapping[str, Any], warnings: list[str]) -> tuple[str, str | None, str | None]:
+    """A [model_providers.ID] table's base URL, name and wire API."""
+    base_url = routing(entry, "base_url", f"[model_providers.{pid}] ")
+    if base_url is None:
+        raise fail(f"[model_providers.{pid}] has no base_url")
+    wire = nonblank(entry.get("wire_api"))
+    if wire not in (None, "responses", "chat"):
+        warnings.append(f"wire_api = {wire!r} is unknown; the profile uses \"responses\"")
+    ignored = sorted(k for k in ("query_params", "http_headers", "env_http_headers") if entry.get(k))
+    if ignored:
+        warnings.append(f"[model_providers.{pid}] {', '.join(ignored)} not imported (profiles have no such field)")
+    return base_url, nonblank(entry.get("name")), wire
+
+
+def _usable_provider_id(pid: str, entry: Mapping[str, Any], warnings: list[str]) -> str | None:
+    """The provider id the profile keeps (None: the profile's own)."""
+    if pid in BUILTIN_PROVIDERS:
+        if entry:
+            warnings.append(f"provider id {pid!r} is built into Codex, which refuses such an entry; "
+                            "the profile uses its own id")
+        return None
+    if not PROVIDER_ID_RE.fullmatch(pid):
+        warnings.append(f"provider id {pid!r} is not usable; the profile uses its own id")
+        return None
+    return pid
+
+
+def _provider_key(entry: Mapping[str, Any], environ: Mapping[str, str], auth_key: str | None,
+                  warnings: list[str]) -> tuple[str | None, str | None]:
+    """The key Codex would send and where it came from (``config``, ``env:NAME``, ``auth``)."""
+    bearer = nonblank(entry.get("experimental_bearer_token"))
+    env_key = nonblank(entry.get("env_key"))
+    if bearer:
+        return bearer, "config"
+    if env_key:  # Codex sends the value of env_key, whatever auth.json holds
+        key = nonblank(environ.get(env_key))
+        if key:
+            return key, f"env:{env_key}"
+        if auth_key:
+            warnings.append(f"the provider reads its key from ${env_key}, which is not set here; the key in "
+                            "auth.json was imported instead")
+            return auth_key, "auth"
+        warnings.append(f"the key is read from ${env_key}, which is not set here")
+        return None, None
+    if auth_key:
+        return auth_key, "auth"
+    return None, None
 
 
 class CodexImporter(ClientImporter["CodexSide | CodexFields"]):

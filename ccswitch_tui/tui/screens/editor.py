@@ -134,7 +134,7 @@ def _table(doc: Any, path: tuple[str, ...]) -> Any:
     return cur
 
 
-def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[str, Any],
+def apply_changes(doc: TOMLDocument, before: Mapping[str, Any], after: Mapping[str, Any],  # noqa: C901
                   tables: Mapping[str, bool]) -> TOMLDocument:
     """Write the fields that changed into ``doc`` (in place); untouched fields keep their formatting.
 
