@@ -40,8 +40,8 @@ CCS = {
     "ccswitch_tui.profiles.pricing", "ccswitch_tui.profiles.schema", "ccswitch_tui.profiles.store",
     "ccswitch_tui.runs", "ccswitch_tui.runs.inplace", "ccswitch_tui.runs.manifests", "ccswitch_tui.runs.origin",
     "ccswitch_tui.safe_read", "ccswitch_tui.tempfiles", "ccswitch_tui.terminal_text", "ccswitch_tui.tools",
-    "ccswitch_tui.tools.checker", "ccswitch_tui.tools.environment", "ccswitch_tui.tools.fields",
-    "ccswitch_tui.tools.index", "ccswitch_tui.tools.layers", "ccswitch_tui.tools.quiet",
+    "ccswitch_tui.tools.capabilities", "ccswitch_tui.tools.checker", "ccswitch_tui.tools.environment",
+    "ccswitch_tui.tools.fields", "ccswitch_tui.tools.index", "ccswitch_tui.tools.layers", "ccswitch_tui.tools.quiet",
     "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec",
 }
 # what each launch loads of the clients: `run` exports the URLs of [codex] and [claude] (reads_tables)

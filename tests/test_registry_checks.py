@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ccswitch_tui import tools
+from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming
 from ccswitch_tui.tools.registry import RESERVED_KEYS, RegistrationError
 
 SPEC = '''
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.fields import string
+from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming
 from ccswitch_tui.tools.spec import ToolSpec
 
 
@@ -28,7 +30,7 @@ class Side:
     env: Mapping[str, str] = fields.env()
 
 
-class Spec(ToolSpec[Side]):
+class Spec(ToolSpec[Side]{bases}):
     name = {name!r}
     label = "Probe"
     short = {short!r}
@@ -42,6 +44,7 @@ class Spec(ToolSpec[Side]):
 
     def plan(self, *args, **kwargs):
         raise AssertionError
+{extra}
 
 
 TOOL = Spec()
@@ -50,10 +53,11 @@ TOOL = Spec()
 
 def register(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str = "probe",
              short: str = "Probe", key: str | None = "y", families: dict[str, str] | None = None,
-             exes: tuple[str, ...] = (), layers: str = "()", reason: str = "a probe reads nothing") -> None:
+             exes: tuple[str, ...] = (), layers: str = "()", reason: str = "a probe reads nothing",
+             bases: str = "", extra: str = "") -> None:
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(SPEC.format(
         name=name, short=short, key=key, families=families if families is not None else {"probe": r"PROBE_.*"},
-        exes=exes, layers=layers, reason=reason)))
+        exes=exes, layers=layers, reason=reason, bases=bases, extra=extra)))
     monkeypatch.syspath_prepend(str(tmp_path))
     tools.register(name, module)
 
@@ -83,6 +87,14 @@ CASES = [
     # its layers: declared, or an empty list with the reason
     ("no_layers", {"layers": "None"}, "declares no layers"),
     ("no_reason", {"reason": ""}, "declares an empty list of layers without layers_reason"),
+    # an optional capability: claimed or begun, it is implemented completely
+    ("claimed_probing", {"bases": ", Probing"}, "claims Probing but lacks probes"),
+    ("claimed_doctoring", {"bases": ", Doctoring, Probing", "extra": "    def probes(self, plan, profile):\n"
+                           "        return []\n"}, "claims Doctoring but lacks doctor"),
+    ("half_resuming", {"extra": "    def batch(self, args):\n        return False\n"},
+     "implements part of Resuming but lacks resume_command"),
+    ("half_claimed", {"bases": ", Resuming", "extra": "    def resume_command(self, plan, since):\n"
+                      "        return None\n"}, "claims Resuming but lacks batch"),
 ]
 
 
@@ -100,7 +112,8 @@ def test_a_name_registered_twice_or_under_another_name_is_refused(tmp_path, monk
     with pytest.raises(RegistrationError, match="'claude' .*already registered"):
         tools.register("claude", "ccswitch_tui.tools.gemini")
     (tmp_path / "misnamed.py").write_text(textwrap.dedent(SPEC.format(
-        name="other", short="O", key="y", families={"probe": r"PROBE_.*"}, exes=(), layers="()", reason="none")))
+        name="other", short="O", key="y", families={"probe": r"PROBE_.*"}, exes=(), layers="()", reason="none",
+        bases="", extra="")))
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(RegistrationError, match="says name = 'other'; register it under its own name"):
         tools.register("misnamed", "misnamed")
@@ -116,6 +129,23 @@ def test_a_good_spec_joins_every_listing_and_leaves_cleanly(tmp_path, monkeypatc
     finally:
         tools.unregister("goodprobe")
     assert "goodprobe" not in tools.names() and "goodprobe" not in tools.load().families.names()
+
+
+def test_a_spec_asks_for_a_capability_by_implementing_or_claiming_it(tmp_path, monkeypatch):
+    """The faces ask ``isinstance(spec, Probing)``: a spec has a capability when it implements its
+    methods (claimed among its bases or not), and lacks it otherwise."""
+    register(tmp_path, monkeypatch, "plainprobe", name="plainprobe", families={"plainprobe": r"PLAINPROBE_.*"})
+    register(tmp_path, monkeypatch, "fullprobe", name="fullprobe", key="z", families={"fullprobe": r"FULLPROBE_.*"},
+             bases=", Resuming", extra="    def probes(self, plan, profile):\n        return []\n"
+             "    def resume_command(self, plan, since):\n        return None\n"
+             "    def batch(self, args):\n        return True\n")
+    try:
+        plain, full = tools.load().get("plainprobe"), tools.load().get("fullprobe")
+        assert not any(isinstance(plain, c) for c in (Probing, Resuming, Doctoring))
+        assert isinstance(full, Probing) and isinstance(full, Resuming) and not isinstance(full, Doctoring)
+    finally:
+        tools.unregister("plainprobe")
+        tools.unregister("fullprobe")
 
 
 def test_the_built_in_clients_pass_and_their_keys_are_free():

@@ -25,6 +25,7 @@ from ccswitch_tui.policy.redact import echo_revealed
 from ccswitch_tui.runs.manifests import DRIFT_EXIT, damage_note, find_manifest, load_manifests, records_lost, user_argv
 from ccswitch_tui.runs.origin import machine_here, machine_of, machines, refuse_imported
 from ccswitch_tui.terminal_text import visible, visible_json
+from ccswitch_tui.tools.capabilities import ShellHinting
 from ccswitch_tui.tools.share import describe
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ def shell_cmd(ctx: Context, profile: str, tool: str, nested: bool) -> int:
                         cwd=cwd_of(None), argv_override=[shell], force=True, nested=nested)
     warn(prep.plan)
 
-    if hint := ctx.registry.get(tool).shell_hint(prep.plan):
+    spec = ctx.registry.get(tool)
+    if isinstance(spec, ShellHinting) and (hint := spec.shell_hint(prep.plan)):
         click.echo(f"ccs: {hint}", err=True)
     click.echo(f"ccs: shell for {profile} ({tool}); exit to leave", err=True)
     return launch.execute(prep, ctx.paths, recording=launch.NO_RECORDING)

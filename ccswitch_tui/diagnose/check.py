@@ -31,6 +31,7 @@ from ccswitch_tui.model import ERROR, INFO, Finding, Profile
 from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.policy import mask, redact_url
 from ccswitch_tui.safe_read import loads_json
+from ccswitch_tui.tools.capabilities import Probing
 from ccswitch_tui.tools.spec import ProbeSpec
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def plan_probes(profile: Profile, tool: str | None, environ: Mapping[str, str], 
             return Probe(profile.name, side, p.api, p.method, p.url, p.model, p.auth, p.body,
                          proxy_for(p.url, env), probe(p.fallback) if p.fallback else None, note=p.note)
 
-        out += [probe(p) for p in spec.probes(plan, profile)]
+        out += [probe(p) for p in spec.probes(plan, profile)] if isinstance(spec, Probing) else []
     return out
 
 

@@ -28,6 +28,7 @@ from ccswitch_tui.launch.use_status import doctor_findings, shim_report
 from ccswitch_tui.model import ERROR, INFO, WARN, Finding, Profile, Severity
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS, secret_name, shown
+from ccswitch_tui.tools.capabilities import Doctoring
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
 from ccswitch_tui.tools.spec import DoctorContext, ToolSpec
 
@@ -234,7 +235,8 @@ def run_doctor(store: Store, keys: KeyStore, environ: Mapping[str, str], cwd: Pa
         else:
             f.append(Finding("client", INFO, f"{spec.name} is not on PATH; {spec.install_hint} if you use it",
                              variable=spec.name))
-        parts = [spec.doctor(DoctorContext(environ, cwd, paths, loaded, c.get("version"))),
+        context = DoctorContext(environ, cwd, paths, loaded, c.get("version"))
+        parts = [spec.doctor(context) if isinstance(spec, Doctoring) else None,
                  layers.doctor_part(spec, environ, cwd, families)]
         found = []
         for part in (p for p in parts if p is not None):

@@ -43,6 +43,7 @@ from ccswitch_tui.policy import MARKERS, inherited_env, secret_name, shown
 from ccswitch_tui.runs.manifests import find_manifest, recording_bridge
 from ccswitch_tui.runs.verdict import against_launch
 from ccswitch_tui.safe_read import no_surrogates
+from ccswitch_tui.tools.capabilities import OwningProcesses
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -363,7 +364,8 @@ class Inspector:
         """What each client's spec finds wrong with one of its own processes (an orphaned daemon)."""
 
         runs = Launches(self.paths)
-        return [f for spec in self.registry.specs() for f in spec.process_findings(pid, argv, env, runs)]
+        return [f for spec in self.registry.specs() if isinstance(spec, OwningProcesses)
+                for f in spec.process_findings(pid, argv, env, runs)]
     def _since_launch(self, pid: int, actual: Mapping[str, str], plan: LaunchPlan,
                       extras: Mapping[str, Any]) -> list[Finding]:
         """A bridged launch (recorded or translated): the bridge holds the key the run was launched with,

@@ -34,6 +34,7 @@ from ccswitch_tui.runs.origin import this_machine
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools import share
+from ccswitch_tui.tools.capabilities import Hooking, Resuming
 from ccswitch_tui.tools.spec import HookContext, LaunchHook, ToolSpec
 
 if TYPE_CHECKING:
@@ -409,12 +410,13 @@ def hooks_for(prep: Prepared, recording: Recording) -> list[LaunchHook]:
     """The steps around this launch: the bridge when recording or translating, the shared pieces,
     then the client's own (its spec's)."""
     spec = _spec(prep)
-    translations = spec.translations(prep.plan)
+    translations = spec.translations(prep.plan) if isinstance(spec, Hooking) else {}
     out: list[LaunchHook] = []
     if translations or recording.wanted(prep.record):
         out.append(RecordingHook(prep.key, recording, translations))
     out.append(SharedPiecesHook())
-    out.extend(spec.hooks(prep.plan))
+    if isinstance(spec, Hooking):
+        out.extend(spec.hooks(prep.plan))
     return out
 
 
@@ -473,7 +475,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
 
             ended = [False]
             spec = _spec(prep)
-            if spec.program and spec.batch(prep.user_args or ()) and \
+            if spec.program and isinstance(spec, Resuming) and spec.batch(prep.user_args or ()) and \
                     not any(isinstance(h, RecordingHook) for h in hooks):
                 # lazy: only a one-prompt launch pays for the check of its endpoints
                 from ccswitch_tui.launch.reachable import watch
@@ -508,7 +510,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             close_manifest(paths, manifest)
     spec = _spec(prep)
     wanted = on_resume is not None or _terminal_fd() is not None
-    if wanted and not (from_shim and spec.batch(prep.user_args or ())) and (
+    if wanted and isinstance(spec, Resuming) and not (from_shim and spec.batch(prep.user_args or ())) and (
             args := spec.resume_command(plan, started)):
         line = visible(f"to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}")
         if on_resume is not None:  # a session id read from the client's own files: shown escaped

@@ -19,6 +19,7 @@ from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch import liveness
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.tools.capabilities import OwningProcesses
 
 
 @dataclass(frozen=True)
@@ -84,5 +85,6 @@ def remove(paths: Paths, state: ToolState) -> None:
         raise UsageError(f"profile {state.profile!r} has a running launch ({', '.join(live)}); end it first, "
                          f"then remove {state.path}")
     for spec in tools.load().specs():
-        spec.before_remove(state.path)
+        if isinstance(spec, OwningProcesses):
+            spec.before_remove(state.path)
     shutil.rmtree(state.path)

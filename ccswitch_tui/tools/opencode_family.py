@@ -33,6 +33,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tools import fields
+from ccswitch_tui.tools.capabilities import Probing, Resuming
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
@@ -75,7 +76,7 @@ class FamilySide:
         return f"{self.provider_id}/{self.model}"
 
 
-class OpenCodeFamilySpec(ToolSpec[FamilySide]):
+class OpenCodeFamilySpec(ToolSpec[FamilySide], Probing, Resuming):
     """A client of the family: the subclass names its variables, its config file and its layers."""
 
     side = FamilySide

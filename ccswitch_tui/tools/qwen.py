@@ -61,6 +61,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
+from ccswitch_tui.tools.capabilities import Probing, Resuming
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, home, project, state, system, working
@@ -124,7 +125,7 @@ def system_paths(env: Mapping[str, str]) -> tuple[Path, Path]:
     return system_, system_.parent / "system-defaults.json"
 
 
-class QwenSpec(ToolSpec[QwenSide]):
+class QwenSpec(ToolSpec[QwenSide], Probing, Resuming):
     name = "qwen"
     label = "Qwen Code"
     short = "Qwen"

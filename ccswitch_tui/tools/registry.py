@@ -26,7 +26,9 @@ tests).
 - no family overlaps a shared family of the policy (``OPENAI_*``, proxies, cloud) or another client's
   (``routing_family`` would answer with the wrong one);
 - no executable name or script path of its processes is another client's (``ps`` would misname them);
-- it declares its layers (tools/layers.py), or says why it has none; layer names are unique.
+- it declares its layers (tools/layers.py), or says why it has none; layer names are unique;
+- an optional capability (tools/capabilities.py) it claims among its bases, or of which it
+  implements a method, it implements completely.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Provider
 from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
+from ccswitch_tui.tools.capabilities import incomplete
 
 if TYPE_CHECKING:
     from ccswitch_tui.model import Profile
@@ -108,6 +111,7 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:  # noqa: C901
                                         "them apart: name the client's own")
             exes[exe] = spec.name
         _check_layers(who, spec)
+        _check_capabilities(who, spec)
 
 
 def _check_family(who: str, family: str, rx: str) -> None:
@@ -143,6 +147,12 @@ def _check_layers(who: str, spec: AnySpec) -> None:
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise RegistrationError(f"{who}: layer names repeat ({', '.join(twice)}); name each layer once")
+
+
+def _check_capabilities(who: str, spec: AnySpec) -> None:
+    why = incomplete(spec)
+    if why is not None:
+        raise RegistrationError(f"{who} {why}")
 
 
 def _samples(rx: str) -> list[str]:

@@ -2,10 +2,11 @@
 
 A spec owns everything ccs knows about one client: its profile table (fields, validation, defaults),
 the variable families its routing uses, how its processes look, its label and install hint, how the
-editor shows its table, which of its fields are secret for export, its doctor checks and its probe
-for ``ccs check``. The core (profile validation, env families, ``ps``/``inspect``, ``doctor``,
-``check``, export, the CLI and the TUI) iterates over the registry and asks the spec; it keeps no
-copy of a client's rules.
+editor shows its table, which of its fields are secret for export. That is the core every spec
+provides (``ToolSpec``); its doctor checks, its probes for ``ccs check``, its resume hints, its launch
+hooks and the like are optional capabilities (``tools/capabilities.py``) a spec claims. ccs's own
+code (profile validation, env families, ``ps``/``inspect``, ``doctor``, ``check``, export, the CLI and
+the TUI) iterates over the registry and asks the spec; it keeps no copy of a client's rules.
 
 This module is light on purpose: every command imports it (through the registry), so it imports
 nothing heavier than the profile's dataclasses.
@@ -126,8 +127,9 @@ class LaunchHook:
 
 
 class ToolSpec(ABC, Generic[S]):
-    """The base every client spec extends. Attributes describe; methods compute. Defaults fit a
-    client that needs nothing special.
+    """The core every client spec extends. Attributes describe; methods compute. Defaults fit a
+    client that needs nothing special; what only some clients do is an optional capability
+    (``Probing``, ``Doctoring``, ``Resuming``, … in tools/capabilities.py) the spec claims among its bases.
 
     A spec names its side dataclass (``side``), whose attributes declare the client's table once
     (tools/fields.py); the field names, validation, ``show --json``, the editor's form, export's
@@ -256,52 +258,9 @@ class ToolSpec(ABC, Generic[S]):
              isolate: bool = False) -> LaunchPlan:
         """The launch: argv, env, files to write, base URLs and models for the manifest."""
 
-    def shell_hint(self, plan: LaunchPlan) -> str | None:
-        """What `ccs shell --tool NAME` tells the user about starting the client inside it."""
-        return None
-
-    def hooks(self, plan: LaunchPlan) -> Sequence[LaunchHook]:
-        """The client's own steps around a launch (e.g. ending daemons that hold another key)."""
-        return ()
-
-    def translations(self, plan: LaunchPlan) -> Mapping[str, str]:
-        """Base-URL locations of the plan whose requests the bridge must translate, with the
-        translation's name (``responses-to-chat``): a launch that needs one always goes through it."""
-        return {}
-
-    def resume_command(self, plan: LaunchPlan, since: float) -> str | None:
-        """After an interactive session: the client arguments that resume the session the launch
-        wrote since ``since`` (epoch seconds), e.g. ``--resume ID``; None when there is none."""
-        return None
-
-    def batch(self, args: Sequence[str]) -> bool:
-        """Whether these client arguments run one prompt and exit (``claude -p``, ``codex exec``): a
-        script's call, after which a shim prints no resume hint."""
-        return False
-
     def user_argv(self, argv: Sequence[str]) -> list[str]:
         """A launch's argv as the user gave it: without the options ccs adds to the client's."""
         return list(argv)
-
-    def process_findings(self, pid: int, argv: Sequence[str], env: Mapping[str, str] | None,
-                         runs: LaunchRecords) -> list[Finding]:
-        """For `ccs ps`/`inspect`: what is wrong with one of the client's own processes (a daemon
-        whose launch is over), beyond what the environment rules find."""
-        return []
-
-    def before_remove(self, state_dir: Path) -> None:
-        """`ccs rm`: end what still uses the client's state folder before it is deleted."""
-        return None
-
-    # --- diagnosis ------------------------------------------------------------------------------
-
-    def probes(self, plan: LaunchPlan, profile: Profile) -> list[ProbeSpec]:
-        """The requests `ccs check` sends for this side, from the plan the launch would use."""
-        return []
-
-    def doctor(self, ctx: DoctorContext) -> DoctorPart | None:
-        """The client's contamination sources at rest (settings layers, config files)."""
-        return None
 
 
 PROMPT = "ping"
