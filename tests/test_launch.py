@@ -481,8 +481,12 @@ def test_shell_gets_the_profile_environment(ccs, base_env, key_id):
     assert r.returncode == 5 and r.stdout.strip() == "run https://p.invalid/api"
     r = ccs("shell", "p", "--tool", "codex", input='echo "$CCS_TOOL"; cat "$CODEX_HOME/config.toml"\n', env=env)
     assert r.returncode == 0 and r.stdout.startswith("codex\n") and 'wire_api = "responses"' in r.stdout
+    assert "in this shell start" not in r.stderr  # codex has no shell hint (the ShellHinting capability)
+    r = ccs("shell", "p", "--tool", "claude", input='echo "$CCS_TOOL"\n', env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "claude"
+    assert "ccs: in this shell start Claude Code as: claude --settings /" in r.stderr  # claude's hint
     runs = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
-    assert [m["argv"] for m in runs] == [["/bin/sh"], ["/bin/sh"]]
+    assert [m["argv"] for m in runs] == [["/bin/sh"], ["/bin/sh"], ["/bin/sh"]]
 
 
 @pytest.mark.usefixtures("secret_service")
