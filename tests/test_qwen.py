@@ -518,7 +518,7 @@ def test_doctor_shows_its_layers_and_the_env_files_it_reads(ccs, base_env, stubs
 
 def test_its_spec_declares_the_pin_the_install_script_installs(client_bin):
     clients_bin = client_bin("qwen")
-    package = tools.get("qwen").package
+    package = tools.load().get("qwen").package
     assert (package.manager, package.name, package.version) == ("npm", "@qwen-code/qwen-code", VERSION)
     pkg = clients_bin.parent / "node_modules" / "@qwen-code" / "qwen-code" / "package.json"
     assert json.loads(pkg.read_text())["version"] == VERSION
