@@ -35,7 +35,7 @@ CEILINGS = {
     "launch/launcher.py::execute": 17,
     "runs/verdict.py::_cause": 17,
     "tui/screens/editor.py::apply_changes": 17,
-    "bridge/server.py::Bridge._forward": 16,
+    "bridge/server.py::Bridge._forward": 15,
     "diagnose/check.py::check_profiles": 16,
     "launch/uninstall.py::plan": 16,
     "bridge/translate/tools.py::_normalise": 15,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
+from ccswitch_tui.bridge.routes import Dialect
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import FileToWrite, LaunchPlan
 
@@ -33,15 +34,26 @@ class RouteSpec:
     upstream: str
     models: tuple[str, ...]
     proxy: str | None
+    dialect: Dialect = "unknown"  # the API the child speaks to this route (bridge.routes)
+
+
+_FAMILIES: tuple[tuple[str, str, Dialect], ...] = (("ANTHROPIC", "anthropic", "anthropic-messages"),
+                                                   ("OPENAI", "openai", "openai"))
 
 
 def route_name(location: str, tool: str) -> str:
     loc = location.upper()
-    if "ANTHROPIC" in loc:
-        return "anthropic"
-    if "OPENAI" in loc:
-        return "openai"
+    for word, name, _ in _FAMILIES:
+        if word in loc:
+            return name
     return re.sub(r"[^a-z0-9-]+", "-", tool.lower()).strip("-") or "route"
+
+
+def route_dialect(location: str) -> Dialect:
+    """The API the child speaks to the base URL at ``location``: its family's, as ``route_name``
+    names the route after it."""
+    loc = location.upper()
+    return next((dialect for word, _, dialect in _FAMILIES if word in loc), "unknown")
 
 
 def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
@@ -67,12 +79,13 @@ def route_specs(plan: LaunchPlan) -> list[RouteSpec]:
     specs, taken = [], set()
     for location, url in plan.base_urls.items():
         # a variable the profile names itself is routed as its family (TAOTOKEN_BASE_URL as openai)
-        name = base = route_name(plan.routing_names.get(location, location), plan.tool)
+        family = plan.routing_names.get(location, location)
+        name = base = route_name(family, plan.tool)
         n = 2
         while name in taken:
             name, n = f"{base}-{n}", n + 1
         taken.add(name)
-        specs.append(RouteSpec(name, location, url, models, proxy_for(url, plan.env)))
+        specs.append(RouteSpec(name, location, url, models, proxy_for(url, plan.env), route_dialect(family)))
     return specs
 
 

@@ -10,6 +10,14 @@ read as a dot segment — percent-encoded dots and slashes (``%2e%2e``, ``..%2f`
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+# The API a route's child speaks, as the route declares it (the bridge answers its own errors in
+# that API's shape): Anthropic's Messages API; the OpenAI-compatible family (Chat Completions,
+# Responses, embeddings, models: one base URL carries them all); the Responses API a translating
+# route turns into Chat Completions; or one the bridge does not know (answered as OpenAI's).
+Dialect = Literal["anthropic-messages", "openai", "openai-responses", "unknown"]
+ANTHROPIC_MESSAGES: Dialect = "anthropic-messages"
 
 _ENCODED = re.compile(r"%(?:2[eEfF]|5[cC]|25)")
 _DECODED = {"%2e": ".", "%2f": "/", "%5c": "/", "%25": "%"}

@@ -46,8 +46,9 @@ from ccswitch_tui.bridge.observe import (
 )
 from ccswitch_tui.bridge.outbound import MIN_SECRET, SecretFilter
 from ccswitch_tui.bridge.provider_errors import classify_text
+from ccswitch_tui.bridge.record import BODIES, ConnectionRecord, RequestRecord
 from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
-from ccswitch_tui.bridge.routes import leaves_route, split_target
+from ccswitch_tui.bridge.routes import ANTHROPIC_MESSAGES, Dialect, leaves_route, split_target
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.policy.secret_forms import FormStream
 
@@ -82,6 +83,7 @@ class Route:
     handler: Handler = PASSTHROUGH
     models: tuple[str, ...] = ()  # the profile's models for this route (--strict-model, findings)
     proxy: str | None = None  # the proxy the profile gives the tool for this upstream, if any
+    dialect: Dialect = "unknown"  # the API the child speaks on it (bridge.routes): the bridge's own errors in its shape
 
 
 @dataclass(frozen=True)
@@ -289,12 +291,10 @@ class Bridge:
         if why in self._refusals or self._writer is None:
             return
         self._refusals.add(why)
-        self._writer.write({"id": next(self._stats.ids), "started": utc_iso(time.time()), "method": None,
-                            "route": None, "path": None, "upstream_url": None,
-                            "key_fingerprint": self.config.key_fingerprint,
-                            "status": 503 if why == wire.OVER_LIMIT else None, "outcome": rec.REFUSED,
-                            "duration_ms": 0.0, "in_flight": self._stats.in_flight, "usage_source": "missing",
-                            "error": f"ccs bridge: {line}; further ones are counted in the manifest"})
+        self._writer.write(ConnectionRecord(
+            id=next(self._stats.ids), started=utc_iso(time.time()), key_fingerprint=self.config.key_fingerprint,
+            status=503 if why == wire.OVER_LIMIT else None, in_flight=self._stats.in_flight,
+            error=f"ccs bridge: {line}; further ones are counted in the manifest").as_dict())
 
     # --- one request ------------------------------------------------------------------------
 
@@ -305,20 +305,13 @@ class Bridge:
         raw = request.raw_path
         name, rest = split_target(raw)
         route = self._routes.get(name)
-        record: dict[str, Any] = {
-            "id": next(stats.ids), "started": utc_iso(now), "method": request.method,
-            "route": name if route else None, "path": self._mask(rec.safe_url(rest if route else raw)),
-            "upstream_url": None, "key_fingerprint": self.config.key_fingerprint,
-            "model_requested": None, "model_served": None, "stream": False, "status": None,
-            "upstream_status": None, "outcome": None, "ttfb_ms": None, "duration_ms": None,
-            "in_flight": stats.in_flight, "retry_of": None,
-            "input_tokens": None, "output_tokens": None, "cached_tokens": None, "reasoning_tokens": None,
-            "usage_source": "missing", "request_bytes": 0, "response_bytes": 0,
-            "provider_headers": {}, "system_fingerprint": None, "error": None, "error_class": None,
-        }
+        record = RequestRecord(
+            id=next(stats.ids), started=utc_iso(now), method=request.method, route=name if route else None,
+            path=self._mask(rec.safe_url(rest if route else raw)), key_fingerprint=self.config.key_fingerprint,
+            in_flight=stats.in_flight)
         task_id = request.headers.get(TASK_HEADER)
         if task_id is not None:
-            record["task"] = self._mask.clip(task_id.strip(), MAX_TASK_ID) or None
+            record.task = self._mask.clip(task_id.strip(), MAX_TASK_ID) or None
         answer = _Answer()
         task = asyncio.current_task()
         if task is not None:
@@ -332,15 +325,15 @@ class Bridge:
             self._ended_early(record, answer, rec.CLIENT_GONE, f"the client went away ({type(exc).__name__})")
             raise
         except wire.WireError as exc:  # a body over MAX_REQUEST_BODY, or one that breaks HTTP
-            record.update(status=exc.status, outcome=rec.REFUSED, error=self._mask.clip(str(exc)))
-            reply = self._bridge_answer(exc.status, record["error"], "bad_request_body")
+            record.ended(rec.REFUSED, self._mask.clip(str(exc)), status=exc.status)
+            reply = self._bridge_answer(exc.status, record.error, "bad_request_body")
             await request.answer.whole(reply.status, reply.body)
         except Exception as exc:  # noqa: BLE001 — a failure of the bridge itself: answered and recorded
-            record.update(status=502, outcome=rec.BRIDGE_ERROR, error=self._mask.clip(f"{type(exc).__name__}: {exc}"))
+            record.ended(rec.BRIDGE_ERROR, self._mask.clip(f"{type(exc).__name__}: {exc}"), status=502)
             if answer.prepared:  # the head went out already: the child must see a cut answer
                 request.answer.abort()
                 return
-            reply = self._bridge_answer(502, record["error"], "bridge_error")
+            reply = self._bridge_answer(502, record.error, "bridge_error")
             await request.answer.whole(reply.status, reply.body)
         except asyncio.CancelledError:
             # The launch ended (stop) or the child hung up (``bridge.wire`` cancels the handling then).
@@ -353,22 +346,22 @@ class Bridge:
             stats.in_flight -= 1
             if task is not None:
                 self._tasks.discard(task)
-            record["duration_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            record.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
             if self._writer is not None:
                 if self.config.record_bodies:  # masking a MiB takes long: never on the event loop
                     self._body_pool().submit(self._write_with_bodies, record)
                 else:
-                    self._writer.write(record)
+                    self._writer.write(record.as_dict())
 
     def _bridge_answer(self, status: int, message: str | None, code: str) -> _Reply:
         """An answer made by the bridge itself (its text already masked, and filtered like any other)."""
         text = self._filter.text(f"ccs bridge: {message}")
         return _Reply(status, {"error": {"message": text, "type": "bridge_error", "code": code}})
 
-    def _refuse(self, record: dict[str, Any], status: int, message: str, route: Route | None) -> _Reply:
-        record.update(status=status, outcome=rec.REFUSED, error=self._mask.clip(message, 2000))
+    def _refuse(self, record: RequestRecord, status: int, message: str, route: Route | None) -> _Reply:
+        record.ended(rec.REFUSED, self._mask.clip(message, 2000), status=status)
         message = self._filter.text(message)
-        anthropic = route is not None and "anthropic" in route.name
+        anthropic = route is not None and route.dialect == ANTHROPIC_MESSAGES  # the error in the child's API
         body = ({"type": "error", "error": {"type": "invalid_request_error", "message": message}} if anthropic
                 else {"error": {"message": message, "type": "invalid_request_error", "code": "ccs_bridge_refused"}})
         return _Reply(status, body)
@@ -380,32 +373,32 @@ class Bridge:
                 return True
         return token in request.query_string or token in unquote(request.query_string)
 
-    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: dict[str, Any],  # noqa: C901
+    async def _forward(self, request: wire.Request, route: Route | None, rest: str, record: RequestRecord,  # noqa: C901
                        t0: float, answer: _Answer) -> _Reply | None:
         """Forward one request and relay its answer (None), or the bridge's own answer to send."""
         if route is None:
-            return self._refuse(record, 404, f"ccs bridge: no route {record['path']!r}; "
+            return self._refuse(record, 404, f"ccs bridge: no route {record.path!r}; "
                                 f"use one of {', '.join('/' + n for n in self._routes)}", None)
         if leaves_route(rest):
-            return self._refuse(record, 400, f"ccs bridge: the path {record['path']!r} climbs out of the route "
+            return self._refuse(record, 400, f"ccs bridge: the path {record.path!r} climbs out of the route "
                                 f"/{route.name} (a '..' segment, perhaps encoded); it was not sent upstream", route)
         if not self._carries_token(request):
             return self._refuse(record, 401, "ccs bridge: this request does not carry the launch's token", route)
         body = await request.read()
-        record["request_bytes"] = len(body)
+        record.request_bytes = len(body)
         facts = await _in_steps(request_facts_in_steps(body, request.headers.get("Content-Type", ""), rest))
         # A model name is the child's text: the token sent as a model must not land in a record.
-        record["model_requested"] = self._mask.exact(facts.model)
-        record["stream"] = facts.stream
+        record.model_requested = self._mask.exact(facts.model)
+        record.stream = facts.stream
         if body:  # the same try as an earlier request, by meaning (observe.request_identity_in_steps)
             digest = await _in_steps(request_identity_in_steps(request.method, rest, body))
             bodies = self._stats.bodies
-            record["retry_of"] = bodies.get(digest)
-            bodies.setdefault(digest, record["id"])
+            record.retry_of = bodies.get(digest)
+            bodies.setdefault(digest, record.id)
             if len(bodies) > RETRY_MEMORY:
                 del bodies[next(iter(bodies))]
         if self.config.record_bodies:
-            record["request_body"] = body  # raw: masked off the loop, when the record is written
+            record.request_body = body  # raw: masked off the loop, when the record is written
         if self.config.strict_model and facts.model is not None and route.models and facts.model not in route.models:
             return self._refuse(record, 400, f"ccs --strict-model: this launch is pinned to "
                                 f"{', '.join(route.models)}; the request asked for {facts.model!r}", route)
@@ -427,20 +420,18 @@ class Bridge:
         out = exchange.request(Outgoing(request.method, rest.replace(token, quote(key, safe="")), headers, body))
         added = getattr(exchange, "record_fields", None)  # optional in the Exchange protocol
         for k, v in (added() if added is not None else {}).items():
-            if k not in record:  # the wire facts stay the server's
-                record[k] = self._masked(v)
+            record.add_handler_field(k, self._masked(v))  # the wire facts stay the server's
         url = route.upstream.rstrip("/") + out.path
-        record["upstream_url"] = self._mask(rec.safe_url(url))
+        record.upstream_url = self._mask(rec.safe_url(url))
 
         try:
             upstream = await self._pool.request(out.method, url, out.headers, out.body, proxy=route.proxy)
         except wire.Unreachable as exc:
-            record.update(status=502, outcome=rec.UNREACHABLE, error=self._mask.clip(f"upstream unreachable: {exc}"))
-            return self._bridge_answer(502, record["error"], "upstream_unreachable")
+            record.ended(rec.UNREACHABLE, self._mask.clip(f"upstream unreachable: {exc}"), status=502)
+            return self._bridge_answer(502, record.error, "upstream_unreachable")
         except wire.UpstreamFailed as exc:
-            record.update(status=502, outcome=rec.UPSTREAM_ABORTED,
-                          error=self._mask.clip(f"upstream failed before answering: {exc}"))
-            return self._bridge_answer(502, record["error"], "upstream_failed")
+            record.ended(rec.UPSTREAM_ABORTED, self._mask.clip(f"upstream failed before answering: {exc}"), status=502)
+            return self._bridge_answer(502, record.error, "upstream_failed")
         try:
             return await self._relay(request, route, upstream, exchange, record, t0, answer)
         finally:
@@ -469,27 +460,27 @@ class Bridge:
         return location
 
     async def _relay(self, request: wire.Request, route: Route, upstream: wire.Upstream, exchange: Exchange,
-                     record: dict[str, Any], t0: float, answer: _Answer) -> _Reply | None:
+                     record: RequestRecord, t0: float, answer: _Answer) -> _Reply | None:
         status = upstream.status
-        record["upstream_status"] = status
+        record.upstream_status = status
         upstream_head = {k: self._filter.text(v) for k, v in upstream.headers.items()}
-        record["provider_headers"] = {k: self._mask.exact(v) or "" for k, v in
+        record.provider_headers = {k: self._mask.exact(v) or "" for k, v in
                                       rec.provider_headers(upstream_head).items()}
         ctype = upstream.headers.get("Content-Type", "")
         is_sse = ctype.startswith("text/event-stream")
-        record["stream"] = record["stream"] or is_sse
+        record.stream = record.stream or is_sse
         encoding = upstream.headers.get("Content-Encoding", "").strip().lower()
         if encoding not in _READABLE_ENCODINGS:
             # Bytes the bridge cannot read are bytes it cannot keep secrets out of.
-            record.update(status=502, outcome=rec.UPSTREAM_ERROR,
-                          error=self._mask.clip(f"the upstream answered HTTP {status} in Content-Encoding "
-                                                f"{encoding!r}, which the bridge cannot read; answered 502"))
-            return self._bridge_answer(502, record["error"], "upstream_encoding")
+            record.ended(rec.UPSTREAM_ERROR, self._mask.clip(
+                f"the upstream answered HTTP {status} in Content-Encoding {encoding!r}, which the bridge cannot "
+                "read; answered 502"), status=502)
+            return self._bridge_answer(502, record.error, "upstream_encoding")
         status, head = exchange.response_head(status, self._child_head(route, upstream.headers))
         head = {self._filter.text(k): self._filter.text(v) for k, v in head.items()}  # what the handler added
         answer.exchange = exchange
         answer.observes = getattr(exchange, "observes", False)  # a translation parses the answer for us: once
-        record["status"] = status
+        record.status = status
         child = request.answer
         plain = not exchange.rewrites_body and not encoding and not self._filter
         length = upstream.content_length if plain else None
@@ -522,12 +513,12 @@ class Bridge:
                 await pump.pour(upstream, record, t0)
             except wire.UpstreamBroke as exc:
                 self._finish(record, answer)
-                record.update(outcome=rec.UPSTREAM_ABORTED, error=self._mask.clip(
+                record.ended(rec.UPSTREAM_ABORTED, self._mask.clip(
                     f"upstream broke off after {pump.received} bytes: {exc}"))
                 child.abort()  # the child must see a cut answer, not a clean end
                 return None
-            if record["ttfb_ms"] is None:
-                record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            if record.ttfb_ms is None:
+                record.ttfb_ms = round((time.perf_counter() - t0) * 1000, 3)
             await pump.send(pump.take(b""))
             await pump.send(exchange.response_end(), last=True)
             answer.delivered = True  # every byte of the answer is out; only the end of the chunking remains
@@ -542,7 +533,7 @@ class Bridge:
             child.abort()
         return None
 
-    def _finish(self, record: dict[str, Any], answer: _Answer) -> None:
+    def _finish(self, record: RequestRecord, answer: _Answer) -> None:
         if answer.finished or answer.observer is None:
             return
         answer.finished = True
@@ -551,48 +542,50 @@ class Bridge:
         if answer.child is not None:
             answer.child.finish()
         if answer.kept is not None:
-            record["response_body"] = bytes(answer.kept)  # raw: masked off the loop, when the record is written
+            record.response_body = bytes(answer.kept)  # raw: masked off the loop, when the record is written
         if answer.observes:  # the translation's own reading of the answer (see bridge.handler)
             seen = dict(answer.exchange.observed())
             answer.error = seen.pop("error", None)
             answer.upstream = seen.pop("upstream", None) or {}
-            record.update({k: (self._mask.exact(v) if k in ("model_served", "system_fingerprint") else self._masked(v))
-                           for k, v in seen.items()})
+            for k, v in seen.items():
+                record.set_answer_field(k, self._mask.exact(v) if k in ("model_served", "system_fingerprint")
+                                        else self._masked(v))
             return
         answer.error = observer.error
-        record["model_served"] = self._mask.exact(observer.model)
-        record["system_fingerprint"] = self._mask.exact(observer.system_fingerprint)
-        record.update(observer.usage.as_fields())
+        record.model_served = self._mask.exact(observer.model)
+        record.system_fingerprint = self._mask.exact(observer.system_fingerprint)
+        for k, v in observer.usage.as_fields().items():
+            record.set_answer_field(k, v)
 
-    def _conclude(self, record: dict[str, Any], answer: _Answer, error_body: bytearray | None = None) -> None:
+    def _conclude(self, record: RequestRecord, answer: _Answer, error_body: bytearray | None = None) -> None:
         """The outcome of an answer whose end reached the child: what the child was told."""
         observer = answer.observer
         assert observer is not None
-        status = record["status"]
+        status = record.status
         child_error = answer.child.error if answer.child is not None else None
         if answer.failing:
             text = answer.error or (None if answer.observes else error_from_body(bytes(error_body or b""))) \
                 or child_error
-            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text) or f"HTTP {status}")
+            record.ended(rec.UPSTREAM_ERROR, self._mask.clip(text) or f"HTTP {status}")
         elif answer.error:
             text = answer.error
             if answer.observes and not answer.upstream.get("said_error"):  # the translation failed on what
                 # the upstream sent
                 text = f"{text} (the upstream sent {self._describe(record, answer)})"
-            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(text, 1000))
+            record.ended(rec.UPSTREAM_ERROR, self._mask.clip(text, 1000))
         elif child_error:  # the translation failed: say so, and what the upstream sent that it could not use
-            record.update(outcome=rec.UPSTREAM_ERROR, error=self._mask.clip(
+            record.ended(rec.UPSTREAM_ERROR, self._mask.clip(
                 f"{child_error} (the upstream sent {self._describe(record, answer)})", 1000))
         else:
-            record.update(outcome=rec.OK, error=None)
-        if record["outcome"] == rec.UPSTREAM_ERROR and record["error_class"] is None:  # a translation classes its own
-            record["error_class"] = classify_text(record["upstream_status"], record["error"])
+            record.ended(rec.OK, None)
+        if record.outcome == rec.UPSTREAM_ERROR and record.error_class is None:  # a translation classes its own
+            record.error_class = classify_text(record.upstream_status, record.error)
 
-    def _describe(self, record: dict[str, Any], answer: _Answer) -> str:
+    def _describe(self, record: RequestRecord, answer: _Answer) -> str:
         """What the upstream answered, in a few words: status, type, size, and how it begins."""
         observer = answer.observer
-        size = record["response_bytes"]
-        what = f"HTTP {record['upstream_status']} {answer.upstream_type or 'without a Content-Type'}"
+        size = record.response_bytes
+        what = f"HTTP {record.upstream_status} {answer.upstream_type or 'without a Content-Type'}"
         if not size:
             return f"{what} with an empty body"
         stream = observer is not None and observer.stream
@@ -608,18 +601,18 @@ class Bridge:
         begins = "".join(c for c in begins if c.isprintable())
         return f"{what} beginning {begins!r}"
 
-    def _ended_early(self, record: dict[str, Any], answer: _Answer, outcome: str, why: str,
+    def _ended_early(self, record: RequestRecord, answer: _Answer, outcome: str, why: str,
                      error_body: bytearray | None = None) -> None:
         """The child hung up or the launch ended before the relay finished. An answer whose end had
         reached the child keeps the outcome of what it was told; any other is ``outcome``."""
-        if record["outcome"] is not None and answer.delivered:
+        if record.outcome is not None and answer.delivered:
             return  # concluded already; only the end of the chunking was lost
         self._finish(record, answer)
         if answer.delivered and answer.observer is not None:
             self._conclude(record, answer, error_body)
             return
-        if record["outcome"] is None:
-            record.update(outcome=outcome, error=why)
+        if record.outcome is None:
+            record.ended(outcome, why)
 
     def _masked(self, value: Any) -> Any:
         """A handler's record field with its text masked like every text from outside."""
@@ -638,13 +631,14 @@ class Bridge:
                                               initializer=_in_the_background)
         return self._bodies
 
-    def _write_with_bodies(self, record: dict[str, Any]) -> None:
+    def _write_with_bodies(self, record: RequestRecord) -> None:
         """In the bodies thread, one record at a time (so in the order they ended)."""
-        for k in ("request_body", "response_body"):
-            if isinstance(record.get(k), bytes):
-                record[k] = self._body_text(record[k])
+        if isinstance(record.request_body, bytes):
+            record.request_body = self._body_text(record.request_body)
+        if isinstance(record.response_body, bytes):
+            record.response_body = self._body_text(record.response_body)
         if self._writer is not None:
-            self._writer.write(record, large=("request_body", "response_body"))
+            self._writer.write(record.as_dict(), large=BODIES)
 
     def _body_text(self, body: bytes) -> str:
         """A body for the record: masked first (with a margin past the cut, so that a secret across it
@@ -761,13 +755,13 @@ class _Pump:
         self.error_body = bytearray()
         self.received = 0
 
-    async def pour(self, upstream: wire.Upstream, record: dict[str, Any], t0: float) -> None:
+    async def pour(self, upstream: wire.Upstream, record: RequestRecord, t0: float) -> None:
         """Every chunk of the upstream's answer, until its end or until the exchange gives it up."""
         async for chunk in upstream.chunks():
-            if record["ttfb_ms"] is None:
-                record["ttfb_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            if record.ttfb_ms is None:
+                record.ttfb_ms = round((time.perf_counter() - t0) * 1000, 3)
             self.received += len(chunk)
-            record["response_bytes"] = self.received
+            record.response_bytes = self.received
             await self.send(self.take(chunk))
             if self.gives_up is not None and self.gives_up.done_reading:
                 break  # the handler gave the answer up (too large to translate): no more is read

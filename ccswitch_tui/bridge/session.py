@@ -64,7 +64,7 @@ class RecordingSession:
             from ccswitch_tui.bridge.server import BridgeConfig, Route
 
             return BridgeConfig(
-                routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
+                routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy, dialect=s.dialect,
                                    handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
                 key=key, key_fingerprint=key_fingerprint, records_path=records_path,
                 record_bodies=options.bodies, strict_model=options.strict_model, extra_secrets=extra_secrets,
