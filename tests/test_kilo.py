@@ -457,8 +457,9 @@ def test_a_running_kilo_is_judged_against_its_profile(ccs, base_env, tmp_path, k
         theirs: list[dict[str, Any]] = []
         while time.monotonic() < deadline:
             rows = json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
-            mine = [r for r in rows if r["tool"] == "kilo" and r.get("launch_id")]
-            theirs = [r for r in rows if r["tool"] == "kilo" and not r.get("launch_id")]
+            ours = [r for r in rows if r["tool"] == "kilo" and r["cwd"] == str(proj)]  # not another test's kilo
+            mine = [r for r in ours if r.get("launch_id")]
+            theirs = [r for r in ours if not r.get("launch_id")]
             if len(mine) >= 2 and len(theirs) >= 2:  # the Node launcher and the native binary, each
                 break
             time.sleep(0.5)

@@ -278,14 +278,15 @@ def test_a_running_gemini_is_judged_against_its_profile(ccs, base_env, tmp_path,
     fake.chmod(0o755)
     env = {**base_env, "PATH": f"{fake.parent}:{base_env['PATH']}"}
     make_profile(ccs, env, "http://127.0.0.1:9", key_id)
-    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "gemini"], env=env,
+    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "gemini"], env=env, cwd=tmp_path,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stray = subprocess.Popen([str(fake)], env={**env, "GEMINI_API_KEY": "sk-other-key-0123456789abcdefXYZ"})
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             rows = json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
-            mine = [r for r in rows if r["tool"] == "gemini" and r["pid"] != stray.pid and r.get("launch_id")]
+            mine = [r for r in rows if r["tool"] == "gemini" and r["pid"] != stray.pid and r.get("launch_id")
+                    and r["cwd"] == str(tmp_path)]  # not another test's gemini
             if mine:
                 break
             time.sleep(0.2)

@@ -432,7 +432,7 @@ def test_a_running_qwen_is_judged_against_its_profile(ccs, base_env, tmp_path, k
     fake.chmod(0o755)
     env = {**base_env, "PATH": f"{fake.parent}:{base_env['PATH']}"}
     make_profile(ccs, env, "http://127.0.0.1:9", key_id)
-    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "qwen"], env=env,
+    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "qwen"], env=env, cwd=tmp_path,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stray = subprocess.Popen([str(fake)], env={**env, "DASHSCOPE_API_KEY": "sk-other-key-0123456789abcdefXYZ",
                                                "QWEN_CODE_LAUNCHER_PID": "1"})
@@ -441,7 +441,8 @@ def test_a_running_qwen_is_judged_against_its_profile(ccs, base_env, tmp_path, k
         mine: list = []
         while time.monotonic() < deadline:
             rows = json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
-            mine = [r for r in rows if r["tool"] == "qwen" and r["pid"] != stray.pid and r.get("launch_id")]
+            mine = [r for r in rows if r["tool"] == "qwen" and r["pid"] != stray.pid and r.get("launch_id")
+                    and r["cwd"] == str(tmp_path)]  # not another test's qwen
             if mine:
                 break
             time.sleep(0.2)
