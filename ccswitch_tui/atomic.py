@@ -46,10 +46,14 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o600, *, durable: b
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    if not durable:
-        return
+    if durable:
+        sync_folder(path.parent)
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` survive a crash (fsync of the folder); best effort."""
     with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:

@@ -14,6 +14,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from ccswitch_tui.atomic import sync_folder
+
 
 def rewrite(path: Path, expected: bytes, new: bytes) -> str | None:
     """Replace ``path`` (read as ``expected``) with ``new``; None when done, else why it was not."""
@@ -46,12 +48,7 @@ def rewrite(path: Path, expected: bytes, new: bytes) -> str | None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    sync_folder(path.parent)
     return None
 
 
