@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v gnome-keyring-daemon >/dev/null || need_apt+=(gnome-keyring)
 command -v dbus-run-session >/dev/null || need_apt+=(dbus)
+command -v dbus-monitor >/dev/null || need_apt+=(dbus-bin)  # watches the Secret Service calls a lookup makes
 command -v secret-tool >/dev/null || need_apt+=(libsecret-tools)
 command -v strace >/dev/null || need_apt+=(strace)      # traces every connect() of the real clients
 command -v unshare >/dev/null || need_apt+=(util-linux) # a private network namespace for them

@@ -71,3 +71,26 @@ def test_launch_path_reads_the_key_without_the_keyring_library(ccs, key_id, tmp_
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "0 []", r.stdout + r.stderr
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_a_lookup_closes_its_session_before_it_disconnects(key_id):
+    """Found, not found: the session the lookup opened is closed by a call the daemon answers, not left
+    for the daemon to clean up when the connection drops (gnome-keyring has aborted on that race).
+    Watched with dbus-monitor on the test's own session bus."""
+    keyring.set_password(SERVICE, key_id, "sk-close-0123456789")
+    monitor = subprocess.Popen(["dbus-monitor", "--session",
+                                "type='method_call',interface='org.freedesktop.Secret.Session'",
+                                "type='method_call',member='OpenSession'"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert monitor.stdout is not None
+        monitor.stdout.readline()  # its first line (the bus's NameAcquired/NameLost): it is watching
+        assert secret_service.lookup(SERVICE, key_id) == "sk-close-0123456789"
+        assert secret_service.lookup(SERVICE, key_id + "-absent") is None
+    finally:
+        monitor.terminate()
+        out = monitor.communicate(timeout=10)[0]
+    assert out.count("member=OpenSession") == 2, out
+    closes = [line for line in out.splitlines() if "member=Close" in line]
+    assert len(closes) == 2 and all("/org/freedesktop/secrets/session/" in line for line in closes), out

@@ -74,6 +74,13 @@ def _service() -> Iterator[Any]:
                     replies[to] = reply
             return [self._answer(method, replies[s]) for s, method in serials.items()]
 
+        @staticmethod
+        def close_session(path: str, timeout: float) -> None:
+            """Close a session and wait for the answer: a client that drops its connection with a
+            session still open races gnome-keyring's clean-up of it, which can abort the daemon."""
+            address = DBusAddress(path, bus_name=_BUS, interface="org.freedesktop.Secret.Session")
+            conn.send_and_get_reply(new_method_call(address, "Close"), timeout=timeout)
+
     try:
         yield Caller()
     finally:
@@ -89,15 +96,18 @@ def lookup(service: str, username: str, timeout: float = 5.0) -> object:
                 [("OpenSession", "sv", ("plain", ("s", ""))),
                  ("SearchItems", "a{ss}", ({"service": service, "username": username},))], timeout)
             session = opened[1]
-            if locked and not unlocked:
-                return UNAVAILABLE  # needs an unlock prompt: keyring's job
-            if not unlocked:
-                return None
-            secrets = call("GetSecrets", "aoo", (unlocked[:1], session), timeout)[0]
-            if not secrets:
-                return UNAVAILABLE
-            (_session, _params, value, _content_type) = next(iter(secrets.values()))
-            return bytes(value).decode("utf-8")
+            try:
+                if locked and not unlocked:
+                    return UNAVAILABLE  # needs an unlock prompt: keyring's job
+                if not unlocked:
+                    return None
+                secrets = call("GetSecrets", "aoo", (unlocked[:1], session), timeout)[0]
+                if not secrets:
+                    return UNAVAILABLE
+                (_session, _params, value, _content_type) = next(iter(secrets.values()))
+                return bytes(value).decode("utf-8")
+            finally:
+                call.close_session(session, timeout)
     except Exception:  # noqa: BLE001 — no bus, no daemon, any D-Bus error: let keyring explain
         return UNAVAILABLE
 
