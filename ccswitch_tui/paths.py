@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from ccswitch_tui.valueclass import valueclass
 
 APP_NAME = "ccs"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Paths:
     profiles: Path
     state: Path

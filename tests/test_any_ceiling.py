@@ -19,6 +19,7 @@ MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}
 CEILINGS = {
     "launch/layer_files.py": 16,
     "tools/fields.py": 16,
+    "valueclass.py": 9,  # field() and valueclass() typed as dataclasses' own are (a default of any type)
     "tui/host.py": 13,
     "bridge/observe.py": 11,
     "tui/render.py": 11,

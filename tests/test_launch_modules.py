@@ -43,6 +43,7 @@ CCS = {
     "ccswitch_tui.tools.capabilities", "ccswitch_tui.tools.checker", "ccswitch_tui.tools.environment",
     "ccswitch_tui.tools.fields", "ccswitch_tui.tools.index", "ccswitch_tui.tools.layers", "ccswitch_tui.tools.quiet",
     "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec",
+    "ccswitch_tui.valueclass",  # @valueclass: the path's value classes without dataclasses (and inspect)
 }
 # what each launch loads of the clients: `run` exports the URLs of [codex] and [claude] (reads_tables)
 CLIENTS = {
@@ -55,14 +56,16 @@ CLIENTS["shim"] = CLIENTS["codex"] | {"ccswitch_tui.shims"}  # `codex` typed by 
 THIRD_PARTY = {"jeepney"}
 # the standard library's top-level packages (private ones aside, which move between Python versions)
 STDLIB = {
-    "abc", "array", "ast", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "copy",
-    "copyreg", "dataclasses", "datetime", "dis", "encodings", "enum", "errno", "fcntl", "fnmatch", "functools",
-    "genericpath", "hashlib", "hmac", "importlib", "inspect", "io", "ipaddress", "itertools", "json", "keyword",
-    "linecache", "locale", "marshal", "math", "ntpath", "opcode", "operator", "os", "pathlib", "posix", "posixpath",
-    "re", "reprlib", "select", "selectors", "signal", "site", "socket", "sre_compile", "sre_constants", "sre_parse",
-    "stat", "string", "struct", "subprocess", "sys", "threading", "time", "token", "tokenize", "tomllib", "types",
-    "typing", "urllib", "warnings", "weakref", "zipimport",
+    "abc", "array", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "copyreg", "datetime",
+    "encodings", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "hashlib", "hmac", "importlib",
+    "io", "ipaddress", "itertools", "json", "keyword", "locale", "marshal", "math", "ntpath", "operator", "os",
+    "pathlib", "posix", "posixpath", "re", "reprlib", "select", "selectors", "signal", "site", "socket", "stat",
+    "string", "struct", "subprocess", "sys", "threading", "time", "tomllib", "types", "typing", "urllib", "warnings",
+    "zipimport",
 }
+# what @valueclass keeps off the path: dataclasses compiles each class's methods, and loads inspect
+# (with ast, dis and tokenize) to do it
+NEVER = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
 
 
 def launched_modules(tmp_path: Path, env: dict[str, str], *args: str) -> set[str]:
@@ -124,3 +127,4 @@ def test_the_launch_path_imports_no_more_than_it_did(tmp_path, launch_env, tool,
     assert others - stdlib == THIRD_PARTY  # jeepney: the keyring's fast path; no click, textual, httpx, aiohttp
     new = {m for m in stdlib if not m.startswith("_")} - STDLIB
     assert not new, f"the launch path imports more of the standard library: {sorted(new)}"
+    assert not stdlib & NEVER, f"the launch path imports {sorted(stdlib & NEVER)}: declare its classes with @valueclass"

@@ -46,11 +46,12 @@ launch picks it when it builds the routes. ``PASSTHROUGH`` changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ccswitch_tui.valueclass import valueclass
 
-@dataclass
+
+@valueclass
 class Outgoing:
     """The request as it will be sent upstream."""
 

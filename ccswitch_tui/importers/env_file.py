@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from ccswitch_tui.profiles.presets import list_presets, new_profile_text
 from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_bytes
 from ccswitch_tui.tools.registry import Registry
+from ccswitch_tui.valueclass import field, valueclass
 
 MAX_ENV_BYTES = 256 * 1024  # an env file a person writes is a few lines
 _KEY_NAME = re.compile(r"(?P<stem>[A-Za-z_][A-Za-z0-9_]*?)_(API_KEY|AUTH_TOKEN|TOKEN|KEY)")
@@ -84,7 +84,7 @@ class EnvReport(Report):
         return "\n".join([*lines, summary])
 
 
-@dataclass
+@valueclass
 class EnvPlan:
     report: Report
     path: Path

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.safe_read import loads_json, tomllib
+from ccswitch_tui.valueclass import field, valueclass
 
 
-@dataclass
+@valueclass
 class _Frame:
     kind: str                 # "obj" or "arr"
     open: int                 # index of "{" or "["

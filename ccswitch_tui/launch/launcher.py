@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +35,7 @@ from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools import share
 from ccswitch_tui.tools.capabilities import Hooking, Resuming
 from ccswitch_tui.tools.spec import HookContext, LaunchHook, ToolSpec
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.ptytail import Tail
@@ -64,7 +64,7 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
         raise LaunchRefused(f"{reason}; ways out: {'; '.join(ways)}", ways, flags, reason=reason)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Prepared:
     plan: LaunchPlan
     executable: str
@@ -342,7 +342,7 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
             time.sleep(0.02)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Recording:
     """Whether a launch goes through the recording bridge: as the profile's ``[policy] record``
     says (``PROFILE``), on with these options, or off. A launch whose client needs a translation

@@ -14,7 +14,6 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,12 @@ from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.redact import redact_text
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
 from ccswitch_tui.tools.layers import Key, Layer, Place, git_root_of, project_dirs
+from ccswitch_tui.valueclass import field, valueclass
 
 _ARGV_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
 
 
-@dataclass
+@valueclass
 class Seen:
     """One file (or variable, or the argv) of a layer: the routing keys it sets, or why it cannot be read."""
 

@@ -14,7 +14,6 @@ cannot read refuses it too.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +22,11 @@ from ccswitch_tui.model import ERROR, WARN, Finding, LaunchPlan, Refusal
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.layers import ISOLATE, REFUSE, SKIPPED, Key, Layer
 from ccswitch_tui.tools.spec import DoctorPart, ToolSpec
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 # --- a launch ---------------------------------------------------------------------------------------
 
-@dataclass
+@valueclass
 class Judged:
     """What the declared layers do to one launch."""
 

@@ -7,7 +7,6 @@ child's environment and every door the profile opens named in a warning. No side
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from ccswitch_tui.launch.isolation import with_door_warnings
 from ccswitch_tui.launch.layers import with_layers
 from ccswitch_tui.model import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.valueclass import replace
 
 if TYPE_CHECKING:
     from ccswitch_tui.tools.registry import Registry

@@ -9,7 +9,6 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from ccswitch_tui.profiles.schema import profile_from_data
 from ccswitch_tui.safe_read import decode_error_line, parse_toml, read_text, tomllib
 from ccswitch_tui.tempfiles import sweep_temp_files
 from ccswitch_tui.tools.checker import NAME_RE, check_name
+from ccswitch_tui.valueclass import valueclass
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
@@ -37,7 +37,7 @@ class ProfileChanged(ProfileError):
     """A read-modify-write found the file changed since it was read; nothing was written."""
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Entry:
     """One profile file as listed: the profile, or the error that keeps it from loading."""
 

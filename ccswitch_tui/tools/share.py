@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.paths import ensure_private_dir
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, tomllib
+from ccswitch_tui.valueclass import valueclass
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
 DEFAULT_PIECES = PIECES  # every piece is harmless: share them all unless the profile says otherwise
@@ -36,7 +36,7 @@ CLAUDE_ONBOARDING = ("hasCompletedOnboarding", "lastOnboardingVersion", "theme",
 PACKAGES = "packages"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Shared:
     """One shared piece as a launch applies it."""
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 from ccswitch_tui.profiles.store import Entry
 from ccswitch_tui.tui.service import Detail, Presence, Severity
+from ccswitch_tui.valueclass import replace, valueclass
 
 if TYPE_CHECKING:  # the running tab's and a launch's types: their modules load when those are used
     from ccswitch_tui.diagnose.inspect import Inspection
@@ -90,7 +90,7 @@ class Done(Message):
         self.changed = tuple(changed)  # profiles whose file this change rewrote
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class LaunchRequest:
     profile: str
     tool: str

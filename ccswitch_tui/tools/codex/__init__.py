@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,7 @@ from ccswitch_tui.tools.spec import (
     newest_session_id,
     responses_probe,
 )
+from ccswitch_tui.valueclass import valueclass
 
 __all__ = ["KEY_VAR", "TOOL", "toml_string"]
 
@@ -74,7 +74,7 @@ def _default_provider_id(provider: Provider, profile_name: str) -> str:
     return default_provider_id(profile_name)
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class CodexSide:
     """The [codex] table, declared once (tools/fields.py)."""
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, tomllib, too_deep_toml
+from ccswitch_tui.valueclass import field, valueclass
 
 KEY_VAR = "CCS_CODEX_API_KEY"
 # table → key → value that a quiet launch sets: no metrics (ab.chatgpt.com), no plugin catalogue
@@ -36,7 +36,7 @@ QUIET = {"": {"check_for_update_on_startup": False}, "analytics": {"enabled": Fa
 ALWAYS = {"features": {"shell_snapshot": False}}
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Wanted:
     """What the owned part of the file must say."""
 
