@@ -32,7 +32,8 @@ CCS = {
     "ccswitch_tui.launch.environment", "ccswitch_tui.launch.isolation", "ccswitch_tui.launch.launcher",
     "ccswitch_tui.launch.launches", "ccswitch_tui.launch.layer_files", "ccswitch_tui.launch.layers",
     "ccswitch_tui.launch.liveness", "ccswitch_tui.launch.ownership", "ccswitch_tui.launch.plan",
-    "ccswitch_tui.launch.shims", "ccswitch_tui.model", "ccswitch_tui.paths", "ccswitch_tui.policy",
+    "ccswitch_tui.launch.shims", "ccswitch_tui.launch.spawn", "ccswitch_tui.model", "ccswitch_tui.paths",
+    "ccswitch_tui.policy",
     "ccswitch_tui.policy.families", "ccswitch_tui.policy.ids", "ccswitch_tui.policy.loaders",
     "ccswitch_tui.policy.redact",
     "ccswitch_tui.policy.secret_forms",  # what ccs prints is filtered for every form of the key (patterns built lazily)
@@ -56,16 +57,16 @@ CLIENTS["shim"] = CLIENTS["codex"] | {"ccswitch_tui.shims"}  # `codex` typed by 
 THIRD_PARTY = {"jeepney"}
 # the standard library's top-level packages (private ones aside, which move between Python versions)
 STDLIB = {
-    "abc", "array", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "copyreg", "datetime",
-    "encodings", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "hashlib", "hmac", "importlib",
-    "io", "ipaddress", "itertools", "json", "keyword", "locale", "marshal", "math", "ntpath", "operator", "os",
-    "pathlib", "posix", "posixpath", "re", "reprlib", "select", "selectors", "signal", "site", "socket", "stat",
-    "string", "struct", "subprocess", "sys", "threading", "time", "tomllib", "types", "typing", "urllib", "warnings",
-    "zipimport",
+    "abc", "array", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "contextvars",
+    "copyreg", "datetime", "encodings", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "hashlib",
+    "hmac", "importlib", "io", "ipaddress", "itertools", "json", "keyword", "marshal", "math", "ntpath", "operator",
+    "os", "pathlib", "posix", "posixpath", "re", "reprlib", "select", "selectors", "signal", "site", "socket",
+    "stat", "string", "struct", "sys", "time", "tomllib", "types", "typing", "urllib", "warnings", "zipimport",
 }
-# what @valueclass keeps off the path: dataclasses compiles each class's methods, and loads inspect
-# (with ast, dis and tokenize) to do it
-NEVER = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
+# what stays off the path: dataclasses (@valueclass instead: dataclasses compiles each class's methods,
+# and loads inspect, ast, dis and tokenize to do it) and subprocess (launch/spawn.py: with selectors,
+# locale and threading, a twentieth of a launch)
+NEVER = {"dataclasses", "inspect", "ast", "dis", "tokenize", "subprocess", "threading", "locale"}
 
 
 def launched_modules(tmp_path: Path, env: dict[str, str], *args: str) -> set[str]:

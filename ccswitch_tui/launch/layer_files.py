@@ -7,12 +7,12 @@ the keys in it that the declaration names."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import json
 import os
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,21 +117,24 @@ def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) 
 
 # --- what a layer says ------------------------------------------------------------------------------
 
-_LOOK = threading.local()  # the files read during this thread's one_look, when inside one
+# the files read during the current one_look, when inside one (each thread has its own context: a
+# contextvar is the thread-local that costs the launch path no threading module)
+_LOOK: contextvars.ContextVar[dict[tuple[Any, ...], Any] | None] = contextvars.ContextVar("ccs_layer_look",
+                                                                                           default=None)
 
 
 @contextlib.contextmanager
 def one_look() -> Iterator[None]:
     """Within the block (in this thread), each layer file is read and parsed once: the plans judged
     together (the TUI's marks for every profile) see one state of the files and pay for it once."""
-    outer = getattr(_LOOK, "seen", None)
-    if outer is None:
-        _LOOK.seen = {}
+    if _LOOK.get() is not None:
+        yield
+        return
+    token = _LOOK.set({})
     try:
         yield
     finally:
-        if outer is None:
-            _LOOK.seen = None
+        _LOOK.reset(token)
 
 
 _ABSENT = object()
@@ -140,7 +143,7 @@ _ABSENT = object()
 def _once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
     """``compute()``, or inside ``one_look`` what it gave the first time for ``key`` (a file that is not
     there is remembered too; any other error is met again)."""
-    seen = getattr(_LOOK, "seen", None)
+    seen = _LOOK.get()
     if seen is None:
         return compute()
     if key not in seen:

@@ -38,10 +38,10 @@ whole (the child joins the halves itself).
 
 from __future__ import annotations
 
+import _thread  # a lock without threading's module (the launch path starts no thread)
 import binascii
 import re
 import string
-import threading
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import Any
@@ -407,7 +407,7 @@ class KnownSecrets:
     (``policy.redact`` keeps the one its output filter uses)."""
 
     def __init__(self, mask: Callable[[str], str], shortest: int = 8):
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._mask = mask
         self._shortest = shortest  # a shorter value cannot be told apart from ordinary text
         self.forms = SecretForms((), mask)
