@@ -27,7 +27,7 @@ MAIN = ("import atexit, sys\n"
 CCS = {
     "ccswitch_tui", "ccswitch_tui.atomic", "ccswitch_tui.cli", "ccswitch_tui.commands",
     "ccswitch_tui.commands.context", "ccswitch_tui.commands.launching", "ccswitch_tui.errors", "ccswitch_tui.keys",
-    "ccswitch_tui.keys.extra",
+    "ccswitch_tui.keys.dbus_wire", "ccswitch_tui.keys.extra",
     "ccswitch_tui.keys.keyring", "ccswitch_tui.keys.salt", "ccswitch_tui.keys.secret_service", "ccswitch_tui.launch",
     "ccswitch_tui.launch.environment", "ccswitch_tui.launch.isolation", "ccswitch_tui.launch.launcher",
     "ccswitch_tui.launch.launches", "ccswitch_tui.launch.layer_files", "ccswitch_tui.launch.layers",
@@ -54,7 +54,7 @@ CLIENTS = {
 }
 CLIENTS["shim"] = CLIENTS["codex"] | {"ccswitch_tui.shims"}  # `codex` typed by name after `ccs use p`
 
-THIRD_PARTY = {"jeepney"}
+THIRD_PARTY: set[str] = set()  # the Secret Service is read by keys/dbus_wire.py, not jeepney
 # the standard library's top-level packages (private ones aside, which move between Python versions)
 STDLIB = {
     "abc", "array", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "contextvars",
@@ -125,7 +125,7 @@ def test_the_launch_path_imports_no_more_than_it_did(tmp_path, launch_env, tool,
     # what site loads from the environment itself (setuptools' distutils shim) is not the launch path's
     others = {m.split(".")[0] for m in loaded} - {"ccswitch_tui", "__main__", "_distutils_hack", "sitecustomize"}
     stdlib = {m for m in others if m in sys.stdlib_module_names}
-    assert others - stdlib == THIRD_PARTY  # jeepney: the keyring's fast path; no click, textual, httpx, aiohttp
+    assert others - stdlib == THIRD_PARTY  # no jeepney, click, textual, httpx, aiohttp
     new = {m for m in stdlib if not m.startswith("_")} - STDLIB
     assert not new, f"the launch path imports more of the standard library: {sorted(new)}"
     assert not stdlib & NEVER, f"the launch path imports {sorted(stdlib & NEVER)}: declare its classes with @valueclass"

@@ -119,7 +119,7 @@ def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) 
 
 # the files read during the current one_look, when inside one (each thread has its own context: a
 # contextvar is the thread-local that costs the launch path no threading module)
-_LOOK: contextvars.ContextVar[dict[tuple[Any, ...], Any] | None] = contextvars.ContextVar("ccs_layer_look",
+_LOOK: contextvars.ContextVar[dict[tuple[object, ...], object] | None] = contextvars.ContextVar("ccs_layer_look",
                                                                                            default=None)
 
 
