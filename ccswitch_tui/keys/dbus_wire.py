@@ -76,7 +76,7 @@ class _Writer:
     def pad(self, n: int) -> None:
         self.buf += b"\0" * (-len(self.buf) % n)
 
-    def put(self, t: str, value: object, depth: int = 0) -> None:  # noqa: C901 - one case a type
+    def put(self, t: str, value: object, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
             raise DBusError("value nested too deep")
         c = t[0]
@@ -84,38 +84,51 @@ class _Writer:
             fmt, size = _FIXED[c]
             self.pad(size)
             self.buf += struct.pack("<" + fmt, value)
-        elif c in "so":
-            data = str(value).encode("utf-8")
-            self.pad(4)
-            self.buf += struct.pack("<I", len(data)) + data + b"\0"
-        elif c == "g":
-            data = str(value).encode("ascii")
-            self.buf += bytes([len(data)]) + data + b"\0"
-        elif c == "v":  # a variant is (its signature, its value)
-            if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str)):
-                raise DBusError(f"a variant must be (signature, value), not {type(value).__name__}")
-            self.put("g", value[0])
-            self.put(value[0], value[1], depth + 1)
+        elif c in "sog":
+            self._text(c, str(value))
+        elif c == "v":
+            self._variant(value, depth)
         elif c == "a":
-            self.pad(4)
-            at = len(self.buf)
-            self.buf += b"\0\0\0\0"
-            self.pad(_ALIGN[t[1]])
-            start = len(self.buf)
-            items = value.items() if isinstance(value, Mapping) else value
-            if not isinstance(items, Iterable):
-                raise DBusError(f"an array's value must be iterable, not {type(value).__name__}")
-            for item in items:
-                self.put(t[1:], item, depth + 1)
-            struct.pack_into("<I", self.buf, at, len(self.buf) - start)
+            self._array(t, value, depth)
         elif c in "({":
-            self.pad(8)
-            if not isinstance(value, tuple):
-                raise DBusError(f"a struct's value must be a tuple, not {type(value).__name__}")
-            for part, item in zip(split_signature(t[1:-1]), value, strict=True):
-                self.put(part, item, depth + 1)
+            self._struct(t, value, depth)
         else:
             raise DBusError(f"cannot write type {t!r}")
+
+    def _text(self, c: str, text: str) -> None:
+        if c == "g":
+            data = text.encode("ascii")
+            self.buf += bytes([len(data)]) + data + b"\0"
+            return
+        data = text.encode("utf-8")
+        self.pad(4)
+        self.buf += struct.pack("<I", len(data)) + data + b"\0"
+
+    def _variant(self, value: object, depth: int) -> None:  # a variant is (its signature, its value)
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str)):
+            raise DBusError(f"a variant must be (signature, value), not {type(value).__name__}")
+        self.put("g", value[0])
+        self.put(value[0], value[1], depth + 1)
+
+    def _array(self, t: str, value: object, depth: int) -> None:
+        self.pad(4)
+        at = len(self.buf)
+        self.buf += b"\0\0\0\0"
+        self.pad(_ALIGN[t[1]])
+        start = len(self.buf)
+        items = value.items() if isinstance(value, Mapping) else value
+        if not isinstance(items, Iterable):
+            raise DBusError(f"an array's value must be iterable, not {type(value).__name__}")
+        for item in items:
+            self.put(t[1:], item, depth + 1)
+        struct.pack_into("<I", self.buf, at, len(self.buf) - start)
+
+    def _struct(self, t: str, value: object, depth: int) -> None:
+        if not isinstance(value, tuple):
+            raise DBusError(f"a struct's value must be a tuple, not {type(value).__name__}")
+        self.pad(8)
+        for part, item in zip(split_signature(t[1:-1]), value, strict=True):
+            self.put(part, item, depth + 1)
 
 
 def method_call(serial: int, destination: str, path: str, interface: str | None, member: str,
@@ -153,7 +166,7 @@ class _Reader:
     def align(self, n: int) -> None:
         self.take(-self.pos % n)
 
-    def get(self, t: str, depth: int = 0) -> object:  # noqa: C901 - one case a type
+    def get(self, t: str, depth: int = 0) -> object:
         if depth > MAX_DEPTH:
             raise DBusError("a message nests too deep")
         c = t[0]
@@ -174,22 +187,25 @@ class _Reader:
                 raise DBusError(f"a variant's signature {inner!r} is not one type")
             return (inner, self.get(inner, depth + 1))
         if c == "a":
-            self.align(4)
-            (n,) = struct.unpack(self.order + "I", self.take(4))
-            self.align(_ALIGN[t[1]])
-            end = self.pos + n
-            if end > len(self.data):
-                raise DBusError("an array runs past its message")
-            items = []
-            while self.pos < end:
-                items.append(self.get(t[1:], depth + 1))
-            if self.pos != end:
-                raise DBusError("an array's items overrun its length")
-            return dict(items) if t[1] == "{" else items  # type: ignore[arg-type]
+            return self._array(t, depth)
         if c in "({":
             self.align(8)
             return tuple(self.get(part, depth + 1) for part in split_signature(t[1:-1]))
         raise DBusError(f"cannot read type {t!r}")
+
+    def _array(self, t: str, depth: int) -> object:
+        self.align(4)
+        (n,) = struct.unpack(self.order + "I", self.take(4))
+        self.align(_ALIGN[t[1]])
+        end = self.pos + n
+        if end > len(self.data):
+            raise DBusError("an array runs past its message")
+        items = []
+        while self.pos < end:
+            items.append(self.get(t[1:], depth + 1))
+        if self.pos != end:
+            raise DBusError("an array's items overrun its length")
+        return dict(items) if t[1] == "{" else items  # type: ignore[arg-type]
 
     def _text(self, n: int) -> str:
         raw = self.take(n + 1)
