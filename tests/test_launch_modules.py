@@ -43,7 +43,7 @@ CCS = {
     "ccswitch_tui.safe_read", "ccswitch_tui.tempfiles", "ccswitch_tui.terminal_text", "ccswitch_tui.tools",
     "ccswitch_tui.tools.capabilities", "ccswitch_tui.tools.checker", "ccswitch_tui.tools.environment",
     "ccswitch_tui.tools.fields", "ccswitch_tui.tools.index", "ccswitch_tui.tools.layers", "ccswitch_tui.tools.quiet",
-    "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec",
+    "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec", "ccswitch_tui.toml_cache",
     "ccswitch_tui.valueclass",  # @valueclass: the path's value classes without dataclasses (and inspect)
 }
 # what each launch loads of the clients: `run` exports the URLs of [codex] and [claude] (reads_tables)
@@ -58,18 +58,25 @@ THIRD_PARTY: set[str] = set()  # the Secret Service is read by keys/dbus_wire.py
 # the standard library's top-level packages (private ones aside, which move between Python versions)
 STDLIB = {
     "abc", "array", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "contextvars",
-    "copyreg", "datetime", "encodings", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "hashlib",
+    "copyreg", "encodings", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "hashlib",
     "hmac", "importlib", "io", "ipaddress", "itertools", "json", "keyword", "marshal", "math", "ntpath", "operator",
     "os", "pathlib", "posix", "posixpath", "re", "reprlib", "select", "selectors", "signal", "site", "socket",
-    "stat", "string", "struct", "sys", "time", "tomllib", "types", "typing", "urllib", "warnings", "zipimport",
+    "stat", "struct", "sys", "time", "types", "typing", "urllib", "warnings", "zipimport",
 }
 # what stays off the path: dataclasses (@valueclass instead: dataclasses compiles each class's methods,
-# and loads inspect, ast, dis and tokenize to do it) and subprocess (launch/spawn.py: with selectors,
-# locale and threading, a twentieth of a launch)
-NEVER = {"dataclasses", "inspect", "ast", "dis", "tokenize", "subprocess", "threading", "locale"}
+# and loads inspect, ast, dis and tokenize to do it), subprocess (launch/spawn.py: with selectors,
+# locale and threading, a twentieth of a launch) and the TOML parser (toml_cache.py: a launch finds
+# its texts parsed; with datetime and string, a tenth)
+NEVER = {"dataclasses", "inspect", "ast", "dis", "tokenize", "subprocess", "threading", "locale", "tomllib",
+         "datetime", "string"}
 
 
 def launched_modules(tmp_path: Path, env: dict[str, str], *args: str) -> set[str]:
+    """The modules of a second launch: the first writes the Codex config.toml, every later one finds
+    it and the profile parsed (toml_cache.py)."""
+    warm = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.argv[0] = 'ccs'\n" + MAIN.split("\n", 2)[2],
+                           *args], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert warm.returncode == 0, warm.stderr
     out = tmp_path / "modules.txt"
     code = f"OUT = {str(out)!r}\n" + MAIN
     r = subprocess.run([sys.executable, "-I", "-c", code, *args], env=env, capture_output=True, text=True,
@@ -107,10 +114,11 @@ def shim_modules(tmp_path: Path, env: dict[str, str]) -> set[str]:
                            "use", "p"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert used.returncode == 0, used.stderr
     out = tmp_path / "modules.txt"
-    r = subprocess.run([sys.executable, "-I", "-c", f"OUT = {str(out)!r}\n" + SHIM, str(home / "profiles"),
-                        str(home / "state"), "codex", "codex", "--version"], env=env, capture_output=True, text=True,
-                       timeout=60, stdin=subprocess.DEVNULL)
-    assert r.returncode == 0 and "codex-cli 0.0.0" in r.stdout, r.stderr
+    for _ in range(2):  # the second: the first wrote the Codex config.toml (see launched_modules)
+        r = subprocess.run([sys.executable, "-I", "-c", f"OUT = {str(out)!r}\n" + SHIM, str(home / "profiles"),
+                            str(home / "state"), "codex", "codex", "--version"], env=env, capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0 and "codex-cli 0.0.0" in r.stdout, r.stderr
     return set(out.read_text().split())
 
 

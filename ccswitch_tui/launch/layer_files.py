@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ccswitch_tui import policy
-from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.redact import redact_text
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, strip_jsonc, too_deep_toml
+from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
 from ccswitch_tui.tools.layers import Key, Layer, Place, git_root_of, project_dirs
 from ccswitch_tui.valueclass import field, valueclass
 
@@ -156,7 +156,7 @@ def _once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), key[-1])
     return value
 
-def parse(fmt: str, text: str, where: str) -> Any:
+def parse(fmt: str, text: str, where: str, cache: Path | None = None) -> Any:
     """A layer's text as data; raises ValueError with one line on a syntax error."""
     if fmt == "json":
         return loads_json(text)
@@ -164,9 +164,11 @@ def parse(fmt: str, text: str, where: str) -> Any:
         return loads_json(strip_jsonc(text))
     if fmt == "toml":
         try:
-            return read_toml(text, where)
-        except ProfileError as exc:
-            raise ValueError(str(exc).removeprefix(f"{where}: ")) from None
+            return loads(text, cache)
+        except TomlTooDeep:
+            raise ValueError(f"{where}:{too_deep_toml(text)}") from None
+        except TomlSyntaxError as exc:
+            raise ValueError(str(exc)) from None
     if fmt == "yaml":
         import yaml  # lazy: only Aider's files are YAML
 
@@ -251,9 +253,10 @@ def _seen(layer: Layer, where: str, data: Any, families: Families, text: str = "
 
 
 def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
-         plan: LaunchPlan | None = None) -> Seen | None:
+         plan: LaunchPlan | None = None, cache: Path | None = None) -> Seen | None:
     """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan.
-    ``families``: which variables of an env table route (the registry's)."""
+    ``families``: which variables of an env table route (the registry's); ``cache``: where parsed
+    TOML texts are kept (toml_cache.py)."""
     if where == "argv":
         if plan is None:
             return None
@@ -273,7 +276,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
             except OSError as exc:
                 return Seen(layer, where, error=f"cannot read: {exc.strerror or exc}")
     try:
-        data = _once(("data", layer.format, where, text), lambda: parse(layer.format, text, where))
+        data = _once(("data", layer.format, where, text), lambda: parse(layer.format, text, where, cache))
     except (ValueError, RecursionError) as exc:
         return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
     return _seen(layer, where, data, families, text)

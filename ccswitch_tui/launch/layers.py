@@ -19,6 +19,7 @@ from typing import Any
 
 from ccswitch_tui.launch.layer_files import Seen, by_name, locate, read, shown
 from ccswitch_tui.model import ERROR, WARN, Finding, LaunchPlan, Refusal
+from ccswitch_tui.paths import toml_cache_of
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.layers import ISOLATE, REFUSE, SKIPPED, Key, Layer
 from ccswitch_tui.tools.spec import DoctorPart, ToolSpec
@@ -41,11 +42,12 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
           isolate: bool, families: Families) -> Judged:
     """The refusals, warnings and manifest record the spec's declared layers give ``plan``."""
     out = Judged()
+    cache = toml_cache_of(state_dir) if state_dir is not None else None
     env_pins = {f"env:{n}" for n, v in plan.env.items() if v}
     ours: list[tuple[Layer, str, set[str]]] = []  # every file (or argv) ccs writes, in declared order
     for layer in (x for x in spec.layers or () if x.ours):
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
-            seen = read(layer, where, plan.env, families, plan)
+            seen = read(layer, where, plan.env, families, plan, cache)
             if seen is not None:
                 ours.append((layer, where, set(seen.keys) | set(_flat(seen.data))))
     named = env_pins.union(*(keys for _, _, keys in ours))  # what a key's ``beaten_by`` may name
@@ -60,7 +62,7 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
             if where in met:
                 continue
             met.add(where)
-            seen = read(layer, where, plan.env, families)
+            seen = read(layer, where, plan.env, families, cache=cache)
             if seen is not None:
                 _judge_one(spec, seen, above, named, isolate, out, off)
     return out

@@ -22,7 +22,8 @@ from typing import Any
 
 from ccswitch_tui.paths import ensure_private_dir
 from ccswitch_tui.policy.families import Families
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, tomllib
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
 from ccswitch_tui.valueclass import valueclass
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
@@ -102,7 +103,7 @@ def _unreadable(exc: Exception) -> str:
     """Why a file could not be read or parsed, for a warning line."""
     if isinstance(exc, UnicodeDecodeError):
         return decode_error_line(exc)
-    if isinstance(exc, RecursionError):
+    if isinstance(exc, (RecursionError, TomlTooDeep)):
         return "nested too deeply for ccs to read"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()
@@ -172,20 +173,20 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path, families: 
     return json.dumps(merged, indent=2) + "\n", shared, warnings
 
 
-def codex_mcp(pieces: Iterable[str], user_codex: Path, codex_home: Path,
-              families: Families) -> tuple[dict[str, Any], list[Shared], list[str]]:
+def codex_mcp(pieces: Iterable[str], user_codex: Path, codex_home: Path, families: Families,
+              cache: Path | None = None) -> tuple[dict[str, Any], list[Shared], list[str]]:
     """The ``[mcp_servers]`` of the user's ``~/.codex/config.toml`` that a profile's config gets."""
     if "mcp" not in pieces:
         return {}, [], []
     source = user_codex / "config.toml"
     try:
 
-        data = tomllib.loads(read_text(source))
+        data = loads(read_text(source), cache)
     except FileNotFoundError:
         return {}, [], []
-    except tomllib.TOMLDecodeError as exc:
+    except TomlSyntaxError as exc:
         return {}, [], [f"{source} is not valid TOML ({exc}); its MCP servers are not shared"]
-    except (OSError, ValueError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError, TomlTooDeep) as exc:
         return {}, [], [f"{source}: cannot read ({_unreadable(exc)}); its MCP servers are not shared"]
     servers, left_out = safe_mcp_servers(data.get("mcp_servers"), families)
     warnings = [f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared"] if left_out else []

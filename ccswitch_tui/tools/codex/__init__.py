@@ -241,10 +241,10 @@ class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, Owni
         quiet = quiet_for(self, profile, side.base_url)
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user_codex = share.user_home(parent_env) / ".codex"
-        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home, families)
+        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home, families, paths.toml_cache)
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
-        config = codex_config.content(home / "config.toml", profile, quiet, mcp)
+        config = codex_config.content(home / "config.toml", profile, quiet, mcp, paths.toml_cache)
         # what a trusted project's .codex/config.toml could change, pinned where it loses (the engine
         # judges the rest); --isolate makes every folder Codex may take as the project untrusted
         pins = ["-c", f"model={toml_string(side.model)}", "-c", f"model_provider={toml_string(side.provider_id)}"]
