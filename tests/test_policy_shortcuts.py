@@ -1,13 +1,16 @@
-"""The policy's routing families answer the same when each family's regex is compiled only for the
-names its literal heads admit (policy/families.py) as when every regex is tried on every name."""
+"""The policy's shortcuts answer as the plain way does: a routing family's regex compiled only for
+the names its literal heads admit (policy/families.py) against every regex tried on every name, and
+the globs of ``[policy].inherit`` matched by set and prefix against ``fnmatch.fnmatchcase``."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 
 import pytest
 
 from ccswitch_tui import tools
+from ccswitch_tui.policy import BASE_ALLOWLIST, matches_any
 from ccswitch_tui.policy.families import SHARED_FAMILIES, Families, _heads
 from ccswitch_tui.tools.registry import _samples
 
@@ -51,3 +54,14 @@ def test_heads():
     assert _heads(r"OPENAI_.*|AZURE_OPENAI_.*") == ("OPENAI_", "AZURE_OPENAI_")
     assert _heads(r"ABC?_KEY") == ("AB",)
     assert _heads(r"[Qq]WEN_.*") is None and _heads(r"(?i)x") is None and _heads(r"A?B") is None
+
+
+GLOBS = [BASE_ALLOWLIST, ("LC_*", "X?Y", "A[BC]*", "*_LOG", "PLAIN", "P*Q*"), (), ("*",), ("A[*",)]
+NAMES = ["PATH", "LC_ALL", "LC_", "LC", "XZY", "XY", "AB1", "AD", "FOO_LOG", "PLAIN", "PLAINER", "PQ", "PxQy", "A[",
+         "A[B", "", "path", "SSH_AUTH_SOCK", "DISPLAY2"]
+
+
+@pytest.mark.parametrize("patterns", GLOBS)
+def test_globs_match_as_fnmatchcase(patterns):
+    for name in NAMES:
+        assert matches_any(name, patterns) == any(fnmatch.fnmatchcase(name, p) for p in patterns), (name, patterns)
