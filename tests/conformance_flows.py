@@ -29,6 +29,8 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.tools.capabilities import TuiFace
+from ccswitch_tui.tools.fields import editor_form
 from ccswitch_tui.tools.spec import ToolSpec
 
 TESTS = Path(__file__).resolve().parent
@@ -289,15 +291,16 @@ def tui(w: World, spec: ToolSpec) -> None:
                        capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.splitlines()[-1])
-    assert out["launch_key"] == spec.tui_key
-    assert [spec.tui_key or "", spec.label, spec.name] in out["launch_menu"], out["launch_menu"]
+    key = spec.tui_key if isinstance(spec, TuiFace) else None  # without a face: no key, the menu launches it
+    assert out["launch_key"] == key
+    assert [key or "", spec.label, spec.name] in out["launch_menu"], out["launch_menu"]
     assert out["launch_enabled"]
     assert out["launched"]["status"] == 0 and out["launched"]["error"] is None, out
     (call,) = calls(w.stub_dir)
     assert call["env"]["CCS_PROFILE"] == PROFILE and call["env"]["CCS_TOOL"] == spec.name
     assert call["request"]["url"].startswith(good.url) and len(good.posts()) == 1
     assert spec.name in out["switches"] and out["switch_on"] and out["section_shown"]
-    assert out["fields"] == sorted(f"f-{spec.name}-{f.key}" for f in spec.editor)
+    assert out["fields"] == sorted(f"f-{spec.name}-{f.key}" for f in editor_form(spec.name, spec.fields))
     assert out["editor_error"] is None
     assert tomllib.loads(out["saved"])[spec.name] == tomllib.loads(before)[spec.name]
 

@@ -27,6 +27,7 @@ from ccswitch_tui.diagnose.processes import recognise
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.tools.fields import editor_form
 from ccswitch_tui.tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,8 +108,8 @@ def _family_names(spec: ToolSpec) -> list[str]:
 @pytest.mark.parametrize("name", CLIENTS)
 def test_the_spec_is_complete_and_its_table_declared_once(name):
     spec = SPECS[name]
-    assert spec.label and spec.short and spec.program and spec.families, name
-    assert [f.key for f in spec.editor] == [f.name for f in spec.fields if f.editor]
+    assert spec.label and spec.program and spec.families, name
+    assert [f.key for f in editor_form(spec.name, spec.fields)] == [f.name for f in spec.fields if f.editor]
     assert any(f.kind == "env" for f in spec.fields), f"{name}: no env table"
     assert spec.exe_names or spec.scripts, f"{name}: ps cannot recognise it"
     assert all(tools.load().recognise(exe, None) == name for exe in spec.exe_names)
