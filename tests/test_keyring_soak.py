@@ -4,9 +4,12 @@ from several processes at once. Every lookup answers exactly (the value, or None
 which would send a launch to the slow keyring library), and the daemon that answered the first is
 the one that answers the last: the same process, alive, still owning the Secret Service's name.
 
-A lookup that dropped its connection with its session still open raced gnome-keyring's clean-up of
-that session, which aborted the daemon once in a test run; D-Bus activation would then start a new
-daemon (another pid), so a crash shows here even when the last lookups succeed."""
+Two races of gnome-keyring (42) are what this is for: a connection dropped with its session still
+open raced the daemon's clean-up of that session, and a session opened by a caller the daemon had
+not registered yet (it does so in a callback that can run after the caller's first call) aborted it;
+with the lookups of the parent commit this test saw the daemon abort within two runs. D-Bus activation
+then starts a new, locked daemon (another pid), so a crash shows here even when the last lookups
+succeed."""
 
 from __future__ import annotations
 
