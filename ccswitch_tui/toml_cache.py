@@ -1,7 +1,9 @@
 """TOML read through a cache of what it parsed to, so that a launch loads no TOML parser.
 
-Every launch reads its profile (and a Codex launch its ``config.toml``); the standard library's
-parser costs a launch more to import than to run. A text this cache has seen is looked up by its
+Every launch reads its profile (and a Codex launch the ``config.toml`` ccs writes for it); the
+standard library's parser costs a launch more to import than to run. Only ccs's own texts go
+through the cache (profiles hold key ids, never keys): a user's or a repository's file may hold
+secrets, and a copy of it would be one more place they are on disk. A text this cache has seen is looked up by its
 SHA-256 in ``state/cache/toml/`` (one small JSON file a text, written when the text was first
 parsed) and returned without the parser. The key is the whole text, so an edited file is simply
 a new text: nothing is ever stale. A cache file counts only when it is a regular file of this

@@ -63,6 +63,7 @@ from ccswitch_tui.valueclass import valueclass
 from collections.abc import Mapping
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.fields import string
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.spec import ToolSpec
 
 
@@ -72,7 +73,7 @@ class Side:
     env: Mapping[str, str] = fields.env()
 
 
-class Spec(ToolSpec[Side]):
+class Spec(ToolSpec[Side], TuiFace):
     name = "probe"
     label = "Probe"
     short = "Probe"

@@ -114,3 +114,30 @@ def test_the_cache_keeps_a_bounded_number_of_texts(tmp_path: Path, monkeypatch):
         loads(f"n = {i}\n", cache)
     assert len(list(cache.glob("*.json"))) <= 8
     assert loads("n = 19\n", cache) == {"n": 19}
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_only_ccs_own_texts_are_cached(ccs, ccs_home, base_env, key_id, tmp_path: Path):
+    """A launch caches its profile, and neither the user's own ~/.codex/config.toml (its MCP servers
+    may hold tokens), nor the Codex config ccs writes when it carries those servers, nor a
+    repository's file. (Without shared servers the Codex config is cached: test_launch_modules.)"""
+    assert ccs("new", "p", "--preset", "taotoken", "--key", key_id).returncode == 0
+    assert ccs("key", "set", key_id, input="sk-cache-0123456789abcdef").returncode == 0
+    user_codex = Path(base_env["HOME"]) / ".codex"
+    user_codex.mkdir()
+    (user_codex / "config.toml").write_text('[mcp_servers.gh]\ncommand = "gh-mcp"\n'
+                                            'env = { GITHUB_TOKEN = "ghp_usersown0123456789abcdefXYZ" }\n')
+    repo = tmp_path / "repo"
+    (repo / ".codex").mkdir(parents=True)
+    (repo / ".codex" / "config.toml").write_text('model = "repo-model-MARKER"\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text("#!/bin/sh\necho codex-cli 0.0.0\n")
+    (bin_dir / "codex").chmod(0o755)
+    env = {**base_env, "PATH": f"{bin_dir}:{base_env['PATH']}"}
+    for _ in range(2):
+        r = ccs("launch", "p", "codex", "--", "--version", env=env, cwd=repo)
+        assert r.returncode == 0, r.stderr
+    cached = [p.read_text() for p in ccs_home.toml_cache.glob("*.json")]
+    assert any('"taotoken"' in text for text in cached)  # the profile (and the config ccs wrote)
+    assert not any("ghp_usersown" in text or "repo-model-MARKER" in text or "sk-cache" in text for text in cached)

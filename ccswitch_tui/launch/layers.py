@@ -62,8 +62,8 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
             if where in met:
                 continue
             met.add(where)
-            seen = read(layer, where, plan.env, families, cache=cache)
-            if seen is not None:
+            seen = read(layer, where, plan.env, families)  # (not cached: the user's and others' files
+            if seen is not None:                         # may hold secrets, and the cache is ccs's own)
                 _judge_one(spec, seen, above, named, isolate, out, off)
     return out
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Provider
 from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
-from ccswitch_tui.tools.capabilities import incomplete
+from ccswitch_tui.tools.capabilities import ServingUnasked, TuiFace, incomplete
 
 if TYPE_CHECKING:
     from ccswitch_tui.model import Profile
@@ -65,7 +65,7 @@ class RegistrationError(Exception):
     """A client spec the registry refuses (a programming error in the spec, not a user's input)."""
 
 
-def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = False) -> None:  # noqa: C901
+def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = False) -> None:
     """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
     checked by itself and against the policy's shared families; ``families_checked``: its families
     are the index's, checked against every other when the index was made (tools/index.py; a test
@@ -81,20 +81,8 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = F
         if spec.name in seen:
             raise RegistrationError(f"{who}: the name {spec.name!r} is taken by {seen[spec.name]}; pick another")
         seen[spec.name] = type(spec).__name__
-        if not spec.short or len(spec.short) > MAX_SHORT:
-            raise RegistrationError(f"{who}: its footer word short = {spec.short!r} must be 1-{MAX_SHORT} "
-                                    "characters")
-        if spec.tui_key is not None:
-            key = spec.tui_key
-            if not _TUI_KEY.fullmatch(key):
-                raise RegistrationError(f"{who}: tui_key {key!r} must be one lower-case letter or digit")
-            if key in RESERVED_KEYS:
-                raise RegistrationError(f"{who}: tui_key {key!r} is the TUI's own key; pick one of the free "
-                                        f"keys: {', '.join(free_keys(keys))}")
-            if key in keys:
-                raise RegistrationError(f"{who}: tui_key {key!r} is {keys[key]}'s launch key; pick one of the "
-                                        f"free keys: {', '.join(free_keys(keys))}")
-            keys[key] = spec.name
+        _check_capabilities(who, spec)
+        _check_face(who, spec, keys)
         if spec.launchable and not spec.families:
             raise RegistrationError(f"{who} declares no routing family: name the variables that route it "
                                     "(families = {\"name\": r\"NAME_.*\"})")
@@ -113,7 +101,25 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = F
                                         "them apart: name the client's own")
             exes[exe] = spec.name
         _check_layers(who, spec)
-        _check_capabilities(who, spec)
+
+
+def _check_face(who: str, spec: AnySpec, keys: dict[str, str]) -> None:
+    """A spec's TUI face (capabilities.TuiFace), when it has one: a free key of its own, a short word.
+    ``keys``: the launch keys of the specs checked before it, which this one's joins."""
+    if not isinstance(spec, TuiFace):
+        return  # no key: the TUI's launch menu lists it by its label
+    if len(spec.short) > MAX_SHORT:
+        raise RegistrationError(f"{who}: its footer word short = {spec.short!r} must be 1-{MAX_SHORT} characters")
+    key = spec.tui_key
+    if not _TUI_KEY.fullmatch(key):
+        raise RegistrationError(f"{who}: tui_key {key!r} must be one lower-case letter or digit")
+    if key in RESERVED_KEYS:
+        raise RegistrationError(f"{who}: tui_key {key!r} is the TUI's own key; pick one of the free "
+                                f"keys: {', '.join(free_keys(keys))}")
+    if key in keys:
+        raise RegistrationError(f"{who}: tui_key {key!r} is {keys[key]}'s launch key; pick one of the "
+                                f"free keys: {', '.join(free_keys(keys))}")
+    keys[key] = spec.name
 
 
 def _check_family(who: str, family: str, rx: str) -> None:
@@ -190,7 +196,8 @@ def facts(spec: AnySpec) -> dict[str, Any]:
         "cloud_switches": tuple(spec.cloud_switches),
         "loaders": tuple(sorted(spec.loaders)),
         "multiline_vars": tuple(sorted(spec.multiline_vars)),
-        "default_side": spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
+        "default_side": isinstance(spec, ServingUnasked)
+        and spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
     }
 
 

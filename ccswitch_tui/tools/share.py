@@ -173,15 +173,15 @@ def claude_state(pieces: Iterable[str], home: Path, config_dir: Path, families: 
     return json.dumps(merged, indent=2) + "\n", shared, warnings
 
 
-def codex_mcp(pieces: Iterable[str], user_codex: Path, codex_home: Path, families: Families,
-              cache: Path | None = None) -> tuple[dict[str, Any], list[Shared], list[str]]:
+def codex_mcp(pieces: Iterable[str], user_codex: Path, codex_home: Path,
+              families: Families) -> tuple[dict[str, Any], list[Shared], list[str]]:
     """The ``[mcp_servers]`` of the user's ``~/.codex/config.toml`` that a profile's config gets."""
     if "mcp" not in pieces:
         return {}, [], []
     source = user_codex / "config.toml"
     try:
 
-        data = loads(read_text(source), cache)
+        data = loads(read_text(source))  # not cached: the user's own file may hold secrets
     except FileNotFoundError:
         return {}, [], []
     except TomlSyntaxError as exc:

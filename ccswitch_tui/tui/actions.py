@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from ccswitch_tui import tools
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
 from ccswitch_tui.valueclass import valueclass
 
@@ -39,12 +40,13 @@ class Action:
 
 def _launch_actions(show: bool) -> tuple[Action, ...]:
     """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
-    the one parameterised action ``launch('<name>')``; in the footer unless it is folded."""
+    the one parameterised action ``launch('<name>')``; in the footer unless it is folded. A client without
+    a TUI face (capabilities.TuiFace) has no key of its own: the launch menu lists it."""
 
     return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
                         f"Launch {s.label} with this profile (clean env, manifest written)",
                         show=show, method="launch", args=(s.name,))
-                 for s in tools.load().clients() if s.tui_key)
+                 for s in tools.load().clients() if isinstance(s, TuiFace))
 
 
 def _launch_menu(show: bool) -> Action:

@@ -33,7 +33,15 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tools import fields, share
-from ccswitch_tui.tools.capabilities import Doctoring, Hooking, OwningProcesses, Probing, Resuming
+from ccswitch_tui.tools.capabilities import (
+    Doctoring,
+    Hooking,
+    OwningProcesses,
+    Probing,
+    Resuming,
+    SeedingTables,
+    TuiFace,
+)
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
 from ccswitch_tui.tools.codex.config import KEY_VAR, toml_string
@@ -121,7 +129,8 @@ LAYERS = (
 )
 
 
-class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, OwningProcesses):
+class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, OwningProcesses, TuiFace,
+                SeedingTables):
     name = "codex"
     label = "Codex"
     short = "Codex"
@@ -241,10 +250,12 @@ class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, Owni
         quiet = quiet_for(self, profile, side.base_url)
         pieces = share.DEFAULT_PIECES if profile.share is None else profile.share
         user_codex = share.user_home(parent_env) / ".codex"
-        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home, families, paths.toml_cache)
+        mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home, families)
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
-        config = codex_config.content(home / "config.toml", profile, quiet, mcp, paths.toml_cache)
+        # parsed through the cache (toml_cache.py) unless it carries the user's MCP servers: their
+        # tokens are in this file already, and the cache would be one more copy
+        config = codex_config.content(home / "config.toml", profile, quiet, mcp, None if mcp else paths.toml_cache)
         # what a trusted project's .codex/config.toml could change, pinned where it loses (the engine
         # judges the rest); --isolate makes every folder Codex may take as the project untrusted
         pins = ["-c", f"model={toml_string(side.model)}", "-c", f"model_provider={toml_string(side.provider_id)}"]
