@@ -36,8 +36,9 @@ class TomlTooDeep(ValueError):
     """Nested deeper than the parser can follow."""
 
 
-def loads(text: str, cache: Path | None = None) -> dict[str, Any]:
-    """``tomllib.loads(text)``, through the cache folder ``cache`` when one is given. Raises
+def loads(text: str, cache: Path | None = None, *, store: bool = True) -> dict[str, Any]:
+    """``tomllib.loads(text)``, through the cache folder ``cache`` when one is given (``store``: a
+    text met here for the first time is added; without it, only looked up). Raises
     ``TomlSyntaxError`` or ``TomlTooDeep`` for a text the parser refuses."""
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:48] if cache is not None else ""
     if cache is not None:
@@ -51,7 +52,7 @@ def loads(text: str, cache: Path | None = None) -> dict[str, Any]:
         raise TomlTooDeep("nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise TomlSyntaxError(str(exc)) from None
-    if cache is not None and _plain(data):
+    if cache is not None and store and _plain(data):
         _store(cache, key, data)
     return data
 

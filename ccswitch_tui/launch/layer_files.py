@@ -163,8 +163,8 @@ def parse(fmt: str, text: str, where: str, cache: Path | None = None) -> Any:
     if fmt == "jsonc":
         return loads_json(strip_jsonc(text))
     if fmt == "toml":
-        try:
-            return loads(text, cache)
+        try:  # looked up only: ccs caches the texts it writes itself when it writes them (toml_cache.py)
+            return loads(text, cache, store=False)
         except TomlTooDeep:
             raise ValueError(f"{where}:{too_deep_toml(text)}") from None
         except TomlSyntaxError as exc:

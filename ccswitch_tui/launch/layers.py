@@ -19,7 +19,6 @@ from typing import Any
 
 from ccswitch_tui.launch.layer_files import Seen, by_name, locate, read, shown
 from ccswitch_tui.model import ERROR, WARN, Finding, LaunchPlan, Refusal
-from ccswitch_tui.paths import toml_cache_of
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.layers import ISOLATE, REFUSE, SKIPPED, Key, Layer
 from ccswitch_tui.tools.spec import DoctorPart, ToolSpec
@@ -39,10 +38,10 @@ class Judged:
 
 
 def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
-          isolate: bool, families: Families) -> Judged:
-    """The refusals, warnings and manifest record the spec's declared layers give ``plan``."""
+          isolate: bool, families: Families, cache: Path | None = None) -> Judged:
+    """The refusals, warnings and manifest record the spec's declared layers give ``plan``; ``state_dir``
+    is the client's folder under ccs's state, ``cache`` where ccs's own parsed TOML texts are kept."""
     out = Judged()
-    cache = toml_cache_of(state_dir) if state_dir is not None else None
     env_pins = {f"env:{n}" for n, v in plan.env.items() if v}
     ours: list[tuple[Layer, str, set[str]]] = []  # every file (or argv) ccs writes, in declared order
     for layer in (x for x in spec.layers or () if x.ours):
@@ -155,9 +154,9 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
 
 
 def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
-                isolate: bool, families: Families) -> LaunchPlan:
+                isolate: bool, families: Families, cache: Path | None = None) -> LaunchPlan:
     """The plan with what its client's declared layers do to it: refusals, warnings, the manifest's record."""
-    judged = judge(spec, plan, ccs_env, state_dir, isolate, families)
+    judged = judge(spec, plan, ccs_env, state_dir, isolate, families, cache)
     return replace(plan, refusals=(*plan.refusals, *judged.refusals), warnings=(*plan.warnings, *judged.warnings),
                    layers=tuple(judged.record) if judged.record else plan.layers,
                    project_layers=tuple(judged.applied) if judged.applied or judged.record else plan.project_layers)

@@ -45,7 +45,7 @@ def plan_for(
     plan = spec.plan(profile, key, parent_env, cwd, paths=paths, families=families, args=args, launch_id=launch_id,
                      isolate=isolate)
     # what the client's declared layers do to it: refusals, warnings, the manifest's record
-    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate, families)
+    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate, families, paths.toml_cache)
     plan = with_secondary(plan, secrets or {})
     return with_door_warnings(plan, families)  # routing/loader variables the profile lets in are never silent
 
