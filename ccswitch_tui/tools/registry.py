@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Provider
 from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
-from ccswitch_tui.tools.capabilities import incomplete
 
 if TYPE_CHECKING:
     from ccswitch_tui.model import Profile
@@ -150,6 +149,10 @@ def _check_layers(who: str, spec: AnySpec) -> None:
 
 
 def _check_capabilities(who: str, spec: AnySpec) -> None:
+    # lazy: the capabilities (and the spec classes under them) load with the first spec; the index's
+    # answers (``tools.known``, the TUI's first frame) need neither
+    from ccswitch_tui.tools.capabilities import incomplete
+
     why = incomplete(spec)
     if why is not None:
         raise RegistrationError(f"{who} {why}")
@@ -189,6 +192,9 @@ def facts(spec: AnySpec) -> dict[str, Any]:
         "loaders": tuple(sorted(spec.loaders)),
         "multiline_vars": tuple(sorted(spec.multiline_vars)),
         "default_side": spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
+        "short": spec.short,
+        "tui_key": spec.tui_key,
+        "importable": bool(spec.importer),
     }
 
 
@@ -376,6 +382,20 @@ class Registry:
         """What `ccs check` suggests in a situation ("anthropic:not-found"), in the words of the client
         that speaks that API; ``default`` when no spec has one."""
         return next((s.probe_hints[situation] for s in self.clients() if situation in s.probe_hints), default)
+
+    def launch_keys(self) -> tuple[tuple[str, str, str, str], ...]:
+        """(name, key, footer word, label) of each client the TUI launches with a key of its own, in
+        registry order, without loading a spec the index knows (the TUI's first frame)."""
+        out = []
+        for name in self.launchable():
+            f = self._facts(name)
+            if f["tui_key"]:
+                out.append((name, str(f["tui_key"]), str(f["short"]), str(f["label"])))
+        return tuple(out)
+
+    def importable_labels(self, last: str = "and") -> str:
+        """The labels of ``importable()``'s clients, without loading a spec the index knows."""
+        return joined([str(self._facts(n)["label"]) for n in self.launchable() if self._facts(n)["importable"]], last)
 
     def client_labels(self, last: str = "and", specs: Sequence[AnySpec] | None = None) -> str:
         """The clients' labels for a message: "Claude Code, Codex, Gemini CLI and OpenCode"."""
