@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from ccswitch_tui.profiles.store import Entry
-from ccswitch_tui.tui.service import Detail, Presence, Severity
-
-if TYPE_CHECKING:  # the running tab's and a launch's types: their modules load when those are used
+if TYPE_CHECKING:  # the records' and the running tab's and a launch's types: their modules load when used
     from ccswitch_tui.diagnose.inspect import Inspection
     from ccswitch_tui.launch.launcher import Prepared
+    from ccswitch_tui.profiles.store import Entry
+    from ccswitch_tui.tui.service import Detail, Presence, Severity
 
 
 class ProfilesLoaded(Message):
