@@ -36,6 +36,21 @@ def test_the_index_is_what_the_specs_say():
     assert {s.name: facts(s) for s in full.specs()} == INDEX
 
 
+def test_the_tuis_launch_keys_and_import_labels_from_the_index_are_the_specs():
+    """The TUI's footer reads the launch keys from the index (``tools.known``), loading no spec: they are
+    the ones the specs give, and a client added with ``register`` (not in the index) makes it load them."""
+    full = tools.load()
+    assert tools.known().launch_keys() == tuple((s.name, s.tui_key, s.short, s.label) for s in full.clients()
+                                                if s.tui_key)
+    for last in ("and", "/"):
+        assert tools.known().importable_labels(last) == full.client_labels(last, full.importable())
+    out = fresh("import sys\nfrom ccswitch_tui import tools\n"
+                "keys = tools.known().launch_keys()\n"
+                "print(len(keys), [m for m in sys.modules if m in ('ccswitch_tui.tools.spec', "
+                "'ccswitch_tui.tools.claude')])")
+    assert out.split() == [str(len(tools.known().launch_keys())), "[]"]
+
+
 @pytest.mark.parametrize("module", CLIENT_MODULES)
 def test_a_client_module_imports_neither_the_registry_nor_another_client(module):
     """Importing a client's module runs no registry (no import loop through importlib, no checks of

@@ -5,6 +5,7 @@ on screen get their keys and marks before the other profiles, and the screens us
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -66,6 +67,69 @@ async def test_the_first_frame_does_not_wait_for_the_profiles(ccs_home: Paths, k
         await settle(pilot)
         assert read_after_paint and read_after_paint[0] is True
         assert app.profile_list.options.option_count == 6
+
+
+FIRST_FRAME = """
+import asyncio, json, sys
+from pathlib import Path
+from ccswitch_tui.paths import resolve_paths
+from ccswitch_tui.tui.app import CcsApp
+from ccswitch_tui.tui import messages as m
+
+seen = {}
+order = []
+
+class Watched(CcsApp):
+    def on_mount(self):
+        super().on_mount()
+        self.call_after_refresh(self.first_frame)
+
+    def first_frame(self):
+        seen["widgets"] = sorted({type(w).__name__ for w in self.screen.walk_children()})
+        seen["modules"] = sorted(m for m in sys.modules if m.startswith(("ccswitch_tui", "textual.widgets")))
+        seen["rows"] = self.profile_list.options.option_count
+
+async def main():
+    app = Watched(resolve_paths({"CCS_HOME": sys.argv[1]}), cwd=Path(sys.argv[1]))
+    hook = lambda msg: isinstance(msg, (m.PresenceReady, m.DetailReady)) and order.append(type(msg).__name__)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if "DetailReady" in order and not any(w.is_running for w in app.workers):
+                break
+        await pilot.pause()
+        seen["after"] = sorted({type(w).__name__ for w in app.screen.walk_children()})
+        seen["placeholder"] = len(app.query("#detail-loading"))
+        seen["detail"] = app.detail_pane.detail.entry.name
+        seen["selected"] = app.selected
+    seen["order"] = order
+    print(json.dumps(seen))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_the_first_frame_is_the_list_and_the_detail_comes_after_the_marks(ccs_home: Paths, key_id: str):
+    """The first frame holds the header, the list and the footer: no detail pane (its tabs and grids), no
+    client spec, no plan machinery loaded. The pane is mounted once the rows on screen have their marks,
+    and the first profile's detail is read after them."""
+    many_profiles(ccs_home, key_id, 6)
+    r = subprocess.run([sys.executable, "-c", FIRST_FRAME, str(ccs_home.profiles.parent)], capture_output=True,
+                       text=True, timeout=120, cwd=Path(__file__).parent,
+                       env={**os.environ, "CCS_HOME": str(ccs_home.profiles.parent)})
+    assert r.returncode == 0, r.stderr
+    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "ProfileList" in seen["widgets"] and "Footer" in seen["widgets"]
+    assert not {"DetailPane", "TabbedContent", "DataTable"} & set(seen["widgets"])
+    loaded = set(seen["modules"])
+    assert not loaded & {"ccswitch_tui.tools.spec", "ccswitch_tui.tools.claude", "ccswitch_tui.launch.plan",
+                         "ccswitch_tui.launch.launcher", "ccswitch_tui.tui.widgets.detail",
+                         "ccswitch_tui.tui.launching", "textual.widgets._tabbed_content",
+                         "textual.widgets._text_area", "textual.widgets._data_table"}
+    assert {"DetailPane", "TabbedContent"} <= set(seen["after"]) and seen["placeholder"] == 0
+    assert seen["detail"] == seen["selected"] == "p00"
+    assert seen["order"][0] == "PresenceReady" and "DetailReady" in seen["order"]
 
 
 def test_rarely_used_screens_load_when_opened():

@@ -189,9 +189,7 @@ class CcsApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.service.paths.profiles)
-        if shims := self.service.shim_header():  # which profile a tool started by name here gets
-            self.sub_title += f"  ·  {shims}"
+        self.sub_title = str(self.service.paths.profiles)  # and which profile a shim gets here: _read_shims
         self._restore_theme()
         if not self.cursor_blink:
             self.query_one("#filter", Input).cursor_blink = False
@@ -246,10 +244,22 @@ class CcsApp(App[None]):
         if self._releasing or not self._hold_detail:
             return
         self._releasing = True
+        self._read_shims()
         with self._detail_lock:
             if self._held is not None:
                 self._detail_running = True
         self.call_after_refresh(self._mount_detail)
+
+    @work(thread=True, group="shims", exit_on_error=False)
+    def _read_shims(self) -> None:
+        """Which profile a tool started by name here gets, in the header (the shims' report loads every
+        client's spec: after the first marks)."""
+        if shims := self.service.shim_header():
+            self.post_message(m.ShimsRead(shims))
+
+    @on(m.ShimsRead)
+    def _shims(self, event: m.ShimsRead) -> None:
+        self.sub_title += f"  ·  {event.text}"
 
     def _mount_detail(self) -> None:
         from ccswitch_tui.tui.widgets.detail import DetailPane  # lazy: see the imports

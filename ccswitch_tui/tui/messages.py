@@ -35,6 +35,14 @@ class DetailReady(Message):
         self.detail = detail
 
 
+class ShimsRead(Message):
+    """Which profile a tool started by name here gets (``Service.shim_header``), for the header."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+
 class RequestsReady(Message):
     def __init__(self, launch_id: str, records: Sequence[dict[str, Any]]):
         super().__init__()
