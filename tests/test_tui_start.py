@@ -120,7 +120,7 @@ def test_the_first_frame_is_the_list_and_the_detail_comes_after_the_marks(ccs_ho
                        env={**os.environ, "CCS_HOME": str(ccs_home.profiles.parent)})
     assert r.returncode == 0, r.stderr
     seen = json.loads(r.stdout.strip().splitlines()[-1])
-    assert "ProfileList" in seen["widgets"] and "Footer" in seen["widgets"]
+    assert "ProfileList" in seen["widgets"] and "CcsFooter" in seen["widgets"]
     assert not {"DetailPane", "TabbedContent", "DataTable"} & set(seen["widgets"])
     loaded = set(seen["modules"])
     assert not loaded & {"ccswitch_tui.tools.spec", "ccswitch_tui.tools.claude", "ccswitch_tui.launch.plan",

@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
@@ -37,6 +37,7 @@ from ccswitch_tui.tui.commands import CcsCommands
 from ccswitch_tui.tui.service import Service
 from ccswitch_tui.tui.settings import load_settings, save_setting
 from ccswitch_tui.tui.watch import changed, snapshot
+from ccswitch_tui.tui.widgets.footer import CcsFooter
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
 
 # Not imported here: the detail pane (its tabs, grids and renderers) is mounted once the first frame
@@ -186,7 +187,7 @@ class CcsApp(App[None]):
         with Horizontal(id="main"):
             yield ProfileList(id="sidebar")
             yield Static(Content.styled("Loading…", "$text-muted"), id="detail-loading")
-        yield Footer()
+        yield CcsFooter()
 
     def on_mount(self) -> None:
         self.sub_title = str(self.service.paths.profiles)  # and which profile a shim gets here: _read_shims
