@@ -39,11 +39,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.model import Provider
-from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
 
 if TYPE_CHECKING:
     from ccswitch_tui.model import Profile
+    from ccswitch_tui.policy.families import Families
     from ccswitch_tui.tools.importing import ClientImporter
     from ccswitch_tui.tools.spec import AnySpec
 
@@ -67,6 +66,8 @@ class RegistrationError(Exception):
 def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:  # noqa: C901
     """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
     checked by itself and against the policy's shared families."""
+    from ccswitch_tui.policy.families import SHARED_FAMILIES  # lazy: see facts()
+
     seen: dict[str, str] = {}
     keys: dict[str, str] = {}
     families: list[tuple[str, str, str]] = [(f, rx, "the policy's shared") for f, rx in SHARED_FAMILIES]
@@ -182,7 +183,11 @@ def free_keys(taken: dict[str, str]) -> list[str]:
 
 def facts(spec: AnySpec) -> dict[str, Any]:
     """What the launch path knows of a client without loading its spec: its entry in the index
-    (tools/index.py), computed from the spec."""
+    (tools/index.py), computed from the spec. The model and the policy load with the first spec checked or
+    the first families asked for: the index's other answers (``tools.known``, the TUI's first frame) need
+    neither."""
+    from ccswitch_tui.model import Provider
+
     return {
         "label": spec.label,
         "launchable": spec.launchable,
@@ -199,6 +204,8 @@ def facts(spec: AnySpec) -> dict[str, Any]:
 
 
 def _families(entries: Iterable[Mapping[str, Any]]) -> Families:
+    from ccswitch_tui.policy.families import Families  # lazy: see facts()
+
     entries = list(entries)
     return Families(
         [(fam, rx) for e in entries for fam, rx in e["families"].items()],

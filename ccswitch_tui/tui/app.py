@@ -27,28 +27,29 @@ from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
-from ccswitch_tui.profiles.store import Entry, Store
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.actions import ACTIONS, BY_CALL, BY_NAME, bindings
 from ccswitch_tui.tui.commands import CcsCommands
-from ccswitch_tui.tui.service import Service
 from ccswitch_tui.tui.settings import load_settings, save_setting
 from ccswitch_tui.tui.watch import changed, snapshot
 from ccswitch_tui.tui.widgets.footer import CcsFooter
 from ccswitch_tui.tui.widgets.profile_list import ProfileList
 
-# Not imported here: the detail pane (its tabs, grids and renderers) is mounted once the first frame
-# is on screen, and the launcher, the profile actions and the importer load with their first use.
+# Not imported here: the detail pane (its tabs, grids and renderers) is mounted once the first marks are
+# on screen; the service (the store, the keyring, the records) loads with the first profiles read, in a
+# worker; the launcher, the profile actions and the importer load with their first use.
 if TYPE_CHECKING:
     from textual.widgets import TabbedContent
 
     from ccswitch_tui.diagnose.inspect import Inspection
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Entry, Store
     from ccswitch_tui.tui.importing import Importer
     from ccswitch_tui.tui.launching import Launcher
     from ccswitch_tui.tui.profile_actions import ProfileActions
+    from ccswitch_tui.tui.service import Service
     from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
     from ccswitch_tui.tui.widgets.running import RunningView
 
@@ -107,9 +108,10 @@ class CcsApp(App[None]):
     ):
         super().__init__()
         env = dict(os.environ if environ is None else environ)
-        paths = paths or resolve_paths(env)
-        self.service = service or Service(paths, store or Store(paths), keys or KeyStore(paths, env), env,
-                                          (cwd or Path.cwd()).resolve())
+        self.paths = service.paths if service is not None else paths or resolve_paths(env)
+        self._service = service
+        self._service_parts = (store, keys, env, (cwd or Path.cwd()).resolve())
+        self._service_lock = threading.Lock()
         self.cursor_blink = cursor_blink
         self.running_interval = running_interval
         self.runs_interval = runs_interval
@@ -137,6 +139,20 @@ class CcsApp(App[None]):
         self._releasing = False
         self._pending_clear: tuple[str, str] | None = None  # or why none is shown
         self._early_checks: dict[str, Any] = {}  # endpoint checks ended before the pane was there
+
+    @property
+    def service(self) -> Service:
+        """The TUI's calls into the core: built with its first use (the first profiles read, in a worker)."""
+        with self._service_lock:
+            if self._service is None:
+                from ccswitch_tui.keys.keyring import KeyStore  # lazy: see the imports
+                from ccswitch_tui.profiles.store import Store  # lazy: see the imports
+                from ccswitch_tui.tui.service import Service  # lazy: see the imports
+
+                store, keys, env, cwd = self._service_parts
+                self._service = Service(self.paths, store or Store(self.paths), keys or KeyStore(self.paths, env),
+                                        env, cwd)
+            return self._service
 
     # --- the controllers, each loaded with its first use ------------------------------------------
 
@@ -190,7 +206,7 @@ class CcsApp(App[None]):
         yield CcsFooter()
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.service.paths.profiles)  # and which profile a shim gets here: _read_shims
+        self.sub_title = str(self.paths.profiles)  # and which profile a shim gets here: _read_shims
         self._restore_theme()
         if not self.cursor_blink:
             self.query_one("#filter", Input).cursor_blink = False
@@ -206,7 +222,7 @@ class CcsApp(App[None]):
     def _restore_theme(self) -> None:
         """The theme chosen last time (a file read at start-up: a few hundred bytes)."""
 
-        theme = load_settings(self.service.paths).get("theme")
+        theme = load_settings(self.paths).get("theme")
         if theme and theme in self.available_themes:
             self.theme = theme
         self.theme_changed_signal.subscribe(self, self._save_theme)

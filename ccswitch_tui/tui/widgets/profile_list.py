@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -13,9 +14,11 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ccswitch_tui.profiles.store import Entry
 from ccswitch_tui.terminal_text import visible
-from ccswitch_tui.tui.service import Presence, Problem
+
+if TYPE_CHECKING:  # the records load with the first profiles read (in a worker), not with the first frame
+    from ccswitch_tui.profiles.store import Entry
+    from ccswitch_tui.tui.service import Presence, Problem
 
 
 def matches(entry: Entry, needle: str) -> bool:
@@ -64,7 +67,7 @@ class ProfileList(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None):
         super().__init__(id=id, classes=classes)
         self.entries: list[Entry] = []
-        self.presence = Presence({}, {})
+        self.presence: Presence | None = None  # none known yet
         self.loaded = False
 
     def compose(self) -> ComposeResult:
@@ -117,15 +120,18 @@ class ProfileList(Vertical):
         if entry is None or entry.profile is None:
             return
         key_id = entry.profile.key_id
-        keys = dict(self.presence.keys)
+        known = self.presence
+        keys = dict(known.keys) if known else {}
         key_changed = key_present is not None and keys.get(key_id) != key_present
         if key_present is not None:
             keys[key_id] = key_present
-        probs = dict(self.presence.problems)
+        probs = dict(known.problems) if known else {}
         probs[name] = tuple(problems)
-        if not key_changed and probs == self.presence.problems:
+        if not key_changed and known is not None and probs == known.problems:
             return
-        self.presence = Presence(keys, probs, self.presence.keyring_error)
+        from ccswitch_tui.tui.service import Presence  # lazy: see the imports
+
+        self.presence = Presence(keys, probs, known.keyring_error if known else None)
         if key_changed:  # profiles sharing the key show it too
             self.refill(self.selected)
         elif name in [o.id for o in self.options.options]:
@@ -134,7 +140,7 @@ class ProfileList(Vertical):
     def refill(self, keep: str | None) -> None:
         needle = self.filter_text
         shown = [e for e in self.entries if matches(e, needle)]
-        keys, problems = self.presence.keys, self.presence.problems
+        keys, problems = (self.presence.keys, self.presence.problems) if self.presence else ({}, {})
         ol = self.options
         with self.app.batch_update():
             ol.clear_options()
