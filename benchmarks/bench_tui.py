@@ -57,6 +57,11 @@ def child(home: str, spawned: float) -> None:
 
         def on_profiles_loaded(self, event: object) -> None:  # after the app's own handler filled the list
             self.call_after_refresh(mark, "list_ready")
+            presence = getattr(event, "presence", None)  # the list comes with the marks of the rows on screen
+            if presence is not None:
+                self.call_after_refresh(mark, "keys_shown")
+                if getattr(presence, "complete", False):
+                    self.call_after_refresh(mark, "marks_done")
 
         def on_presence_ready(self, event: object) -> None:
             self.call_after_refresh(mark, "keys_shown")  # the rows on screen have their marks

@@ -19,6 +19,7 @@ from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.presets import new_profile_text
 from ccswitch_tui.profiles.store import Store
+from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.service import Service
 
 
@@ -45,6 +46,36 @@ def test_the_rows_on_screen_get_their_marks_first(ccs_home: Paths, key_id: str):
     assert whole.keys[key_id] is True and whole.keys[f"{key_id}-0"] is False
     assert {n: whole.problems[n] for n in names[:5]} == first.problems  # the same marks, only sooner
     assert service.presence(entries) == whole
+
+
+@pytest.mark.usefixtures("secret_service")
+async def test_the_list_comes_with_the_marks_of_its_rows_on_screen(ccs_home: Paths, key_id: str):
+    """The list is shown with the keys and marks of the rows on screen (one paint), the other profiles'
+    follow; the marks the app ends with are the service's for every profile, as when read in one go."""
+    names = many_profiles(ccs_home, key_id, 30)
+    (ccs_home.profiles / "p03.toml").write_text("not = [toml")  # a broken one among the rows on screen
+    loaded: list[m.ProfilesLoaded] = []
+    later: list[m.PresenceReady] = []
+
+    def hook(msg: object) -> None:
+        if isinstance(msg, m.ProfilesLoaded):
+            loaded.append(msg)
+        elif isinstance(msg, m.PresenceReady):
+            later.append(msg)
+
+    app = build_app(ccs_home)
+    async with app.run_test(size=(100, 24), message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: later and later[-1].presence.complete, what="every profile's marks")
+        await settle(pilot)
+        rows = app.profile_list.rows_shown()
+        first = loaded[0].presence
+        assert first is not None and not first.complete
+        assert list(first.problems) == names[:rows]  # the rows on screen, and only those
+        assert [p.severity for p in first.problems["p03"]] == ["error"]
+        env = parent_env()
+        service = Service(ccs_home, Store(ccs_home), KeyStore(ccs_home, env), env, ccs_home.state.parent)
+        assert app.profile_list.presence == service.presence(service.entries())
+        assert "✗" in str(app.profile_list.options.get_option("p03").prompt)
 
 
 @pytest.mark.usefixtures("secret_service")
@@ -91,7 +122,11 @@ class Watched(CcsApp):
 
 async def main():
     app = Watched(resolve_paths({"CCS_HOME": sys.argv[1]}), cwd=Path(sys.argv[1]))
-    hook = lambda msg: isinstance(msg, (m.PresenceReady, m.DetailReady)) and order.append(type(msg).__name__)
+    def hook(msg):
+        if isinstance(msg, m.ProfilesLoaded):
+            order.append("ProfilesLoaded" + ("+marks" if msg.presence is not None else ""))
+        elif isinstance(msg, (m.PresenceReady, m.DetailReady)):
+            order.append(type(msg).__name__)
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         for _ in range(400):
             await pilot.pause(0.05)
@@ -129,7 +164,7 @@ def test_the_first_frame_is_the_list_and_the_detail_comes_after_the_marks(ccs_ho
                          "textual.widgets._text_area", "textual.widgets._data_table"}
     assert {"DetailPane", "TabbedContent"} <= set(seen["after"]) and seen["placeholder"] == 0
     assert seen["detail"] == seen["selected"] == "p00"
-    assert seen["order"][0] == "PresenceReady" and "DetailReady" in seen["order"]
+    assert seen["order"][0] == "ProfilesLoaded+marks" and "DetailReady" in seen["order"]
 
 
 def test_rarely_used_screens_load_when_opened():

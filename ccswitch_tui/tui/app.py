@@ -23,7 +23,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
@@ -35,7 +35,7 @@ from ccswitch_tui.tui.commands import CcsCommands
 from ccswitch_tui.tui.settings import load_settings, save_setting
 from ccswitch_tui.tui.watch import changed, snapshot
 from ccswitch_tui.tui.widgets.footer import CcsFooter
-from ccswitch_tui.tui.widgets.profile_list import ProfileList
+from ccswitch_tui.tui.widgets.profile_list import ProfileList, screen_order
 
 # Not imported here: the detail pane (its tabs, grids and renderers) is mounted once the first marks are
 # on screen; the service (the store, the keyring, the records) loads with the first profiles read, in a
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ccswitch_tui.tui.importing import Importer
     from ccswitch_tui.tui.launching import Launcher
     from ccswitch_tui.tui.profile_actions import ProfileActions
-    from ccswitch_tui.tui.service import Service
+    from ccswitch_tui.tui.service import Presence, Service
     from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
     from ccswitch_tui.tui.widgets.running import RunningView
 
@@ -400,20 +400,39 @@ class CcsApp(App[None]):
         """Read the profiles in a worker; only the latest read's list is shown (an earlier one still
         running would bring back the selection it started with)."""
         self._loads += 1
-        self._read_profiles(keep, first, self._loads)
+        pl = self.profile_list
+        at = self._select_next or keep  # the row the list will show first (``_loaded``)
+        self._read_profiles(keep, first, self._loads, pl.filter_text, pl.rows_shown(), at)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def _read_profiles(self, keep: str | None, first: bool, generation: int) -> None:
+    def _read_profiles(self, keep: str | None, first: bool, generation: int, needle: str, rows: int,
+                       at: str | None) -> None:
+        """The profiles, then their keys and problem marks: the list comes with the marks of the rows it
+        shows (one paint, not a list painted and painted again a moment later), the other profiles'
+        marks follow. A newer read cancels this one: it posts nothing more."""
+        worker = get_current_worker()
         if first:
-
-            self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
-        self.post_message(m.ProfilesLoaded(self.service.entries(), keep, generation))
+            self._folder = snapshot(self.paths.profiles)  # what the watcher compares with
+        entries = self.service.entries()
+        steps = self.service.presence_in_steps(screen_order(entries, needle, at), rows)
+        try:
+            marks = next(steps)
+        except BaseException:
+            self.post_message(m.ProfilesLoaded(entries, keep, generation))  # the list still shows
+            raise
+        if worker.is_cancelled:
+            return
+        self.post_message(m.ProfilesLoaded(entries, keep, generation, marks))
+        for marks in steps:
+            if worker.is_cancelled:
+                return
+            self.post_message(m.PresenceReady(marks))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
         """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
 
-        now = snapshot(self.service.paths.profiles)
+        now = snapshot(self.paths.profiles)
         before, self._folder = self._folder, now
         if before is not None and changed(before, now):
             self.post_message(m.ProfilesChanged(changed(before, now)))
@@ -430,13 +449,6 @@ class CcsApp(App[None]):
         if self._shown in event.names:
             self.refresh_detail()
 
-    @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
-    def load_presence(self, entries: list[Entry], first: int = 0) -> None:
-        """Keys for every profile, then the problem marks: the ``first`` entries' (the rows on screen)
-        at once, the others' after them."""
-        for presence in self.service.presence_in_steps(entries, first):
-            self.post_message(m.PresenceReady(presence))
-
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
         if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
@@ -448,22 +460,24 @@ class CcsApp(App[None]):
         keep = self._select_next if self._select_next in names else event.keep
         if self._select_next in names:
             self._select_next = None
-        self.profile_list.set_entries(event.entries, keep=keep)
+        self.profile_list.set_entries(event.entries, keep=keep, presence=event.presence)
         if not event.entries:
             self._clear_detail("No profiles yet", EMPTY_STATE.format(
-                folder=self.service.paths.profiles, imported=tools.known().importable_labels("and")))
-        # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
-        # should not hold up the first paint; the rows on screen get theirs first.
-        self.call_after_refresh(self.load_presence, self.profile_list.screen_order(), self.profile_list.rows_shown())
+                folder=self.paths.profiles, imported=tools.known().importable_labels("and")))
+        if event.presence is not None:
+            self._marks_shown(event.presence)
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
         if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
             return
         self.profile_list.set_presence(event.presence)
+        self._marks_shown(event.presence)
+
+    def _marks_shown(self, presence: Presence) -> None:
+        if presence.keyring_error and presence.complete:  # said once, with the last step
+            self.notify(presence.keyring_error, title="Keyring", severity="warning")
         self._release_detail()
-        if event.presence.keyring_error and event.presence.complete:  # said once, with the last step
-            self.notify(event.presence.keyring_error, title="Keyring", severity="warning")
 
     @on(ProfileList.Chosen)
     def _chosen(self) -> None:
@@ -669,7 +683,7 @@ class CcsApp(App[None]):
             self.load_profiles(event.select or self.selected)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group in ("load", "presence") and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+        if event.worker.group == "load" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self._release_detail()  # no marks coming from this one: the detail pane does not wait for them
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error

@@ -16,11 +16,13 @@ if TYPE_CHECKING:  # the records' and the running tab's and a launch's types: th
 
 
 class ProfilesLoaded(Message):
-    def __init__(self, entries: Sequence[Entry], keep: str | None = None, generation: int = 0):
+    def __init__(self, entries: Sequence[Entry], keep: str | None = None, generation: int = 0,
+                 presence: Presence | None = None):
         super().__init__()
         self.entries = list(entries)
         self.keep = keep
         self.generation = generation  # which read it is (App.load_profiles): older ones are dropped
+        self.presence = presence  # the keys and marks of the rows on screen, when known (the rest: PresenceReady)
 
 
 class PresenceReady(Message):

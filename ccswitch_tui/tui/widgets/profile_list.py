@@ -50,6 +50,15 @@ def prompt(entry: Entry, key_present: bool | None, problems: Sequence[Problem]) 
     return Content("\n").join([first, second])
 
 
+def screen_order(entries: Sequence[Entry], needle: str, at: str | None) -> list[Entry]:
+    """The entries from the row ``at`` on (the first row when it is not shown: the rows on screen first),
+    then those above it, then those the filter ``needle`` hides."""
+    shown = [e for e in entries if matches(e, needle)]
+    i = next((n for n, e in enumerate(shown) if e.name == at), 0)
+    hidden = {id(e) for e in entries} - {id(e) for e in shown}
+    return shown[i:] + shown[:i] + [e for e in entries if id(e) in hidden]
+
+
 class ProfileList(Vertical):
     """Filter + list. Posts ``ProfileList.Highlighted`` with the profile under the cursor."""
 
@@ -93,18 +102,13 @@ class ProfileList(Vertical):
     def entry(self, name: str | None) -> Entry | None:
         return next((e for e in self.entries if e.name == name), None)
 
-    def set_entries(self, entries: Sequence[Entry], keep: str | None = None) -> None:
+    def set_entries(self, entries: Sequence[Entry], keep: str | None = None, presence: Presence | None = None) -> None:
+        """The profiles, with the keys and marks known of them (``presence``: None keeps the ones shown)."""
         self.entries = list(entries)
         self.loaded = True
+        if presence is not None:
+            self.presence = presence
         self.refill(keep if keep is not None else self.selected)
-
-    def screen_order(self) -> list[Entry]:
-        """The entries from the highlighted row on (the rows on screen first), then those above it, then
-        those the filter hides."""
-        shown = [e for e in self.entries if matches(e, self.filter_text)]
-        at = self.options.highlighted or 0
-        rest = [e for e in self.entries if e not in shown]
-        return shown[at:] + shown[:at] + rest
 
     def rows_shown(self) -> int:
         """How many profiles the list shows at once (two lines each), at least a screenful's worth."""
