@@ -119,6 +119,7 @@ class Watched(CcsApp):
         seen["widgets"] = sorted({type(w).__name__ for w in self.screen.walk_children()})
         seen["modules"] = sorted(m for m in sys.modules if m.startswith(("ccswitch_tui", "textual.widgets")))
         seen["rows"] = self.profile_list.options.option_count
+        seen["keys"] = len(self.query("FooterKey"))
 
 async def main():
     app = Watched(resolve_paths({"CCS_HOME": sys.argv[1]}), cwd=Path(sys.argv[1]))
@@ -135,6 +136,7 @@ async def main():
         await pilot.pause()
         seen["after"] = sorted({type(w).__name__ for w in app.screen.walk_children()})
         seen["placeholder"] = len(app.query("#detail-loading"))
+        seen["keys_after"] = sorted(str(k.description) for k in app.query("FooterKey"))
         seen["detail"] = app.detail_pane.detail.entry.name
         seen["selected"] = app.selected
     seen["order"] = order
@@ -147,8 +149,8 @@ asyncio.run(main())
 @pytest.mark.usefixtures("secret_service")
 def test_the_first_frame_is_the_list_and_the_detail_comes_after_the_marks(ccs_home: Paths, key_id: str):
     """The first frame holds the header, the list and the footer: no detail pane (its tabs and grids), no
-    client spec, no plan machinery loaded. The pane is mounted once the rows on screen have their marks,
-    and the first profile's detail is read after them."""
+    client spec, no plan machinery loaded. The list comes with the marks of its rows on screen, the
+    footer's keys with the list, the detail pane after them, and the first profile's detail after that."""
     many_profiles(ccs_home, key_id, 6)
     r = subprocess.run([sys.executable, "-c", FIRST_FRAME, str(ccs_home.profiles.parent)], capture_output=True,
                        text=True, timeout=120, cwd=Path(__file__).parent,
@@ -165,6 +167,8 @@ def test_the_first_frame_is_the_list_and_the_detail_comes_after_the_marks(ccs_ho
     assert {"DetailPane", "TabbedContent"} <= set(seen["after"]) and seen["placeholder"] == 0
     assert seen["detail"] == seen["selected"] == "p00"
     assert seen["order"][0] == "ProfilesLoaded+marks" and "DetailReady" in seen["order"]
+    # the footer's keys are built once the list is shown (every profile key is dimmed before it)
+    assert seen["keys"] == 0 and {"Quit", "Help", "New", "Edit"} <= set(seen["keys_after"])
 
 
 def test_rarely_used_screens_load_when_opened():

@@ -203,7 +203,7 @@ class CcsApp(App[None]):
         with Horizontal(id="main"):
             yield ProfileList(id="sidebar")
             yield Static(Content.styled("Loading…", "$text-muted"), id="detail-loading")
-        yield CcsFooter()
+        yield CcsFooter(held=True)  # its keys once the list is shown (``_release_footer``)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.paths.profiles)  # and which profile a shim gets here: _read_shims
@@ -312,6 +312,10 @@ class CcsApp(App[None]):
                 self._detail_worker()
 
         self.run_worker(mounted(), group="detail-mount", exit_on_error=False)
+
+    def _release_footer(self) -> None:
+        for footer in self._main_screen().query(CcsFooter) if self.screen_stack else ():
+            footer.release()
 
     def _clear_detail(self, message: str, body: str) -> None:
         pane = self._pane()
@@ -461,6 +465,7 @@ class CcsApp(App[None]):
         if self._select_next in names:
             self._select_next = None
         self.profile_list.set_entries(event.entries, keep=keep, presence=event.presence)
+        self._release_footer()
         if not event.entries:
             self._clear_detail("No profiles yet", EMPTY_STATE.format(
                 folder=self.paths.profiles, imported=tools.known().importable_labels("and")))
@@ -684,7 +689,8 @@ class CcsApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "load" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
-            self._release_detail()  # no marks coming from this one: the detail pane does not wait for them
+            self._release_footer()  # no list coming from this one: neither waits for it
+            self._release_detail()
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             text = str(err) if isinstance(err, CcsError) else f"{type(err).__name__}: {err}"
