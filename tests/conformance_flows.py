@@ -29,11 +29,14 @@ from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.tools.capabilities import TuiFace
+from ccswitch_tui.tools.fields import editor_form
 from ccswitch_tui.tools.spec import ToolSpec
 
 TESTS = Path(__file__).resolve().parent
 KEY = "sk-conformance-0123456789abcdefXYZ"
 STALE_KEY = "sk-stale-wrong-0123456789abcdef"
+OTHER_KEY = "sk-other-key-0123456789abcdefXYZ"  # a key the shell holds for a client started by hand
 PROFILE = "p"
 
 
@@ -193,11 +196,22 @@ def launch_from_a_contaminated_shell(w: World, spec: ToolSpec) -> None:
     assert KEY in post.headers.get("authorization", "") + post.headers.get("x-api-key", "")
 
 
+def stray_variable(spec: ToolSpec) -> tuple[str, str]:
+    """(family, variable): a key variable of the client's own first family, as a shell would hold it."""
+    family = next(iter(spec.families))
+    names = family_names(family)
+    return family, next((n for n in names if n.endswith("_API_KEY")), names[0])
+
+
 def ps_and_inspect(w: World, spec: ToolSpec, allowed: frozenset[str] = frozenset()) -> None:
     """The client running under a launch: `ps` names it with its profile, `inspect` finds it matches
-    the profile (no error finding; ``allowed``: codes the test's own shell causes, e.g. a PYTHONPATH)."""
+    the profile (no error finding; ``allowed``: codes the test's own shell causes, e.g. a PYTHONPATH).
+    The same client started by hand with a key of its family in its environment (and its launcher's own
+    variables): `inspect` names that variable, its family and who reads it, never its value, and
+    nothing about the launcher's variables."""
     good = w.stubs("good")
     setup(w, spec, good)
+    strays: list[subprocess.Popen[bytes]] = []
     launch = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", PROFILE, spec.name, "--", "stub-wait"],
                               env={**w.env, "CCS_HOME": os.environ["CCS_HOME"]}, cwd=w.work,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -216,9 +230,29 @@ def ps_and_inspect(w: World, spec: ToolSpec, allowed: frozenset[str] = frozenset
         assert errors == [], errors
         assert r.returncode == (3 if any(f["severity"] == "error" for f in findings) else 0), r.stderr
         assert KEY not in r.stdout + r.stderr
+        family, variable = stray_variable(spec)
+        stray = subprocess.Popen([str(w.stub_dir / (spec.program or "")), "stub-wait"], cwd=w.work,
+                                 env={**w.env, variable: OTHER_KEY, **dict.fromkeys(spec.internal_vars, "1")},
+                                 stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        strays.append(stray)
+        rows = until(lambda: [p for p in json.loads(w.ccs("ps", "--json", "--all", env=w.env).stdout)["processes"]
+                              if p["pid"] == stray.pid], 30, "ps to list the client started by hand")
+        assert rows[0]["tool"] == spec.name and not rows[0].get("launch_id"), rows
+        r = w.ccs("inspect", str(stray.pid), "--json", env=w.env)
+        stray_findings = json.loads(r.stdout)["findings"]
+        (finding,) = [f for f in stray_findings if f["code"] == "unmanaged-routing"]
+        # what its own launcher puts in its processes is no finding
+        assert not [f for f in stray_findings if f.get("variable") in spec.internal_vars], stray_findings
+        assert (finding["family"], finding["variable"]) == (family, variable), finding
+        if family in spec.family_effects:
+            assert f"read by {spec.family_effects[family]}" in finding["message"], finding
+        assert OTHER_KEY not in r.stdout + r.stderr
     finally:
         (w.stub_dir / "release").touch()
         out, err = launch.communicate(timeout=60)
+        for stray in strays:
+            stray.wait(60)
     assert launch.returncode == 0, err[-2000:]
 
 
@@ -289,15 +323,16 @@ def tui(w: World, spec: ToolSpec) -> None:
                        capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.splitlines()[-1])
-    assert out["launch_key"] == spec.tui_key
-    assert [spec.tui_key or "", spec.label, spec.name] in out["launch_menu"], out["launch_menu"]
+    key = spec.tui_key if isinstance(spec, TuiFace) else None  # without a face: no key, the menu launches it
+    assert out["launch_key"] == key
+    assert [key or "", spec.label, spec.name] in out["launch_menu"], out["launch_menu"]
     assert out["launch_enabled"]
     assert out["launched"]["status"] == 0 and out["launched"]["error"] is None, out
     (call,) = calls(w.stub_dir)
     assert call["env"]["CCS_PROFILE"] == PROFILE and call["env"]["CCS_TOOL"] == spec.name
     assert call["request"]["url"].startswith(good.url) and len(good.posts()) == 1
     assert spec.name in out["switches"] and out["switch_on"] and out["section_shown"]
-    assert out["fields"] == sorted(f"f-{spec.name}-{f.key}" for f in spec.editor)
+    assert out["fields"] == sorted(f"f-{spec.name}-{f.key}" for f in editor_form(spec.name, spec.fields))
     assert out["editor_error"] is None
     assert tomllib.loads(out["saved"])[spec.name] == tomllib.loads(before)[spec.name]
 

@@ -17,6 +17,7 @@ import pytest
 from conformance_flows import FLOWS, World
 
 from ccswitch_tui import tools
+from ccswitch_tui.tools.capabilities import TuiFace
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "adding-a-client.md"
@@ -37,15 +38,29 @@ def registry_line() -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
+def without_tui_face(code: str) -> str:
+    """The page's module without its TUI face (capabilities.TuiFace): its base and its two lines."""
+    lines = [line for line in code.replace(", TuiFace", "").splitlines(keepends=True)
+             if not line.lstrip().startswith(("tui_key =", "short ="))]
+    out = "".join(lines)
+    assert "TuiFace" not in out and len(lines) == len(code.splitlines()) - 2, "the page's TuiFace lines moved"
+    return out
+
+
 @pytest.fixture(scope="module")
-def recipe_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def recipe_client(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """The page's client, registered here and (through a sitecustomize) in every ccs child; its name
-    and the folder to put on PYTHONPATH."""
+    and the folder to put on PYTHONPATH. Parametrized "faceless" (indirectly), the module lacks its
+    TUI face."""
     name, module = registry_line()
+    code = recipe("module")
+    if getattr(request, "param", "face") == "faceless":
+        code = without_tui_face(code)
     folder = tmp_path_factory.mktemp("recipe")
     (folder / PACKAGE).mkdir()
     (folder / PACKAGE / "__init__.py").write_text("")
-    (folder / PACKAGE / f"{module}.py").write_text(recipe("module"))
+    (folder / PACKAGE / f"{module}.py").write_text(code)
     full = f"{PACKAGE}.{module}"
     site = folder / "site"
     site.mkdir()
@@ -84,6 +99,17 @@ def test_every_conformance_flow_serves_it(world: World, recipe_client, flow: str
         FLOWS[flow](world, tools.load().get(name), frozenset({"loader"}))
     else:
         FLOWS[flow](world, tools.load().get(name))
+
+
+@pytest.mark.parametrize("recipe_client", ["faceless"], indirect=True)
+@pytest.mark.parametrize("flow", ["launch", "tui"])
+def test_without_its_tui_face_it_launches_from_the_cli_and_the_tui_menu(world: World, recipe_client, flow: str):
+    """The TUI face is optional: without it the client registers, `ccs launch` starts it, and the TUI
+    has no key for it but launches it from its launch menu (the tui flow clicks the menu's button)."""
+    name, _ = recipe_client
+    spec = tools.load().get(name)
+    assert not isinstance(spec, TuiFace) and spec in tools.load().clients()
+    FLOWS[flow](world, spec)
 
 
 def test_the_install_script_installs_its_pin(recipe_client):

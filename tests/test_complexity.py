@@ -43,7 +43,6 @@ CEILINGS = {
     "diagnose/processes.py::_scan_proc": 15,
     "importers/scrub_text.py::_containers": 15,
     "runs/archive_read.py::_check": 15,
-    "tools/registry.py::check_specs": 15,
     "tools/share.py::claude_state": 15,
     "bridge/observe.py::_object_in_steps": 14,
     "bridge/upstream.py::Pool.request": 14,

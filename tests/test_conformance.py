@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from fake_client.spec import TOOL as FAKE
@@ -24,9 +25,12 @@ from test_conformance_layers import family_names
 
 from ccswitch_tui import tools
 from ccswitch_tui.diagnose.processes import recognise
+from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.schema import profile_from_data
+from ccswitch_tui.tools.capabilities import Probing
+from ccswitch_tui.tools.fields import editor_form
 from ccswitch_tui.tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,8 +111,8 @@ def _family_names(spec: ToolSpec) -> list[str]:
 @pytest.mark.parametrize("name", CLIENTS)
 def test_the_spec_is_complete_and_its_table_declared_once(name):
     spec = SPECS[name]
-    assert spec.label and spec.short and spec.program and spec.families, name
-    assert [f.key for f in spec.editor] == [f.name for f in spec.fields if f.editor]
+    assert spec.label and spec.program and spec.families, name
+    assert [f.key for f in editor_form(spec.name, spec.fields)] == [f.name for f in spec.fields if f.editor]
     assert any(f.kind == "env" for f in spec.fields), f"{name}: no env table"
     assert spec.exe_names or spec.scripts, f"{name}: ps cannot recognise it"
     assert all(tools.load().recognise(exe, None) == name for exe in spec.exe_names)
@@ -158,6 +162,29 @@ def test_show_json_and_validation(name, ccs, env):
     assert r.returncode == 2 and f"unknown field [{name}].modle" in r.stderr
 
 
+@pytest.mark.parametrize("name", CLIENTS)
+def test_the_table_refuses_what_its_fields_refuse(name):
+    """Each refusal its declared fields make, one line naming the field (the editor points at it):
+    a required field left out, a misspelt field, a base URL that is not http(s), a secret-looking
+    variable in its env table."""
+    spec = SPECS[name]
+    good = table_for(spec)
+    cases: list[tuple[dict[str, Any], str, str]] = [
+        ({k: v for k, v in good.items() if k != f}, f"[{name}].{f} is required", f"[{name}].{f}") for f in good]
+    if "model" in spec.field_names:
+        cases.append(({**good, "modle": "x"}, f"unknown field [{name}].modle; did you mean 'model'?",
+                      f"[{name}].modle"))
+    if "base_url" in spec.field_names:
+        cases.append(({**good, "base_url": "ftp://x"}, "is not an http(s) URL", f"[{name}].base_url"))
+    variable = f"{name.upper()}_TOKEN"
+    cases.append(({**good, "env": {variable: "x"}}, "looks like a secret", f"[{name}.env].{variable}"))
+    for table, message, field in cases:
+        with pytest.raises(ProfileError) as exc:
+            profile_from_data("p", {"schema": 1, "provider": {"name": "P", "base_url": "https://gw.example/api",
+                                                              "key": "gw"}, name: table})
+        assert message in str(exc.value) and exc.value.field == field, (table, str(exc.value), exc.value.field)
+
+
 @pytest.mark.usefixtures("secret_service")
 @pytest.mark.parametrize("name", CLIENTS)
 def test_env_diff_replaces_the_shells_routing(name, ccs, env, key_id):
@@ -181,11 +208,27 @@ def test_check_probes_the_profiles_endpoint_with_its_key(name, ccs, env, stubs, 
     write_profile(name, good.url, key_id)
     assert ccs("key", "set", key_id, input=KEY, env=env).returncode == 0
     r = ccs("check", "p", "--json", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
     results = {x["tool"]: x for x in json.loads(r.stdout)["results"]}
     assert results[name]["outcome"] == "ok", results
     posts = good.posts()
     assert posts and all(KEY in (p.headers.get("authorization", "") + p.headers.get("x-api-key", "")
                                  + p.headers.get("x-goog-api-key", "")) for p in posts)
+    # what it probes is what the launch would use: each probe the spec reads from the launch's plan
+    # went to that path, with that model, carrying the key where the probe says
+    spec = SPECS[name]
+    assert isinstance(spec, Probing), f"{name} is not probed"
+    profile = profile_from_data("p", {"schema": 1, "provider": {"name": "Stub", "base_url": good.url,
+                                                                "key": "env:PKEY"}, name: table_for(spec)})
+    plan = plan_for(profile, name, KEY, {"PATH": "/usr/bin"}, Path("/"),
+                    paths=Paths(profiles=Path("/nonexistent/p"), state=Path("/nonexistent/s")))
+    probes = spec.probes(plan, profile)
+    assert [urlsplit(p.path).path for p in posts] == [urlsplit(q.url).path for q in probes], (posts, probes)
+    for post, probe in zip(posts, probes, strict=True):
+        if probe.body is not None and "model" in probe.body:
+            assert post.body["model"] == probe.model == table_for(spec).get("model", probe.model), post.body
+        header = "authorization" if probe.auth == "bearer" else probe.auth.lower()
+        assert post.headers[header] == (f"Bearer {KEY}" if probe.auth == "bearer" else KEY), post.headers
 
 
 def test_doctor_reports_each_client(ccs, env, tmp_path):

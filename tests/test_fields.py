@@ -41,7 +41,6 @@ class ToySide:
 class ToySpec(ToolSpec[ToySide]):
     name = "toy"
     label = "Toy"
-    short = "Toy"
     side = ToySide
 
     def refine(self, values: dict[str, Any], t: Mapping[str, Any], c: Checker, provider: Provider,
@@ -66,7 +65,7 @@ def test_everything_about_the_table_comes_from_the_one_declaration():
     spec = ToySpec()
     assert spec.field_names == ("base_url", "model", "token", "mode", "verbose", "retries", "tags", "slug", "env")
     assert spec.secret_fields == ("token",)
-    editor = {f.key: f for f in spec.editor}
+    editor = {f.key: f for f in fields.editor_form(spec.name, spec.fields)}
     assert set(editor) == set(spec.field_names)
     assert editor["mode"].choices == (("default (fast)", ""), ("fast", "fast"), ("slow", "slow"))
     assert editor["verbose"].kind == "bool" and editor["retries"].kind == "int"
@@ -100,7 +99,7 @@ def test_bad_values_name_their_field(table, message, place):
 
 def test_a_spec_missing_a_piece_fails_when_built_not_at_launch():
     class NoPlan(ToolSpec[ToySide]):
-        name, label, short, side = "noplan", "No plan", "NoPlan", ToySide
+        name, label, side = "noplan", "No plan", ToySide
 
     with pytest.raises(TypeError, match="abstract"):
         NoPlan()
@@ -142,4 +141,5 @@ def test_every_registered_spec_declares_its_table_in_its_side():
         assert dataclasses.is_dataclass(spec.side), spec.name
         declared = [f.name for f in dataclasses.fields(spec.side) if "ccs.field" in f.metadata]
         assert list(spec.field_names) == declared, spec.name
-        assert [f.key for f in spec.editor] == [f.name for f in spec.fields if f.editor], spec.name
+        form = fields.editor_form(spec.name, spec.fields)
+        assert [f.key for f in form] == [f.name for f in spec.fields if f.editor], spec.name

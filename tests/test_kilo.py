@@ -1,8 +1,10 @@
 """Kilo Code CLI, added as one spec module (tools/kilo.py, sharing tools/opencode_family.py with
 OpenCode) and a registry line: the real pinned `kilo` (@kilocode/cli 7.7.7) against loopback stubs
 from a shell contaminated with every routing variable and a repository that tries to redirect it,
-quiet launches traced in a private network namespace, `--record`, `ps`, `doctor` (its layers in the
-real kilo's order), `check` and the profile table."""
+quiet launches traced in a private network namespace, the resume hint, `ps` of the real kilo (its launcher
+and native binary), `doctor` (its layers in the real kilo's order) and the profile's own rules. What every
+client gets (`check`, `--record`, `inspect` of a client started by hand, the table's field rules) is the
+conformance suite's and, with the real kilo recorded, tests/test_new_clients.py's."""
 
 from __future__ import annotations
 
@@ -15,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import real_client_files
 from conftest import ROOT
 from stub_server import StubServer
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.diagnose.processes import recognise
-from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.launch.layers import doctor_part
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.profiles.schema import profile_from_data
@@ -29,10 +31,7 @@ KEY = "sk-kilo-test-0123456789abcdefXYZ"
 VERSION = "7.7.7"
 
 
-@pytest.fixture(scope="session")
-def kilo_bin(client_bin) -> Path:
-    """The folder holding the real, pinned `kilo` (the install script checks that its binary runs)."""
-    return client_bin("kilo")
+kilo_bin = real_client_files.pinned_bin("kilo")  # the install script checks that its binary runs
 
 
 def contaminated(base: dict[str, str], wrong: StubServer, clients_bin: Path) -> dict[str, str]:
@@ -82,39 +81,22 @@ def redirecting_project(root: Path, wrong: StubServer) -> Path:
     return proj
 
 
-PROFILE = """schema = 1
-[provider]
-name = "Stub"
-base_url = "{url}"
-key = "{key_id}"
-
-[kilo]
+PROFILE = real_client_files.PROVIDER + """[kilo]
 base_url = "{url}/v1"
 model = "p-kilo"
 """
 
 
 def make_profile(ccs, env: dict[str, str], url: str, key_id: str, name: str = "p") -> None:
-    path = Path(os.environ["CCS_HOME"]) / "profiles" / f"{name}.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url=url, key_id=key_id))
-    if not key_id.startswith("env:"):
-        r = ccs("key", "set", key_id, input=KEY, env=env)
-        assert r.returncode == 0, r.stderr
+    real_client_files.write_profile(ccs, env, PROFILE.format(url=url, key_id=key_id), key_id, KEY, name)
 
 
 def tool_dir(name: str = "p") -> Path:
-    return Path(os.environ["CCS_HOME"]) / "state" / "tools" / name / "kilo"
+    return real_client_files.tool_dir("kilo", name)
 
 
 def assert_key_in_no_file(*roots: Path) -> None:
-    for root in roots:
-        for f in root.rglob("*"):
-            if f.is_file() and not f.is_symlink():
-                try:
-                    assert KEY.encode() not in f.read_bytes(), f
-                except OSError:
-                    continue
+    real_client_files.assert_key_in_no_file(KEY, *roots)
 
 
 # --- the real client ----------------------------------------------------------------------------
@@ -126,9 +108,7 @@ def test_kilo_from_a_contaminated_shell_and_a_redirecting_project_reaches_only_t
     env = contaminated(base_env, wrong, kilo_bin)
     make_profile(ccs, env, good.url, key_id)
     proj = redirecting_project(tmp_path, wrong)
-    r = ccs("launch", "p", "kilo", "--", "run", "say hi", env=env, cwd=proj, timeout=180)
-    assert r.returncode == 0, r.stderr
-    assert "stub reply" in r.stdout
+    r = real_client_files.launched(ccs, "kilo", ("run", "say hi"), env, cwd=proj)
     posts = good.posts()
     assert posts and all(p.path == "/v1/chat/completions" for p in posts)
     assert {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}
@@ -170,31 +150,6 @@ def test_without_ccs_the_project_redirects_kilo(base_env, stubs, kilo_bin, tmp_p
                        capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and "stub reply" in r.stdout, r.stderr
     assert wrong.requests == []
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
-        ccs, base_env, stubs, kilo_bin, key_id):
-    good = stubs("good")
-    env = {**base_env, "PATH": f"{kilo_bin}:{base_env['PATH']}"}
-    make_profile(ccs, env, good.url, key_id)
-    r = ccs("launch", "p", "kilo", "--record", "--", "run", "say hi", env=env, timeout=180)
-    assert r.returncode == 0, r.stderr
-    assert "stub reply" in r.stdout
-    posts = good.posts()
-    assert posts and {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}  # the bridge put it back
-    (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
-    records_path = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{manifest['launch_id']}.requests.jsonl"
-    records = [json.loads(line) for line in records_path.read_text().splitlines()]
-    assert len(records) == len(posts)
-    for rec in records:
-        assert (rec["status"], rec["model_requested"], rec["model_served"]) == (200, "p-kilo", "p-kilo")
-        assert rec["usage_source"] == "reported" and rec["input_tokens"] == 5 and rec["output_tokens"] == 1
-    assert KEY not in records_path.read_text()
-    config = json.loads((tool_dir() / "config" / "kilo.json").read_text())
-    assert config["provider"]["p"]["options"]["baseURL"].startswith("http://127.0.0.1:")  # the bridge's URL
-    assert config["provider"]["p"]["options"]["baseURL"] != f"{good.url}/v1"
-    assert_key_in_no_file(tool_dir())
 
 
 @pytest.mark.usefixtures("secret_service")
@@ -339,8 +294,7 @@ def test_a_quiet_launch_connects_only_to_the_profile(base_env, kilo_bin, tmp_pat
 
 # --- the profile table and the plan -----------------------------------------------------------------
 
-def _data(**tables: Any) -> dict[str, Any]:
-    return {"schema": 1, "provider": {"name": "P", "base_url": "https://gw.example/api", "key": "gw"}, **tables}
+_data = real_client_files.profile_data
 
 
 def test_the_table_is_validated_by_its_spec():
@@ -350,20 +304,12 @@ def test_the_table_is_validated_by_its_spec():
     assert (side.base_url, side.model, side.provider_id, side.model_ref) == (
         "https://gw.example/api", "k", "my-prof", "my-prof/k")
     cases = [
-        (dict(kilo={}), "[kilo].model is required", "[kilo].model"),
-        (dict(kilo={"model": "k", "modle": "x"}), "unknown field [kilo].modle; did you mean 'model'?", "[kilo].modle"),
         (dict(kilo={"model": "k", "provider_id": "Bad Id"}), "[kilo].provider_id 'Bad Id' may hold only a-z",
          "[kilo].provider_id"),
-        (dict(kilo={"model": "k", "base_url": "ftp://x"}), "is not an http(s) URL", "[kilo].base_url"),
-        (dict(kilo={"model": "k", "env": {"KILO_TOKEN": "x"}}), "looks like a secret", "[kilo.env].KILO_TOKEN"),
         (dict(kilo={"model": "k", "env": {"MY_HEADERS": "Authorization: Bearer abc"}}), "holds a credential",
          "[kilo.env].MY_HEADERS"),
     ]
-    for tables, message, field in cases:
-        with pytest.raises(ProfileError) as exc:
-            profile_from_data("p", _data(**tables))
-        assert message in str(exc.value) and "Bearer abc" not in str(exc.value)
-        assert exc.value.field == field
+    real_client_files.assert_each_refused(cases, _data, never="Bearer abc")
 
 
 def test_the_plan_routes_through_one_config_file_and_keeps_the_key_in_the_environment(tmp_path):
@@ -403,9 +349,7 @@ def test_a_managed_kilo_layer_that_sets_routing_refuses_the_launch(ccs, base_env
     (managed / "kilo.json").write_text(json.dumps({"model": "corp/model", "provider": {"corp": {
         "options": {"baseURL": "https://corp.example/v1", "apiKey": "sk-corp-secret-0123456789"}}}}))
     env = {**base_env, "PATH": f"{kilo_bin}:{base_env['PATH']}", "CCS_KILO_MANAGED_DIR": str(managed), "KK": KEY}
-    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url="http://127.0.0.1:9", key_id="env:KK"))
+    real_client_files.write_profile(ccs, env, PROFILE.format(url="http://127.0.0.1:9", key_id="env:KK"), "env:KK", KEY)
     r = ccs("launch", "p", "kilo", "--", "--version", env=env)
     assert r.returncode == 2
     assert f"the managed Kilo Code settings {managed / 'kilo.json'} set model" in r.stderr
@@ -480,19 +424,6 @@ def test_a_running_kilo_is_judged_against_its_profile(ccs, base_env, tmp_path, k
                 pass
             proc.wait(20)
         stub.close()
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_check_probes_what_the_launch_would_use(ccs, base_env, stubs, key_id):
-    good = stubs("good")
-    make_profile(ccs, base_env, good.url, key_id)
-    r = ccs("check", "p", "--json", env=base_env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    (result,) = [x for x in json.loads(r.stdout)["results"] if x["tool"] == "kilo"]
-    assert result["outcome"] == "ok"
-    (post,) = good.posts()
-    assert post.path == "/v1/chat/completions" and post.body["model"] == "p-kilo"
-    assert post.headers["authorization"] == f"Bearer {KEY}"
 
 
 def test_presets_serve_kilo_where_the_provider_speaks_chat_completions():

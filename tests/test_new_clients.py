@@ -1,25 +1,25 @@
 """Gemini CLI and OpenCode, each added as one spec module (tools/gemini.py, tools/opencode.py) and a
 registry line: the real pinned npm clients against loopback stubs from a contaminated shell, project
 layers that try to redirect them, their own tables, plans, `check` and `doctor` findings, and the
-guard that nothing outside tools/ names any registered client. What every client must get from the
-core (validation, show, export, env, ps, doctor, check, runs, the TUI) is tests/test_conformance.py."""
+guard that nothing outside tools/ names any registered client, and a recorded launch of each real npm
+client (Gemini CLI, OpenCode, Kilo Code, Qwen Code). What every client must get from the core
+(validation, show, export, env, ps and inspect, doctor, check, runs, the TUI) is tests/test_conformance.py
+and tests/test_conformance_flows.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+import real_client_files
+from real_client_files import files_under, write_profile
 from stub_server import StubServer
 
 from ccswitch_tui import policy
 from ccswitch_tui.diagnose.processes import recognise
-from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.profiles.schema import profile_from_data
 
@@ -67,13 +67,7 @@ def redirecting_project(root: Path, wrong: StubServer) -> Path:
     return proj
 
 
-PROFILE = """schema = 1
-[provider]
-name = "Stub"
-base_url = "{url}"
-key = "{key_id}"
-
-[gemini]
+PROFILE = real_client_files.PROVIDER + """[gemini]
 model = "p-gemini"
 
 [opencode]
@@ -83,28 +77,15 @@ model = "p-opencode"
 
 
 def make_profile(ccs, env, url: str, key_id: str, name: str = "p") -> None:
-    path = Path(os.environ["CCS_HOME"]) / "profiles" / f"{name}.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url=url, key_id=key_id))
-    r = ccs("key", "set", key_id, input=KEY, env=env)
-    assert r.returncode == 0, r.stderr
+    write_profile(ccs, env, PROFILE.format(url=url, key_id=key_id), key_id, KEY, name)
 
 
 def tool_dir(name: str, tool: str) -> Path:
-    return Path(os.environ["CCS_HOME"]) / "state" / "tools" / name / tool
-
-
-def files_under(path: Path) -> list[Path]:
-    return [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
+    return real_client_files.tool_dir(tool, name)
 
 
 def assert_key_in_no_file(*roots: Path) -> None:
-    for root in roots:
-        for f in files_under(root):
-            try:
-                assert KEY not in f.read_text(errors="replace"), f
-            except OSError:
-                continue
+    real_client_files.assert_key_in_no_file(KEY, *roots)
 
 
 # --- the real clients ---------------------------------------------------------------------------
@@ -146,9 +127,7 @@ def test_opencode_from_a_contaminated_shell_and_a_redirecting_project_reaches_on
     del env["OPENCODE_CONFIG_CONTENT"]  # measured: it beats every file, ccs's too; ccs never passes it on
     make_profile(ccs, env, good.url, key_id)
     proj = redirecting_project(tmp_path, wrong)
-    r = ccs("launch", "p", "opencode", "--", "run", "say hi", env=env, cwd=proj, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "stub reply" in r.stdout
+    real_client_files.launched(ccs, "opencode", ("run", "say hi"), env, cwd=proj, timeout=120)
     posts = good.posts()
     assert posts and all(p.path == "/v1/chat/completions" for p in posts)  # a title request and the turn
     assert {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}
@@ -192,8 +171,7 @@ def test_what_the_clients_and_the_user_add_to_their_config_is_kept(ccs, base_env
 
 # --- profile tables and plans --------------------------------------------------------------------
 
-def _data(**tables):
-    return {"schema": 1, "provider": {"name": "P", "base_url": "https://gw.example/api", "key": "gw"}, **tables}
+_data = real_client_files.profile_data
 
 
 def test_tables_are_validated_by_their_specs():
@@ -202,19 +180,9 @@ def test_tables_are_validated_by_their_specs():
     assert (p.side("gemini").base_url, p.side("opencode").base_url, p.side("opencode").provider_id) == (
         "https://gw.example/api", "https://gw.example/api", "p")
     assert p.side("claude") is None and p.side("codex") is None
-    cases = [
-        (dict(gemini={}), "[gemini].model is required", "[gemini].model"),
-        (dict(gemini={"model": "g", "modle": "x"}), "unknown field [gemini].modle; did you mean 'model'?",
-         "[gemini].modle"),
-        (dict(opencode={"model": "o", "provider_id": "Bad Id"}), "may hold only a-z", "[opencode].provider_id"),
-        (dict(opencode={"model": "o", "base_url": "ftp://x"}), "is not an http(s) URL", "[opencode].base_url"),
-        (dict(gemini={"model": "g", "env": {"GEMINI_TOKEN": "x"}}), "looks like a secret", "[gemini.env].GEMINI_TOKEN"),
-    ]
-    for tables, message, field in cases:
-        with pytest.raises(ProfileError) as exc:
-            profile_from_data("p", _data(**tables))
-        assert message in str(exc.value)
-        assert exc.value.field == field  # the editor points at the field without reading the message
+    # what every table's fields refuse is tests/test_conformance.py's; opencode's own rule:
+    cases = [(dict(opencode={"model": "o", "provider_id": "Bad Id"}), "may hold only a-z", "[opencode].provider_id")]
+    real_client_files.assert_each_refused(cases, _data)
 
 
 def test_the_plans_route_through_the_environment_and_one_config_file(tmp_path):
@@ -245,9 +213,7 @@ def test_a_system_gemini_layer_that_sets_routing_refuses_the_launch(ccs, base_en
     system.write_text(json.dumps({"security": {"auth": {"selectedType": "vertex-ai"}}}))
     env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}", "CCS_GEMINI_SYSTEM_SETTINGS": str(system),
            "GKEY": KEY}
-    path = Path(os.environ["CCS_HOME"]) / "profiles" / "p.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url="http://127.0.0.1:9", key_id="env:GKEY"))
+    write_profile(ccs, env, PROFILE.format(url="http://127.0.0.1:9", key_id="env:GKEY"), "env:GKEY", KEY)
     r = ccs("launch", "p", "gemini", "--", "--version", env=env)
     assert r.returncode == 2
     assert f"the system Gemini CLI settings {system} set security.auth.selectedType" in r.stderr
@@ -266,57 +232,6 @@ def test_ps_recognises_their_processes():
     assert recognise(["opencode", "run", "hi"]) == "opencode"
     assert recognise(["/x/node_modules/opencode-ai/bin/opencode.exe", "run"]) == "opencode"
     assert recognise(["node", "/x/gemini-like.js"]) is None
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_a_running_gemini_is_judged_against_its_profile(ccs, base_env, tmp_path, key_id):
-    """`ccs inspect` of a live child of a gemini launch: clean; a Gemini CLI started by hand with a key
-    in its environment is named, with the gemini family and who reads it."""
-    fake = tmp_path / "bin" / "gemini"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nsleep 30\n")  # the shell stays: its command line names the script
-    fake.chmod(0o755)
-    env = {**base_env, "PATH": f"{fake.parent}:{base_env['PATH']}"}
-    make_profile(ccs, env, "http://127.0.0.1:9", key_id)
-    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "gemini"], env=env, cwd=tmp_path,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    stray = subprocess.Popen([str(fake)], env={**env, "GEMINI_API_KEY": "sk-other-key-0123456789abcdefXYZ"})
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            rows = json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
-            mine = [r for r in rows if r["tool"] == "gemini" and r["pid"] != stray.pid and r.get("launch_id")
-                    and r["cwd"] == str(tmp_path)]  # not another test's gemini
-            if mine:
-                break
-            time.sleep(0.2)
-        assert mine, rows
-        r = ccs("inspect", str(mine[0]["pid"]), "--json", env=env)
-        found = json.loads(r.stdout)["findings"]
-        assert [f for f in found if f["severity"] == "error"] == [], found
-        r = ccs("inspect", str(stray.pid), "--json", env=env)
-        (finding,) = json.loads(r.stdout)["findings"]
-        assert (finding["code"], finding["family"], finding["variable"]) == (
-            "unmanaged-routing", "gemini", "GEMINI_API_KEY")
-        assert "read by Gemini CLI" in finding["message"] and "sk-other-key" not in r.stdout
-    finally:
-        for proc in (child, stray):
-            proc.terminate()
-            proc.wait(10)
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_check_probes_what_the_launch_would_use(ccs, base_env, stubs, key_id):
-    good = stubs("good")
-    make_profile(ccs, base_env, good.url, key_id)
-    r = ccs("check", "p", "--json", env=base_env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    results = {x["tool"]: x for x in json.loads(r.stdout)["results"]}
-    assert results["gemini"]["outcome"] == "ok" and results["opencode"]["outcome"] == "ok"
-    paths = {q.path for q in good.posts()}
-    assert paths == {"/v1beta/models/p-gemini:generateContent", "/v1/chat/completions"}
-    gemini = next(q for q in good.posts() if "generateContent" in q.path)
-    assert gemini.headers["x-goog-api-key"] == KEY
 
 
 def test_doctor_reads_geminis_layers_and_env_files(ccs, base_env, stubs, tmp_path):
@@ -379,27 +294,38 @@ def test_the_name_guard_sees_code_not_comments(tmp_path):
     assert "gemini" in code_words(sample)
 
 
+# every real npm client ccs writes a config for or reads the environment of, recorded: the provider's
+# URL in none of its files (where it has one, the bridge's is), the key in none
+RECORDED = real_client_files.PROVIDER + """[gemini]
+model = "p-gemini"
+
+[opencode]
+base_url = "{url}/v1"
+model = "p-opencode"
+
+[kilo]
+base_url = "{url}/v1"
+model = "p-kilo"
+
+[qwen]
+base_url = "{url}/v1"
+model = "p-qwen"
+"""
+BRIDGE_IN = {"opencode": "config/opencode.json", "kilo": "config/kilo.json", "qwen": "system-settings.json"}
+
+
 @pytest.mark.usefixtures("secret_service")
-@pytest.mark.parametrize("tool,args", [("gemini", ["-p", "say hi"]), ("opencode", ["run", "say hi"])])
+@pytest.mark.parametrize("tool,args", [("gemini", ["-p", "say hi"]), ("opencode", ["run", "say hi"]),
+                                       ("kilo", ["run", "say hi"]), ("qwen", ["-p", "say hi"])])
 def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
         ccs, base_env, stubs, client_bin, key_id, tool, args):
-    clients_bin = client_bin(tool)
     good = stubs("good")
-    env = {**base_env, "PATH": f"{clients_bin}:{base_env['PATH']}"}
-    make_profile(ccs, env, good.url, key_id)
-    r = ccs("launch", "p", tool, "--record", "--", *args, env=env, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "stub reply" in r.stdout
-    posts = good.posts()
-    assert posts and {p.headers.get("x-goog-api-key") or p.headers["authorization"] for p in posts} <= {
-        KEY, f"Bearer {KEY}"}  # the bridge put the real key back; the child held only a token
+    env = {**base_env, "PATH": f"{client_bin(tool)}:{base_env['PATH']}"}
+    write_profile(ccs, env, RECORDED.format(url=good.url, key_id=key_id), key_id, KEY)
+    real_client_files.recorded_launch(ccs, env, good, tool, tuple(args), f"p-{tool}", KEY)
     (manifest,) = json.loads(ccs("runs", "--json", env=env).stdout)["runs"]
-    records_path = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{manifest['launch_id']}.requests.jsonl"
-    records = [json.loads(line) for line in records_path.read_text().splitlines()]
-    assert len(records) == len(posts)
-    model = {"gemini": "p-gemini", "opencode": "p-opencode"}[tool]
-    for rec in records:
-        assert (rec["status"], rec["model_requested"], rec["model_served"]) == (200, model, model)
-        assert rec["usage_source"] == "reported" and rec["input_tokens"] == 5 and rec["output_tokens"] == 1
-    assert KEY not in records_path.read_text()
+    for f in files_under(tool_dir("p", tool)):
+        assert good.url not in f.read_text(errors="replace"), f  # only the bridge knows the provider
+    if tool in BRIDGE_IN:
+        assert manifest["recording"]["bridge"] in (tool_dir("p", tool) / BRIDGE_IN[tool]).read_text()
     assert_key_in_no_file(tool_dir("p", tool))

@@ -1,6 +1,8 @@
 """Qwen Code, added as one spec module (tools/qwen.py) and a registry line: the real pinned npm client
 against loopback stubs from a contaminated shell, a repository and home files that try to redirect it,
-the system layers, the profile table, the plan, `check`, `doctor`, `ps`, recording and the resume hint."""
+the system layers, the profile table, the plan, `doctor`, `ps` and the resume hint. What every client gets
+(`check`, `--record`, `inspect` of a client started by hand, the table's field rules) is the conformance
+suite's and, with the real qwen recorded, tests/test_new_clients.py's."""
 
 from __future__ import annotations
 
@@ -15,14 +17,16 @@ from pathlib import Path
 
 import netns
 import pytest
+import real_client_files
 from conftest import CLIENTS_BIN, skip_or_fail
 from pty_session import PtySession
+from real_client_files import profile_path, write_profile
 from stub_server import StubServer
 from waiting import open_by_anyone, until
 
 from ccswitch_tui import policy, tools
 from ccswitch_tui.diagnose.processes import recognise, tool_internal
-from ccswitch_tui.errors import ProfileError, UsageError
+from ccswitch_tui.errors import UsageError
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.presets import list_presets
@@ -32,10 +36,7 @@ KEY = "sk-qwenclient-0123456789abcdefXYZ"
 VERSION = "0.24.4"
 
 
-@pytest.fixture(scope="session")
-def qwen_bin(client_bin) -> Path:
-    """The folder holding the real, pinned `qwen` (scripts/install-clients.sh installs it)."""
-    return client_bin("qwen")
+qwen_bin = real_client_files.pinned_bin("qwen")
 
 
 def contaminated(base: dict[str, str], wrong: StubServer, bin_dir: Path) -> dict[str, str]:
@@ -89,45 +90,21 @@ def redirecting_project(root: Path, wrong: StubServer, unbeatable: bool = True) 
     return proj
 
 
-PROFILE = """schema = 1
-[provider]
-name = "Stub"
-base_url = "{url}/v1"
-key = "{key_id}"
-
-[qwen]
+PROFILE = real_client_files.PROVIDER.replace('"{url}"', '"{url}/v1"') + """[qwen]
 model = "p-qwen"
 """
 
 
-def profile_path(name: str = "p") -> Path:
-    return Path(os.environ["CCS_HOME"]) / "profiles" / f"{name}.toml"
-
-
 def make_profile(ccs, env, url: str, key_id: str, name: str = "p", extra: str = "") -> None:
-    path = profile_path(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(PROFILE.format(url=url, key_id=key_id) + extra)
-    if not key_id.startswith("env:"):
-        r = ccs("key", "set", key_id, input=KEY, env=env)
-        assert r.returncode == 0, r.stderr
+    write_profile(ccs, env, PROFILE.format(url=url, key_id=key_id) + extra, key_id, KEY, name)
 
 
 def tool_dir(name: str = "p") -> Path:
-    return Path(os.environ["CCS_HOME"]) / "state" / "tools" / name / "qwen"
-
-
-def files_under(path: Path) -> list[Path]:
-    return [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
+    return real_client_files.tool_dir("qwen", name)
 
 
 def assert_key_in_no_file(*roots: Path) -> None:
-    for root in roots:
-        for f in files_under(root):
-            try:
-                assert KEY not in f.read_text(errors="replace"), f
-            except OSError:
-                continue
+    real_client_files.assert_key_in_no_file(KEY, *roots)
 
 
 def manifest(ccs, env) -> dict:
@@ -283,30 +260,6 @@ def test_a_system_defaults_provider_entry_loses_to_the_profile(ccs, base_env, st
 
 
 @pytest.mark.usefixtures("secret_service")
-def test_a_recorded_launch_holds_the_key_in_the_bridge_and_records_each_request(
-        ccs, base_env, stubs, qwen_bin, key_id):
-    good = stubs("good")
-    env = {**base_env, "PATH": f"{qwen_bin}:{base_env['PATH']}"}
-    make_profile(ccs, env, good.url, key_id)
-    r = ccs("launch", "p", "qwen", "--record", "--", "-p", "say hi", env=env, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "stub reply" in r.stdout
-    posts = good.posts()
-    assert posts and {p.headers["authorization"] for p in posts} == {f"Bearer {KEY}"}  # the bridge put it back
-    m = manifest(ccs, env)
-    records_path = Path(os.environ["CCS_HOME"]) / "state" / "runs" / f"{m['launch_id']}.requests.jsonl"
-    records = [json.loads(line) for line in records_path.read_text().splitlines()]
-    assert len(records) == len(posts)
-    for rec in records:
-        assert (rec["status"], rec["model_requested"], rec["model_served"]) == (200, "p-qwen", "p-qwen")
-        assert rec["usage_source"] == "reported" and rec["input_tokens"] == 5 and rec["output_tokens"] == 1
-    assert KEY not in records_path.read_text()
-    settings = (tool_dir() / "system-settings.json").read_text()
-    assert good.url not in settings and "127.0.0.1" in settings  # its provider entry names the bridge too
-    assert_key_in_no_file(tool_dir())
-
-
-@pytest.mark.usefixtures("secret_service")
 def test_the_resume_hint_names_the_session_the_launch_wrote(ccs, base_env, stubs, qwen_bin, key_id, tmp_path):
     good = stubs("good")
     env = {**base_env, "PATH": f"{qwen_bin}:{base_env['PATH']}"}
@@ -330,24 +283,15 @@ def test_the_resume_hint_names_the_session_the_launch_wrote(ccs, base_env, stubs
 # --- profile table and plan ------------------------------------------------------------------------
 
 def _data(**tables):
-    return {"schema": 1, "provider": {"name": "P", "base_url": "https://gw.example/v1", "key": "gw"}, **tables}
+    return real_client_files.profile_data("https://gw.example/v1", **tables)
 
 
 def test_the_table_is_validated_by_its_spec():
     p = profile_from_data("p", _data(qwen={"model": "q"}))
     assert p.tools == ("qwen", "run")
     assert (p.side("qwen").base_url, p.side("qwen").model) == ("https://gw.example/v1", "q")
-    cases = [
-        (dict(qwen={}), "[qwen].model is required", "[qwen].model"),
-        (dict(qwen={"model": "q", "modle": "x"}), "unknown field [qwen].modle; did you mean 'model'?", "[qwen].modle"),
-        (dict(qwen={"model": "q", "base_url": "ftp://x"}), "is not an http(s) URL", "[qwen].base_url"),
-        (dict(qwen={"model": "q", "env": {"QWEN_TOKEN": "x"}}), "looks like a secret", "[qwen.env].QWEN_TOKEN"),
-    ]
-    for tables, message, field in cases:
-        with pytest.raises(ProfileError) as exc:
-            profile_from_data("p", _data(**tables))
-        assert message in str(exc.value)
-        assert exc.value.field == field
+    # what its fields refuse (a missing model, a misspelt field, an ftp URL, a secret in [qwen.env]) is
+    # tests/test_conformance.py's, for every client
 
 
 def test_the_plan_routes_through_the_environment_and_its_own_user_layer(tmp_path):
@@ -418,60 +362,8 @@ def test_ps_recognises_its_processes():
     hint = tools.load().families.routing_prefilter()
     assert hint.search(b"A=1\0QWEN_HOME=/x\0") and hint.search(b"DASHSCOPE_API_KEY=x\0")
     assert tools.load().families.routing_family("QWEN_DEFAULT_AUTH_TYPE") == "qwen"
+    assert tools.load().families.routing_family("DASHSCOPE_API_KEY") == "qwen"  # inspect names it so
     assert "QWEN_CODE_LAUNCHER_PID" in tool_internal() and "QWEN_HOME" not in tool_internal()
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_a_running_qwen_is_judged_against_its_profile(ccs, base_env, tmp_path, key_id):
-    """`ccs inspect` of a live child of a qwen launch: clean, its launcher's own variables included; a
-    Qwen Code started by hand with a DashScope key in its environment is named, with its family."""
-
-    fake = tmp_path / "bin" / "qwen"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nsleep 30\n")  # the shell stays: its command line names the script
-    fake.chmod(0o755)
-    env = {**base_env, "PATH": f"{fake.parent}:{base_env['PATH']}"}
-    make_profile(ccs, env, "http://127.0.0.1:9", key_id)
-    child = subprocess.Popen([sys.executable, "-m", "ccswitch_tui", "launch", "p", "qwen"], env=env, cwd=tmp_path,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    stray = subprocess.Popen([str(fake)], env={**env, "DASHSCOPE_API_KEY": "sk-other-key-0123456789abcdefXYZ",
-                                               "QWEN_CODE_LAUNCHER_PID": "1"})
-    try:
-        deadline = time.monotonic() + 20
-        mine: list = []
-        while time.monotonic() < deadline:
-            rows = json.loads(ccs("ps", "--json", env=env).stdout)["processes"]
-            mine = [r for r in rows if r["tool"] == "qwen" and r["pid"] != stray.pid and r.get("launch_id")
-                    and r["cwd"] == str(tmp_path)]  # not another test's qwen
-            if mine:
-                break
-            time.sleep(0.2)
-        assert mine, rows
-        r = ccs("inspect", str(mine[0]["pid"]), "--json", env=env)
-        found = json.loads(r.stdout)["findings"]
-        assert [f for f in found if f["severity"] == "error"] == [], found
-        r = ccs("inspect", str(stray.pid), "--json", env=env)
-        (finding,) = json.loads(r.stdout)["findings"]
-        assert (finding["code"], finding["family"], finding["variable"]) == (
-            "unmanaged-routing", "qwen", "DASHSCOPE_API_KEY")
-        assert "read by Qwen Code" in finding["message"] and "sk-other-key" not in r.stdout
-    finally:
-        for proc in (child, stray):
-            proc.terminate()
-            proc.wait(10)
-
-
-@pytest.mark.usefixtures("secret_service")
-def test_check_probes_what_the_launch_would_use(ccs, base_env, stubs, key_id):
-    good = stubs("good")
-    make_profile(ccs, base_env, good.url, key_id)
-    r = ccs("check", "p", "--json", env=base_env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    (result,) = [x for x in json.loads(r.stdout)["results"] if x["tool"] == "qwen"]
-    assert result["outcome"] == "ok"
-    (probe,) = good.posts()
-    assert probe.path == "/v1/chat/completions" and probe.body["model"] == "p-qwen"
-    assert probe.headers["authorization"] == f"Bearer {KEY}"
 
 
 def test_doctor_shows_its_layers_and_the_env_files_it_reads(ccs, base_env, stubs, tmp_path):

@@ -21,6 +21,7 @@ from chat_stub import ChatStub, Reply
 from provider_stub import ProviderStub
 
 from ccswitch_tui.bridge import wire
+from ccswitch_tui.bridge.handler import passthrough
 from ccswitch_tui.bridge.server import Bridge, BridgeConfig, Route
 from ccswitch_tui.bridge.translate.handler import TranslatingHandler
 
@@ -68,10 +69,9 @@ def _run(tmp_path: Path, bodies: bool) -> list[dict[str, Any]]:
     stub = ProviderStub()
     chat = ChatStub(script=[Reply(raw=(FIXTURES / "openai_refusal.sse").read_bytes())])
     path = tmp_path / f"bodies-{bodies}.requests.jsonl"
-    bridge = Bridge(BridgeConfig(routes=(Route("anthropic", stub.url, dialect="anthropic-messages"),
-                                         Route("openai", stub.url + "/v1", dialect="openai"),
-                                         Route("p", f"{chat.url}/v1", handler=TranslatingHandler("Prov"),
-                                               dialect="openai-responses")),
+    bridge = Bridge(BridgeConfig(routes=(Route("anthropic", stub.url, handler=passthrough("anthropic-messages")),
+                                         Route("openai", stub.url + "/v1", handler=passthrough("openai")),
+                                         Route("p", f"{chat.url}/v1", handler=TranslatingHandler("Prov"))),
                                  key=KEY, records_path=path, key_fingerprint="fp:0123456789ab",
                                  record_bodies=bodies)).start()
     try:
@@ -110,10 +110,10 @@ def test_records_keep_their_keys_values_and_order(tmp_path: Path, bodies: bool) 
 
 
 def test_the_golden_records_are_the_shapes_readers_expect() -> None:
-    """The golden file itself: a relayed request's 28 fields in their order, then the optional
+    """The golden file itself: a relayed request's 29 fields in their order, then the optional
     ones (task, bodies, a translation's), and a refused connection's short form."""
     golden = [json.loads(line) for line in GOLDEN.read_text().splitlines() if line.strip()]
-    base = ["id", "started", "method", "route", "path", "upstream_url", "key_fingerprint", "model_requested",
+    base = ["id", "started", "method", "route", "dialect", "path", "upstream_url", "key_fingerprint", "model_requested",
             "model_served", "stream", "status", "upstream_status", "outcome", "ttfb_ms", "duration_ms",
             "in_flight", "retry_of", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens",
             "usage_source", "request_bytes", "response_bytes", "provider_headers", "system_fingerprint",
@@ -130,6 +130,9 @@ def test_the_golden_records_are_the_shapes_readers_expect() -> None:
     short = ["id", "started", "method", "route", "path", "upstream_url", "key_fingerprint", "status", "outcome",
              "duration_ms", "in_flight", "usage_source", "error"]
     assert list(plain[5]) == list(bodies[5]) == short
+    # each record names the API its route's handler declares; a path on no route has none
+    assert [r["dialect"] for r in plain[:5]] == ["openai", "anthropic-messages", "anthropic-messages", None,
+                                                 "openai-responses"]
 
 
 def _refusal_body(route: Route, records: Path) -> dict[str, Any]:
@@ -150,9 +153,10 @@ def _refusal_body(route: Route, records: Path) -> dict[str, Any]:
 def test_the_bridge_answers_its_refusals_in_the_dialect_the_route_declares(tmp_path: Path) -> None:
     """The route's declared API, not its name, says the shape of the bridge's own error."""
     records = tmp_path / "L.requests.jsonl"
-    anthropic = _refusal_body(Route("x", "http://127.0.0.1:9", dialect="anthropic-messages"), records)
+    anthropic = _refusal_body(Route("x", "http://127.0.0.1:9", handler=passthrough("anthropic-messages")), records)
     assert anthropic["type"] == "error" and anthropic["error"]["type"] == "invalid_request_error"
-    for route in (Route("anthropic", "http://127.0.0.1:9", dialect="openai"), Route("y", "http://127.0.0.1:9")):
+    for route in (Route("anthropic", "http://127.0.0.1:9", handler=passthrough("openai")),
+                  Route("y", "http://127.0.0.1:9")):
         openai = _refusal_body(route, records)
         assert "type" not in openai and openai["error"]["code"] == "ccs_bridge_refused"
 

@@ -14,6 +14,7 @@ import pytest
 
 from ccswitch_tui import tools
 from ccswitch_tui.policy.families import SHARED_ONLY, Families
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.index import INDEX
 from ccswitch_tui.tools.registry import RegistrationError, Registry, facts
 
@@ -41,7 +42,7 @@ def test_the_tuis_launch_keys_and_import_labels_from_the_index_are_the_specs():
     the ones the specs give, and a client added with ``register`` (not in the index) makes it load them."""
     full = tools.load()
     assert tools.known().launch_keys() == tuple((s.name, s.tui_key, s.short, s.label) for s in full.clients()
-                                                if s.tui_key)
+                                                if isinstance(s, TuiFace))
     for last in ("and", "/"):
         assert tools.known().importable_labels(last) == full.client_labels(last, full.importable())
     out = fresh("import sys\nfrom ccswitch_tui import tools\n"
@@ -78,6 +79,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.fields import string
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.spec import ToolSpec
 
 
@@ -87,7 +89,7 @@ class Side:
     env: Mapping[str, str] = fields.env()
 
 
-class Spec(ToolSpec[Side]):
+class Spec(ToolSpec[Side], TuiFace):
     name = "probe"
     label = "Probe"
     short = "Probe"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ccswitch_tui import tools
-from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming
+from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming, TuiFace
 from ccswitch_tui.tools.registry import RESERVED_KEYS, RegistrationError
 
 SPEC = '''
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.fields import string
-from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming
+from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming, TuiFace
 from ccswitch_tui.tools.spec import ToolSpec
 
 
@@ -33,10 +33,8 @@ class Side:
 class Spec(ToolSpec[Side]{bases}):
     name = {name!r}
     label = "Probe"
-    short = {short!r}
     program = "probe"
-    tui_key = {key!r}
-    side = Side
+{face}    side = Side
     families = {families!r}
     exe_names = {exes!r}
     layers = {layers}
@@ -56,10 +54,15 @@ def register(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name:
              exes: tuple[str, ...] = (), layers: str = "()", reason: str = "a probe reads nothing",
              bases: str = "", extra: str = "") -> None:
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(SPEC.format(
-        name=name, short=short, key=key, families=families if families is not None else {"probe": r"PROBE_.*"},
-        exes=exes, layers=layers, reason=reason, bases=bases, extra=extra)))
+        name=name, face=face(short, key), families=families if families is not None else {"probe": r"PROBE_.*"},
+        exes=exes, layers=layers, reason=reason, bases=(", TuiFace" if key else "") + bases, extra=extra)))
     monkeypatch.syspath_prepend(str(tmp_path))
     tools.register(name, module)
+
+
+def face(short: str, key: str | None) -> str:
+    """The spec's TUI face (its key and footer word, claimed among its bases), or none without a key."""
+    return f"    tui_key = {key!r}\n    short = {short!r}\n" if key is not None else ""
 
 
 CASES = [
@@ -95,6 +98,10 @@ CASES = [
      "implements part of Resuming but lacks resume_command"),
     ("half_claimed", {"bases": ", Resuming", "extra": "    def resume_command(self, plan, since):\n"
                       "        return None\n"}, "claims Resuming but lacks batch"),
+    # its TUI face: claimed or begun, both its key and its footer word
+    ("claimed_face", {"key": None, "bases": ", TuiFace"}, "claims TuiFace but lacks tui_key, short"),
+    ("half_face", {"key": None, "extra": "    short = 'Probe'\n"}, "implements part of TuiFace but lacks tui_key"),
+    ("empty_short", {"short": ""}, "claims TuiFace but lacks short"),
 ]
 
 
@@ -112,8 +119,8 @@ def test_a_name_registered_twice_or_under_another_name_is_refused(tmp_path, monk
     with pytest.raises(RegistrationError, match="'claude' .*already registered"):
         tools.register("claude", "ccswitch_tui.tools.gemini")
     (tmp_path / "misnamed.py").write_text(textwrap.dedent(SPEC.format(
-        name="other", short="O", key="y", families={"probe": r"PROBE_.*"}, exes=(), layers="()", reason="none",
-        bases="", extra="")))
+        name="other", face=face("O", "y"), families={"probe": r"PROBE_.*"}, exes=(), layers="()", reason="none",
+        bases=", TuiFace", extra="")))
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(RegistrationError, match="says name = 'other'; register it under its own name"):
         tools.register("misnamed", "misnamed")
@@ -148,8 +155,41 @@ def test_a_spec_asks_for_a_capability_by_implementing_or_claiming_it(tmp_path, m
         tools.unregister("fullprobe")
 
 
+def test_a_spec_without_a_tui_face_registers_and_has_no_launch_key(tmp_path, monkeypatch):
+    """The TUI face is optional: a spec without one joins the registry (and the launch path) and has no
+    key a later spec's could collide with; the TUI lists it in its launch menu by its label
+    (tests/test_adding_a_client.py launches one from the CLI and from that menu)."""
+    register(tmp_path, monkeypatch, "facelessprobe", name="facelessprobe", key=None,
+             families={"facelessprobe": r"FACELESSPROBE_.*"})
+    try:
+        spec = tools.load().get("facelessprobe")
+        assert spec in tools.load().clients() and not isinstance(spec, TuiFace)
+        assert not hasattr(spec, "tui_key") and not hasattr(spec, "short")
+        assert tools.for_launch("facelessprobe").get("facelessprobe").label == "Probe"
+        # its key is not taken: a later spec may use the one a faceless spec could have had
+        register(tmp_path, monkeypatch, "keyedprobe", name="keyedprobe", key="y",
+                 families={"keyedprobe": r"KEYEDPROBE_.*"})
+        assert isinstance(tools.load().get("keyedprobe"), TuiFace)
+    finally:
+        tools.unregister("facelessprobe")
+        if "keyedprobe" in tools.names():
+            tools.unregister("keyedprobe")
+
+
+def test_two_specs_with_one_tui_key_are_refused(tmp_path, monkeypatch):
+    """Two specs from outside the package, each fine alone, cannot share a launch key."""
+    register(tmp_path, monkeypatch, "firstkey", name="firstkey", key="y", families={"firstkey": r"FIRSTKEY_.*"})
+    try:
+        with pytest.raises(RegistrationError, match="tui_key 'y' is firstkey's launch key"):
+            register(tmp_path, monkeypatch, "secondkey", name="secondkey", key="y",
+                     families={"secondkey": r"SECONDKEY_.*"})
+        assert "secondkey" not in tools.names()
+    finally:
+        tools.unregister("firstkey")
+
+
 def test_the_built_in_clients_pass_and_their_keys_are_free():
-    keys = [s.tui_key for s in tools.load().clients() if s.tui_key]
+    keys = [s.tui_key for s in tools.load().clients() if isinstance(s, TuiFace)]
     assert len(keys) == len(set(keys)) and not set(keys) & RESERVED_KEYS
     assert sys.modules["ccswitch_tui.tools.registry"]  # loaded with the registry, checks included
 

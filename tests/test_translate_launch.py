@@ -54,6 +54,9 @@ def assert_records_match(records: list[dict], stub: ChatStub) -> None:
         assert record["upstream_status"] == got.status
         # what the translation did, from the translation itself
         assert record["translated"] == "responses->chat" and record["upstream_model"] == got.body["model"]
+        # the API Codex speaks to the route, as the translating handler declares it (not guessed from
+        # the route's location, model_providers.ID.base_url, which names no family)
+        assert record["dialect"] == "openai-responses", record
         assert isinstance(record["dropped"], list) and all(isinstance(d, str) for d in record["dropped"])
         if got.status == 200:
             assert record["model_served"] == "stub-served"

@@ -29,6 +29,7 @@ from textual.widgets import Input
 from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.screens.modals import CommandScreen, RefusalScreen
 
@@ -341,7 +342,8 @@ async def test_the_folded_launch_menu_lists_the_profiles_clients_and_launches_by
         menu = await wait_until(pilot, lambda: isinstance(app.screen, LaunchMenuScreen) and app.screen)
         served = [s for s in tools.load().clients() if s.name in app.current_entry().profile.tools]
         assert [c[2] for c in menu.clients] == [s.name for s in served] and len(served) >= 2
-        assert [str(b.label) for b in menu.query(".launch-choice")] == [f"{s.tui_key}  {s.label}" for s in served]
+        assert [str(b.label) for b in menu.query(".launch-choice")] == [
+            f"{s.tui_key}  {s.label}" if isinstance(s, TuiFace) else s.label for s in served]
         await pilot.press("x")
         await wait_until(pilot, lambda: launched)
         await settle(pilot)

@@ -17,6 +17,7 @@ from test_tui_support import build_app, notifications, select, settle, wait_unti
 
 from ccswitch_tui import tools  # noqa: E402
 from ccswitch_tui.paths import resolve_paths  # noqa: E402
+from ccswitch_tui.tools.capabilities import TuiFace  # noqa: E402
 from ccswitch_tui.tui import messages as m  # noqa: E402
 from ccswitch_tui.tui.actions import BY_NAME  # noqa: E402
 from ccswitch_tui.tui.screens.editor import FIELDS, TABLE_SWITCHES, EditorScreen  # noqa: E402
@@ -38,7 +39,7 @@ async def main(home: str, profile: str, name: str, work: str) -> dict[str, objec
         await pilot.press("l")
         menu = await wait_until(pilot, lambda: isinstance(app.screen, LaunchMenuScreen) and app.screen)
         out["launch_menu"] = [list(c) for c in menu.clients]
-        if spec.tui_key:
+        if isinstance(spec, TuiFace):
             await pilot.press("escape")
             await settle(pilot)
             await pilot.press(spec.tui_key)

@@ -41,13 +41,19 @@ The records always describe the wire on both sides: the child's path and request
 upstream URL that was really called, and the served model and usage read from the upstream's own
 answer (before any rewriting). A translator (Responses to Chat Completions, say) is therefore a
 ``Handler`` whose ``exchange()`` returns a stateful ``Exchange`` for the routes that need it; the
-launch picks it when it builds the routes. ``PASSTHROUGH`` changes nothing.
+launch picks it when it builds the routes. ``passthrough(dialect)`` changes nothing.
+
+A handler declares the API the child speaks to its route (``dialect``, bridge.routes): a pass-through
+route's is its upstream's, a translating route's is the one it translates from (Responses). The route
+answers with it (the bridge's own errors take its shape) and every record of the route names it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+from ccswitch_tui.bridge.routes import Dialect
 
 
 @dataclass
@@ -85,6 +91,8 @@ class Exchange(Protocol):
 
 
 class Handler(Protocol):
+    dialect: Dialect  # the API the child speaks to the route (bridge.routes)
+
     def exchange(self, method: str, path: str) -> Exchange:
         """A fresh exchange for one request of the child (``path`` as the child sent it, relative
         to the route, query included)."""
@@ -111,12 +119,24 @@ class _Unchanged:
 
 
 class Passthrough:
-    """Forwards everything unchanged (the default for every route)."""
+    """Forwards everything unchanged (every route that translates nothing): the child speaks its
+    upstream's API, ``dialect``."""
 
     _unchanged = _Unchanged()
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect: Dialect = dialect
 
     def exchange(self, method: str, path: str) -> Exchange:
         return self._unchanged
 
 
-PASSTHROUGH = Passthrough()
+_PASSING: dict[str, Passthrough] = {}
+
+
+def passthrough(dialect: Dialect) -> Passthrough:
+    """The pass-through handler of a route whose child speaks ``dialect`` (one per dialect)."""
+    return _PASSING.setdefault(dialect, Passthrough(dialect))
+
+
+PASSTHROUGH = passthrough("unknown")  # a route that declares no API (the bridge answers it as OpenAI's)

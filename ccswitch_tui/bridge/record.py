@@ -25,7 +25,7 @@ class _Absent(Enum):
 ABSENT = _Absent.ABSENT  # an optional key the line leaves out (``task``: no header, not an empty one)
 
 # The fields every relayed request's line has, in their order.
-FIELDS = ("id", "started", "method", "route", "path", "upstream_url", "key_fingerprint", "model_requested",
+FIELDS = ("id", "started", "method", "route", "dialect", "path", "upstream_url", "key_fingerprint", "model_requested",
           "model_served", "stream", "status", "upstream_status", "outcome", "ttfb_ms", "duration_ms",
           "in_flight", "retry_of", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens",
           "usage_source", "request_bytes", "response_bytes", "provider_headers", "system_fingerprint",
@@ -43,6 +43,7 @@ class RequestRecord:
     started: str
     method: str
     route: str | None
+    dialect: str | None  # the API the child speaks on the route, as the route's handler declares it
     path: str | None
     key_fingerprint: str | None
     in_flight: int

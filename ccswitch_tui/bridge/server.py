@@ -83,7 +83,12 @@ class Route:
     handler: Handler = PASSTHROUGH
     models: tuple[str, ...] = ()  # the profile's models for this route (--strict-model, findings)
     proxy: str | None = None  # the proxy the profile gives the tool for this upstream, if any
-    dialect: Dialect = "unknown"  # the API the child speaks on it (bridge.routes): the bridge's own errors in its shape
+
+    @property
+    def dialect(self) -> Dialect:
+        """The API the child speaks on it, as its handler declares it (bridge.routes): the bridge's
+        own errors take its shape, and its records name it."""
+        return self.handler.dialect
 
 
 @dataclass(frozen=True)
@@ -307,6 +312,7 @@ class Bridge:
         route = self._routes.get(name)
         record = RequestRecord(
             id=next(stats.ids), started=utc_iso(now), method=request.method, route=name if route else None,
+            dialect=route.dialect if route else None,
             path=self._mask(rec.safe_url(rest if route else raw)), key_fingerprint=self.config.key_fingerprint,
             in_flight=stats.in_flight)
         task_id = request.headers.get(TASK_HEADER)

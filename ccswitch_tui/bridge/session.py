@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from ccswitch_tui.bridge import records as rec
 from ccswitch_tui.bridge.guard import Guard
-from ccswitch_tui.bridge.handler import PASSTHROUGH
+from ccswitch_tui.bridge.handler import passthrough
 from ccswitch_tui.bridge.loading import LoadingBridge
 from ccswitch_tui.bridge.reroute import reroute, route_specs
 from ccswitch_tui.errors import UsageError
@@ -64,8 +64,9 @@ class RecordingSession:
             from ccswitch_tui.bridge.server import BridgeConfig, Route
 
             return BridgeConfig(
-                routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy, dialect=s.dialect,
-                                   handler=(handlers or {}).get(s.location, PASSTHROUGH)) for s in specs),
+                routes=tuple(Route(s.name, s.upstream, models=s.models, proxy=s.proxy,
+                                   handler=(handlers or {}).get(s.location) or passthrough(s.dialect))
+                             for s in specs),
                 key=key, key_fingerprint=key_fingerprint, records_path=records_path,
                 record_bodies=options.bodies, strict_model=options.strict_model, extra_secrets=extra_secrets,
             )

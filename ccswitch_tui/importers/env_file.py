@@ -37,6 +37,7 @@ from ccswitch_tui.policy.shapes import looks_like_key
 from ccswitch_tui.profiles.presets import list_presets, new_profile_text
 from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_bytes
+from ccswitch_tui.tools.capabilities import ReadingEnvFiles
 from ccswitch_tui.tools.registry import Registry
 
 MAX_ENV_BYTES = 256 * 1024  # an env file a person writes is a few lines
@@ -239,7 +240,7 @@ def _client_fields(registry: Registry, entries: list[Entry], named: set[str],
     for spec in registry.specs():
         mine = {k: v for k, v in values.items()
                 if any(re.fullmatch(rx, k) for rx in spec.families.values())}
-        fields = spec.env_fields(mine) if mine else None
+        fields = spec.env_fields(mine) if mine and isinstance(spec, ReadingEnvFiles) else None
         if fields:
             client_fields[spec.name] = fields
             used |= {k for k in mine if k in named or families.routing_family(k)}

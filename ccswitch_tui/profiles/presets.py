@@ -13,6 +13,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store, validate_text
+from ccswitch_tui.tools.capabilities import FixingUrls, SeedingTables
 from ccswitch_tui.tools.checker import check_key_id, check_name
 
 
@@ -111,7 +112,7 @@ def new_profile(  # noqa: C901
             raise UsageError(f"--base-url {tool}=URL: {spec.label} has no base URL of its own; "
                              "give one of: "
                              f"{', '.join(s.name for s in tools.load().specs() if 'base_url' in s.field_names)}")
-        if fix := spec.url_fix(url):
+        if isinstance(spec, FixingUrls) and (fix := spec.url_fix(url)):
             raise UsageError(f"--base-url {tool}={url}: {fix[1]}; give --base-url {tool}={fix[0]}")
         if tool not in doc:
             doc.add(tool, tomlkit.table())
@@ -125,7 +126,7 @@ def new_profile(  # noqa: C901
     for spec in tools.load().specs():
         side = profile.sides.get(spec.name)
         inherited = spec.base_url(side) if side is not None and spec.name not in explicit else None
-        if inherited and (fix := spec.url_fix(inherited)):
+        if inherited and isinstance(spec, FixingUrls) and (fix := spec.url_fix(inherited)):
             if spec.name not in doc:
                 doc.add(spec.name, tomlkit.table())
             doc[spec.name]["base_url"] = fix[0]
@@ -190,7 +191,8 @@ def _new_document(  # noqa: C901
         if tool not in doc:
             t = tomlkit.table()
             t.add("model", model)
-            for k, v in tools.load().get(tool).new_table_fields(name).items():
+            seeding = tools.load().get(tool)
+            for k, v in (seeding.new_table_fields(name) if isinstance(seeding, SeedingTables) else {}).items():
                 t.add(k, v)
             doc.add(tool, t)
         else:

@@ -22,6 +22,7 @@ from ccswitch_tui.model import Profile, Provider, Sides
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.shapes import URL_CREDENTIALS_HINT, LazyPattern, looks_like_key, url_secrets
 from ccswitch_tui.profiles.pricing import read_table as read_pricing
+from ccswitch_tui.tools.capabilities import ServingUnasked
 from ccswitch_tui.tools.checker import (
     ENV_NAME_RE,
     INHERIT_RE,
@@ -196,7 +197,7 @@ def profile_from_data(name: str, data: Mapping[str, Any], where: str | None = No
     def side(tool: str) -> Any:
         spec = registry.get(tool)
         if tool not in data:
-            return spec.default_side(provider)
+            return spec.default_side(provider) if isinstance(spec, ServingUnasked) else None
         return spec.parse(c.table(data[tool], f"[{tool}]", spec.field_names), c, provider, name)
 
     served = [n for n in clients if n in data or registry.serves_by_default(n)]
@@ -261,5 +262,8 @@ def configured_tools(profile: Profile, registry: Registry | None = None) -> tupl
     with (default: every spec)."""
     registry = registry or tools.load()
     names = registry.names()
-    return tuple(t for t, side in profile.sides.items()
-                 if t not in names or side != registry.get(t).default_side(profile.provider))
+    def unasked(tool: str) -> object:
+        spec = registry.get(tool)
+        return spec.default_side(profile.provider) if isinstance(spec, ServingUnasked) else None
+
+    return tuple(t for t, side in profile.sides.items() if t not in names or side != unasked(t))

@@ -18,6 +18,7 @@ from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.tools.capabilities import TrimmingArgs
 
 DRIFT_FIELDS = ("base_urls", "key_fingerprint", "models", "env", "tool_version")
 OBSERVED_FIELDS = ("models_requested", "models_served", "endpoints", "request_counts")
@@ -286,4 +287,5 @@ def user_argv(manifest: Mapping[str, Any]) -> list[str]:
         return [argv[0], *typed] if spec is not None and spec.program else typed or argv
     if tool not in tools.names() or not argv:
         return argv
-    return tools.load().get(str(tool)).user_argv(argv)
+    spec = tools.load().get(str(tool))
+    return spec.user_argv(argv) if isinstance(spec, TrimmingArgs) else argv

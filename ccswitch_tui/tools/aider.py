@@ -37,7 +37,7 @@ from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, ClientSetup, FileToW
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
-from ccswitch_tui.tools.capabilities import Probing
+from ccswitch_tui.tools.capabilities import Probing, TrimmingArgs, TuiFace
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key, Layer, Package, argv, git_root, home, state, working
@@ -118,7 +118,7 @@ class AiderSide:
         return self.model if self.model.startswith("openai/") else f"openai/{self.model}"
 
 
-class AiderSpec(ToolSpec[AiderSide], Probing):
+class AiderSpec(ToolSpec[AiderSide], Probing, TuiFace, TrimmingArgs):
     name = "aider"
     label = "Aider"
     short = "Aider"

@@ -11,11 +11,19 @@ base-class method that answers "nothing" for most clients:
 - ``Hooking``: the client's own steps around a launch, and the translations the bridge must make;
 - ``OwningProcesses``: what is wrong with the client's own processes (``ps``/``inspect``), and what
   to end before its state folder is removed (``ccs rm``);
-- ``ShellHinting``: what ``ccs shell`` tells the user about starting the client inside it.
+- ``ShellHinting``: what ``ccs shell`` tells the user about starting the client inside it;
+- ``TuiFace``: the TUI's launch key and footer word (a spec without it has no key of its own: the
+  TUI's launch menu still lists it by its label, and the CLI launches it as any other);
+- ``FixingUrls``: a base URL the client would misuse, and the one that works instead;
+- ``ReadingEnvFiles``: the fields of its table that an env file's variables set (``ccs import``);
+- ``SeedingTables``: fields besides the model that `ccs new --NAME-model` writes into a table it adds;
+- ``TrimmingArgs``: a launch's argv as the user typed it, without the options ccs adds;
+- ``ServingUnasked``: the side of a profile without the client's table (``ccs run``'s: always served).
 
 A spec claims a capability by naming it among its bases (``class XSpec(ToolSpec[XSide], Probing)``):
 mypy then checks its methods against the protocol, and the registry refuses a spec that claims one
-without implementing every method, or implements only some of a capability's methods.
+without implementing every member (a method, or for ``TuiFace`` a non-empty attribute), or
+implements only some of a capability's members.
 The faces ask ``isinstance(spec, Probing)``; the protocols are runtime-checkable for that.
 """
 
@@ -23,9 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from ccswitch_tui.model import Finding, LaunchPlan, Profile
+from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
 from ccswitch_tui.tools.spec import DoctorContext, DoctorPart, LaunchHook, LaunchRecords, ProbeSpec
 
 
@@ -79,12 +87,66 @@ class ShellHinting(Protocol):
         """What `ccs shell --tool NAME` tells the user about starting the client inside it."""
 
 
-CAPABILITIES: tuple[type, ...] = (Probing, Doctoring, Resuming, Hooking, OwningProcesses, ShellHinting)
+@runtime_checkable
+class TuiFace(Protocol):
+    """How the TUI offers the client: its own launch key and its word in the footer. The registry
+    refuses a key that is not one letter or digit, is one of the TUI's own keys or another client's,
+    and a word longer than ten characters."""
+
+    tui_key: str  # the TUI's launch key, "c"
+    short: str  # the TUI footer's word, "Claude"
+
+
+@runtime_checkable
+class FixingUrls(Protocol):
+    def url_fix(self, url: str) -> tuple[str, str] | None:
+        """A base URL this client would misuse: (the URL that works instead, why), or None when it is
+        fine. The one rule for a client's URLs: `ccs new` fixes an inherited URL with it and refuses
+        one given for the client, and the launch warns with it."""
+
+
+@runtime_checkable
+class ReadingEnvFiles(Protocol):
+    def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
+        """The fields of the client's table that these variables set (an env file's, as a shell that
+        sources it hands them to the client; keys aside: the importer keeps those for the keyring);
+        None when the client reads none of them."""
+
+
+@runtime_checkable
+class SeedingTables(Protocol):
+    def new_table_fields(self, profile_name: str) -> dict[str, Any]:
+        """Fields besides ``model`` that `ccs new --NAME-model` writes into a table it adds."""
+
+
+@runtime_checkable
+class TrimmingArgs(Protocol):
+    def user_argv(self, argv: Sequence[str]) -> list[str]:
+        """A launch's argv as the user gave it: without the options ccs adds to the client's."""
+
+
+@runtime_checkable
+class ServingUnasked(Protocol):
+    def default_side(self, provider: Provider) -> object:
+        """The side of a profile without the client's table (the profile serves the client anyway)."""
+
+
+CAPABILITIES: tuple[type, ...] = (Probing, Doctoring, Resuming, Hooking, OwningProcesses, ShellHinting, TuiFace,
+                                  FixingUrls, ReadingEnvFiles, SeedingTables, TrimmingArgs, ServingUnasked)
 
 
 def members(capability: type) -> tuple[str, ...]:
-    """The methods a capability asks for."""
-    return tuple(n for n, v in vars(capability).items() if callable(v) and not n.startswith("_"))
+    """The members a capability asks for: its methods, and its attributes (``TuiFace``)."""
+    own = vars(capability)
+    methods = [n for n, v in own.items() if callable(v) and not n.startswith("_")]
+    return (*methods, *own.get("__annotations__", {}))
+
+
+def _implements(cls: type, capability: type, name: str) -> bool:
+    value = getattr(cls, name, None)
+    if name in vars(capability).get("__annotations__", {}):
+        return bool(value)  # an attribute: declared, and not empty
+    return callable(value) and value is not vars(capability)[name]
 
 
 def incomplete(spec: object) -> str | None:
@@ -93,10 +155,10 @@ def incomplete(spec: object) -> str | None:
     for capability in CAPABILITIES:
         names = members(capability)
         claimed = capability in cls.__mro__
-        own = [n for n in names if callable(getattr(cls, n, None)) and getattr(cls, n) is not vars(capability)[n]]
+        own = [n for n in names if _implements(cls, capability, n)]
         if (claimed or own) and len(own) < len(names):
             missing = ", ".join(n for n in names if n not in own)
             how = "claims" if claimed else "implements part of"
-            return (f"{how} {capability.__name__} but lacks {missing}: implement every method of "
+            return (f"{how} {capability.__name__} but lacks {missing}: implement every member of "
                     f"{capability.__name__} (tools/capabilities.py), or none")
     return None

@@ -28,7 +28,15 @@ from ccswitch_tui.model import (
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields, share
-from ccswitch_tui.tools.capabilities import Probing, Resuming, ShellHinting
+from ccswitch_tui.tools.capabilities import (
+    FixingUrls,
+    Probing,
+    ReadingEnvFiles,
+    Resuming,
+    ShellHinting,
+    TrimmingArgs,
+    TuiFace,
+)
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import select, string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, state, system, working
@@ -120,7 +128,8 @@ LAYERS = (
 )
 
 
-class ClaudeSpec(ToolSpec[ClaudeSide], Probing, Resuming, ShellHinting):
+class ClaudeSpec(ToolSpec[ClaudeSide], Probing, Resuming, ShellHinting, TuiFace, FixingUrls, ReadingEnvFiles,
+                 TrimmingArgs):
     name = "claude"
     label = "Claude Code"
     short = "Claude"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.spec import AnySpec
 
 
@@ -28,6 +29,6 @@ def clients_table(specs: Sequence[AnySpec]) -> str:
         if not spec.launchable:
             continue
         tested = spec.package.version if spec.package else "-"
-        key = f"`{spec.tui_key}`" if spec.tui_key else "-"
+        key = f"`{spec.tui_key}`" if isinstance(spec, TuiFace) else "-"
         lines.append(f"| {spec.label} | `ccs launch P {spec.name}` | {key} | {tested} | {_install(spec)} |")
     return "\n".join(lines)

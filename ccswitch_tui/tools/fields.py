@@ -8,7 +8,7 @@ metadata. From that one declaration ccs derives
 - the field names a table may hold (anything else gets a did-you-mean),
 - validation and the side itself (``parse_values``; a spec adds cross-field rules in ``refine``),
 - ``ccs show --json`` (``side_dict``),
-- the TUI editor's form (``editor_field``),
+- the TUI editor's form (``editor_form``),
 - the fields an export empties (``secret=True``),
 - the variable tables checked for credentials (``env`` fields).
 
@@ -19,7 +19,7 @@ table: the spec fills it in ``refine`` (e.g. a value derived from two fields).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,3 +222,8 @@ def editor_field(tool: str, f: Field) -> EditorField:
         return EditorField(f.name, label, "exports", tuple((v, v) for v in f.choices), f.hint)
     kind = {"list": "list", "int": "int"}.get(f.kind, "text")
     return EditorField(f.name, label, kind, (), f.hint)
+
+
+def editor_form(tool: str, fields: Sequence[Field]) -> tuple[EditorField, ...]:
+    """The TUI editor's form for a client's table (every field its declaration shows in the editor)."""
+    return tuple(editor_field(tool, f) for f in fields if f.editor)

@@ -41,7 +41,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
-from ccswitch_tui.tools.capabilities import Probing, Resuming
+from ccswitch_tui.tools.capabilities import Probing, ReadingEnvFiles, Resuming, TuiFace
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key, Layer, Package, folder, project, system, working
@@ -109,7 +109,7 @@ def settings_content(path: Path, side: GeminiSide, quiet: bool) -> str:
     return family.owned_settings(path, owned)
 
 
-class GeminiSpec(ToolSpec[GeminiSide], Probing, Resuming):
+class GeminiSpec(ToolSpec[GeminiSide], Probing, Resuming, TuiFace, ReadingEnvFiles):
     name = "gemini"
     label = "Gemini CLI"
     short = "Gemini"

@@ -94,6 +94,6 @@ INDEX = {'claude': {'label': 'Claude Code',
          'loaders': (),
          'multiline_vars': (),
          'default_side': True,
-         'short': 'Run',
+         'short': '',
          'tui_key': None,
          'importable': False}}

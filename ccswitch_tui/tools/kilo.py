@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.layers import (
     WARN,
     Layer,
@@ -88,7 +89,7 @@ LAYERS = (
 )
 
 
-class KiloSpec(OpenCodeFamilySpec):
+class KiloSpec(OpenCodeFamilySpec, TuiFace):
     name = "kilo"
     label = "Kilo Code"
     short = "Kilo"

@@ -25,6 +25,7 @@ Measured with opencode 1.18.33 against a loopback stub:
 
 from __future__ import annotations
 
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.layers import (
     WARN,
     Layer,
@@ -62,7 +63,7 @@ LAYERS = (
 )
 
 
-class OpenCodeSpec(OpenCodeFamilySpec):
+class OpenCodeSpec(OpenCodeFamilySpec, TuiFace):
     name = "opencode"
     label = "OpenCode"
     short = "OpenCode"

@@ -61,7 +61,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools import gemini_family as family
-from ccswitch_tui.tools.capabilities import Probing, Resuming
+from ccswitch_tui.tools.capabilities import Probing, Resuming, TuiFace
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, home, project, state, system, working
@@ -125,7 +125,7 @@ def system_paths(env: Mapping[str, str]) -> tuple[Path, Path]:
     return system_, system_.parent / "system-defaults.json"
 
 
-class QwenSpec(ToolSpec[QwenSide], Probing, Resuming):
+class QwenSpec(ToolSpec[QwenSide], Probing, Resuming, TuiFace):
     name = "qwen"
     label = "Qwen Code"
     short = "Qwen"

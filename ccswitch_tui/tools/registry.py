@@ -63,7 +63,7 @@ class RegistrationError(Exception):
     """A client spec the registry refuses (a programming error in the spec, not a user's input)."""
 
 
-def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:  # noqa: C901
+def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
     """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
     checked by itself and against the policy's shared families."""
     from ccswitch_tui.policy.families import SHARED_FAMILIES  # lazy: see facts()
@@ -79,20 +79,8 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:  # noqa: C901
         if spec.name in seen:
             raise RegistrationError(f"{who}: the name {spec.name!r} is taken by {seen[spec.name]}; pick another")
         seen[spec.name] = type(spec).__name__
-        if not spec.short or len(spec.short) > MAX_SHORT:
-            raise RegistrationError(f"{who}: its footer word short = {spec.short!r} must be 1-{MAX_SHORT} "
-                                    "characters")
-        if spec.tui_key is not None:
-            key = spec.tui_key
-            if not _TUI_KEY.fullmatch(key):
-                raise RegistrationError(f"{who}: tui_key {key!r} must be one lower-case letter or digit")
-            if key in RESERVED_KEYS:
-                raise RegistrationError(f"{who}: tui_key {key!r} is the TUI's own key; pick one of the free "
-                                        f"keys: {', '.join(free_keys(keys))}")
-            if key in keys:
-                raise RegistrationError(f"{who}: tui_key {key!r} is {keys[key]}'s launch key; pick one of the "
-                                        f"free keys: {', '.join(free_keys(keys))}")
-            keys[key] = spec.name
+        _check_capabilities(who, spec)
+        _check_face(who, spec, keys)
         if spec.launchable and not spec.families:
             raise RegistrationError(f"{who} declares no routing family: name the variables that route it "
                                     "(families = {\"name\": r\"NAME_.*\"})")
@@ -111,7 +99,27 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:  # noqa: C901
                                         "them apart: name the client's own")
             exes[exe] = spec.name
         _check_layers(who, spec)
-        _check_capabilities(who, spec)
+
+
+def _check_face(who: str, spec: AnySpec, keys: dict[str, str]) -> None:
+    """A spec's TUI face (capabilities.TuiFace), when it has one: a free key of its own, a short word.
+    ``keys``: the launch keys of the specs checked before it, which this one's joins."""
+    from ccswitch_tui.tools.capabilities import TuiFace  # lazy: see _check_capabilities()
+
+    if not isinstance(spec, TuiFace):
+        return  # no key: the TUI's launch menu lists it by its label
+    if len(spec.short) > MAX_SHORT:
+        raise RegistrationError(f"{who}: its footer word short = {spec.short!r} must be 1-{MAX_SHORT} characters")
+    key = spec.tui_key
+    if not _TUI_KEY.fullmatch(key):
+        raise RegistrationError(f"{who}: tui_key {key!r} must be one lower-case letter or digit")
+    if key in RESERVED_KEYS:
+        raise RegistrationError(f"{who}: tui_key {key!r} is the TUI's own key; pick one of the free "
+                                f"keys: {', '.join(free_keys(keys))}")
+    if key in keys:
+        raise RegistrationError(f"{who}: tui_key {key!r} is {keys[key]}'s launch key; pick one of the "
+                                f"free keys: {', '.join(free_keys(keys))}")
+    keys[key] = spec.name
 
 
 def _check_family(who: str, family: str, rx: str) -> None:
@@ -187,6 +195,7 @@ def facts(spec: AnySpec) -> dict[str, Any]:
     the first families asked for: the index's other answers (``tools.known``, the TUI's first frame) need
     neither."""
     from ccswitch_tui.model import Provider
+    from ccswitch_tui.tools.capabilities import ServingUnasked, TuiFace
 
     return {
         "label": spec.label,
@@ -196,9 +205,10 @@ def facts(spec: AnySpec) -> dict[str, Any]:
         "cloud_switches": tuple(spec.cloud_switches),
         "loaders": tuple(sorted(spec.loaders)),
         "multiline_vars": tuple(sorted(spec.multiline_vars)),
-        "default_side": spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
-        "short": spec.short,
-        "tui_key": spec.tui_key,
+        "default_side": isinstance(spec, ServingUnasked)
+        and spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
+        "short": spec.short if isinstance(spec, TuiFace) else "",
+        "tui_key": spec.tui_key if isinstance(spec, TuiFace) else None,
         "importable": bool(spec.importer),
     }
 

@@ -20,7 +20,7 @@ from typing import Any
 from ccswitch_tui.model import SOURCE_ROUTING, LaunchPlan, Profile, Provider, new_launch_id
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
-from ccswitch_tui.tools.capabilities import Probing
+from ccswitch_tui.tools.capabilities import Probing, ServingUnasked
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.export_names import ExportNames, add_names, parse_names, routing_names
@@ -102,10 +102,9 @@ def _url_of(profile: Profile, family: str) -> str:
     return _openai_url(profile) if family == "openai" else _anthropic(profile)[0]
 
 
-class RunSpec(ToolSpec[RunSide], Probing):
+class RunSpec(ToolSpec[RunSide], Probing, ServingUnasked):
     name = "run"
     label = "the `ccs run` program"
-    short = "Run"
     program = None
     launchable = False
     side = RunSide

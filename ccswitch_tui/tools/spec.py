@@ -1,10 +1,10 @@
 """What a client module declares about its client: the ``ToolSpec`` every ``tools/<name>.py`` registers.
 
 A spec owns everything ccs knows about one client: its profile table (fields, validation, defaults),
-the variable families its routing uses, how its processes look, its label and install hint, how the
-editor shows its table, which of its fields are secret for export. That is the core every spec
-provides (``ToolSpec``); its doctor checks, its probes for ``ccs check``, its resume hints, its launch
-hooks and the like are optional capabilities (``tools/capabilities.py``) a spec claims. ccs's own
+the variable families its routing uses, how its processes look, its label and install hint, which of
+its fields are secret for export. That is the core every spec provides (``ToolSpec``); its doctor
+checks, its probes for ``ccs check``, its resume hints, its launch hooks, its TUI key and footer word
+and the like are optional capabilities (``tools/capabilities.py``) a spec claims. ccs's own
 code (profile validation, env families, ``ps``/``inspect``, ``doctor``, ``check``, export, the CLI and
 the TUI) iterates over the registry and asks the spec; it keeps no copy of a client's rules.
 
@@ -26,7 +26,7 @@ from ccswitch_tui.model import Finding, LaunchPlan, Profile, Provider
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.checker import Checker
-from ccswitch_tui.tools.fields import EditorField, Field
+from ccswitch_tui.tools.fields import Field
 from ccswitch_tui.tools.layers import Layer, Package
 
 S = TypeVar("S")  # the client's side: the dataclass that declares its table (tools/fields.py)
@@ -132,17 +132,16 @@ class ToolSpec(ABC, Generic[S]):
     (``Probing``, ``Doctoring``, ``Resuming``, … in tools/capabilities.py) the spec claims among its bases.
 
     A spec names its side dataclass (``side``), whose attributes declare the client's table once
-    (tools/fields.py); the field names, validation, ``show --json``, the editor's form, export's
-    secret fields and the variable tables are derived from it when the spec is built. A spec that
+    (tools/fields.py); the field names, validation, ``show --json``, export's secret fields and the
+    variable tables are derived from it when the spec is built (the TUI derives its editor's form
+    from the same fields: ``fields.editor_form``). A spec that
     lacks ``plan``, a name, a label or a side fails when its module is imported."""
 
     name: str = ""  # the registry name, the profile table and `ccs launch PROFILE NAME`
     label: str = ""  # "Claude Code"
-    short: str = ""  # the TUI footer's word, "Claude"
     program: str | None = None  # executable on PATH; None: the user gives the command (`ccs run`)
     install_hint: str = "check the command name and the profile's PATH"
     launchable: bool = True  # `ccs launch PROFILE NAME` (false for `run`, which is `ccs run`)
-    tui_key: str | None = None  # the TUI's launch key
     side: type[S]  # the dataclass that declares the table (tools/fields.py) and holds a profile's values
     families: Mapping[str, str] = {}  # family → regex (fullmatch) of the variables it names
     family_effects: Mapping[str, str] = {}  # family → who reads it, for messages
@@ -170,9 +169,8 @@ class ToolSpec(ABC, Generic[S]):
     # derived from ``side`` when the spec is built
     fields: tuple[Field, ...]  # the table's fields, in the side's order
     field_names: tuple[str, ...]  # what the table may hold (unknown fields get a did-you-mean)
-    editor: tuple[EditorField, ...]  # the TUI editor's form for the table
     secret_fields: tuple[str, ...]  # fields of its table that an export must empty
-    _required: ClassVar[tuple[str, ...]] = ("name", "label", "short")
+    _required: ClassVar[tuple[str, ...]] = ("name", "label")
 
     def __init__(self) -> None:
         where = type(self).__name__
@@ -188,7 +186,6 @@ class ToolSpec(ABC, Generic[S]):
         except TypeError as exc:
             raise TypeError(f"client spec {where} ({self.name}): {exc}") from None
         self.field_names = tuple(f.name for f in self.fields)
-        self.editor = tuple(table.editor_field(self.name, f) for f in self.fields if f.editor)
         self.secret_fields = tuple(f.name for f in self.fields if f.secret)
 
     # --- the profile table ----------------------------------------------------------------------
@@ -206,17 +203,9 @@ class ToolSpec(ABC, Generic[S]):
         field left out with a static default is absent) before the side is built; raise ``c.fail``."""
         return None
 
-    def default_side(self, provider: Provider) -> S | None:
-        """The side of a profile without the table: None, the profile does not serve the client."""
-        return None
-
     def side_dict(self, side: S) -> dict[str, Any]:
         """The side as ``ccs show --json`` prints it."""
         return table.side_dict(self.fields, side)
-
-    def new_table_fields(self, profile_name: str) -> dict[str, Any]:
-        """Fields besides ``model`` that `ccs new --NAME-model` writes into a table it adds."""
-        return {}
 
     def env_tables(self, side: S) -> dict[str, Mapping[str, str]]:
         """The side's variable tables, by their place in the file (``[claude.env]``)."""
@@ -226,20 +215,8 @@ class ToolSpec(ABC, Generic[S]):
         value = getattr(side, "base_url", None)
         return value if isinstance(value, str) else None
 
-    def url_fix(self, url: str) -> tuple[str, str] | None:
-        """A base URL this client would misuse: (the URL that works instead, why), or None when it is
-        fine. The one rule for a client's URLs: `ccs new` fixes an inherited URL with it and refuses
-        one given for the client, and the launch warns with it."""
-        return None
-
     def endpoint(self, side: S) -> str | None:
         """Where the client sends its requests with this side (shown by `ccs new`); None: not said."""
-        return None
-
-    def env_fields(self, env: Mapping[str, str]) -> dict[str, Any] | None:
-        """The fields of the client's table that these variables set (an env file's, as a shell that
-        sources it hands them to the client; keys aside: the importer keeps those for the keyring);
-        None when the client reads none of them."""
         return None
 
     def summary(self, side: S) -> list[str]:
@@ -257,10 +234,6 @@ class ToolSpec(ABC, Generic[S]):
              paths: Paths, families: Families, args: Sequence[str] = (), launch_id: str | None = None,
              isolate: bool = False) -> LaunchPlan:
         """The launch: argv, env, files to write, base URLs and models for the manifest."""
-
-    def user_argv(self, argv: Sequence[str]) -> list[str]:
-        """A launch's argv as the user gave it: without the options ccs adds to the client's."""
-        return list(argv)
 
 
 PROMPT = "ping"

@@ -40,8 +40,9 @@ class Action:
 
 def _launch_actions(show: bool) -> tuple[Action, ...]:
     """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
-    the one parameterised action ``launch('<name>')``; in the footer unless it is folded. Read from the
-    index (``tools.known``): the first frame's footer loads no spec."""
+    the one parameterised action ``launch('<name>')``; in the footer unless it is folded. A client without
+    a TUI face (capabilities.TuiFace) has no key of its own: the launch menu lists it. Read from the index
+    (``tools.known``): the first frame's footer loads no spec."""
 
     return tuple(Action(f"launch_{name}", key, short, f"Launch {label} with this profile (clean env, manifest written)",
                         show=show, method="launch", args=(name,))

@@ -19,6 +19,7 @@ from ccswitch_tui.errors import CcsError, LaunchRefused
 from ccswitch_tui.launch.launcher import Prepared
 from ccswitch_tui.launch.ptytail import Tail
 from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.host import Controller
 from ccswitch_tui.tui.service import in_tui
@@ -71,11 +72,12 @@ class Launcher(Controller):
         self.start(m.LaunchRequest(entry.name, tool, tools.load().get(tool).label, key_id=entry.profile.key_id))
 
     def menu(self) -> None:
-        """The folded footer's "Launch…": every client the selected profile serves, by its key."""
+        """The folded footer's "Launch…": every client the selected profile serves, by its key (none for a
+        client without a TUI face: it is chosen by its label)."""
         entry = self.host.current_entry()
         if entry is None or entry.profile is None:
             return
-        served = [(s.tui_key or "", s.label, s.name) for s in tools.load().clients()
+        served = [(s.tui_key if isinstance(s, TuiFace) else "", s.label, s.name) for s in tools.load().clients()
                   if s.name in entry.profile.tools]
 
         def chosen(tool: str | None) -> None:

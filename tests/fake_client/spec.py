@@ -17,6 +17,7 @@ from ccswitch_tui.model import SOURCE_ROUTING, SOURCE_TOOL, LaunchPlan, Profile,
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools import fields
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import boolean, integer, select, string, url
@@ -35,7 +36,7 @@ class FakeSide:
     env: Mapping[str, str] = fields.env()
 
 
-class FakeSpec(ToolSpec[FakeSide]):
+class FakeSpec(ToolSpec[FakeSide], TuiFace):
     name = "fakecli"
     label = "Fake CLI"
     short = "Fake"

@@ -15,6 +15,7 @@ from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
 from ccswitch_tui.bridge.observe import MAX_JSON_BODY
+from ccswitch_tui.bridge.routes import Dialect
 from ccswitch_tui.bridge.translate.errors import responses_status
 from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
@@ -52,6 +53,7 @@ def translation_handlers(plan: LaunchPlan, wanted: Mapping[str, str]) -> dict[st
 class TranslatingHandler:
     provider: str = "provider"
     memory: ReasoningMemory = field(default_factory=ReasoningMemory)
+    dialect: Dialect = "openai-responses"  # the child (Codex) speaks Responses; the provider gets Chat Completions
 
     def exchange(self, method: str, path: str) -> Exchange:
         if method.upper() == "POST" and translated_path(path) is not None:

@@ -34,7 +34,15 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tools import fields, share
-from ccswitch_tui.tools.capabilities import Doctoring, Hooking, OwningProcesses, Probing, Resuming
+from ccswitch_tui.tools.capabilities import (
+    Doctoring,
+    Hooking,
+    OwningProcesses,
+    Probing,
+    Resuming,
+    SeedingTables,
+    TuiFace,
+)
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.codex import config as codex_config
 from ccswitch_tui.tools.codex.config import KEY_VAR, toml_string
@@ -121,7 +129,8 @@ LAYERS = (
 )
 
 
-class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, OwningProcesses):
+class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, OwningProcesses, TuiFace,
+                SeedingTables):
     name = "codex"
     label = "Codex"
     short = "Codex"

@@ -24,6 +24,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError, ProfileError
 from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import parse_toml
+from ccswitch_tui.tools.fields import editor_form
 from ccswitch_tui.tui.screens.modals import ConfirmScreen, Dialog
 
 
@@ -46,8 +47,8 @@ def _client_sections() -> tuple[tuple[str, str | None, tuple[Field, ...]], ...]:
 
     return tuple(
         (s.label if s.launchable else "ccs run", s.name if s.launchable else None,
-         tuple(Field((s.name, f.key), f.label, f.kind, f.choices, f.placeholder) for f in s.editor))
-        for s in tools.load().specs() if s.editor)
+         tuple(Field((s.name, f.key), f.label, f.kind, f.choices, f.placeholder) for f in form))
+        for s in tools.load().specs() if (form := editor_form(s.name, s.fields)))
 
 
 SECTIONS: tuple[tuple[str, str | None, tuple[Field, ...]], ...] = (

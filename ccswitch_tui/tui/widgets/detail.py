@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from ccswitch_tui import tools
 from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tui import render
 from ccswitch_tui.tui.grid import FitTable
 from ccswitch_tui.tui.rounds_chart import chart
@@ -274,7 +275,8 @@ class RunsView(Vertical):
         else:
             self.query_one("#run-detail", Static).update(Content.styled(visible(empty) or (
                 "No runs yet. Launch with "
-                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.load().clients() if s.tui_key)
+                + "".join(f"{s.tui_key} ({s.label}), " for s in tools.load().clients()
+                          if isinstance(s, TuiFace))
                 + "r (a command) or s (a shell); "
                 "each launch writes a manifest here."), "$text-muted"))
         if self.showing_rounds:
