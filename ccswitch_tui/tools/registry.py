@@ -158,9 +158,9 @@ def _check_layers(who: str, spec: AnySpec) -> None:
 
 
 def _check_capabilities(who: str, spec: AnySpec) -> None:
-    # lazy: the capabilities (and the spec classes under them) load with the first spec; the index's
-    # answers (``tools.known``, the TUI's first frame) need neither
-    from ccswitch_tui.tools.capabilities import incomplete
+    # The capabilities (and the spec classes under them) load with the first spec checked: the index's
+    # answers (``tools.known``, the TUI's first frame) need neither.
+    from ccswitch_tui.tools.capabilities import incomplete  # lazy: with the first spec checked
 
     why = incomplete(spec)
     if why is not None:
@@ -194,8 +194,8 @@ def facts(spec: AnySpec) -> dict[str, Any]:
     (tools/index.py), computed from the spec. The model and the policy load with the first spec checked or
     the first families asked for: the index's other answers (``tools.known``, the TUI's first frame) need
     neither."""
-    from ccswitch_tui.model import Provider
-    from ccswitch_tui.tools.capabilities import ServingUnasked, TuiFace
+    from ccswitch_tui.model import Provider  # lazy: see the docstring
+    from ccswitch_tui.tools.capabilities import ServingUnasked, TuiFace  # lazy: see the docstring
 
     return {
         "label": spec.label,
