@@ -206,30 +206,10 @@ def usage_part(env: dict[str, str], n: int) -> None:
 
 # --- the TUI ------------------------------------------------------------------------------------
 
-BARE = """import asyncio, json, sys, time
-from textual.app import App
-from textual.widgets import Footer, Header, OptionList
-from textual.widgets.option_list import Option
-spawned = float(sys.argv[1])
-marks = {}
-class Bare(App):
-    def compose(self):
-        yield Header()
-        yield OptionList(*[Option(f"profile-{i:03d}\\n  key ? . Provider . claude codex", id=f"p{i}")
-                           for i in range(300)])
-        yield Footer()
-    def on_mount(self):
-        self.call_after_refresh(lambda: marks.setdefault("first_frame", time.time()))
-async def main():
-    async with Bare().run_test(size=(120, 40)):
-        while not marks:
-            await asyncio.sleep(0.005)
-    print(json.dumps({k: (v - spawned) * 1000 for k, v in marks.items()}))
-asyncio.run(main())
-"""
 
 
 def tui_part(env: dict[str, str], n: int) -> None:
+    from bench_tui import BARE
     from bench_tui import make_home as make_tui_home
 
     def ccs_tui(home: str) -> dict[str, float]:

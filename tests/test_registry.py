@@ -14,6 +14,7 @@ import pytest
 
 from ccswitch_tui import tools
 from ccswitch_tui.policy.families import SHARED_ONLY, Families
+from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.index import INDEX
 from ccswitch_tui.tools.registry import RegistrationError, Registry, facts
 
@@ -34,6 +35,21 @@ def test_the_index_is_what_the_specs_say():
     assert r.returncode == 0, r.stderr
     full = tools.load()
     assert {s.name: facts(s) for s in full.specs()} == INDEX
+
+
+def test_the_tuis_launch_keys_and_import_labels_from_the_index_are_the_specs():
+    """The TUI's footer reads the launch keys from the index (``tools.known``), loading no spec: they are
+    the ones the specs give, and a client added with ``register`` (not in the index) makes it load them."""
+    full = tools.load()
+    assert tools.known().launch_keys() == tuple((s.name, s.tui_key, s.short, s.label) for s in full.clients()
+                                                if isinstance(s, TuiFace))
+    for last in ("and", "/"):
+        assert tools.known().importable_labels(last) == full.client_labels(last, full.importable())
+    out = fresh("import sys\nfrom ccswitch_tui import tools\n"
+                "keys = tools.known().launch_keys()\n"
+                "print(len(keys), [m for m in sys.modules if m in ('ccswitch_tui.tools.spec', "
+                "'ccswitch_tui.tools.claude')])")
+    assert out.split() == [str(len(tools.known().launch_keys())), "[]"]
 
 
 @pytest.mark.parametrize("module", CLIENT_MODULES)

@@ -205,7 +205,9 @@ class _Reader:
             items.append(self.get(t[1:], depth + 1))
         if self.pos != end:
             raise DBusError("an array's items overrun its length")
-        return dict(items) if t[1] == "{" else items  # type: ignore[arg-type]
+        if t[1] == "{":  # dict entries are read as (key, value) pairs
+            return {entry[0]: entry[1] for entry in items if isinstance(entry, tuple)}
+        return items
 
     def _text(self, n: int) -> str:
         raw = self.take(n + 1)
@@ -242,10 +244,10 @@ def parse(data: bytes) -> Message:
     raw_fields = r.get("a(yv)")
     r.align(8)
     fields: dict[int, object] = {}
-    for code, (sig, value) in raw_fields:  # type: ignore[attr-defined]
+    for code, (sig, value) in raw_fields if isinstance(raw_fields, list) else ():
         if code in _FIELD_TYPES and sig == _FIELD_TYPES[code]:
             fields[code] = value
-    if r.pos + int(body_length) != len(data):  # type: ignore[call-overload]
+    if not isinstance(body_length, int) or r.pos + body_length != len(data):
         raise DBusError("a message's body is not the length it says")
     signature = str(fields.get(_SIGNATURE, ""))
     body = tuple(r.get(t) for t in split_signature(signature))

@@ -54,6 +54,16 @@ def load() -> Registry:
     return _DEFAULT[0]
 
 
+def known() -> Registry:
+    """A registry that knows every client from the index and loads a spec only when asked for what the
+    index does not hold (the TUI's first frame: its launch keys and labels). Once ``load`` ran, or with
+    a client added by ``register`` (not in the index), it is the registry of every spec."""
+    from ccswitch_tui.tools.index import INDEX  # lazy: see for_launch()
+    from ccswitch_tui.tools.registry import Registry  # lazy: see load()
+
+    return load() if _DEFAULT or _EXTRA else Registry(modules(), INDEX)
+
+
 def for_launch(name: str) -> Registry:
     """A registry that loads and checks only ``name``'s spec (the launch path); the other clients
     are known from the index. A name that is not registered gets the whole registry (whose error

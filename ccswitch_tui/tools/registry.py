@@ -39,12 +39,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import UsageError
-from ccswitch_tui.model import Provider
-from ccswitch_tui.policy.families import SHARED_FAMILIES, Families
-from ccswitch_tui.tools.capabilities import ServingUnasked, TuiFace, incomplete
 
 if TYPE_CHECKING:
     from ccswitch_tui.model import Profile
+    from ccswitch_tui.policy.families import Families
     from ccswitch_tui.tools.importing import ClientImporter
     from ccswitch_tui.tools.spec import AnySpec
 
@@ -70,6 +68,8 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = F
     checked by itself and against the policy's shared families; ``families_checked``: its families
     are the index's, checked against every other when the index was made (tools/index.py; a test
     keeps the index equal to the specs), so their regexes are not compiled again on a launch."""
+    from ccswitch_tui.policy.families import SHARED_FAMILIES  # lazy: see facts()
+
     seen: dict[str, str] = {}
     keys: dict[str, str] = {}
     families: list[tuple[str, str, str]] = [(f, rx, "the policy's shared") for f, rx in SHARED_FAMILIES]
@@ -106,6 +106,8 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = F
 def _check_face(who: str, spec: AnySpec, keys: dict[str, str]) -> None:
     """A spec's TUI face (capabilities.TuiFace), when it has one: a free key of its own, a short word.
     ``keys``: the launch keys of the specs checked before it, which this one's joins."""
+    from ccswitch_tui.tools.capabilities import TuiFace  # lazy: see _check_capabilities()
+
     if not isinstance(spec, TuiFace):
         return  # no key: the TUI's launch menu lists it by its label
     if len(spec.short) > MAX_SHORT:
@@ -158,6 +160,10 @@ def _check_layers(who: str, spec: AnySpec) -> None:
 
 
 def _check_capabilities(who: str, spec: AnySpec) -> None:
+    # The capabilities (and the spec classes under them) load with the first spec checked: the index's
+    # answers (``tools.known``, the TUI's first frame) need neither.
+    from ccswitch_tui.tools.capabilities import incomplete  # lazy: with the first spec checked
+
     why = incomplete(spec)
     if why is not None:
         raise RegistrationError(f"{who} {why}")
@@ -187,7 +193,12 @@ def free_keys(taken: dict[str, str]) -> list[str]:
 
 def facts(spec: AnySpec) -> dict[str, Any]:
     """What the launch path knows of a client without loading its spec: its entry in the index
-    (tools/index.py), computed from the spec."""
+    (tools/index.py), computed from the spec. The model and the policy load with the first spec checked or
+    the first families asked for: the index's other answers (``tools.known``, the TUI's first frame) need
+    neither."""
+    from ccswitch_tui.model import Provider  # lazy: see the docstring
+    from ccswitch_tui.tools.capabilities import ServingUnasked, TuiFace  # lazy: see the docstring
+
     return {
         "label": spec.label,
         "launchable": spec.launchable,
@@ -198,10 +209,15 @@ def facts(spec: AnySpec) -> dict[str, Any]:
         "multiline_vars": tuple(sorted(spec.multiline_vars)),
         "default_side": isinstance(spec, ServingUnasked)
         and spec.default_side(Provider("index", "https://index.invalid", "index")) is not None,
+        "short": spec.short if isinstance(spec, TuiFace) else "",
+        "tui_key": spec.tui_key if isinstance(spec, TuiFace) else None,
+        "importable": bool(spec.importer),
     }
 
 
 def _families(entries: Iterable[Mapping[str, Any]]) -> Families:
+    from ccswitch_tui.policy.families import Families  # lazy: see facts()
+
     entries = list(entries)
     return Families(
         [(fam, rx) for e in entries for fam, rx in e["families"].items()],
@@ -387,6 +403,20 @@ class Registry:
         """What `ccs check` suggests in a situation ("anthropic:not-found"), in the words of the client
         that speaks that API; ``default`` when no spec has one."""
         return next((s.probe_hints[situation] for s in self.clients() if situation in s.probe_hints), default)
+
+    def launch_keys(self) -> tuple[tuple[str, str, str, str], ...]:
+        """(name, key, footer word, label) of each client the TUI launches with a key of its own, in
+        registry order, without loading a spec the index knows (the TUI's first frame)."""
+        out = []
+        for name in self.launchable():
+            f = self._facts(name)
+            if f["tui_key"]:
+                out.append((name, str(f["tui_key"]), str(f["short"]), str(f["label"])))
+        return tuple(out)
+
+    def importable_labels(self, last: str = "and") -> str:
+        """The labels of ``importable()``'s clients, without loading a spec the index knows."""
+        return joined([str(self._facts(n)["label"]) for n in self.launchable() if self._facts(n)["importable"]], last)
 
     def client_labels(self, last: str = "and", specs: Sequence[AnySpec] | None = None) -> str:
         """The clients' labels for a message: "Claude Code, Codex, Gemini CLI and OpenCode"."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from ccswitch_tui import tools
-from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
 from ccswitch_tui.valueclass import valueclass
 
@@ -41,12 +40,12 @@ class Action:
 def _launch_actions(show: bool) -> tuple[Action, ...]:
     """One binding per client the registry holds (id ``launch_<name>``, the spec's key), all of them
     the one parameterised action ``launch('<name>')``; in the footer unless it is folded. A client without
-    a TUI face (capabilities.TuiFace) has no key of its own: the launch menu lists it."""
+    a TUI face (capabilities.TuiFace) has no key of its own: the launch menu lists it. Read from the index
+    (``tools.known``): the first frame's footer loads no spec."""
 
-    return tuple(Action(f"launch_{s.name}", s.tui_key, s.short,
-                        f"Launch {s.label} with this profile (clean env, manifest written)",
-                        show=show, method="launch", args=(s.name,))
-                 for s in tools.load().clients() if isinstance(s, TuiFace))
+    return tuple(Action(f"launch_{name}", key, short, f"Launch {label} with this profile (clean env, manifest written)",
+                        show=show, method="launch", args=(name,))
+                 for name, key, short, label in tools.known().launch_keys())
 
 
 def _launch_menu(show: bool) -> Action:
@@ -83,7 +82,7 @@ ACTIONS: tuple[Action, ...] = _actions((
     Action("edit", "e", "Edit", "Edit this profile in a form (comments in the file are kept)"),
     Action("new", "n", "New", "New profile from a preset", needs_profile=False),
     Action("import_profiles", "i", "Import", "Import providers from CC Switch or the live "
-           f"{tools.load().client_labels('/', tools.load().importable())} configs (the report of `ccs import`)",
+           f"{tools.known().importable_labels('/')} configs (the report of `ccs import`)",
            needs_profile=False),
     Action("duplicate", "d", "Duplicate", "Copy this profile under a new name", show=False),
     Action("delete", "delete", "Delete", "Delete this profile file and its tool state (asks first; the key stays)",

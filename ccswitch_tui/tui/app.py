@@ -10,53 +10,65 @@ answer with messages; the screens are imported when first opened, so start-up st
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, TabbedContent, TextArea
-from textual.worker import Worker, WorkerState
+from textual.widgets import Header, Input, Static
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
-from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.paths import Paths, resolve_paths
-from ccswitch_tui.profiles.store import Entry, Store
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
 from ccswitch_tui.tui.actions import ACTIONS, BY_CALL, BY_NAME, bindings
 from ccswitch_tui.tui.commands import CcsCommands
-from ccswitch_tui.tui.importing import Importer
-from ccswitch_tui.tui.launching import Launcher
-from ccswitch_tui.tui.profile_actions import ProfileActions
-from ccswitch_tui.tui.service import Service
 from ccswitch_tui.tui.settings import load_settings, save_setting
 from ccswitch_tui.tui.watch import changed, snapshot
-from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
-from ccswitch_tui.tui.widgets.profile_list import ProfileList
-from ccswitch_tui.tui.widgets.running import RunningView
+from ccswitch_tui.tui.widgets.footer import CcsFooter
+from ccswitch_tui.tui.widgets.profile_list import ProfileList, screen_order
 
+# Not imported here: the detail pane (its tabs, grids and renderers) is mounted once the first marks are
+# on screen; the service (the store, the keyring, the records) loads with the first profiles read, in a
+# worker; the launcher, the profile actions and the importer load with their first use.
 if TYPE_CHECKING:
-    from ccswitch_tui.diagnose.inspect import Inspection
+    from textual.widgets import TabbedContent
 
-# the clients whose live configs `i` reads
-_IMPORTED = tools.load().client_labels("and", tools.load().importable())
+    from ccswitch_tui.diagnose.inspect import Inspection
+    from ccswitch_tui.keys.keyring import KeyStore
+    from ccswitch_tui.profiles.store import Entry, Store
+    from ccswitch_tui.tui.importing import Importer
+    from ccswitch_tui.tui.launching import Launcher
+    from ccswitch_tui.tui.profile_actions import ProfileActions
+    from ccswitch_tui.tui.service import Presence, Service
+    from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
+    from ccswitch_tui.tui.widgets.running import RunningView
+
 EMPTY_STATE = (
     "No profiles yet.\n\n"
     "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
-    f"providers you already use: CC Switch's, or the ones in your live {_IMPORTED} "
+    "providers you already use: CC Switch's, or the ones in your live {imported} "
     "configs.\n\n"
     "Profiles are files in {folder}."
 )
 NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
 # The keys of the actions that need a profile, to say why they do nothing when there is none.
 PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
+
+
+def _text_field(widget: object) -> bool:
+    """A field typed into has focus: an Input, or a TextArea (its module loads with the first one)."""
+    text_area = sys.modules.get("textual.widgets._text_area")
+    return isinstance(widget, Input) or (text_area is not None and isinstance(widget, text_area.TextArea))
 
 
 def no_match(needle: str, total: int) -> str:
@@ -96,9 +108,10 @@ class CcsApp(App[None]):
     ):
         super().__init__()
         env = dict(os.environ if environ is None else environ)
-        paths = paths or resolve_paths(env)
-        self.service = service or Service(paths, store or Store(paths), keys or KeyStore(paths, env), env,
-                                          (cwd or Path.cwd()).resolve())
+        self.paths = service.paths if service is not None else paths or resolve_paths(env)
+        self._service = service
+        self._service_parts = (store, keys, env, (cwd or Path.cwd()).resolve())
+        self._service_lock = threading.Lock()
         self.cursor_blink = cursor_blink
         self.running_interval = running_interval
         self.runs_interval = runs_interval
@@ -115,9 +128,57 @@ class CcsApp(App[None]):
         # a profile to select once the list holds it (a new or copied profile): every reload keeps
         # it, the folder watcher's included, until the list shows it
         self._select_next: str | None = None
-        self.launcher = Launcher(self, self.service)
-        self.profile_actions = ProfileActions(self, self.service)
-        self.importer = Importer(self, self.service)
+        self._launcher: Launcher | None = None
+        self._profile_actions: ProfileActions | None = None
+        self._importer: Importer | None = None
+        # The detail pane is mounted once the rows on screen have their marks (``_release_detail``);
+        # until then what it should show waits here.
+        self._detail: DetailPane | None = None
+        self._hold_detail = True
+        self._held: str | None = None  # the profile whose detail is wanted
+        self._releasing = False
+        self._pending_clear: tuple[str, str] | None = None  # or why none is shown
+        self._early_checks: dict[str, Any] = {}  # endpoint checks ended before the pane was there
+
+    @property
+    def service(self) -> Service:
+        """The TUI's calls into the core: built with its first use (the first profiles read, in a worker)."""
+        with self._service_lock:
+            if self._service is None:
+                from ccswitch_tui.keys.keyring import KeyStore  # lazy: see the imports
+                from ccswitch_tui.profiles.store import Store  # lazy: see the imports
+                from ccswitch_tui.tui.service import Service  # lazy: see the imports
+
+                store, keys, env, cwd = self._service_parts
+                self._service = Service(self.paths, store or Store(self.paths), keys or KeyStore(self.paths, env),
+                                        env, cwd)
+            return self._service
+
+    # --- the controllers, each loaded with its first use ------------------------------------------
+
+    @property
+    def launcher(self) -> Launcher:
+        if self._launcher is None:
+            from ccswitch_tui.tui.launching import Launcher  # lazy: the launch machinery, with the first launch
+
+            self._launcher = Launcher(self, self.service)
+        return self._launcher
+
+    @property
+    def profile_actions(self) -> ProfileActions:
+        if self._profile_actions is None:
+            from ccswitch_tui.tui.profile_actions import ProfileActions  # lazy: see launcher
+
+            self._profile_actions = ProfileActions(self, self.service)
+        return self._profile_actions
+
+    @property
+    def importer(self) -> Importer:
+        if self._importer is None:
+            from ccswitch_tui.tui.importing import Importer  # lazy: see launcher
+
+            self._importer = Importer(self, self.service)
+        return self._importer
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
                markup: bool = True) -> None:
@@ -135,16 +196,17 @@ class CcsApp(App[None]):
     # --- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        """The first frame: the header, the list and the footer. The detail pane (five tabs, their grids
+        and renderers: about as much to build and style again) comes after the marks of the rows on
+        screen (``_release_detail``)."""
         yield Header(icon="⇄")
         with Horizontal(id="main"):
             yield ProfileList(id="sidebar")
-            yield DetailPane(self.service.environ, id="detail")
-        yield Footer()
+            yield Static(Content.styled("Loading…", "$text-muted"), id="detail-loading")
+        yield CcsFooter(held=True)  # its keys once the list is shown (``_release_footer``)
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.service.paths.profiles)
-        if shims := self.service.shim_header():  # which profile a tool started by name here gets
-            self.sub_title += f"  ·  {shims}"
+        self.sub_title = str(self.paths.profiles)  # and which profile a shim gets here: _read_shims
         self._restore_theme()
         if not self.cursor_blink:
             self.query_one("#filter", Input).cursor_blink = False
@@ -160,7 +222,7 @@ class CcsApp(App[None]):
     def _restore_theme(self) -> None:
         """The theme chosen last time (a file read at start-up: a few hundred bytes)."""
 
-        theme = load_settings(self.service.paths).get("theme")
+        theme = load_settings(self.paths).get("theme")
         if theme and theme in self.available_themes:
             self.theme = theme
         self.theme_changed_signal.subscribe(self, self._save_theme)
@@ -185,7 +247,82 @@ class CcsApp(App[None]):
 
     @property
     def detail_pane(self) -> DetailPane:
-        return self._main_screen().query_one(DetailPane)
+        return cast("DetailPane", self._main_screen().query_one("#detail"))
+
+    def _pane(self) -> DetailPane | None:
+        """The detail pane, once mounted; None before (the first marks are not shown yet) and while the app closes."""
+        pane = self._detail
+        return pane if pane is not None and pane.is_attached and self.screen_stack else None
+
+    def _release_detail(self) -> None:
+        """The rows on screen have their marks (or cannot get them): mount the detail pane once they are
+        painted, then show the profile under the cursor in it. From here on ``_detail_running`` says that
+        a detail is on its way, as it does for ``request_detail`` (tests wait on it)."""
+        if self._releasing or not self._hold_detail:
+            return
+        self._releasing = True
+        self._read_shims()
+        with self._detail_lock:
+            if self._held is not None:
+                self._detail_running = True
+        self.call_after_refresh(self._mount_detail)
+
+    @work(thread=True, group="shims", exit_on_error=False)
+    def _read_shims(self) -> None:
+        """Which profile a tool started by name here gets, in the header (the shims' report loads every
+        client's spec: after the first marks)."""
+        if shims := self.service.shim_header():
+            self.post_message(m.ShimsRead(shims))
+
+    @on(m.ShimsRead)
+    def _shims(self, event: m.ShimsRead) -> None:
+        self.sub_title += f"  ·  {event.text}"
+
+    def _mount_detail(self) -> None:
+        from ccswitch_tui.tui.widgets.detail import DetailPane  # lazy: see the imports
+
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
+            with self._detail_lock:
+                self._detail_running = False
+            return
+        pane = DetailPane(self.service.environ, id="detail")
+        pane.checks.update(self._early_checks)
+        main = self._main_screen().query_one("#main")
+        mounting = main.mount(pane)
+
+        async def mounted() -> None:
+            try:
+                await mounting
+                await main.query("#detail-loading").remove()
+            except Exception:  # noqa: BLE001 — the app closing under the mount: nothing to show
+                with self._detail_lock:
+                    self._detail_running = False
+                return
+            self._detail = pane
+            if self._pending_clear is not None:
+                pane.clear(*self._pending_clear)
+            with self._detail_lock:
+                self._hold_detail = False
+                held, self._held = self._held, None
+                if held is not None:
+                    self._generation += 1
+                    self._wanted = (held, self._generation)
+                self._detail_running = held is not None
+            if held is not None:
+                self._detail_worker()
+
+        self.run_worker(mounted(), group="detail-mount", exit_on_error=False)
+
+    def _release_footer(self) -> None:
+        for footer in self._main_screen().query(CcsFooter) if self.screen_stack else ():
+            footer.release()
+
+    def _clear_detail(self, message: str, body: str) -> None:
+        pane = self._pane()
+        if pane is None:
+            self._pending_clear = (message, body)
+        else:
+            pane.clear(message, body)
 
     def profile_entries(self) -> list[Entry]:
         return self.profile_list.entries
@@ -255,9 +392,9 @@ class CcsApp(App[None]):
         if (a is not None or action in ("quit", "show_tab", "leave_pane", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         if action in self.TAB_ACTIONS:
-            return self.detail_pane.active_tab == self.TAB_ACTIONS[action]
+            return self._shown_tab() == self.TAB_ACTIONS[action]
         if action == "filter" and (self.screen is not self.profile_list.screen
-                                   or isinstance(self.focused, (Input, TextArea))):
+                                   or _text_field(self.focused)):
             return False  # a priority key: `/` typed into a field, or on another screen, stays a `/`
         return self.action_enabled(a.name) if a is not None else True
 
@@ -267,40 +404,54 @@ class CcsApp(App[None]):
         """Read the profiles in a worker; only the latest read's list is shown (an earlier one still
         running would bring back the selection it started with)."""
         self._loads += 1
-        self._read_profiles(keep, first, self._loads)
+        pl = self.profile_list
+        at = self._select_next or keep  # the row the list will show first (``_loaded``)
+        self._read_profiles(keep, first, self._loads, pl.filter_text, pl.rows_shown(), at)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def _read_profiles(self, keep: str | None, first: bool, generation: int) -> None:
+    def _read_profiles(self, keep: str | None, first: bool, generation: int, needle: str, rows: int,
+                       at: str | None) -> None:
+        """The profiles, then their keys and problem marks: the list comes with the marks of the rows it
+        shows (one paint, not a list painted and painted again a moment later), the other profiles'
+        marks follow. A newer read cancels this one: it posts nothing more."""
+        worker = get_current_worker()
         if first:
-
-            self._folder = snapshot(self.service.paths.profiles)  # what the watcher compares with
-        self.post_message(m.ProfilesLoaded(self.service.entries(), keep, generation))
+            self._folder = snapshot(self.paths.profiles)  # what the watcher compares with
+        entries = self.service.entries()
+        steps = self.service.presence_in_steps(screen_order(entries, needle, at), rows)
+        try:
+            marks = next(steps)
+        except BaseException:
+            self.post_message(m.ProfilesLoaded(entries, keep, generation))  # the list still shows
+            raise
+        if worker.is_cancelled:
+            return
+        self.post_message(m.ProfilesLoaded(entries, keep, generation, marks))
+        for marks in steps:
+            if worker.is_cancelled:
+                return
+            self.post_message(m.PresenceReady(marks))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
         """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
 
-        now = snapshot(self.service.paths.profiles)
+        now = snapshot(self.paths.profiles)
         before, self._folder = self._folder, now
         if before is not None and changed(before, now):
             self.post_message(m.ProfilesChanged(changed(before, now)))
 
     @on(m.ProfilesChanged)
     def _profiles_changed(self, event: m.ProfilesChanged) -> None:
-        if not self.screen_stack or not self._main_screen().query(DetailPane):  # the app is closing
+        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
             return
-        for name in event.names:
-            self.detail_pane.checks.pop(name, None)  # an endpoint check of the old file says nothing now
+        for name in event.names:  # an endpoint check of the old file says nothing now
+            self._early_checks.pop(name, None)
+            if pane := self._pane():
+                pane.checks.pop(name, None)
         self.load_profiles(self._select_next or self.selected)
         if self._shown in event.names:
             self.refresh_detail()
-
-    @work(thread=True, exclusive=True, group="presence", exit_on_error=False)
-    def load_presence(self, entries: list[Entry], first: int = 0) -> None:
-        """Keys for every profile, then the problem marks: the ``first`` entries' (the rows on screen)
-        at once, the others' after them."""
-        for presence in self.service.presence_in_steps(entries, first):
-            self.post_message(m.PresenceReady(presence))
 
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
@@ -313,20 +464,25 @@ class CcsApp(App[None]):
         keep = self._select_next if self._select_next in names else event.keep
         if self._select_next in names:
             self._select_next = None
-        self.profile_list.set_entries(event.entries, keep=keep)
+        self.profile_list.set_entries(event.entries, keep=keep, presence=event.presence)
+        self._release_footer()
         if not event.entries:
-            self.detail_pane.clear("No profiles yet", EMPTY_STATE.format(folder=self.service.paths.profiles))
-        # Keys and problem marks after the list is on screen: the keyring and 3 plans a profile
-        # should not hold up the first paint; the rows on screen get theirs first.
-        self.call_after_refresh(self.load_presence, self.profile_list.screen_order(), self.profile_list.rows_shown())
+            self._clear_detail("No profiles yet", EMPTY_STATE.format(
+                folder=self.paths.profiles, imported=tools.known().importable_labels("and")))
+        if event.presence is not None:
+            self._marks_shown(event.presence)
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
         if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
             return
         self.profile_list.set_presence(event.presence)
-        if event.presence.keyring_error and event.presence.complete:  # said once, with the last step
-            self.notify(event.presence.keyring_error, title="Keyring", severity="warning")
+        self._marks_shown(event.presence)
+
+    def _marks_shown(self, presence: Presence) -> None:
+        if presence.keyring_error and presence.complete:  # said once, with the last step
+            self.notify(presence.keyring_error, title="Keyring", severity="warning")
+        self._release_detail()
 
     @on(ProfileList.Chosen)
     def _chosen(self) -> None:
@@ -340,7 +496,7 @@ class CcsApp(App[None]):
         pl = self.profile_list
         if event.profile is None and pl.filter_text and pl.entries:
             self._shown = None  # the filter hides every profile: so does the detail (one still read is dropped)
-            self.detail_pane.clear("No profile matches the filter", no_match(pl.filter_text, len(pl.entries)))
+            self._clear_detail("No profile matches the filter", no_match(pl.filter_text, len(pl.entries)))
         if event.profile is not None and event.profile != self._shown:
             self._shown = event.profile
             self.request_detail(event.profile)
@@ -355,8 +511,12 @@ class CcsApp(App[None]):
         pl.options.focus()
 
     def request_detail(self, name: str) -> None:
-        """Show ``name``'s detail; one worker at a time, always ending on the latest request."""
+        """Show ``name``'s detail; one worker at a time, always ending on the latest request. Before the
+        detail pane is there, the request waits for it (``_release_detail``)."""
         with self._detail_lock:
+            if self._hold_detail:
+                self._held = name
+                return
             self._generation += 1
             self._wanted = (name, self._generation)
             if self._detail_running:
@@ -390,9 +550,10 @@ class CcsApp(App[None]):
         if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
             return
         d = event.detail
-        if d.entry.name != self.selected:
+        pane = self._pane()
+        if d.entry.name != self.selected or pane is None:
             return
-        self.detail_pane.show(d)
+        pane.show(d)
         self.profile_list.update_problems(d.entry.name, d.key.present if d.key else None, d.problems)
         self._refresh_bindings_if_changed()
 
@@ -401,8 +562,8 @@ class CcsApp(App[None]):
     def _shown_tab(self) -> str | None:
         """The detail pane's tab, or None while the pane is not there (a timer firing as the app
         starts or closes)."""
-        panes = self._main_screen().query(DetailPane) if self.screen_stack else None
-        return panes.first().active_tab if panes else None
+        pane = self._pane()
+        return pane.active_tab if pane is not None else None
 
     def _tick_runs(self) -> None:
         """While the Runs tab is shown: reload when a run starts or ends (the runs folder changes) and
@@ -418,8 +579,7 @@ class CcsApp(App[None]):
         if changed or any(r.live for r in pane.runs):
             self.refresh_detail()
 
-    @on(RunsView.Selected)
-    def _run_selected(self, event: RunsView.Selected) -> None:
+    def on_runs_view_selected(self, event: RunsView.Selected) -> None:
         self.load_requests(event.manifest)
 
     @work(thread=True, exclusive=True, group="requests", exit_on_error=False)
@@ -428,7 +588,7 @@ class CcsApp(App[None]):
 
     @on(m.RequestsReady)
     def _requests(self, event: m.RequestsReady) -> None:
-        for view in self.query(RunsView):
+        for view in cast("list[RunsView]", list(self.query("RunsView"))):
             view.show_requests(event.launch_id, event.records)
 
     # --- the Running tab ----------------------------------------------------------------------
@@ -437,16 +597,15 @@ class CcsApp(App[None]):
         if self._shown_tab() == "running" and not self.screen.is_modal:
             self.scan_processes()
 
-    @on(TabbedContent.TabActivated)
-    def _tab(self, event: TabbedContent.TabActivated) -> None:
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()  # the footer shows the tab's own keys
         if event.pane.id == "running":
             self.scan_processes()
 
     def running_view(self) -> RunningView | None:
         """The Running tab's view; None for the moment after start-up before it is mounted."""
-        views = self.query(RunningView)
-        return views.first() if views else None
+        views = self.query("RunningView")
+        return cast("RunningView", views.first()) if views else None
 
     @work(thread=True, exclusive=True, group="running", exit_on_error=False)
     def scan_processes(self) -> None:
@@ -476,20 +635,16 @@ class CcsApp(App[None]):
         if event.inspected_pid is not None and event.inspected_pid == view.selected_pid:
             self._show_inspection(event.inspected_pid, event.inspection, event.error)
 
-    @on(RunningView.Selected)
-    def _process_selected(self, event: RunningView.Selected) -> None:
+    def on_running_view_selected(self, event: RunningView.Selected) -> None:
         if event.pid is not None:
             self.inspect_process(event.pid)
 
-    @on(RunningView.Ready)
-    def _running_ready(self) -> None:
-        if not self.screen_stack or not self._main_screen().query(DetailPane):  # the app is closing
-            return
-        if self.detail_pane.active_tab == "running":
+    def on_running_view_ready(self) -> None:
+        if self._shown_tab() == "running":  # None: the app is closing
             self.scan_processes()
 
     def action_toggle_rounds(self) -> None:
-        for view in self.query(RunsView):
+        for view in cast("list[RunsView]", list(self.query("RunsView"))):
             view.toggle_rounds()
 
     def action_toggle_all_processes(self) -> None:
@@ -524,13 +679,18 @@ class CcsApp(App[None]):
     def _done(self, event: m.Done) -> None:
         self.notify(event.text)
         for name in event.changed:  # an endpoint check of the old file says nothing now
-            self.detail_pane.checks.pop(name, None)
+            self._early_checks.pop(name, None)
+            if pane := self._pane():
+                pane.checks.pop(name, None)
         if event.select:
             self._select_next = event.select
         if event.reload:
             self.load_profiles(event.select or self.selected)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "load" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self._release_footer()  # no list coming from this one: neither waits for it
+            self._release_detail()
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             text = str(err) if isinstance(err, CcsError) else f"{type(err).__name__}: {err}"
@@ -539,7 +699,8 @@ class CcsApp(App[None]):
     # --- what the controllers may ask (Host, host.py) -------------------------------------------
 
     def shown_tool(self) -> str | None:
-        return self.detail_pane.tool
+        pane = self._pane()
+        return pane.tool if pane is not None else None
 
     def reload(self, keep: str | None) -> None:
         self.load_profiles(keep)
@@ -603,16 +764,20 @@ class CcsApp(App[None]):
         self.push_screen(HelpScreen())
 
     def _in_pane(self) -> bool:
-        return self.focused is not None and self.detail_pane in self.focused.ancestors_with_self
+        pane = self._pane()
+        return self.focused is not None and pane is not None and pane in self.focused.ancestors_with_self
 
     def action_show_tab(self, tab: str) -> None:
         """Show ``tab``; from inside a pane, into the new tab's pane. The focus leaves the old pane
         first: a widget focused there (the next one of that pane, once the first is hidden) brought
         its tab back, so `1` did nothing in the Runs table."""
+        pane = self._pane()
+        if pane is None:
+            return
         inside = self._in_pane()
         if inside:
             self.profile_list.options.focus()
-        self.detail_pane.show_tab(tab)
+        pane.show_tab(tab)
         if inside:
             self.call_after_refresh(self.focus_detail)
 
@@ -623,9 +788,9 @@ class CcsApp(App[None]):
 
     def focus_detail(self) -> None:
         """Enter on a profile: into the active tab, to scroll or pick a row with the keyboard."""
-        pane = self.detail_pane
-        tab = pane.active_tab
-        if tab is None:
+        pane = self._pane()
+        tab = pane.active_tab if pane is not None else None
+        if pane is None or tab is None:
             return
         target = {"environment": "#env-body", "running": "#procs", "runs": "#runs-table"}.get(tab)
         if target:
@@ -635,10 +800,12 @@ class CcsApp(App[None]):
             pane.query_one(f"#{tab} .body").focus()
 
     def action_cycle_tool(self) -> None:
-        self.detail_pane.cycle_tool()
+        if pane := self._pane():
+            pane.cycle_tool()
 
     def action_set_tool(self, tool: str) -> None:
-        self.detail_pane.set_tool(tool)
+        if pane := self._pane():
+            pane.set_tool(tool)
 
     def action_check(self) -> None:
         entry = self.current_entry()
@@ -659,7 +826,10 @@ class CcsApp(App[None]):
 
     @on(m.CheckDone)
     def _checked(self, event: m.CheckDone) -> None:
-        self.detail_pane.set_check(event.profile, event.results)
+        if pane := self._pane():
+            pane.set_check(event.profile, event.results)
+        else:
+            self._early_checks[event.profile] = event.results
         self.notify(event.summary, title=f"Check {event.profile}", severity=event.severity)
 
 

@@ -7,21 +7,23 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from ccswitch_tui.profiles.store import Entry
-from ccswitch_tui.tui.service import Detail, Presence, Severity
 from ccswitch_tui.valueclass import replace, valueclass
 
-if TYPE_CHECKING:  # the running tab's and a launch's types: their modules load when those are used
+if TYPE_CHECKING:  # the records' and the running tab's and a launch's types: their modules load when used
     from ccswitch_tui.diagnose.inspect import Inspection
     from ccswitch_tui.launch.launcher import Prepared
+    from ccswitch_tui.profiles.store import Entry
+    from ccswitch_tui.tui.service import Detail, Presence, Severity
 
 
 class ProfilesLoaded(Message):
-    def __init__(self, entries: Sequence[Entry], keep: str | None = None, generation: int = 0):
+    def __init__(self, entries: Sequence[Entry], keep: str | None = None, generation: int = 0,
+                 presence: Presence | None = None):
         super().__init__()
         self.entries = list(entries)
         self.keep = keep
         self.generation = generation  # which read it is (App.load_profiles): older ones are dropped
+        self.presence = presence  # the keys and marks of the rows on screen, when known (the rest: PresenceReady)
 
 
 class PresenceReady(Message):
@@ -34,6 +36,14 @@ class DetailReady(Message):
     def __init__(self, detail: Detail):
         super().__init__()
         self.detail = detail
+
+
+class ShimsRead(Message):
+    """Which profile a tool started by name here gets (``Service.shim_header``), for the header."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
 
 
 class RequestsReady(Message):

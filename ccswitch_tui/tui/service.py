@@ -15,27 +15,23 @@ from typing import TYPE_CHECKING, Any, Literal
 from ccswitch_tui import policy
 from ccswitch_tui.errors import CcsError, KeyError_, UsageError
 from ccswitch_tui.keys.keyring import KeyStore
-from ccswitch_tui.launch import launcher as launch
-from ccswitch_tui.launch.environment import EnvDiff, diff_env
-from ccswitch_tui.launch.launcher import Prepared
-from ccswitch_tui.launch.layer_files import one_look
-from ccswitch_tui.launch.plan import plan_for
-from ccswitch_tui.launch.ptytail import Tail
-from ccswitch_tui.launch.removal import Removal, carry_out, plan_removal
-from ccswitch_tui.launch.use_status import header
 from ccswitch_tui.model import LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import mask
 from ccswitch_tui.policy.families import SHARED_ONLY, Families
-from ccswitch_tui.profiles.edit_session import keep_aside
 from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
-from ccswitch_tui.runs.manifests import load_manifests, records_file
 from ccswitch_tui.valueclass import field, replace, valueclass
 
+# The launch machinery (plans, launcher, removal, shims) and the run manifests load with their first
+# use, in a worker after the first frame: the first frame needs the records below and no plan.
 if TYPE_CHECKING:
     from ccswitch_tui.importers.report import Report as ImportReport
     from ccswitch_tui.importers.sources import Source
+    from ccswitch_tui.launch.environment import EnvDiff
+    from ccswitch_tui.launch.launcher import Prepared
+    from ccswitch_tui.launch.ptytail import Tail
+    from ccswitch_tui.launch.removal import Removal
 
 # The plans behind the previews get this launch id; a real launch gets a fresh one.
 PREVIEW_LAUNCH_ID = "(new-at-launch)"
@@ -86,6 +82,8 @@ class ToolView:
         return policy.plan_shown(self.plan, name, value)
 
     def diff(self, parent_env: Mapping[str, str]) -> EnvDiff | None:
+        from ccswitch_tui.launch.environment import diff_env  # lazy: see the imports
+
         if self.plan is None:
             return None
         return diff_env(parent_env, self.plan.env, self.families, self.plan.routing_names)
@@ -151,6 +149,8 @@ class Service:
         """The key presence and problem marks of the ``first`` entries (the rows on screen: yielded as
         soon as they are known), then of every entry. The plans are judged with each layer file read
         once (``layer_files.one_look``)."""
+        from ccswitch_tui.launch.layer_files import one_look  # lazy: see the imports
+
         steps = [entries[:first], entries[first:]] if 0 < first < len(entries) else [entries]
         present: dict[str, bool] = {}
         problems: dict[str, tuple[Problem, ...]] = {}
@@ -202,6 +202,8 @@ class Service:
         return KeyState(profile.key_id, True, mask(value), self.keys.fingerprint(value)), value
 
     def views(self, profile: Profile, key: str) -> dict[str, ToolView]:
+        from ccswitch_tui.launch.plan import plan_for  # lazy: see the imports
+
         out = {}
         for tool in profile.tools:
             try:
@@ -218,8 +220,9 @@ class Service:
         round (as `ccs runs report --label` does) and carries its round's summary; any other run with the
         previous run of its tool."""
 
-        # lazy: the verdict and the rounds load with the first profile's detail, after the first frame
-        from ccswitch_tui.runs.rounds import rounds_table
+        # lazy: the manifests, the verdict and the rounds load with the first profile's detail, after the first frame
+        from ccswitch_tui.runs.manifests import load_manifests
+        from ccswitch_tui.runs.rounds import rounds_table  # lazy: as above
         from ccswitch_tui.runs.verdict import compare_views  # lazy: as above
         from ccswitch_tui.runs.verdict import view as run_view  # lazy: as above
 
@@ -260,6 +263,7 @@ class Service:
     def requests(self, manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A recorded run's request records so far (none for a run that was not recorded)."""
 
+        from ccswitch_tui.runs.manifests import records_file  # lazy: as below
         from ccswitch_tui.runs.record_reader import read_list  # lazy: only a run's requests, when asked for
 
         records = records_file(self.paths, manifest)
@@ -293,6 +297,7 @@ class Service:
 
     def shim_header(self) -> str:
         """Which profile a tool started by name here would get, and why (empty when shims are unused)."""
+        from ccswitch_tui.launch.use_status import header  # lazy: see the imports
 
         return header(self.paths, self.environ, self.cwd)
 
@@ -331,10 +336,14 @@ class Service:
 
     def removal(self, name: str) -> Removal:
         """What deleting ``name`` removes (``ccs rm``'s plan): its file and tool state."""
+        from ccswitch_tui.launch.removal import plan_removal  # lazy: see the imports
+
         return plan_removal(self.store, self.paths, name)
 
     def delete(self, removal: Removal) -> list[str]:
         """Delete the profile and its tool state, as `ccs rm` does; the lines saying what went."""
+        from ccswitch_tui.launch.removal import carry_out  # lazy: see the imports
+
         return carry_out(self.store, self.paths, None, removal)
 
     def read_text(self, name: str) -> str:
@@ -348,6 +357,7 @@ class Service:
         try:
             return self.store.save_text(name, text, expected=expected)
         except ProfileChanged as exc:
+            from ccswitch_tui.profiles.edit_session import keep_aside  # lazy: a refused edit only
 
             try:
                 kept = f"is kept in {keep_aside(name, text)}"
@@ -370,6 +380,7 @@ class Service:
     def prepare(self, name: str, tool: str, *, args: Sequence[str] = (), argv_override: Sequence[str] | None = None,
                 isolate: bool = False, force: bool = False, nested: bool = False) -> Any:
         """What `ccs launch|run|shell` does before the fork; raises LaunchRefused with its ways out."""
+        from ccswitch_tui.launch import launcher as launch  # lazy: see the imports
 
         launch.refuse_nested(self.environ, nested)
         return launch.build(name, tool, store=self.store, keys=self.keys, paths=self.paths,
@@ -378,6 +389,8 @@ class Service:
 
     def execute(self, prep: Prepared, tail: Tail | None = None, on_resume: Callable[[str], None] | None = None) -> int:
         # the plan carries force/nested; the resume hint goes to the app, which shows it once back
+        from ccswitch_tui.launch import launcher as launch  # lazy: see the imports
+
         return launch.execute(prep, self.paths, tail=tail, on_resume=on_resume)
 
     # --- running tools (`ccs ps`, `ccs inspect`) ---------------------------------------------

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ccswitch_tui.atomic import atomic_write
 from ccswitch_tui.paths import Paths, ensure_private_dir
-from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
 
@@ -30,5 +29,7 @@ def save_setting(paths: Paths, name: str, value: str) -> None:
     data = load_settings(paths) | {name: value}
     ensure_private_dir(paths.state)
     # written without a lock (two TUIs may run): only a temp file this old is surely a killed writer's
+    from ccswitch_tui.runs.manifests import STALE_TEMP_SECONDS  # lazy: a theme saved, not the first frame
+
     sweep_temp_files(paths.state, settings_path(paths).name, older_than=STALE_TEMP_SECONDS)
     atomic_write(settings_path(paths), json.dumps(data, indent=2) + "\n", mode=0o600, durable=False)

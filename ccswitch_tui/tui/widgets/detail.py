@@ -54,12 +54,14 @@ class DetailPane(Vertical):
         with TabbedContent(id="tabs", initial="overview"):
             with TabPane("Overview", id="overview"), VerticalScroll(classes="body"):
                 yield Static(Content.styled("Loading…", "$text-muted"), id="overview-body")
-            with TabPane("Environment", id="environment"):
-                yield Lazy(Vertical(Static("", id="env-head"), FitTable(render.ENV_COLUMNS, id="env-body"),
-                                    Static("", id="env-detail"), id="env-view"))
+            # composed with the pane (itself mounted after the first marks): every detail shown fills it
+            with TabPane("Environment", id="environment"), Vertical(id="env-view"):
+                yield Static("", id="env-head")
+                yield FitTable(render.ENV_COLUMNS, id="env-body")
+                yield Static("", id="env-detail")
             with TabPane("Diff", id="diff"), VerticalScroll(classes="body"):
                 yield Static("", id="diff-body")
-            # The tables are mounted after the first frame: start-up paints sooner.
+            # The tables of these two are mounted after the pane is on screen: it shows sooner.
             with TabPane("Running", id="running"):
                 yield Lazy(RunningView(self.parent_env, id="running-view"))
             with TabPane("Runs", id="runs"):

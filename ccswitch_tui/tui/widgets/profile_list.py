@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -13,9 +14,11 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ccswitch_tui.profiles.store import Entry
 from ccswitch_tui.terminal_text import visible
-from ccswitch_tui.tui.service import Presence, Problem
+
+if TYPE_CHECKING:  # the records load with the first profiles read (in a worker), not with the first frame
+    from ccswitch_tui.profiles.store import Entry
+    from ccswitch_tui.tui.service import Presence, Problem
 
 
 def matches(entry: Entry, needle: str) -> bool:
@@ -47,6 +50,15 @@ def prompt(entry: Entry, key_present: bool | None, problems: Sequence[Problem]) 
     return Content("\n").join([first, second])
 
 
+def screen_order(entries: Sequence[Entry], needle: str, at: str | None) -> list[Entry]:
+    """The entries from the row ``at`` on (the first row when it is not shown: the rows on screen first),
+    then those above it, then those the filter ``needle`` hides."""
+    shown = [e for e in entries if matches(e, needle)]
+    i = next((n for n, e in enumerate(shown) if e.name == at), 0)
+    hidden = {id(e) for e in entries} - {id(e) for e in shown}
+    return shown[i:] + shown[:i] + [e for e in entries if id(e) in hidden]
+
+
 class ProfileList(Vertical):
     """Filter + list. Posts ``ProfileList.Highlighted`` with the profile under the cursor."""
 
@@ -64,7 +76,7 @@ class ProfileList(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None):
         super().__init__(id=id, classes=classes)
         self.entries: list[Entry] = []
-        self.presence = Presence({}, {})
+        self.presence: Presence | None = None  # none known yet
         self.loaded = False
 
     def compose(self) -> ComposeResult:
@@ -90,18 +102,13 @@ class ProfileList(Vertical):
     def entry(self, name: str | None) -> Entry | None:
         return next((e for e in self.entries if e.name == name), None)
 
-    def set_entries(self, entries: Sequence[Entry], keep: str | None = None) -> None:
+    def set_entries(self, entries: Sequence[Entry], keep: str | None = None, presence: Presence | None = None) -> None:
+        """The profiles, with the keys and marks known of them (``presence``: None keeps the ones shown)."""
         self.entries = list(entries)
         self.loaded = True
+        if presence is not None:
+            self.presence = presence
         self.refill(keep if keep is not None else self.selected)
-
-    def screen_order(self) -> list[Entry]:
-        """The entries from the highlighted row on (the rows on screen first), then those above it, then
-        those the filter hides."""
-        shown = [e for e in self.entries if matches(e, self.filter_text)]
-        at = self.options.highlighted or 0
-        rest = [e for e in self.entries if e not in shown]
-        return shown[at:] + shown[:at] + rest
 
     def rows_shown(self) -> int:
         """How many profiles the list shows at once (two lines each), at least a screenful's worth."""
@@ -117,15 +124,18 @@ class ProfileList(Vertical):
         if entry is None or entry.profile is None:
             return
         key_id = entry.profile.key_id
-        keys = dict(self.presence.keys)
+        known = self.presence
+        keys = dict(known.keys) if known else {}
         key_changed = key_present is not None and keys.get(key_id) != key_present
         if key_present is not None:
             keys[key_id] = key_present
-        probs = dict(self.presence.problems)
+        probs = dict(known.problems) if known else {}
         probs[name] = tuple(problems)
-        if not key_changed and probs == self.presence.problems:
+        if not key_changed and known is not None and probs == known.problems:
             return
-        self.presence = Presence(keys, probs, self.presence.keyring_error)
+        from ccswitch_tui.tui.service import Presence  # lazy: see the imports
+
+        self.presence = Presence(keys, probs, known.keyring_error if known else None)
         if key_changed:  # profiles sharing the key show it too
             self.refill(self.selected)
         elif name in [o.id for o in self.options.options]:
@@ -134,7 +144,7 @@ class ProfileList(Vertical):
     def refill(self, keep: str | None) -> None:
         needle = self.filter_text
         shown = [e for e in self.entries if matches(e, needle)]
-        keys, problems = self.presence.keys, self.presence.problems
+        keys, problems = (self.presence.keys, self.presence.problems) if self.presence else ({}, {})
         ol = self.options
         with self.app.batch_update():
             ol.clear_options()
