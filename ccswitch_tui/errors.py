@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ccswitch_tui.valueclass import valueclass
 
 
 class CcsError(Exception):
@@ -28,7 +28,7 @@ class ProfileError(CcsError):
         self.line, self.column = line, column
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class StoreKey:
     """A way out, as data: store a key under this keyring id (``again``: replace the one there). The
     CLI says it as the command; the TUI as its own key for it, from these fields."""

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from json import decoder, encoder, scanner
 from math import inf as INFINITY
 from typing import Any
 
 from ccswitch_tui.safe_read import loads_json
+from ccswitch_tui.valueclass import valueclass
 
 Scan = Callable[[str, int], "tuple[Any, int]"]  # value, end = scan(text, start); StopIteration: no value there
 ScanString = Callable[[str, int], "tuple[str, int]"]  # from just after a string's opening quote: value, end
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class JsonParts:
     scan: Scan
     scan_string: ScanString

@@ -1,7 +1,7 @@
-"""The model: plain dataclasses every layer shares. No I/O, no registry, no policy.
+"""The model: plain value classes every layer shares. No I/O, no registry, no policy.
 
 - ``Provider`` and ``Profile``: a profile file once validated (``profiles/schema.py`` builds them);
-  ``Profile.sides`` maps each client the profile serves to its side, the dataclass that client's
+  ``Profile.sides`` maps each client the profile serves to its side, the value class that client's
   spec (``tools/<name>``) builds from its table. Sides are looked up by name: ``profile.side("codex")``.
 - ``LaunchPlan`` (with ``FileToWrite``, ``Refusal`` and ``ClientSetup``): everything a launch will do,
   computed by a client spec without side effects; ``ccs env``, ``launch``, ``run``, ``inspect`` and the
@@ -14,14 +14,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from ccswitch_tui.valueclass import field, valueclass
 
 # --- profiles ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Provider:
     name: str
     base_url: str
@@ -70,7 +71,7 @@ class Sides(Mapping[str, Any]):
         return f"Sides({self._names!r}, built={list(self._built)!r})"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Profile:
     """One profile. ``sides`` maps each client the profile serves (in the registry's order) to its
     side; ``run`` is always there once validated."""
@@ -78,7 +79,7 @@ class Profile:
     name: str
     provider: Provider
     description: str = ""
-    sides: Mapping[str, Any] = field(default_factory=dict)  # client name → that client's side dataclass
+    sides: Mapping[str, Any] = field(default_factory=dict)  # client name → that client's side (a value class)
     env: Mapping[str, str] = field(default_factory=dict)
     inherit: tuple[str, ...] = ()
     record: bool = False  # [policy].record: launches go through the recording bridge by default
@@ -126,14 +127,14 @@ def new_launch_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + os.urandom(4).hex()
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class FileToWrite:
     path: Path
     content: str
     mode: int = 0o600
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Refusal:
     """A reason not to launch, with the flags that get past it."""
 
@@ -143,7 +144,7 @@ class Refusal:
     flags: tuple[str, ...] = ()  # the launch options that get past it ("isolate", "force")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ClientSetup:
     """What a client's plan sets up beyond the environment: its own config folder, the policy switches
     it applied, the user's pieces it shares, a Chat Completions provider's translation. The manifest
@@ -173,7 +174,7 @@ class ClientSetup:
         return out
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class LaunchPlan:
     profile: str
     tool: str
@@ -223,7 +224,7 @@ INFO: Final = "info"
 SEVERITIES: tuple[Severity, ...] = (ERROR, WARN, INFO)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Finding:
     """A code (``key-drift``, ``settings-override`` …), a severity, where it was seen (a pid, a
     file, a variable) and one line saying what is wrong and the way out, values already masked."""

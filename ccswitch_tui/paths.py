@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from ccswitch_tui.valueclass import valueclass
 
 APP_NAME = "ccs"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Paths:
     profiles: Path
     state: Path
@@ -32,12 +33,21 @@ class Paths:
     def key_index(self) -> Path:
         return self.state / "keys.json"
 
+    @property
+    def toml_cache(self) -> Path:
+        return toml_cache_of(self.state)
+
     def tool_dir(self, profile: str, tool: str) -> Path:
         return self.state / "tools" / profile / tool
 
     def tool_dirs(self, profile: str, tool: str) -> tuple[Path, ...]:
         """The tool dir and its parents under ``state``, outermost first: all of them are 0700."""
         return (self.state / "tools", self.state / "tools" / profile, self.tool_dir(profile, tool))
+
+
+def toml_cache_of(state: Path) -> Path:
+    """What TOML texts parsed to (toml_cache.py): a launch that finds its texts here loads no parser."""
+    return state / "cache" / "toml"
 
 
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:

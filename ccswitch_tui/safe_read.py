@@ -14,14 +14,10 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.errors import ProfileError
-
-if sys.version_info >= (3, 11):
-    import tomllib  # the standard library's reader: several times cheaper to import than tomlkit
-else:  # Python 3.10: the same API, before it joined the standard library
-    import tomli as tomllib
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
@@ -242,9 +238,21 @@ def iter_numbered_lines(path: Path | str, max_line: int = MAX_LINE) -> Iterator[
 def read_toml(text: str, where: str) -> dict[str, Any]:
     """TOML text as plain data with the standard library's parser (tomlkit stays off the launch
     path); a syntax error or too deep a nesting is one ``where: …`` ProfileError."""
+    tomllib = tomllib_module()
     try:
         return tomllib.loads(text)
     except RecursionError:
         raise ProfileError(f"{where}:{too_deep_toml(text)}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{where}: {exc}") from None
+
+
+def tomllib_module() -> ModuleType:
+    """The standard library's TOML reader (tomli before Python 3.11), loaded when first needed: it is
+    several times cheaper to import than tomlkit, and a launch whose texts are cached
+    (toml_cache.py) needs neither."""
+    if sys.version_info >= (3, 11):
+        import tomllib  # lazy: see above
+    else:  # Python 3.10: the same API, before it joined the standard library
+        import tomli as tomllib  # lazy: see above
+    return tomllib

@@ -159,9 +159,10 @@ def contaminated(env: dict[str, str], wrong: str, specs: list[ToolSpec]) -> dict
 
 def _texts(call: dict[str, Any]) -> list[tuple[str, str]]:
     """(where, text) of everything the client got: each variable, its arguments, each file it can see
-    (ccs's own profiles and run manifests aside: they name the provider's URL, and no client reads them)."""
+    (ccs's own profiles, run manifests and parsed profiles aside: they name the provider's URL, and no
+    client reads them)."""
     home = Path(os.environ["CCS_HOME"])
-    own = (f"{home / 'profiles'}/", f"{home / 'state' / 'runs'}/")
+    own = (f"{home / 'profiles'}/", f"{home / 'state' / 'runs'}/", f"{home / 'state' / 'cache' / 'toml'}/")
     return [*((f"${k}", v) for k, v in call["env"].items()), ("argv", "\0".join(call["argv"])),
             *((path, text) for path, text in call["files"].items() if not path.startswith(own))]
 

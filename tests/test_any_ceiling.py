@@ -19,11 +19,12 @@ MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}
 CEILINGS = {
     "launch/layer_files.py": 16,
     "tools/fields.py": 16,
+    "valueclass.py": 9,  # field() and valueclass() typed as dataclasses' own are (a default of any type)
     "tui/host.py": 13,
     "bridge/observe.py": 11,
     "tui/render.py": 11,
     "bridge/server.py": 10,
-    "keys/secret_service.py": 10,
+    "keys/secret_service.py": 7,
     "tui/service.py": 10,
     "tui/screens/editor.py": 8,
     "bridge/provider_errors.py": 7,

@@ -302,6 +302,8 @@ def test_stop_records_requests_still_in_flight(stub, tmp_path):
 class Shouting:
     """A handler that rewrites the path and the answer: the hook a translator plugs into."""
 
+    dialect = "openai"  # what the child speaks (every handler declares it)
+
     class _Exchange:
         rewrites_body = True
 
@@ -384,6 +386,8 @@ def test_reroute_replaces_urls_and_key_and_refuses_what_it_cannot_reach():
 
 class Broken:
     """A handler with a bug: the bridge answers 502 and records it, and keeps serving."""
+
+    dialect = "openai"
 
     def exchange(self, method: str, path: str):
         raise RuntimeError(f"no exchange for {path} (key {KEY})")

@@ -8,6 +8,7 @@ import hmac
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -527,6 +528,7 @@ def test_new_refuses_a_key_as_key_id_and_writes_nothing(ccs, ccs_home):
 
 def test_a_state_folder_that_is_a_file_is_bad_input_not_a_crash(ccs, ccs_home):
     assert ccs("new", "p", "--base-url", "https://p.invalid", "--key", "env:SOME_KEY").returncode == 0
+    shutil.rmtree(ccs_home.state, ignore_errors=True)  # (`ccs new` keeps the profile's parsed text there)
     ccs_home.state.parent.mkdir(parents=True, exist_ok=True)
     ccs_home.state.write_text("not a folder\n")
     env = {**os.environ, "SOME_KEY": "sk-some-0123456789abcdef"}

@@ -4,15 +4,14 @@ spec that lacks a required piece fails when it is built (its module's import), n
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ccswitch_tui import tools
+from ccswitch_tui import valueclass as vc
 from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import LaunchPlan, Profile, Provider
 from ccswitch_tui.paths import Paths
@@ -20,11 +19,12 @@ from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.fields import boolean, declare, integer, select, string, string_list, url
 from ccswitch_tui.tools.spec import ToolSpec
+from ccswitch_tui.valueclass import valueclass
 
 PROVIDER = Provider(name="P", base_url="https://gw.example/api", key="env:PKEY")
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class ToySide:
     base_url: str = url(hint="default: the provider's")
     model: str = string("model", required=True)
@@ -124,7 +124,7 @@ def test_a_spec_missing_a_piece_fails_when_built_not_at_launch():
     with pytest.raises(TypeError, match="default 'medium' is not one of its choices"):
         declare("select", choices=("fast", "slow"), default="medium")
 
-    @dataclass(frozen=True, kw_only=True)
+    @valueclass(frozen=True, kw_only=True)
     class VarsSide:
         variables: Mapping[str, str] = fields.env()
 
@@ -138,8 +138,8 @@ def test_a_spec_missing_a_piece_fails_when_built_not_at_launch():
 def test_every_registered_spec_declares_its_table_in_its_side():
     """No spec keeps a hand-written list beside its side: the table's names are the side's fields."""
     for spec in tools.load().specs():
-        assert dataclasses.is_dataclass(spec.side), spec.name
-        declared = [f.name for f in dataclasses.fields(spec.side) if "ccs.field" in f.metadata]
+        assert vc.is_valueclass(spec.side), spec.name
+        declared = [f.name for f in vc.fields(spec.side) if "ccs.field" in f.metadata]
         assert list(spec.field_names) == declared, spec.name
         form = fields.editor_form(spec.name, spec.fields)
         assert [f.key for f in form] == [f.name for f in spec.fields if f.editor], spec.name

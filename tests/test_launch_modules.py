@@ -27,12 +27,13 @@ MAIN = ("import atexit, sys\n"
 CCS = {
     "ccswitch_tui", "ccswitch_tui.atomic", "ccswitch_tui.cli", "ccswitch_tui.commands",
     "ccswitch_tui.commands.context", "ccswitch_tui.commands.launching", "ccswitch_tui.errors", "ccswitch_tui.keys",
-    "ccswitch_tui.keys.extra",
+    "ccswitch_tui.keys.dbus_wire", "ccswitch_tui.keys.extra",
     "ccswitch_tui.keys.keyring", "ccswitch_tui.keys.salt", "ccswitch_tui.keys.secret_service", "ccswitch_tui.launch",
     "ccswitch_tui.launch.environment", "ccswitch_tui.launch.isolation", "ccswitch_tui.launch.launcher",
     "ccswitch_tui.launch.launches", "ccswitch_tui.launch.layer_files", "ccswitch_tui.launch.layers",
     "ccswitch_tui.launch.liveness", "ccswitch_tui.launch.ownership", "ccswitch_tui.launch.plan",
-    "ccswitch_tui.launch.shims", "ccswitch_tui.model", "ccswitch_tui.paths", "ccswitch_tui.policy",
+    "ccswitch_tui.launch.shims", "ccswitch_tui.launch.spawn", "ccswitch_tui.model", "ccswitch_tui.paths",
+    "ccswitch_tui.policy",
     "ccswitch_tui.policy.families", "ccswitch_tui.policy.ids", "ccswitch_tui.policy.loaders",
     "ccswitch_tui.policy.redact",
     "ccswitch_tui.policy.secret_forms",  # what ccs prints is filtered for every form of the key (patterns built lazily)
@@ -42,7 +43,8 @@ CCS = {
     "ccswitch_tui.safe_read", "ccswitch_tui.tempfiles", "ccswitch_tui.terminal_text", "ccswitch_tui.tools",
     "ccswitch_tui.tools.capabilities", "ccswitch_tui.tools.checker", "ccswitch_tui.tools.environment",
     "ccswitch_tui.tools.fields", "ccswitch_tui.tools.index", "ccswitch_tui.tools.layers", "ccswitch_tui.tools.quiet",
-    "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec",
+    "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec", "ccswitch_tui.toml_cache",
+    "ccswitch_tui.valueclass",  # @valueclass: the path's value classes without dataclasses (and inspect)
 }
 # what each launch loads of the clients: `run` exports the URLs of [codex] and [claude] (reads_tables)
 CLIENTS = {
@@ -52,20 +54,29 @@ CLIENTS = {
 }
 CLIENTS["shim"] = CLIENTS["codex"] | {"ccswitch_tui.shims"}  # `codex` typed by name after `ccs use p`
 
-THIRD_PARTY = {"jeepney"}
+THIRD_PARTY: set[str] = set()  # the Secret Service is read by keys/dbus_wire.py, not jeepney
 # the standard library's top-level packages (private ones aside, which move between Python versions)
 STDLIB = {
-    "abc", "array", "ast", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "copy",
-    "copyreg", "dataclasses", "datetime", "dis", "encodings", "enum", "errno", "fcntl", "fnmatch", "functools",
-    "genericpath", "hashlib", "hmac", "importlib", "inspect", "io", "ipaddress", "itertools", "json", "keyword",
-    "linecache", "locale", "marshal", "math", "ntpath", "opcode", "operator", "os", "pathlib", "posix", "posixpath",
-    "re", "reprlib", "select", "selectors", "signal", "site", "socket", "sre_compile", "sre_constants", "sre_parse",
-    "stat", "string", "struct", "subprocess", "sys", "threading", "time", "token", "tokenize", "tomllib", "types",
-    "typing", "urllib", "warnings", "weakref", "zipimport",
+    "abc", "array", "atexit", "binascii", "builtins", "codecs", "collections", "contextlib", "contextvars",
+    "copyreg", "encodings", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "hashlib",
+    "hmac", "importlib", "io", "ipaddress", "itertools", "json", "keyword", "marshal", "math", "ntpath", "operator",
+    "os", "pathlib", "posix", "posixpath", "re", "reprlib", "select", "selectors", "signal", "site", "socket",
+    "stat", "struct", "sys", "time", "types", "typing", "urllib", "warnings", "zipimport",
 }
+# what stays off the path: dataclasses (@valueclass instead: dataclasses compiles each class's methods,
+# and loads inspect, ast, dis and tokenize to do it), subprocess (launch/spawn.py: with selectors,
+# locale and threading, a twentieth of a launch) and the TOML parser (toml_cache.py: a launch finds
+# its texts parsed; with datetime and string, a tenth)
+NEVER = {"dataclasses", "inspect", "ast", "dis", "tokenize", "subprocess", "threading", "locale", "tomllib",
+         "datetime", "string"}
 
 
 def launched_modules(tmp_path: Path, env: dict[str, str], *args: str) -> set[str]:
+    """The modules of a second launch: the first writes the Codex config.toml, every later one finds
+    it and the profile parsed (toml_cache.py)."""
+    warm = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.argv[0] = 'ccs'\n" + MAIN.split("\n", 2)[2],
+                           *args], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert warm.returncode == 0, warm.stderr
     out = tmp_path / "modules.txt"
     code = f"OUT = {str(out)!r}\n" + MAIN
     r = subprocess.run([sys.executable, "-I", "-c", code, *args], env=env, capture_output=True, text=True,
@@ -103,10 +114,11 @@ def shim_modules(tmp_path: Path, env: dict[str, str]) -> set[str]:
                            "use", "p"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert used.returncode == 0, used.stderr
     out = tmp_path / "modules.txt"
-    r = subprocess.run([sys.executable, "-I", "-c", f"OUT = {str(out)!r}\n" + SHIM, str(home / "profiles"),
-                        str(home / "state"), "codex", "codex", "--version"], env=env, capture_output=True, text=True,
-                       timeout=60, stdin=subprocess.DEVNULL)
-    assert r.returncode == 0 and "codex-cli 0.0.0" in r.stdout, r.stderr
+    for _ in range(2):  # the second: the first wrote the Codex config.toml (see launched_modules)
+        r = subprocess.run([sys.executable, "-I", "-c", f"OUT = {str(out)!r}\n" + SHIM, str(home / "profiles"),
+                            str(home / "state"), "codex", "codex", "--version"], env=env, capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0 and "codex-cli 0.0.0" in r.stdout, r.stderr
     return set(out.read_text().split())
 
 
@@ -121,6 +133,7 @@ def test_the_launch_path_imports_no_more_than_it_did(tmp_path, launch_env, tool,
     # what site loads from the environment itself (setuptools' distutils shim) is not the launch path's
     others = {m.split(".")[0] for m in loaded} - {"ccswitch_tui", "__main__", "_distutils_hack", "sitecustomize"}
     stdlib = {m for m in others if m in sys.stdlib_module_names}
-    assert others - stdlib == THIRD_PARTY  # jeepney: the keyring's fast path; no click, textual, httpx, aiohttp
+    assert others - stdlib == THIRD_PARTY  # no jeepney, click, textual, httpx, aiohttp
     new = {m for m in stdlib if not m.startswith("_")} - STDLIB
     assert not new, f"the launch path imports more of the standard library: {sorted(new)}"
+    assert not stdlib & NEVER, f"the launch path imports {sorted(stdlib & NEVER)}: declare its classes with @valueclass"

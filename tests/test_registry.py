@@ -75,7 +75,7 @@ def test_the_policy_holds_no_families_of_its_own():
 
 
 SPEC = '''
-from dataclasses import dataclass
+from ccswitch_tui.valueclass import valueclass
 from collections.abc import Mapping
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.fields import string
@@ -83,7 +83,7 @@ from ccswitch_tui.tools.capabilities import TuiFace
 from ccswitch_tui.tools.spec import ToolSpec
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class Side:
     model: str = string("model", required=True)
     env: Mapping[str, str] = fields.env()

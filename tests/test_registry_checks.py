@@ -16,7 +16,7 @@ from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming, TuiFac
 from ccswitch_tui.tools.registry import RESERVED_KEYS, RegistrationError
 
 SPEC = '''
-from dataclasses import dataclass
+from ccswitch_tui.valueclass import valueclass
 from collections.abc import Mapping
 from ccswitch_tui.tools import fields
 from ccswitch_tui.tools.fields import string
@@ -24,7 +24,7 @@ from ccswitch_tui.tools.capabilities import Doctoring, Probing, Resuming, TuiFac
 from ccswitch_tui.tools.spec import ToolSpec
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class Side:
     model: str = string("model", required=True)
     env: Mapping[str, str] = fields.env()

@@ -3,13 +3,18 @@ it whenever it cannot answer."""
 
 from __future__ import annotations
 
+import os
+import select
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 
 import keyring
 import pytest
 
 from ccswitch_tui.keys import secret_service
+from ccswitch_tui.keys.dbus_wire import DBusError
 from ccswitch_tui.keys.keyring import SERVICE, KeyStore
 
 
@@ -27,11 +32,11 @@ def test_a_batch_answers_in_the_order_of_its_calls_and_fails_on_an_error_answer(
     and an error answer to any call fails the batch (the lookup then says UNAVAILABLE)."""
     keyring.set_password(SERVICE, key_id, "sk-batch-0123456789")
     search = ("SearchItems", "a{ss}", ({"service": SERVICE, "username": key_id},))
-    with secret_service._service() as call:
-        opened, (unlocked, locked) = call.batch([("OpenSession", "sv", ("plain", ("s", ""))), search], 5.0)
+    with secret_service._service(5.0) as call:
+        opened, (unlocked, locked) = call.batch([("OpenSession", "sv", ("plain", ("s", ""))), search])
         assert opened[1].startswith("/org/freedesktop/secrets/session/") and len(unlocked) == 1 and not locked
-        with pytest.raises(RuntimeError, match="^OpenSession"):
-            call.batch([search, ("OpenSession", "sv", ("no-such-algorithm", ("s", "")))], 5.0)
+        with pytest.raises(DBusError, match="^OpenSession"):
+            call.batch([search, ("OpenSession", "sv", ("no-such-algorithm", ("s", "")))])
 
 
 def test_unreachable_bus_is_unavailable_not_none(monkeypatch):
@@ -83,15 +88,33 @@ def test_a_lookup_closes_its_session_before_it_disconnects(key_id):
     monitor = subprocess.Popen(["dbus-monitor", "--session",
                                 "type='method_call',interface='org.freedesktop.Secret.Session'",
                                 "type='method_call',member='OpenSession'"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert monitor.stdout is not None
-        monitor.stdout.readline()  # its first line (the bus's NameAcquired/NameLost): it is watching
-        assert secret_service.lookup(SERVICE, key_id) == "sk-close-0123456789"
+        fd = monitor.stdout.fileno()
+        # the bus takes the monitor's name once it is a monitor: from then on it sees every call
+        _read_until(fd, lambda text: "member=NameLost" in text, timeout=10)
+        # the absent key first: whatever it sent reaches the monitor before the found one's Close
         assert secret_service.lookup(SERVICE, key_id + "-absent") is None
+        assert secret_service.lookup(SERVICE, key_id) == "sk-close-0123456789"
+        out = _read_until(fd, lambda text: "member=Close" in text, timeout=10)
     finally:
-        monitor.terminate()
-        out = monitor.communicate(timeout=10)[0]
+        monitor.kill()
+        monitor.wait(timeout=10)
     assert out.count("member=OpenSession") == 1, out
     closes = [line for line in out.splitlines() if "member=Close" in line]
     assert len(closes) == 1 and all("/org/freedesktop/secrets/session/" in line for line in closes), out
+
+
+def _read_until(fd: int, done: Callable[[str], bool], timeout: float) -> str:
+    """What the descriptor ``fd`` says until ``done`` holds of it, or ``timeout`` seconds."""
+    text, deadline = "", time.monotonic() + timeout
+    while not done(text) and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        text += chunk.decode("utf-8", "replace")
+    return text

@@ -50,13 +50,13 @@ answers with it (the bridge's own errors take its shape) and every record of the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ccswitch_tui.bridge.routes import Dialect
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass
+@valueclass
 class Outgoing:
     """The request as it will be sent upstream."""
 

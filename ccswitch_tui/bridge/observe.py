@@ -12,10 +12,10 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ccswitch_tui import fast_json
+from ccswitch_tui.valueclass import field, valueclass
 
 # Cap on the bytes of a non-streamed response body kept for parsing (the bytes are forwarded anyway).
 MAX_JSON_BODY = 16 * 1024 * 1024
@@ -28,7 +28,7 @@ TERMINAL_MARKERS = (b'"response.completed"', b'"response.incomplete"', b'"respon
                     b"data:[DONE]", b'"message_stop"', b"event: error", b'"finishReason"')
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RequestFacts:
     model: str | None
     stream: bool
@@ -221,7 +221,7 @@ def _object_in_steps(text: str, i: int, keep_arrays: frozenset[str]) -> Generato
     return out
 
 
-@dataclass
+@valueclass
 class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -280,7 +280,7 @@ def merge_generate_usage(usage: Usage, raw: Any) -> None:
             setattr(usage, attr, value)
 
 
-@dataclass
+@valueclass
 class ResponseObserver:
     """Fed every response chunk; at the end knows the served model, the usage, the system
     fingerprint and the provider's error message, if it sent one."""

@@ -23,10 +23,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.error_pages import page_error
+from ccswitch_tui.valueclass import valueclass
 
 MAX_MESSAGE = 2000
 
@@ -82,7 +82,7 @@ _RATE_WORDS = re.compile(r"rate[ _-]?limit|too many requests|requests per min", 
 _OVERLOAD_WORDS = re.compile(r"overloaded|at capacity|over capacity|server is busy|访问量过大", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ProviderError:
     """One provider error: its message (the provider's words), its code as a string, its class,
     and the HTTP status it came with (an in-stream error's integer code counts as one)."""

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from ccswitch_tui.bridge.routes import Dialect
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import FileToWrite, LaunchPlan
+from ccswitch_tui.valueclass import replace, valueclass
 
 _PROXY = {"https": ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
           "http": ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}
@@ -25,7 +25,7 @@ _LOOPBACK = "127.0.0.1,localhost,::1"
 TOKEN_PREFIX = "ccs-bridge-"  # every launch token starts so (bridge.server makes them)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RouteSpec:
     """One base URL of the plan and the bridge route that stands for it."""
 

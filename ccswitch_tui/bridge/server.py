@@ -29,7 +29,6 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ from ccswitch_tui.bridge.reroute import TOKEN_PREFIX
 from ccswitch_tui.bridge.routes import ANTHROPIC_MESSAGES, Dialect, leaves_route, split_target
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.policy.secret_forms import FormStream
+from ccswitch_tui.valueclass import field, valueclass
 
 MAX_REQUEST_BODY = 256 * 1024 * 1024
 RETRY_MEMORY = 10_000  # request digests kept to recognise a retry
@@ -76,7 +76,7 @@ class BridgeError(CcsError):
     """The bridge could not start (exit 2: nothing was launched)."""
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Route:
     name: str  # path prefix on the bridge: a-z, 0-9, '-'
     upstream: str  # the real base URL
@@ -91,7 +91,7 @@ class Route:
         return self.handler.dialect
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class BridgeConfig:
     routes: tuple[Route, ...]
     key: str
@@ -107,7 +107,7 @@ def utc_iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-@dataclass
+@valueclass
 class _Stats:
     in_flight: int = 0
     ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -723,7 +723,7 @@ class _Reply:
         self.body = json.dumps(body).encode()
 
 
-@dataclass
+@valueclass
 class _Answer:
     """How far one answer got: what the server needs to record a request that ended early."""
 

@@ -16,7 +16,6 @@ import os
 import socket
 import struct
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from http import HTTPStatus
 
 from ccswitch_tui.bridge import peers
@@ -31,6 +30,7 @@ from ccswitch_tui.bridge.framing import (
     fields,
     is_chunked,
 )
+from ccswitch_tui.valueclass import valueclass
 
 HIGH_WATER = 256 * 1024  # bytes waiting for the child before writing waits for them to drain
 
@@ -342,7 +342,7 @@ async def serve(sock: socket.socket, handle: Handle, max_body: int, refused: Ref
     return server
 
 
-@dataclass
+@valueclass
 class _Serving:
     """One listening socket's work: accepting connections (or turning them away), then serving each."""
 

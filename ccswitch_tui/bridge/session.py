@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -21,13 +20,14 @@ from ccswitch_tui.bridge.reroute import reroute, route_specs
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.valueclass import valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.bridge.guard import Guard
     from ccswitch_tui.bridge.loading import LoadingBridge
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RecordOptions:
     bodies: bool = False  # --record-bodies
     strict_model: bool = False  # --strict-model

@@ -5,11 +5,11 @@ registry, each built when first asked for (so `--help` stays instant). Click-fre
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ccswitch_tui import tools
 from ccswitch_tui.paths import Paths, resolve_paths
+from ccswitch_tui.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ccswitch_tui.tools.registry import Registry
 
 
-@dataclass
+@valueclass
 class Context:
     """Built once per invocation; everything is looked up lazily. ``_registry``: the client specs the
     command works with (default: every spec, loaded once; the launch path passes one that loaded

@@ -16,7 +16,6 @@ import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -33,6 +32,7 @@ from ccswitch_tui.policy import mask, redact_url
 from ccswitch_tui.safe_read import loads_json
 from ccswitch_tui.tools.capabilities import Probing
 from ccswitch_tui.tools.spec import ProbeSpec
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -44,7 +44,7 @@ PATH_DOUBLED = "path-doubled"  # answered, at a URL with /v1 twice (what a launc
 PROBE_KEY = "ccs-check"  # what the plan a probe is read from gets for a key: the plan never sends it
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Probe:
     profile: str
     tool: str  # claude | codex | run
@@ -64,7 +64,7 @@ class Probe:
         return (self.method, self.url, self.model, self.auth, self.proxy)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ProbeResult:
     profile: str
     tool: str

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from ccswitch_tui.policy import MARKERS, secret_name, shown
 from ccswitch_tui.tools.capabilities import Doctoring
 from ccswitch_tui.tools.quiet import VERSION_PROBE_ENV
 from ccswitch_tui.tools.spec import DoctorContext, ToolSpec
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 
 
-@dataclass
+@valueclass
 class DoctorReport:
     cwd: Path
     findings: list[Finding] = field(default_factory=list)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +43,7 @@ from ccswitch_tui.runs.manifests import find_manifest, recording_bridge
 from ccswitch_tui.runs.verdict import against_launch
 from ccswitch_tui.safe_read import no_surrogates
 from ccswitch_tui.tools.capabilities import OwningProcesses
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -78,7 +78,7 @@ def iso_utc(ts: float | None) -> str | None:
     return None if ts is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ProcessInfo:
     """One row of `ccs ps`."""
 
@@ -117,7 +117,7 @@ class ProcessInfo:
         }
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Inspection:
     """A process's environment against what its profile (or a clean environment) expects.
 
@@ -206,7 +206,7 @@ def _is_model_var(name: str, family: str | None) -> bool:
     return (family is not None and name.endswith("_MODEL")) or name == "CCS_MODEL"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class _Against:
     """What judging one process's environment against its plan needs besides the two environments."""
 
@@ -221,7 +221,7 @@ class _Against:
         return Finding(code, severity, message, pid=self.pid, variable=name, family=family)
 
 
-@dataclass
+@valueclass
 class _KeyInfo:
     fingerprint: str | None
     error: str | None

@@ -11,11 +11,11 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ccswitch_tui import tools
 from ccswitch_tui.procfs import parse_environ, read_file
+from ccswitch_tui.valueclass import valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.tools.registry import Registry
@@ -79,7 +79,7 @@ def has_routing(env: Mapping[str, str], registry: Registry, internal: frozenset[
     return any(families.routing_family(k) for k in env if k not in internal)
 
 
-@dataclass
+@valueclass
 class Seen:
     pid: int
     argv: list[str]
@@ -170,7 +170,7 @@ def scan(all_: bool = False, registry: Registry | None = None) -> Iterator[Seen]
     return _scan_psutil(all_, me, registry)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Details:
     name: str
     cwd: str | None

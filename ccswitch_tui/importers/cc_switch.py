@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,6 +24,7 @@ from ccswitch_tui.importers.report import Report
 from ccswitch_tui.policy.shapes import holds_credential
 from ccswitch_tui.safe_read import loads_json, read_text
 from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.valueclass import field, valueclass
 
 REQUIRED_COLUMNS = ("id", "app_type", "name", "settings_config")
 OPTIONAL_COLUMNS = ("website_url", "category", "notes", "meta", "sort_index", "created_at")
@@ -34,7 +34,7 @@ class SourceError(Exception):
     """A whole source that cannot be read (missing, locked, not CC Switch's)."""
 
 
-@dataclass
+@valueclass
 class Row:
     source: str           # "db:claude/ID" or "config.json:claude/ID"
     where: str            # the file, for the header comment

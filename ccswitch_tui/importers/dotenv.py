@@ -11,15 +11,15 @@ the text is read: each entry keeps the span of its line, so the file can be rewr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ccswitch_tui.policy import credential_value
+from ccswitch_tui.valueclass import field, valueclass
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"(?P<indent>[ \t]*)(?P<export>export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 
 
-@dataclass
+@valueclass
 class Entry:
     """One assignment of the file."""
 
@@ -36,7 +36,7 @@ class Entry:
         return not self.refs
 
 
-@dataclass
+@valueclass
 class Unread:
     """A line ccs does not evaluate, and why."""
 
@@ -47,7 +47,7 @@ class Unread:
 
 
 
-@dataclass
+@valueclass
 class EnvFile:
     entries: list[Entry]
     unread: list[Unread]

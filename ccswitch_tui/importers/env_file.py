@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_bytes
 from ccswitch_tui.tools.capabilities import ReadingEnvFiles
 from ccswitch_tui.tools.registry import Registry
+from ccswitch_tui.valueclass import field, valueclass
 
 MAX_ENV_BYTES = 256 * 1024  # an env file a person writes is a few lines
 _KEY_NAME = re.compile(r"(?P<stem>[A-Za-z_][A-Za-z0-9_]*?)_(API_KEY|AUTH_TOKEN|TOKEN|KEY)")
@@ -85,7 +85,7 @@ class EnvReport(Report):
         return "\n".join([*lines, summary])
 
 
-@dataclass
+@valueclass
 class EnvPlan:
     report: Report
     path: Path

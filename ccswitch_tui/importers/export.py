@@ -9,7 +9,6 @@ Profile files never hold keys; on top of that, an env value that looks like it c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import tomlkit
@@ -17,9 +16,10 @@ import tomlkit
 from ccswitch_tui import policy, tools
 from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store
+from ccswitch_tui.valueclass import field, valueclass
 
 FORMATS = ("toml", "json")
-@dataclass
+@valueclass
 class Exported:
     name: str
     text: str

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from ccswitch_tui.importers.scrub_file import rewrite
 from ccswitch_tui.importers.scrub_text import scrub_json_text, scrub_toml_text
 from ccswitch_tui.safe_read import read_text
 from ccswitch_tui.tools.spec import ToolSpec
+from ccswitch_tui.valueclass import valueclass
 
 
 def live_path(spec: ToolSpec, environ: Mapping[str, str]) -> Path:
@@ -35,7 +35,7 @@ def _name_for(base_url: str, name: str | None) -> tuple[str, str | None]:
     return (host_label(host) if host else "imported"), None
 
 
-@dataclass
+@valueclass
 class LivePlan:
     report: Report
     candidate: Candidate | None

@@ -9,7 +9,6 @@ Nothing here reads or writes files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui import tools
@@ -17,6 +16,7 @@ from ccswitch_tui.importers.naming import host_of
 from ccswitch_tui.importers.report import Item
 from ccswitch_tui.model import Profile
 from ccswitch_tui.tools.importing import RowProblem, fail, norm_url, skip
+from ccswitch_tui.valueclass import field, valueclass
 
 __all__ = ["Candidate", "RowProblem", "Side", "Slot", "compared", "fail", "in_order", "norm_url", "skip"]
 
@@ -34,7 +34,7 @@ def compared(tool: str, side: Side) -> dict[str, Any]:
     return tools.load().importer(tools.load().get(tool)).compared(side)
 
 
-@dataclass
+@valueclass
 class Candidate:
     """One provider entry read from a source. ``key`` lives in memory only, never in a repr."""
 
@@ -55,7 +55,7 @@ class Candidate:
         return {host_of(f.base_url) for f in self.sides().values()} - {""}
 
 
-@dataclass
+@valueclass
 class Slot:
     """A profile in the plan: one already on disk, or one this import creates."""
 

@@ -3,8 +3,9 @@ that prints as text or as the ``--json`` object."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from ccswitch_tui.valueclass import field, valueclass
 
 ACTIONS = ("created", "merged", "unchanged", "skipped", "error")
 # what a dry run says instead (nothing was created): its lines and its summary; --json keeps the actions
@@ -12,7 +13,7 @@ DRY_LINE = {"created": "would create", "merged": "would merge"}
 DRY_SUMMARY = {"created": "to create", "merged": "to merge"}
 
 
-@dataclass
+@valueclass
 class Item:
     """One line of the report: what became of one source entry."""
 
@@ -42,7 +43,7 @@ class Item:
         }
 
 
-@dataclass
+@valueclass
 class Report:
     kind: str                        # cc-switch | claude | codex
     read: list[str]                  # the files actually read

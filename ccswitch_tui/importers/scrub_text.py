@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from ccswitch_tui.safe_read import loads_json, tomllib
+from ccswitch_tui.safe_read import loads_json, tomllib_module
+from ccswitch_tui.valueclass import field, valueclass
 
 
-@dataclass
+@valueclass
 class _Frame:
     kind: str                 # "obj" or "arr"
     open: int                 # index of "{" or "["
@@ -127,6 +127,7 @@ def scrub_json_text(text: str, key: str) -> tuple[str, list[str]]:
 def scrub_toml_text(text: str, key: str) -> tuple[str, list[str]]:  # noqa: C901
     """``text`` without the ``name = "KEY"`` lines (one-line strings), and their dotted names. A key
     inside a longer value, a multi-line string or a comment stays (the caller reports it)."""
+    tomllib = tomllib_module()
     lines = text.splitlines(keepends=True)
     table: list[str] | None = []  # None inside an array of tables: left alone
     kept: list[str] = []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from ccswitch_tui import tools
 from ccswitch_tui.atomic import locked
 from ccswitch_tui.importers.report import Report
 from ccswitch_tui.paths import ensure_private_dir
+from ccswitch_tui.valueclass import valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -47,7 +47,7 @@ def one_import_at_a_time(store: Store, dry_run: bool, on_wait: Callable[[str], N
         yield
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Source:
     kind: str  # cc-switch, or the name of a client whose importer reads its live config
     label: str

@@ -22,13 +22,13 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from ccswitch_tui.atomic import atomic_write, locked
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.safe_read import read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.valueclass import field, valueclass
 
 SHARED_SALT_VAR = "CCS_FINGERPRINT_SALT"
 MIN_SHARED_SALT = 16  # characters
@@ -41,7 +41,7 @@ def salt_id(salt: bytes) -> str:
     return hashlib.sha256(_ID_CONTEXT + salt).hexdigest()[:12]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Salt:
     value: bytes = field(repr=False)
     source: str  # INSTALL, SHARED_VARIABLE or SHARED_STATE

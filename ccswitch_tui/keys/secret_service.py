@@ -1,4 +1,4 @@
-"""A read-only Secret Service lookup over D-Bus (jeepney), for the launch path.
+"""A read-only Secret Service lookup over D-Bus (``keys/dbus_wire.py``), for the launch path.
 
 The `keyring` library finds its backend by importing every installed backend and asking each
 for its priority; with secretstorage it also negotiates an encrypted session. That costs several
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from ccswitch_tui.keys.dbus_wire import ERROR, METHOD_RETURN, Connection, DBusError, Message, answer, method_call
 
 UNAVAILABLE = object()
 _BUS = "org.freedesktop.secrets"
@@ -32,54 +33,38 @@ def usable(environ: Mapping[str, str]) -> bool:
 
 
 @contextlib.contextmanager
-def _service() -> Iterator[Any]:
+def _service(timeout: float) -> Iterator[Any]:
     """A blocking connection to the session bus and a caller for the Secret Service; raises
-    (ImportError, OSError, D-Bus errors) when there is none. ``call.many`` sends every call of a
-    batch before it reads their answers: one round trip for the batch, not one a call."""
-    # lazy: jeepney loads only when the Secret Service is asked
-    from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
-    from jeepney.io.blocking import open_dbus_connection  # lazy: jeepney loads only when the Secret Service is asked
-
-    conn = open_dbus_connection(bus="SESSION")
-    ss = DBusAddress(_PATH, bus_name=_BUS, interface=_IFACE)
+    (OSError, DBusError) when there is none. ``call.batch`` sends every call of a batch before it
+    reads their answers: one round trip for the batch, not one a call."""
+    conn = Connection(os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""), timeout)
 
     class Caller:
-        @staticmethod
-        def _answer(method: str, reply: Any) -> tuple[Any, ...]:
-            if reply.header.message_type is MessageType.error:
-                raise RuntimeError(f"{method}: {reply.body}")
-            return reply.body
+        def __call__(self, method: str, signature: str, body: tuple[Any, ...]) -> tuple[Any, ...]:
+            return conn.call(_BUS, _PATH, _IFACE, method, signature, body)
 
-        def __call__(self, method: str, signature: str, body: tuple[Any, ...], timeout: float) -> tuple[Any, ...]:
-            reply = conn.send_and_get_reply(new_method_call(ss, method, signature, body), timeout=timeout)
-            return self._answer(method, reply)
+        def many(self, method: str, signature: str, bodies: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+            return self.batch([(method, signature, body) for body in bodies])
 
-        def many(self, method: str, signature: str, bodies: list[tuple[Any, ...]],
-                 timeout: float) -> list[tuple[Any, ...]]:
-            return self.batch([(method, signature, body) for body in bodies], timeout)
-
-        def batch(self, calls: list[tuple[str, str, tuple[Any, ...]]], timeout: float) -> list[tuple[Any, ...]]:
+        def batch(self, calls: list[tuple[str, str, tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
             """Every call sent, then their answers read, in the order of ``calls``."""
-            deadline = time.monotonic() + timeout
             serials: dict[int, str] = {}
             for method, signature, body in calls:
-                serial = next(conn.outgoing_serial)
+                serial = conn.next_serial()
                 serials[serial] = method
-                conn.send(new_method_call(ss, method, signature, body), serial=serial)
-            replies: dict[int, Any] = {}
+                conn.send(method_call(serial, _BUS, _PATH, _IFACE, method, signature, body))
+            replies: dict[int, Message] = {}
             while len(replies) < len(serials):  # what else comes (a signal) is not an answer: passed over
-                reply = conn.receive(timeout=max(0.0, deadline - time.monotonic()))
-                to = reply.header.fields.get(HeaderFields.reply_serial, -1)
-                if to in serials:
-                    replies[to] = reply
-            return [self._answer(method, replies[s]) for s, method in serials.items()]
+                reply = conn.receive()
+                if reply.kind in (METHOD_RETURN, ERROR) and reply.reply_to in serials:
+                    replies[reply.reply_to] = reply
+            return [answer(method, replies[s]) for s, method in serials.items()]
 
         @staticmethod
-        def close_session(path: str, timeout: float) -> None:
+        def close_session(path: str) -> None:
             """Close a session and wait for the answer: a client that drops its connection with a
             session still open races gnome-keyring's clean-up of it, which can abort the daemon."""
-            address = DBusAddress(path, bus_name=_BUS, interface="org.freedesktop.Secret.Session")
-            conn.send_and_get_reply(new_method_call(address, "Close"), timeout=timeout)
+            conn.call(_BUS, path, "org.freedesktop.Secret.Session", "Close")
 
     try:
         yield Caller()
@@ -90,7 +75,7 @@ def _service() -> Iterator[Any]:
 def lookup(service: str, username: str, timeout: float = 5.0) -> object:
     """The stored value (str), None when no item matches, or UNAVAILABLE."""
     try:
-        with _service() as call:
+        with _service(timeout) as call:
             # The search first, alone. gnome-keyring (42) registers a new caller in a callback of its
             # own, which can run after the caller's first call: a session opened then finds no caller
             # and aborts the daemon; a search then fails with an error, and asked again it finds the
@@ -98,22 +83,22 @@ def lookup(service: str, username: str, timeout: float = 5.0) -> object:
             # session is opened only after a search was answered, and nothing found opens none.
             query = ({"service": service, "username": username},)
             try:
-                unlocked, locked = call("SearchItems", "a{ss}", query, timeout)
-            except RuntimeError:  # the daemon did not know this caller yet
-                unlocked, locked = call("SearchItems", "a{ss}", query, timeout)
+                unlocked, locked = call("SearchItems", "a{ss}", query)
+            except DBusError:  # the daemon did not know this caller yet
+                unlocked, locked = call("SearchItems", "a{ss}", query)
             if locked and not unlocked:
                 return UNAVAILABLE  # needs an unlock prompt: keyring's job
             if not unlocked:
                 return None
-            session = call("OpenSession", "sv", ("plain", ("s", "")), timeout)[1]
+            session = call("OpenSession", "sv", ("plain", ("s", "")))[1]
             try:
-                secrets = call("GetSecrets", "aoo", (unlocked[:1], session), timeout)[0]
+                secrets = call("GetSecrets", "aoo", (unlocked[:1], session))[0]
                 if not secrets:
                     return UNAVAILABLE
                 (_session, _params, value, _content_type) = next(iter(secrets.values()))
                 return bytes(value).decode("utf-8")
             finally:
-                call.close_session(session, timeout)
+                call.close_session(session)
     except Exception:  # noqa: BLE001 — no bus, no daemon, any D-Bus error: let keyring explain
         return UNAVAILABLE
 
@@ -122,9 +107,8 @@ def present(service: str, usernames: list[str], timeout: float = 5.0) -> dict[st
     """Which usernames have an item for ``service`` (locked or not), without opening a session or
     reading any secret: one search per username. UNAVAILABLE on anything unusual."""
     try:
-        with _service() as call:
-            found = call.many("SearchItems", "a{ss}", [({"service": service, "username": name},) for name in usernames],
-                              timeout)
+        with _service(timeout) as call:
+            found = call.many("SearchItems", "a{ss}", [({"service": service, "username": name},) for name in usernames])
             return {name: bool(unlocked or locked) for name, (unlocked, locked) in zip(usernames, found, strict=True)}
     except Exception:  # noqa: BLE001 — no bus, no daemon, any D-Bus error: fall back
         return UNAVAILABLE

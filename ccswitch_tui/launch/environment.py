@@ -4,17 +4,17 @@ direnv-style. Pure functions; which variables matter is the policy's answer."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from ccswitch_tui.policy import matters
 from ccswitch_tui.policy.families import Families
+from ccswitch_tui.valueclass import field, valueclass
 
 NOISE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 # Past this many harmless names, a summary gives their count only.
 FOLD_AFTER = 5
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class EnvDiff:
     """What changes from ``before`` to ``after``: direnv-style, noise left out. Routing, key and
     proxy changes lead; the harmless rest (PIP_*, PYENV_ROOT …) is folded after them."""

@@ -8,11 +8,11 @@ in ``inspect``/``ps`` for a running child, always with where it came from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ccswitch_tui.model import SOURCE_INHERITED, SOURCE_PROFILE, SOURCE_TOOL, WARN, Finding, LaunchPlan, Profile
 from ccswitch_tui.policy.families import Families
+from ccswitch_tui.valueclass import replace, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.tools.registry import Registry
@@ -27,7 +27,7 @@ _EFFECT = {
 }
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Door:
     name: str
     kind: str  # cloud-switch | routing | proxy | cloud | loader

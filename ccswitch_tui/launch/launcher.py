@@ -7,11 +7,9 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +22,7 @@ from ccswitch_tui.launch import liveness
 from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.launch.shims import find_real, relative_note
+from ccswitch_tui.launch.spawn import spawn
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
@@ -36,6 +35,7 @@ from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools import share
 from ccswitch_tui.tools.capabilities import Hooking, Resuming
 from ccswitch_tui.tools.spec import HookContext, LaunchHook, ToolSpec
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.launch.ptytail import Tail
@@ -64,7 +64,7 @@ def check_refusals(plan: LaunchPlan, force: bool) -> None:
         raise LaunchRefused(f"{reason}; ways out: {'; '.join(ways)}", ways, flags, reason=reason)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Prepared:
     plan: LaunchPlan
     executable: str
@@ -269,12 +269,10 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
     # in between reaches the child instead of killing ccs and orphaning it.
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     try:
-        proc = subprocess.Popen(list(argv), executable=executable, env=dict(env), cwd=str(cwd),
-                                preexec_fn=in_child, close_fds=True)
+        pgid = spawn(argv, executable, env, str(cwd), in_child)
     except BaseException:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
         raise
-    pgid = proc.pid
     if started is not None:
         started(pgid)
 
@@ -297,9 +295,9 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
                 pass
         while True:
             try:
-                _, status = os.waitpid(proc.pid, os.WUNTRACED)
+                _, status = os.waitpid(pgid, os.WUNTRACED)
             except ChildProcessError:
-                return status_from_returncode(proc.returncode or 0)
+                return status_from_returncode(0)
             if os.WIFSTOPPED(status):
                 # The tool was suspended (Ctrl-Z): take the terminal back, stop ourselves so the shell
                 # sees the job stop, and on `fg` hand the terminal over and continue the tool.
@@ -310,10 +308,10 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
                     os.tcsetpgrp(tty, pgid)
                 os.killpg(pgid, signal.SIGCONT)
                 continue
-            proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
             if received:
                 _end_group(pgid)
-            return status_from_returncode(proc.returncode)
+            return status_from_returncode(returncode)
     finally:
         if tty is not None:
             try:
@@ -342,7 +340,7 @@ def _end_group(pgid: int, grace: float = 2.0) -> None:
             time.sleep(0.02)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Recording:
     """Whether a launch goes through the recording bridge: as the profile's ``[policy] record``
     says (``PROFILE``), on with these options, or off. A launch whose client needs a translation

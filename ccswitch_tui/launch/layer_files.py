@@ -7,29 +7,29 @@ the keys in it that the declaration names."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import json
 import os
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui import policy
-from ccswitch_tui.errors import ProfileError
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.policy.redact import redact_text
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, read_toml, strip_jsonc
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, strip_jsonc, too_deep_toml
+from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
 from ccswitch_tui.tools.layers import Key, Layer, Place, git_root_of, project_dirs
+from ccswitch_tui.valueclass import field, valueclass
 
 _ARGV_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
 
 
-@dataclass
+@valueclass
 class Seen:
     """One file (or variable, or the argv) of a layer: the routing keys it sets, or why it cannot be read."""
 
@@ -117,21 +117,24 @@ def _absolute(place: Place, env: Mapping[str, str], ccs_env: Mapping[str, str]) 
 
 # --- what a layer says ------------------------------------------------------------------------------
 
-_LOOK = threading.local()  # the files read during this thread's one_look, when inside one
+# the files read during the current one_look, when inside one (each thread has its own context: a
+# contextvar is the thread-local that costs the launch path no threading module)
+_LOOK: contextvars.ContextVar[dict[tuple[object, ...], object] | None] = contextvars.ContextVar("ccs_layer_look",
+                                                                                           default=None)
 
 
 @contextlib.contextmanager
 def one_look() -> Iterator[None]:
     """Within the block (in this thread), each layer file is read and parsed once: the plans judged
     together (the TUI's marks for every profile) see one state of the files and pay for it once."""
-    outer = getattr(_LOOK, "seen", None)
-    if outer is None:
-        _LOOK.seen = {}
+    if _LOOK.get() is not None:
+        yield
+        return
+    token = _LOOK.set({})
     try:
         yield
     finally:
-        if outer is None:
-            _LOOK.seen = None
+        _LOOK.reset(token)
 
 
 _ABSENT = object()
@@ -140,7 +143,7 @@ _ABSENT = object()
 def _once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
     """``compute()``, or inside ``one_look`` what it gave the first time for ``key`` (a file that is not
     there is remembered too; any other error is met again)."""
-    seen = getattr(_LOOK, "seen", None)
+    seen = _LOOK.get()
     if seen is None:
         return compute()
     if key not in seen:
@@ -153,17 +156,19 @@ def _once(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), key[-1])
     return value
 
-def parse(fmt: str, text: str, where: str) -> Any:
+def parse(fmt: str, text: str, where: str, cache: Path | None = None) -> Any:
     """A layer's text as data; raises ValueError with one line on a syntax error."""
     if fmt == "json":
         return loads_json(text)
     if fmt == "jsonc":
         return loads_json(strip_jsonc(text))
     if fmt == "toml":
-        try:
-            return read_toml(text, where)
-        except ProfileError as exc:
-            raise ValueError(str(exc).removeprefix(f"{where}: ")) from None
+        try:  # looked up only: ccs caches the texts it writes itself when it writes them (toml_cache.py)
+            return loads(text, cache, store=False)
+        except TomlTooDeep:
+            raise ValueError(f"{where}:{too_deep_toml(text)}") from None
+        except TomlSyntaxError as exc:
+            raise ValueError(str(exc)) from None
     if fmt == "yaml":
         import yaml  # lazy: only Aider's files are YAML
 
@@ -248,9 +253,10 @@ def _seen(layer: Layer, where: str, data: Any, families: Families, text: str = "
 
 
 def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
-         plan: LaunchPlan | None = None) -> Seen | None:
+         plan: LaunchPlan | None = None, cache: Path | None = None) -> Seen | None:
     """One place of a layer: None when there is nothing there. A ccs layer's file comes from the plan.
-    ``families``: which variables of an env table route (the registry's)."""
+    ``families``: which variables of an env table route (the registry's); ``cache``: where parsed
+    TOML texts are kept (toml_cache.py)."""
     if where == "argv":
         if plan is None:
             return None
@@ -270,7 +276,7 @@ def read(layer: Layer, where: str, env: Mapping[str, str], families: Families,
             except OSError as exc:
                 return Seen(layer, where, error=f"cannot read: {exc.strerror or exc}")
     try:
-        data = _once(("data", layer.format, where, text), lambda: parse(layer.format, text, where))
+        data = _once(("data", layer.format, where, text), lambda: parse(layer.format, text, where, cache))
     except (ValueError, RecursionError) as exc:
         return Seen(layer, where, error=f"not valid {layer.format.upper()}: {exc}", text=text)
     return _seen(layer, where, data, families, text)

@@ -14,7 +14,6 @@ cannot read refuses it too.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +22,11 @@ from ccswitch_tui.model import ERROR, WARN, Finding, LaunchPlan, Refusal
 from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.layers import ISOLATE, REFUSE, SKIPPED, Key, Layer
 from ccswitch_tui.tools.spec import DoctorPart, ToolSpec
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 # --- a launch ---------------------------------------------------------------------------------------
 
-@dataclass
+@valueclass
 class Judged:
     """What the declared layers do to one launch."""
 
@@ -38,14 +38,15 @@ class Judged:
 
 
 def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
-          isolate: bool, families: Families) -> Judged:
-    """The refusals, warnings and manifest record the spec's declared layers give ``plan``."""
+          isolate: bool, families: Families, cache: Path | None = None) -> Judged:
+    """The refusals, warnings and manifest record the spec's declared layers give ``plan``; ``state_dir``
+    is the client's folder under ccs's state, ``cache`` where ccs's own parsed TOML texts are kept."""
     out = Judged()
     env_pins = {f"env:{n}" for n, v in plan.env.items() if v}
     ours: list[tuple[Layer, str, set[str]]] = []  # every file (or argv) ccs writes, in declared order
     for layer in (x for x in spec.layers or () if x.ours):
         for where in locate(layer.place, plan.env, plan.cwd, ccs_env, state_dir):
-            seen = read(layer, where, plan.env, families, plan)
+            seen = read(layer, where, plan.env, families, plan, cache)
             if seen is not None:
                 ours.append((layer, where, set(seen.keys) | set(_flat(seen.data))))
     named = env_pins.union(*(keys for _, _, keys in ours))  # what a key's ``beaten_by`` may name
@@ -60,8 +61,8 @@ def judge(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_di
             if where in met:
                 continue
             met.add(where)
-            seen = read(layer, where, plan.env, families)
-            if seen is not None:
+            seen = read(layer, where, plan.env, families)  # (not cached: the user's and others' files
+            if seen is not None:                         # may hold secrets, and the cache is ccs's own)
                 _judge_one(spec, seen, above, named, isolate, out, off)
     return out
 
@@ -153,9 +154,9 @@ def _judge_one(spec: ToolSpec, seen: Seen, above: set[str], named: set[str], iso
 
 
 def with_layers(spec: ToolSpec, plan: LaunchPlan, ccs_env: Mapping[str, str], state_dir: Path | None,
-                isolate: bool, families: Families) -> LaunchPlan:
+                isolate: bool, families: Families, cache: Path | None = None) -> LaunchPlan:
     """The plan with what its client's declared layers do to it: refusals, warnings, the manifest's record."""
-    judged = judge(spec, plan, ccs_env, state_dir, isolate, families)
+    judged = judge(spec, plan, ccs_env, state_dir, isolate, families, cache)
     return replace(plan, refusals=(*plan.refusals, *judged.refusals), warnings=(*plan.warnings, *judged.warnings),
                    layers=tuple(judged.record) if judged.record else plan.layers,
                    project_layers=tuple(judged.applied) if judged.applied or judged.record else plan.project_layers)

@@ -7,7 +7,6 @@ child's environment and every door the profile opens named in a warning. No side
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from ccswitch_tui.launch.isolation import with_door_warnings
 from ccswitch_tui.launch.layers import with_layers
 from ccswitch_tui.model import SOURCE_KEY, SOURCE_MARKER, SOURCE_ROUTING, LaunchPlan, Profile
 from ccswitch_tui.paths import Paths
+from ccswitch_tui.valueclass import replace
 
 if TYPE_CHECKING:
     from ccswitch_tui.tools.registry import Registry
@@ -45,7 +45,7 @@ def plan_for(
     plan = spec.plan(profile, key, parent_env, cwd, paths=paths, families=families, args=args, launch_id=launch_id,
                      isolate=isolate)
     # what the client's declared layers do to it: refusals, warnings, the manifest's record
-    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate, families)
+    plan = with_layers(spec, plan, parent_env, paths.tool_dir(profile.name, tool), isolate, families, paths.toml_cache)
     plan = with_secondary(plan, secrets or {})
     return with_door_warnings(plan, families)  # routing/loader variables the profile lets in are never silent
 

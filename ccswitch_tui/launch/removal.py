@@ -5,7 +5,6 @@ removes it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ccswitch_tui.errors import CcsError, UsageError
@@ -13,9 +12,10 @@ from ccswitch_tui.keys.keyring import KeyStore
 from ccswitch_tui.launch.toolstate import ToolState, remove, running_launches, state_of
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.profiles.store import Store
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Removal:
     name: str
     path: Path

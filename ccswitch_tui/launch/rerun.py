@@ -4,7 +4,6 @@ models and endpoints are followed (``runs.live_drift``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.launch.launcher import Prepared, manifest_for
@@ -14,9 +13,10 @@ from ccswitch_tui.runs.live_drift import DriftWatch
 from ccswitch_tui.runs.round_locks import lock_round
 from ccswitch_tui.runs.verdict import live_expectations, view
 from ccswitch_tui.tools.spec import LaunchHook
+from ccswitch_tui.valueclass import field, valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class HeldLaunch:
     """What a held launch adds: its label, manifest fields (``same_as``, ``locked``), hooks, warnings."""
 

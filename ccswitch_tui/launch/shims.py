@@ -354,10 +354,10 @@ def serves(profiles: str | Path, name: str, tool: str) -> bool | None:
     """Whether profile ``name`` has a ``[tool]`` table; None when its file cannot tell (missing, not
     TOML: the launch then says what is wrong). Read only for a project file's line for every tool."""
     # lazy: a shim pays for the TOML reader only when a project file names a profile for every tool
-    from ccswitch_tui.safe_read import tomllib
+    from ccswitch_tui.safe_read import tomllib_module
 
     try:
-        data = tomllib.loads(read_small(os.path.join(profiles, f"{name}.toml")))
+        data = tomllib_module().loads(read_small(os.path.join(profiles, f"{name}.toml")))
     except (OSError, ValueError, SelectionError, RecursionError):
         return None
     return isinstance(data.get(tool), dict)

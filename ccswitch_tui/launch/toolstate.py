@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from ccswitch_tui import tools
@@ -20,9 +19,10 @@ from ccswitch_tui.launch import liveness
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.manifests import load_manifests
 from ccswitch_tui.tools.capabilities import OwningProcesses
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ToolState:
     profile: str
     path: Path

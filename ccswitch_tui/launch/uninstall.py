@@ -20,7 +20,6 @@ import contextlib
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ccswitch_tui.errors import CcsError, UsageError
@@ -32,16 +31,17 @@ from ccswitch_tui.launch.toolstate import remove as remove_tool_state
 from ccswitch_tui.launch.toolstate import size_text, state_of, tree_size
 from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.manifests import load_manifests
+from ccswitch_tui.valueclass import field, valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Piece:
     path: Path
     what: str
     size: int = 0
 
 
-@dataclass
+@valueclass
 class Plan:
     shims: list[Piece] = field(default_factory=list)  # shim files, the selection, the gone note
     shim_folder: Path | None = None  # removed too when nothing else is left in it

@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.policy.families import LOADER_NAMES as LOADER_NAMES  # the classes of variables are the policy's
@@ -244,21 +244,30 @@ def custom_name_problem(name: str, role: str, families: Families) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """The shell-style globs as one pattern (``fnmatch.fnmatchcase`` of each, at once)."""
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
+def _globs(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """The shell-style globs as one test (``fnmatch.fnmatchcase`` of each, at once): plain names and
+    ``PREFIX*`` globs (all of the base allowlist) by set and prefix, the rest by one regex, compiled
+    only when there is such a glob."""
+    plain = frozenset(p for p in patterns if not any(c in p for c in "*?["))
+    prefixes = tuple(p[:-1] for p in patterns if p.endswith("*") and not any(c in p[:-1] for c in "*?["))
+    others = [p for p in patterns if p not in plain and not (p.endswith("*") and p[:-1] in prefixes)]
+    rest = re.compile("|".join(fnmatch.translate(p) for p in others)).match if others else None
+
+    def matches(name: str) -> bool:
+        return name in plain or name.startswith(prefixes) or (rest is not None and rest(name) is not None)
+    return matches
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
     """Whether ``name`` matches one of the shell-style globs (case-sensitive, as ``fnmatchcase``)."""
-    return _globs(tuple(patterns)).match(name) is not None
+    return _globs(tuple(patterns))(name)
 
 
 def inherited_env(parent_env: Mapping[str, str], inherit: Sequence[str] = (), trust: bool = True
                   ) -> tuple[dict[str, str], dict[str, str]]:
     """What passes from the parent: the base allowlist and the profile's ``policy.inherit``; and,
     separately, the TLS trust variables (unless the profile drops them)."""
-    kept_by = _globs((*BASE_ALLOWLIST, *inherit)).match
-    kept = {k: v for k, v in parent_env.items() if kept_by(k) is not None}
+    kept_by = _globs((*BASE_ALLOWLIST, *inherit))
+    kept = {k: v for k, v in parent_env.items() if kept_by(k)}
     trusted = {k: v for k, v in parent_env.items() if trust and is_trust(k) and k not in kept}
     return kept, trusted

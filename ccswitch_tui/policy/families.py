@@ -70,7 +70,8 @@ class Families:
         self.effects = dict(effects or {})
         self.switches = tuple(switches)  # regexes of variables that switch a client to a cloud platform
         self.loaders = frozenset(loaders)  # variables a client's own launcher reads to run other code
-        self._compiled: list[tuple[str, re.Pattern[str]]] | None = None
+        self._lazy: list[tuple[str, str, tuple[str, ...] | None]] | None = None  # (family, regex, heads)
+        self._each: dict[str, re.Pattern[str]] = {}
         self._switch_re: re.Pattern[str] | None = None
         self._prefilter: re.Pattern[bytes] | None = None
 
@@ -83,11 +84,6 @@ class Families:
 
     def __repr__(self) -> str:
         return f"Families({[f for f, _ in self.client]!r})"
-
-    def _patterns(self) -> list[tuple[str, re.Pattern[str]]]:
-        if self._compiled is None:
-            self._compiled = [(f, re.compile(rx)) for f, rx in (*self.client, *SHARED_FAMILIES)]
-        return self._compiled
 
     def names(self) -> tuple[str, ...]:
         """Every family, the clients' first."""
@@ -104,8 +100,17 @@ class Families:
         return SHARED_EFFECTS.get(family or "", "some tools")
 
     def routing_family(self, name: str) -> str | None:
-        """Which family a routing variable belongs to (a client's, openai, proxy, cloud), else None."""
-        for family, pattern in self._patterns():
+        """Which family a routing variable belongs to (a client's, openai, proxy, cloud), else None.
+        A family's regex is compiled only for a name that starts with one of its literal heads (most
+        names start with none: a launch compiles one or two of the families' patterns, not all)."""
+        if self._lazy is None:
+            self._lazy = [(f, rx, _heads(rx)) for f, rx in (*self.client, *SHARED_FAMILIES)]
+        for family, rx, heads in self._lazy:
+            if heads is not None and not name.startswith(heads):
+                continue
+            pattern = self._each.get(rx)
+            if pattern is None:
+                pattern = self._each[rx] = re.compile(rx)
             if pattern.fullmatch(name):
                 return family
         return None
@@ -175,6 +180,24 @@ class Families:
             alts = [re.escape(p) for p in prefixes] + [re.escape(n) + "=" for n in names]
             self._prefilter = re.compile(("(?:^|\0)(?:" + "|".join(alts) + ")").encode())
         return self._prefilter
+
+
+_QUANTIFIERS = "?*+{"
+
+
+def _heads(rx: str) -> tuple[str, ...] | None:
+    """What every name the regex matches starts with, one literal head an alternative (split at each
+    ``|``, which can only give more and shorter heads than the pattern has); None when an
+    alternative starts with an operator (a group, a class, an inline flag): then every name is tried."""
+    heads = []
+    for alt in rx.split("|"):
+        end = next((i for i, c in enumerate(alt) if c in "[]().*+?{}^$\\"), len(alt))
+        if end < len(alt) and alt[end] in _QUANTIFIERS:
+            end -= 1  # the character a quantifier follows may be absent (ABC?_KEY matches AB_KEY)
+        if end <= 0:
+            return None
+        heads.append(alt[:end])
+    return tuple(heads)
 
 
 SHARED_ONLY = Families()  # no client's: what the policy knows before (or without) any client spec

@@ -38,10 +38,9 @@ whole (the child joins the halves itself).
 
 from __future__ import annotations
 
+import _thread  # a lock without threading's module (the launch path starts no thread)
 import binascii
 import re
-import string
-import threading
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import Any
@@ -56,8 +55,9 @@ FORMS: tuple[tuple[str, str], ...] = (
     ("base64", "standard or URL-safe, padded or not, alone or at any offset inside a longer base64 text"),
 )
 
-_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
-_ALNUM = frozenset(string.ascii_letters + string.digits)
+_ASCII_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"  # (string's module is not loaded)
+_UNRESERVED = frozenset(_ASCII_ALNUM + "-._~")
+_ALNUM = frozenset(_ASCII_ALNUM)
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _MIN_ANCHOR = 4  # a run of letters and digits shorter than this is no anchor: such a secret is always searched
 _MIN_B64_ANCHOR = 6
@@ -195,7 +195,7 @@ class SecretForms:
                 always = True
             b64 += _b64_anchors(cores)
             charset.update(secret + secret.swapcase() + "".join(cores))
-            charset.update(f"%\\/{string.hexdigits}uU")  # percent and JSON escapes
+            charset.update("%\\/0123456789abcdefABCDEFuU")  # percent and JSON escapes
             charset.update(e[1] for c, e in _JSON_SHORT.items() if c in secret)
             if "+" in secret or " " in secret:
                 charset.update("+ ")
@@ -407,7 +407,7 @@ class KnownSecrets:
     (``policy.redact`` keeps the one its output filter uses)."""
 
     def __init__(self, mask: Callable[[str], str], shortest: int = 8):
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._mask = mask
         self._shortest = shortest  # a shorter value cannot be told apart from ordinary text
         self.forms = SecretForms((), mask)

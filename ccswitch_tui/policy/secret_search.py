@@ -10,14 +10,14 @@ still found, and it says which secret it found and in which form.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ccswitch_tui.policy.secret_forms import SecretForms
+from ccswitch_tui.valueclass import valueclass
 
 MIN_SECRET = 8  # characters: a shorter secret would be found in ordinary text
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Found:
     what: str  # the secret's description, as given
     form: str  # "as is", "base64", …

@@ -9,20 +9,20 @@ change a Codex launch; the launch path does not even read them). The key is coun
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ccswitch_tui.model import Profile
+from ccswitch_tui.valueclass import fields, is_valueclass
 
 LEFT_OUT = ("name", "description", "pricing")
 
 
 def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if is_valueclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -38,7 +38,7 @@ def profile_digest(profile: Profile, sides: Iterable[str]) -> str:
     launch uses (the launched client's, and those its spec reads: ``ToolSpec.reads_tables``)."""
     used = [s for s in dict.fromkeys(sides) if s in profile.sides]
     data = {f.name: _plain(getattr(profile, f.name) if f.name != "sides" else {s: profile.sides[s] for s in used})
-            for f in dataclasses.fields(profile) if f.name not in LEFT_OUT}
+            for f in fields(profile) if f.name not in LEFT_OUT}
     data["provider"].pop("website", None)
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

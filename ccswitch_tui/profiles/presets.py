@@ -4,7 +4,6 @@ and the making of a new profile's text from one."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import tomlkit
@@ -15,6 +14,7 @@ from ccswitch_tui.model import Profile
 from ccswitch_tui.profiles.store import Store, validate_text
 from ccswitch_tui.tools.capabilities import FixingUrls, SeedingTables
 from ccswitch_tui.tools.checker import check_key_id, check_name
+from ccswitch_tui.valueclass import valueclass
 
 
 def presets_dir() -> Path:
@@ -25,7 +25,7 @@ def presets_dir() -> Path:
     return package.parent / "profiles"  # a source checkout or an editable install
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Preset:
     name: str
     text: str
@@ -60,7 +60,7 @@ def load_preset(name: str) -> Preset:
     return Preset(name, text, validate_text(name, text, str(path))[1])
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class NewProfileText:
     """A new profile's text, and what to tell its creator: the URL each client will use, and any URL
     that was fixed because the client would have misused it."""

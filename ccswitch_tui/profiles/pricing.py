@@ -12,15 +12,15 @@ Both prices are required for a model; a model without an entry has no cost (neve
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.errors import ProfileError
+from ccswitch_tui.valueclass import valueclass
 
 FIELDS = ("input", "output")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Price:
     input: float  # per million input tokens
     output: float  # per million output tokens

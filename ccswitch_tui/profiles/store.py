@@ -9,7 +9,6 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +18,11 @@ from ccswitch_tui.errors import ProfileError, UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.paths import Paths, ensure_private_dir, resolve_paths
 from ccswitch_tui.profiles.schema import profile_from_data
-from ccswitch_tui.safe_read import decode_error_line, parse_toml, read_text, tomllib
+from ccswitch_tui.safe_read import decode_error_line, parse_toml, read_text
 from ccswitch_tui.tempfiles import sweep_temp_files
+from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
 from ccswitch_tui.tools.checker import NAME_RE, check_name
+from ccswitch_tui.valueclass import valueclass
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
@@ -37,7 +38,7 @@ class ProfileChanged(ProfileError):
     """A read-modify-write found the file changed since it was read; nothing was written."""
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Entry:
     """One profile file as listed: the profile, or the error that keeps it from loading."""
 
@@ -58,13 +59,15 @@ def validate_text(name: str, text: str, where: str | None = None,
     return doc, profile_from_data(name, data, where, registry)
 
 
-def profile_from_text(name: str, text: str, where: str | None = None, registry: Registry | None = None) -> Profile:
-    """Validate for reading only. The standard library's parser is several times cheaper to import
-    than tomlkit, which matters on the launch path; tomlkit still gives the positioned error."""
+def profile_from_text(name: str, text: str, where: str | None = None, registry: Registry | None = None,
+                      cache: Path | None = None) -> Profile:
+    """Validate for reading only. The standard library's parser (through the ``cache`` of parsed
+    texts, toml_cache.py) is several times cheaper to import than tomlkit, which matters on the
+    launch path; tomlkit still gives the positioned error."""
     where = where or f"{name}.toml"
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):
+        data = loads(text, cache)
+    except (TomlSyntaxError, TomlTooDeep):
         # raises with file:line:col (or accepts, as a writer would)
         return validate_text(name, text, where, registry)[1]
     refuse_nul(data, where)
@@ -173,7 +176,8 @@ class Store:
         return validate_text(name, self.read_text(name), str(self.path_for(name)), self._writer_registry())[0]
 
     def load(self, name: str) -> Profile:
-        return profile_from_text(name, self.read_text(name), str(self.path_for(name)), self.registry)
+        return profile_from_text(name, self.read_text(name), str(self.path_for(name)), self.registry,
+                                 self.paths.toml_cache)
 
     def entries(self) -> list[Entry]:
         """Every profile file; a broken one is listed with its error instead of hiding the others."""
@@ -209,6 +213,10 @@ class Store:
                     raise ProfileChanged(f"{path} was removed since it was read")
                 raise ProfileChanged(f"{path} changed on disk since it was read (another ccs or editor saved it)")
             atomic_write(path, text, mode=0o600)
+        try:  # the next launch finds the text parsed (toml_cache.py): it loads no TOML parser
+            loads(text, self.paths.toml_cache)
+        except ValueError:
+            pass
         return profile
 
     def _current(self, path: Path) -> str | None:

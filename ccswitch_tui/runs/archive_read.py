@@ -24,7 +24,6 @@ import tarfile
 import tempfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,6 +35,7 @@ from ccswitch_tui.runs.manifests import manifest_path
 from ccswitch_tui.runs.origin import MACHINE_RE, imported_from
 from ccswitch_tui.runs.round_locks import lock_round, locked_first
 from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.valueclass import field, valueclass
 
 MAX_ARCHIVE = 8 << 30  # bytes of the archive file
 MAX_TOTAL = 16 << 30  # bytes of all its members
@@ -54,7 +54,7 @@ class ArchiveRefused(UsageError):
     """An archive that is not one ccs wrote, or was tampered with: one line, nothing written."""
 
 
-@dataclass
+@valueclass
 class RunIn:
     launch_id: str
     manifest: dict[str, Any]
@@ -62,7 +62,7 @@ class RunIn:
     exported: str
 
 
-@dataclass
+@valueclass
 class Archive:
     path: Path
     machine: str
@@ -71,7 +71,7 @@ class Archive:
     runs: list[RunIn] = field(default_factory=list)
 
 
-@dataclass
+@valueclass
 class Imported:
     """What an import did, per archive: runs written, runs already here, notes."""
 

@@ -24,7 +24,6 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from ccswitch_tui.policy.secret_search import SecretSearch
 from ccswitch_tui.runs.manifests import find_manifest, load_manifests, manifest_path
 from ccswitch_tui.runs.origin import this_machine
 from ccswitch_tui.safe_read import loads_json, read_text
+from ccswitch_tui.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.keys.keyring import KeyStore
@@ -60,7 +60,7 @@ PIECE = 1 << 20
 TOKEN_SHAPE = re.compile(re.escape(TOKEN_PREFIX).encode() + rb"[A-Za-z0-9_-]{8,}", re.IGNORECASE)
 
 
-@dataclass
+@valueclass
 class Exported:
     path: Path
     runs: list[str]
@@ -162,7 +162,7 @@ def check_bytes(stream: IO[bytes], secrets: Iterable[tuple[str, str]]) -> None:
 
 # --- the archive ------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class _File:
     name: str  # in runs/
     data: bytes | None = None  # a manifest, as it goes into the archive

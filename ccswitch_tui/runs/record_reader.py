@@ -10,20 +10,20 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.bridge.records import summarize
 from ccswitch_tui.fast_json import loads_json_line
 from ccswitch_tui.safe_read import iter_numbered_lines
+from ccswitch_tui.valueclass import field, valueclass
 
 # Fields a summary hashes or splits: they must be text (or absent).
 _TEXT = ("model_requested", "model_served", "upstream_url", "path", "method", "outcome", "usage_source", "task")
 _INT = ("status", "in_flight", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
 
 
-@dataclass
+@valueclass
 class Reading:
     """What reading one records file gave: the summary and, when some lines were bad, why."""
 

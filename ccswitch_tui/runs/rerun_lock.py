@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.errors import CcsError, UsageError
@@ -22,6 +21,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.runs.manifests import find_manifest, load_manifests, manifest_path, read_manifest
 from ccswitch_tui.runs.round_locks import locked_first
 from ccswitch_tui.runs.verdict import OUTCOME, Difference, RunView, compare_views
+from ccswitch_tui.valueclass import valueclass
 
 # What a manifest records before its child starts and the lock compares (fields of ``runs.verdict``).
 BEFORE_START = ("base_urls", "key_fingerprint", "models", "profile_digest", "env_digests", "env_names",
@@ -35,7 +35,7 @@ class RerunRefused(CcsError):
     exit_code = 3
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Baseline:
     """The run a new one must be the same as, and how it was named (for messages)."""
 

@@ -21,7 +21,6 @@ import csv
 import io
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ from ccswitch_tui.runs.cells import csv_cell, finite
 from ccswitch_tui.runs.manifests import load_manifests, lost_note
 from ccswitch_tui.runs.origin import machine_here, machine_of
 from ccswitch_tui.safe_read import iter_lines
+from ccswitch_tui.valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from ccswitch_tui.profiles.pricing import Price
@@ -56,7 +56,7 @@ MAX_LINE_BYTES = 4 * 1024 * 1024
 _DAYS = re.compile(r"(\d{1,4})d")
 
 
-@dataclass
+@valueclass
 class Row:
     key: str
     runs: set[str] = field(default_factory=set)
@@ -162,7 +162,7 @@ def run_cells(paths: Paths, manifest: Mapping[str, Any], records: str, since: st
     return cells
 
 
-@dataclass
+@valueclass
 class Usage:
     by: str
     since: str | None

@@ -22,7 +22,6 @@ compared (nothing is invented for it).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.keys.salt import install_salt_id
@@ -30,6 +29,7 @@ from ccswitch_tui.paths import Paths
 from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.runs.manifests import SESSION_ENV, env_changes, observed
 from ccswitch_tui.runs.origin import imported_from, machine_of
+from ccswitch_tui.valueclass import field, valueclass
 
 ROUTING, MODEL, PROFILE, OVERRIDE, PROJECT, CLIENT, ENVIRONMENT, OUTCOME = (
     "routing", "model", "profile", "override", "project", "client", "environment", "outcome")
@@ -54,7 +54,7 @@ PROXY_NAMES = frozenset({"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy
                          "NO_PROXY", "no_proxy"})
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Difference:
     field: str
     kind: str
@@ -66,7 +66,7 @@ class Difference:
         return {"field": self.field, "kind": self.kind, "base": self.base, "run": self.run, "cause": self.cause}
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Verdict:
     launch_id: str
     against: str
@@ -101,7 +101,7 @@ class Verdict:
                 "differences": [d.to_dict() for d in self.differences]}
 
 
-@dataclass
+@valueclass
 class RunView:
     """What a run is compared on, from its manifest and (when recorded) its request summary. ``paths``:
     the state it was read from (for the salt of a fingerprint its manifest does not name)."""

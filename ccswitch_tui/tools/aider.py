@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key, Layer, Package, argv, git_root, home, state, working
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.valueclass import valueclass
 
 KEY_VAR = "AIDER_OPENAI_API_KEY"
 SETTINGS_FILE = "model-settings.yml"  # YAML: ccs writes it as JSON, which YAML reads
@@ -104,7 +104,7 @@ LAYERS = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class AiderSide:
     """The [aider] table, declared once (tools/fields.py)."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from ccswitch_tui.tools.fields import select, string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, state, system, working
 from ccswitch_tui.tools.quiet import CLAUDE_QUIET_ENV, CLAUDE_QUIET_SETTINGS_ENV, is_official, quiet_for
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, has_option, newest_session_id
+from ccswitch_tui.valueclass import replace, valueclass
 
 SETTINGS_FILE = "ccs-settings.json"
 _ROUTING_ENV = re.compile(r"ANTHROPIC_.*|CLAUDE_CODE_USE_.*|CLAUDE_CODE_SUBAGENT_MODEL")
@@ -69,7 +69,7 @@ MODEL_VARS = {  # the variable Claude Code reads → the [claude] field that set
 }
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class ClaudeSide:
     """The [claude] table, declared once (tools/fields.py)."""
 

@@ -9,16 +9,16 @@ the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.model import SOURCE_ROUTING
 from ccswitch_tui.policy import custom_name_problem
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.environment import EnvBuilder
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ExportNames:
     """Variables a program reads for a family's key and base URL under names of its own."""
 

@@ -1,6 +1,6 @@
 """A client's profile table, declared once.
 
-The side dataclass a client module writes *is* the declaration: each attribute that is a field of
+The side value class (``@valueclass``) a client module writes *is* the declaration: each attribute that is a field of
 the table is made with one of the helpers below (``string``, ``url``, ``select``, ``boolean``,
 ``integer``, ``env``, ``string_list``, ``declare``), which store a ``Field`` in the attribute's
 metadata. From that one declaration ccs derives
@@ -12,20 +12,20 @@ metadata. From that one declaration ccs derives
 - the fields an export empties (``secret=True``),
 - the variable tables checked for credentials (``env`` fields).
 
-An attribute made without a helper (plain ``dataclasses.field`` or a default) is not part of the
+An attribute made without a helper (plain ``field`` or a default) is not part of the
 table: the spec fills it in ``refine`` (e.g. a value derived from two fields).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ccswitch_tui import valueclass as _vc
 from ccswitch_tui.model import Provider
 from ccswitch_tui.policy import mask
 from ccswitch_tui.tools.checker import Checker
+from ccswitch_tui.valueclass import valueclass
 
 _META = "ccs.field"
 KINDS = ("string", "url", "select", "bool", "int", "env", "list", "exports")
@@ -49,7 +49,7 @@ def provider_url(provider: Provider, profile_name: str) -> str:
     return provider.base_url
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Field:
     """One field of a client's table."""
 
@@ -81,14 +81,14 @@ def declare(kind: str = "string", label: str = "", *, hint: str = "", choices: t
     f = Field(kind, label, hint, choices, default, default_from, required, secret, editor, parse)
     meta = {_META: f}
     if kind == "env":
-        return dataclasses.field(default_factory=dict, metadata=meta)
+        return _vc.field(default_factory=dict, metadata=meta)
     if kind in ("list", "exports") and default is MISSING:
-        return dataclasses.field(default=(), metadata=meta)
+        return _vc.field(default=(), metadata=meta)
     if default is not MISSING:
-        return dataclasses.field(default=default, metadata=meta)
+        return _vc.field(default=default, metadata=meta)
     if required or default_from is not None:
-        return dataclasses.field(metadata=meta)  # the side cannot be built without it
-    return dataclasses.field(default=None, metadata=meta)
+        return _vc.field(metadata=meta)  # the side cannot be built without it
+    return _vc.field(default=None, metadata=meta)
 
 
 def string(label: str = "", *, hint: str = "", required: bool = False, default: Any = MISSING,
@@ -126,10 +126,10 @@ def string_list(label: str = "", *, hint: str = "") -> Any:
 
 def table_fields(side: type) -> tuple[Field, ...]:
     """The table's fields, in the order the side declares them."""
-    if not dataclasses.is_dataclass(side):
-        raise TypeError(f"{side!r} is not a dataclass")
-    out = tuple(dataclasses.replace(f.metadata[_META], name=f.name)
-                for f in dataclasses.fields(side) if _META in f.metadata)
+    if not _vc.is_valueclass(side):
+        raise TypeError(f"{side!r} is not a value class (decorate it with @valueclass)")
+    out = tuple(_vc.replace(f.metadata[_META], name=f.name)
+                for f in _vc.fields(side) if _META in f.metadata)
     for f in out:
         if f.kind == "env" and f.name != "env":
             raise TypeError(f"the variable table is the [tool.env] sub-table: name the field env, not {f.name!r}")
@@ -162,7 +162,7 @@ def read_field(f: Field, table: Mapping[str, Any], c: Checker, tool: str) -> Any
 def parse_values(fields: tuple[Field, ...], table: Mapping[str, Any], c: Checker, tool: str,
                  provider: Provider, profile_name: str) -> dict[str, Any]:
     """Every field's value: as written, else its ``default_from``; fields left out with a static
-    default are left out here too (the dataclass supplies it)."""
+    default are left out here too (the side's class supplies it)."""
     values: dict[str, Any] = {}
     for f in fields:
         value = read_field(f, table, c, tool)
@@ -194,7 +194,7 @@ def env_tables(fields: tuple[Field, ...], tool: str, side: object) -> dict[str, 
     return {f"[{tool}.{f.name}]": getattr(side, f.name) for f in fields if f.kind == "env"}
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class EditorField:
     """One field of the client's table in the TUI editor's form (derived from its ``Field``)."""
 

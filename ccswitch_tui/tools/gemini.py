@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key, Layer, Package, folder, project, system, working
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, has_option
+from ccswitch_tui.valueclass import valueclass
 
 KEY_VAR = "GEMINI_API_KEY"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -60,7 +60,7 @@ QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
                   "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}}
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class GeminiSide:
     """The [gemini] table, declared once (tools/fields.py)."""
 

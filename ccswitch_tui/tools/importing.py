@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
 from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.valueclass import field, valueclass
 
 # (variable, value) → why that value may not be written into a profile file, or None. The profiles
 # layer answers it (validation's own rule); an importer asks before keeping an env entry.
@@ -128,7 +128,7 @@ def read_json_file(path: Path, required: bool = True) -> Any:
         raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}; fix or move the file") from None
 
 
-@dataclass
+@valueclass
 class Parsed:
     """What an importer read from one entry: the client's table (its side) and the key, which lives
     in memory only."""
@@ -141,7 +141,7 @@ class Parsed:
     key_from: str | None = None                         # where the key came from ("env:VAR": this shell)
 
 
-@dataclass
+@valueclass
 class LiveRead:
     """The client's live config as `ccs import NAME` read it: the files (for the report and for
     ``--scrub``) and what they hold (``parsed``), or why they hold nothing to import (``problem``)."""
@@ -155,7 +155,7 @@ class LiveRead:
     problem: RowProblem | None = None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class LiveOption:
     """`ccs import NAME`'s option for where the live config is (``--settings FILE``, ``--home DIR``)."""
 

@@ -3,7 +3,7 @@ in it that route requests or load code, how a ccs launch beats them, and what a 
 ones it cannot beat. Each spec lists its layers (``ToolSpec.layers``), highest precedence first; one
 engine (``launch/layers.py``) turns them into a launch's refusals and warnings, the manifest's record,
 ``doctor``'s rows and findings, and the table in docs/clients.md. Nothing here reads a file: the declarations are
-frozen dataclasses, cheap to build when a spec module is imported.
+frozen value classes, cheap to build when a spec module is imported.
 
 A layer of scope ``ccs`` is one a launch writes itself (a file among the plan's files, or options of the
 plan's argv): every key it sets beats the same key in the layers declared after it.
@@ -12,11 +12,11 @@ plan's argv): every key it sets beats the same key in the layers declared after 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.model import Finding
+from ccswitch_tui.valueclass import field, valueclass
 
 SCOPES = ("managed", "system", "ccs", "user", "project", "variable")
 FORMATS = ("json", "jsonc", "toml", "yaml", "dotenv", "argv")
@@ -34,7 +34,7 @@ ROOTS = ("home", "cwd", "git-root", "project", "absolute", "folder", "file-var",
 Check = Callable[[Any, str, str, Mapping[str, str]], list[Finding]]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Place:
     """Where a layer's files are. ``files`` are names relative to the root, highest precedence first."""
 
@@ -117,7 +117,7 @@ def argv(option: str | None = None) -> Place:
     return Place("argv", option=option)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Key:
     """A key of a layer that routes or loads code. ``path`` is dotted, ``*`` standing for any one part
     (``env.*``, ``provider.*.options.baseURL``); in a dotenv layer it is a variable name or ``*``.
@@ -133,7 +133,7 @@ class Key:
     others: str | None = None  # a ``*`` instance no ccs layer sets: why it does not reach a launch (not judged)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Layer:
     """One layer. ``why`` is the measured fact behind its effect (how ccs skips or beats it)."""
 
@@ -175,7 +175,7 @@ class Layer:
         return not (self.on_when and env.get(self.on_when[0], "").lower() not in self.on_when[1])
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Package:
     """How the pinned client installs (scripts/install-clients.sh reads these): its package manager,
     package, version, the executable it provides, and the packages it needs beside it."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,6 +39,7 @@ from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import Key
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe, first_word
+from ccswitch_tui.valueclass import valueclass
 
 NPM_PROVIDER = "@ai-sdk/openai-compatible"  # bundled in the binaries: works offline
 PROVIDER_ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -61,7 +61,7 @@ def _default_provider_id(provider: Provider, profile_name: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", profile_name).strip("-") or "ccs"
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class FamilySide:
     """The table of a client of the family ([opencode], [kilo]), declared once (tools/fields.py)."""
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +66,7 @@ from ccswitch_tui.tools.fields import string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, Package, folder, home, project, state, system, working
 from ccswitch_tui.tools.quiet import quiet_for
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe, has_option, newest_session_id
+from ccswitch_tui.valueclass import valueclass
 
 KEY_VAR = "OPENAI_API_KEY"
 SYSTEM_ENV = "CCS_QWEN_SYSTEM_SETTINGS"  # where to look for the system layer instead (tests)
@@ -110,7 +110,7 @@ LAYERS = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class QwenSide:
     """The [qwen] table, declared once (tools/fields.py)."""
 

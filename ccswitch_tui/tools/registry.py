@@ -63,9 +63,11 @@ class RegistrationError(Exception):
     """A client spec the registry refuses (a programming error in the spec, not a user's input)."""
 
 
-def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
+def check_specs(specs: Sequence[tuple[str, AnySpec]], families_checked: bool = False) -> None:
     """``specs``: (the name each is registered under, the spec), in registry order. One spec alone is
-    checked by itself and against the policy's shared families."""
+    checked by itself and against the policy's shared families; ``families_checked``: its families
+    are the index's, checked against every other when the index was made (tools/index.py; a test
+    keeps the index equal to the specs), so their regexes are not compiled again on a launch."""
     from ccswitch_tui.policy.families import SHARED_FAMILIES  # lazy: see facts()
 
     seen: dict[str, str] = {}
@@ -84,7 +86,7 @@ def check_specs(specs: Sequence[tuple[str, AnySpec]]) -> None:
         if spec.launchable and not spec.families:
             raise RegistrationError(f"{who} declares no routing family: name the variables that route it "
                                     "(families = {\"name\": r\"NAME_.*\"})")
-        for family, rx in spec.families.items():
+        for family, rx in () if families_checked else spec.families.items():
             _check_family(who, family, rx)
             for other, other_rx, owner in families:
                 if family == other or overlap(rx, other_rx):
@@ -287,8 +289,10 @@ class Registry:
             raise UsageError(f"unknown tool {name!r}; choose one of: {', '.join(self.names())}")
         loaded: AnySpec = importlib.import_module(self._modules[name]).TOOL
         spec = loaded
-        if self._all is None:
-            check_specs([(name, spec)])  # the checks against the others run when every spec loads
+        if self._all is None:  # the checks against the others run when every spec loads
+            # a spec the index describes as it is had its families checked when the index was made
+            known = self._index is not None and self._index.get(name) == facts(spec)
+            check_specs([(name, spec)], families_checked=known)
         self._loaded[name] = spec
         return spec
 

@@ -13,7 +13,6 @@ imports no other client's module.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.export_names import ExportNames, add_names, parse_names, routing_names
 from ccswitch_tui.tools.fields import declare, string
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, responses_probe
+from ccswitch_tui.valueclass import valueclass
 
 EXPORTS = ("openai", "anthropic")
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"  # a Messages probe needs some model
@@ -50,7 +50,7 @@ def _parse_export(t: Mapping[str, Any], c: Checker, where: str, name: str) -> tu
     return tuple(out)
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class RunSide:
     """The [run] table, declared once (tools/fields.py)."""
 

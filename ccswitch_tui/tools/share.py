@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.paths import ensure_private_dir
 from ccswitch_tui.policy.families import Families
-from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text, tomllib
+from ccswitch_tui.safe_read import decode_error_line, loads_json, read_text
+from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
+from ccswitch_tui.valueclass import valueclass
 
 PIECES = ("mcp", "memory", "commands", "agents", "skills", "onboarding", "packages")
 DEFAULT_PIECES = PIECES  # every piece is harmless: share them all unless the profile says otherwise
@@ -36,7 +37,7 @@ CLAUDE_ONBOARDING = ("hasCompletedOnboarding", "lastOnboardingVersion", "theme",
 PACKAGES = "packages"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Shared:
     """One shared piece as a launch applies it."""
 
@@ -102,7 +103,7 @@ def _unreadable(exc: Exception) -> str:
     """Why a file could not be read or parsed, for a warning line."""
     if isinstance(exc, UnicodeDecodeError):
         return decode_error_line(exc)
-    if isinstance(exc, RecursionError):
+    if isinstance(exc, (RecursionError, TomlTooDeep)):
         return "nested too deeply for ccs to read"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()
@@ -180,12 +181,12 @@ def codex_mcp(pieces: Iterable[str], user_codex: Path, codex_home: Path,
     source = user_codex / "config.toml"
     try:
 
-        data = tomllib.loads(read_text(source))
+        data = loads(read_text(source))  # not cached: the user's own file may hold secrets
     except FileNotFoundError:
         return {}, [], []
-    except tomllib.TOMLDecodeError as exc:
+    except TomlSyntaxError as exc:
         return {}, [], [f"{source} is not valid TOML ({exc}); its MCP servers are not shared"]
-    except (OSError, ValueError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError, TomlTooDeep) as exc:
         return {}, [], [f"{source}: cannot read ({_unreadable(exc)}); its MCP servers are not shared"]
     servers, left_out = safe_mcp_servers(data.get("mcp_servers"), families)
     warnings = [f"MCP servers {', '.join(left_out)} in {source} set routing variables; not shared"] if left_out else []

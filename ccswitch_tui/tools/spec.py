@@ -9,7 +9,7 @@ code (profile validation, env families, ``ps``/``inspect``, ``doctor``, ``check`
 the TUI) iterates over the registry and asks the spec; it keeps no copy of a client's rules.
 
 This module is light on purpose: every command imports it (through the registry), so it imports
-nothing heavier than the profile's dataclasses.
+nothing heavier than the profile's value classes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
@@ -28,13 +27,14 @@ from ccswitch_tui.policy.families import Families
 from ccswitch_tui.tools.checker import Checker
 from ccswitch_tui.tools.fields import Field
 from ccswitch_tui.tools.layers import Layer, Package
+from ccswitch_tui.valueclass import field, valueclass
 
-S = TypeVar("S")  # the client's side: the dataclass that declares its table (tools/fields.py)
-# A spec of any client: the registry holds specs whose sides are different dataclasses.
+S = TypeVar("S")  # the client's side: the value class that declares its table (tools/fields.py)
+# A spec of any client: the registry holds specs whose sides are different value classes.
 AnySpec: TypeAlias = "ToolSpec[Any]"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ProbeSpec:
     """One request ``ccs check`` sends for a side, derived from the launch plan (no httpx here)."""
 
@@ -48,7 +48,7 @@ class ProbeSpec:
     note: str | None = None  # how the model was chosen, when the client picks it (not the profile)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class DoctorContext:
     """What a client's doctor checks may look at: the shell ccs runs in, the directory, the profiles."""
 
@@ -59,7 +59,7 @@ class DoctorContext:
     version: str | None  # the installed client's version, when found
 
 
-@dataclass
+@valueclass
 class DoctorPart:
     """What one client's doctor checks found: a report section (JSON) and its findings."""
 
@@ -88,7 +88,7 @@ class LaunchRecords(Protocol):
         """A key's fingerprint with this install's salt."""
 
 
-@dataclass
+@valueclass
 class HookContext:
     """What a launch hook sees: the plan being launched (a hook that reroutes it replaces it), the
     files the launch wrote (path → digest), the key's fingerprint, ccs's launches, and the manifest
@@ -131,7 +131,7 @@ class ToolSpec(ABC, Generic[S]):
     client that needs nothing special; what only some clients do is an optional capability
     (``Probing``, ``Doctoring``, ``Resuming``, … in tools/capabilities.py) the spec claims among its bases.
 
-    A spec names its side dataclass (``side``), whose attributes declare the client's table once
+    A spec names its side value class (``side``), whose attributes declare the client's table once
     (tools/fields.py); the field names, validation, ``show --json``, export's secret fields and the
     variable tables are derived from it when the spec is built (the TUI derives its editor's form
     from the same fields: ``fields.editor_form``). A spec that
@@ -142,7 +142,7 @@ class ToolSpec(ABC, Generic[S]):
     program: str | None = None  # executable on PATH; None: the user gives the command (`ccs run`)
     install_hint: str = "check the command name and the profile's PATH"
     launchable: bool = True  # `ccs launch PROFILE NAME` (false for `run`, which is `ccs run`)
-    side: type[S]  # the dataclass that declares the table (tools/fields.py) and holds a profile's values
+    side: type[S]  # the value class that declares the table (tools/fields.py) and holds a profile's values
     families: Mapping[str, str] = {}  # family → regex (fullmatch) of the variables it names
     family_effects: Mapping[str, str] = {}  # family → who reads it, for messages
     cloud_switches: tuple[str, ...] = ()  # regexes of variables that turn the client to a cloud platform
@@ -179,7 +179,7 @@ class ToolSpec(ABC, Generic[S]):
                 raise TypeError(f"client spec {where} has no {attr}")
         side = getattr(self, "side", None)
         if side is None:
-            raise TypeError(f"client spec {where} ({self.name}) has no side: name the dataclass that declares "
+            raise TypeError(f"client spec {where} ({self.name}) has no side: name the value class that declares "
                             "its table (tools/fields.py)")
         try:
             self.fields = table.table_fields(side)

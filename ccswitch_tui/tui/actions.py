@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.binding import Binding
 
 from ccswitch_tui import tools
 from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
+from ccswitch_tui.valueclass import valueclass
 
 FOOTER_COLUMNS = 80  # the footer must fit a terminal this wide
 PALETTE_WIDTH = 12  # Textual's "^p palette" at the footer's right end
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Action:
     name: str  # the binding id (and the action, action_<name>, unless ``method`` says another)
     key: str

@@ -14,7 +14,6 @@ providers wrote."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -23,6 +22,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ccswitch_tui.terminal_text import visible
+from ccswitch_tui.valueclass import field, valueclass
 
 ELLIPSIS = "…"
 # fixed: marks, codes, sources (whole); name, tag: whole up to NAME_SHARE (TAG_SHARE) of the line, then
@@ -90,7 +90,7 @@ def cut(text: str, width: int, fit: Fit, no_scheme: bool = False) -> str:
     return middle(text, width)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Cell:
     text: str
     style: str = ""
@@ -166,7 +166,7 @@ def fit_columns(columns: Sequence[Fit], rows: Sequence[Sequence[Cell]], total: i
     return ws, bare
 
 
-@dataclass
+@valueclass
 class Grid:
     """Rows of cells under optional headers, one column fit per column."""
 
@@ -200,7 +200,7 @@ class Grid:
         return "\n".join(lines + ["  ".join(c.text for c in row) for row in self.rows])
 
 
-@dataclass
+@valueclass
 class Line:
     """A line of prose (wraps as text does) or a heading, made of styled pieces."""
 

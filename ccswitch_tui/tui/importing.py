@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui.tui.host import Controller
+from ccswitch_tui.valueclass import replace
 
 if TYPE_CHECKING:
     from ccswitch_tui.tui.screens.importing import ImportChoice

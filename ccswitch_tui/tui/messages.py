@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+
+from ccswitch_tui.valueclass import replace, valueclass
 
 if TYPE_CHECKING:  # the records' and the running tab's and a launch's types: their modules load when used
     from ccswitch_tui.diagnose.inspect import Inspection
@@ -99,7 +100,7 @@ class Done(Message):
         self.changed = tuple(changed)  # profiles whose file this change rewrote
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class LaunchRequest:
     profile: str
     tool: str

@@ -9,7 +9,6 @@ into small frozen records for the widgets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +21,7 @@ from ccswitch_tui.policy import mask
 from ccswitch_tui.policy.families import SHARED_ONLY, Families
 from ccswitch_tui.profiles.schema import configured_tools
 from ccswitch_tui.profiles.store import Entry, ProfileChanged, Store
+from ccswitch_tui.valueclass import field, replace, valueclass
 
 # The launch machinery (plans, launcher, removal, shims) and the run manifests load with their first
 # use, in a worker after the first frame: the first frame needs the records below and no plan.
@@ -47,13 +47,13 @@ def in_tui(error: CcsError, key_id: str | None) -> str:
     return str(error)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Problem:
     severity: Literal["error", "warn"]
     text: str
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class KeyState:
     key_id: str
     present: bool | None  # None: the keyring could not be asked
@@ -62,7 +62,7 @@ class KeyState:
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ToolView:
     """One tool's preview: the plan (what `ccs env` prints) or why there is none."""
 
@@ -89,7 +89,7 @@ class ToolView:
         return diff_env(parent_env, self.plan.env, self.families, self.plan.routing_names)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RunRow:
     manifest: Mapping[str, Any]
     against: str | None  # the previous run of the same tool, if any
@@ -104,7 +104,7 @@ class RunRow:
         return self.manifest.get("exit_status") is None and bool(self.manifest.get("recording"))
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Detail:
     entry: Entry
     key: KeyState | None
@@ -118,7 +118,7 @@ class Detail:
         return self.entry.profile
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Presence:
     """Key presence and problems for every listed profile."""
 

@@ -9,7 +9,6 @@ what the environment lacks."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,10 @@ from ccswitch_tui.tools.environment import EnvBuilder
 from ccswitch_tui.tools.fields import boolean, integer, select, string, url
 from ccswitch_tui.tools.layers import ISOLATE, Key, Layer, home, working
 from ccswitch_tui.tools.spec import ProbeSpec, ToolSpec, chat_probe
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class FakeSide:
     base_url: str = url(hint="default: the provider's; requests go to …/chat/completions")
     model: str = string("model", hint="required", required=True)

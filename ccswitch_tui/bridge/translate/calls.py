@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.bridge.translate.parts import custom_input, json_arguments
 from ccswitch_tui.bridge.translate.tools import CUSTOM, TOOL_SEARCH, ToolTable
+from ccswitch_tui.valueclass import valueclass
 
 Event = dict[str, Any]
 
@@ -22,7 +22,7 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(12).hex()}"
 
 
-@dataclass
+@valueclass
 class ToolCall:
     key: Any
     call_id: str | None = None

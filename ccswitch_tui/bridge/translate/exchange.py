@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.bridge.provider_errors import INVALID_REQUEST, SERVER, ProviderError, read_error
@@ -26,6 +25,7 @@ from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.request import ChatRequest, chat_request
 from ccswitch_tui.bridge.translate.sse import DONE, MAX_EVENT, RepeatedText, SSEDecoder, TextDeltas, encode, parse
 from ccswitch_tui.bridge.translate.stream import ResponsesStream
+from ccswitch_tui.valueclass import valueclass
 
 CHAT_PATH = "chat/completions"
 _RUNS_PER_READ = 4
@@ -42,7 +42,7 @@ TEXT_WEIGHT = 10
 ENVELOPE = 160  # bytes of a Chat Completions chunk around what it carries
 
 
-@dataclass
+@valueclass
 class Exchange:
     request: ChatRequest
     stream: ResponsesStream

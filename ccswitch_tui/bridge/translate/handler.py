@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.handler import PASSTHROUGH, Exchange, Handler, Outgoing
@@ -21,6 +20,7 @@ from ccswitch_tui.bridge.translate.exchange import CHAT_PATH
 from ccswitch_tui.bridge.translate.exchange import Exchange as Translation
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.model import LaunchPlan
+from ccswitch_tui.valueclass import field, valueclass
 
 RESPONSES_PATH = "/responses"
 MAX_ERROR_BODY = 64 * 1024  # of an error answer, kept for its message
@@ -49,7 +49,7 @@ def translation_handlers(plan: LaunchPlan, wanted: Mapping[str, str]) -> dict[st
     return out
 
 
-@dataclass
+@valueclass
 class TranslatingHandler:
     provider: str = "provider"
     memory: ReasoningMemory = field(default_factory=ReasoningMemory)

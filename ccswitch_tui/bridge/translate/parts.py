@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ccswitch_tui.bridge.translate.tools import CUSTOM_INPUT
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass
+@valueclass
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.tools import CUSTOM_INPUT, ToolTable, add_tool, chat_name, convert_tools
+from ccswitch_tui.valueclass import field, valueclass
 
 INTERRUPTED = "aborted: this tool call was interrupted before it returned a result"
 EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
@@ -36,7 +36,7 @@ _CALLS = ("function_call", "custom_tool_call", "tool_search_call", "local_shell_
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output")
 
 
-@dataclass
+@valueclass
 class ChatRequest:
     body: dict[str, Any]
     tools: ToolTable
@@ -150,7 +150,7 @@ def output_text(output: Any) -> str:
     return json.dumps(output, ensure_ascii=False)
 
 
-@dataclass
+@valueclass
 class _Call:
     call_id: str
     name: str
@@ -218,7 +218,7 @@ def _tool_results(items: Sequence[object]) -> tuple[dict[str, str], dict[str, li
     return outputs, images
 
 
-@dataclass
+@valueclass
 class _Conversation:
     """The Chat messages, built item by item: calls wait in ``pending`` (with the assistant text
     just before them) until something else comes, then go out as one assistant message followed by

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ccswitch_tui.bridge.provider_errors import CONTENT_FILTER, SERVER, ProviderError, read_error
@@ -60,12 +59,13 @@ from ccswitch_tui.bridge.translate.parts import (
 )
 from ccswitch_tui.bridge.translate.reasoning import ReasoningMemory
 from ccswitch_tui.bridge.translate.tools import ToolTable
+from ccswitch_tui.valueclass import field, valueclass
 
 MAX_SKIPPED = 16  # part types a record names: a provider cannot make the list grow without end
 FILTERED = ("content_filter", "sensitive")  # finish reasons of a content filter (OpenAI, Azure; GLM)
 
 
-@dataclass
+@valueclass
 class ResponsesStream:
     model: str
     tools: ToolTable

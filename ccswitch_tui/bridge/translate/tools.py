@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from ccswitch_tui.valueclass import valueclass
 
 FUNCTION = "function"
 CUSTOM = "custom"
@@ -24,7 +25,7 @@ MAX_NAME = 64  # the Chat Completions limit on a function name
 CUSTOM_INPUT = "input"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ToolRef:
     """What a Chat function name stands for on the Responses side."""
 
@@ -33,7 +34,7 @@ class ToolRef:
     namespace: str | None = None
 
 
-@dataclass
+@valueclass
 class ToolTable:
     """The Chat tools of one request, and the way from each Chat name back to the Responses tool."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +61,7 @@ from ccswitch_tui.tools.spec import (
     newest_session_id,
     responses_probe,
 )
+from ccswitch_tui.valueclass import valueclass
 
 __all__ = ["KEY_VAR", "TOOL", "toml_string"]
 
@@ -82,7 +82,7 @@ def _default_provider_id(provider: Provider, profile_name: str) -> str:
     return default_provider_id(profile_name)
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(frozen=True, kw_only=True)
 class CodexSide:
     """The [codex] table, declared once (tools/fields.py)."""
 
@@ -253,7 +253,9 @@ class CodexSpec(ToolSpec[CodexSide], Probing, Doctoring, Resuming, Hooking, Owni
         mcp, shared, warnings = share.codex_mcp(pieces, user_codex, home, families)
         shared += share.links(pieces, share.CODEX_LINKS, user_codex, home)
         shared += share.packages_link(pieces, user_codex, paths.state / "shared", home)
-        config = codex_config.content(home / "config.toml", profile, quiet, mcp)
+        # parsed through the cache (toml_cache.py) unless it carries the user's MCP servers: their
+        # tokens are in this file already, and the cache would be one more copy
+        config = codex_config.content(home / "config.toml", profile, quiet, mcp, None if mcp else paths.toml_cache)
         # what a trusted project's .codex/config.toml could change, pinned where it loses (the engine
         # judges the rest); --isolate makes every folder Codex may take as the project untrusted
         pins = ["-c", f"model={toml_string(side.model)}", "-c", f"model_provider={toml_string(side.provider_id)}"]

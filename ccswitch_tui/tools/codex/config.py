@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.model import Profile
-from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, tomllib, too_deep_toml
+from ccswitch_tui.safe_read import NotRegularFile, decode_error_line, read_text, too_deep_toml
+from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
+from ccswitch_tui.valueclass import field, valueclass
 
 KEY_VAR = "CCS_CODEX_API_KEY"
 # table → key → value that a quiet launch sets: no metrics (ab.chatgpt.com), no plugin catalogue
@@ -36,7 +37,7 @@ QUIET = {"": {"check_for_update_on_startup": False}, "analytics": {"enabled": Fa
 ALWAYS = {"features": {"shell_snapshot": False}}
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Wanted:
     """What the owned part of the file must say."""
 
@@ -170,7 +171,8 @@ def edit(text: str, w: Wanted) -> str:  # noqa: C901
     return tomlkit.dumps(doc)
 
 
-def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | None = None) -> str:
+def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | None = None,
+            cache: Path | None = None) -> str:
     """What the profile's config.toml must hold for this launch: the file as it is when it agrees,
     the file with the owned keys set when it does not, a fresh file when there is none."""
     w = wanted(profile, quiet, mcp)
@@ -178,7 +180,7 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
     try:
         text = read_text(path)
     except FileNotFoundError:
-        return fresh(profile.name, w)
+        return _seeded(fresh(profile.name, w), cache)
     except NotRegularFile as exc:  # a FIFO would hang the launch, a device would never end
         raise UsageError(f"{path}: {exc}; remove it (ccs writes a new one)") from None
     except UnicodeDecodeError as exc:
@@ -186,13 +188,13 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc}); fix its permissions or remove it") from None
     if not text.strip():
-        return fresh(profile.name, w)
+        return _seeded(fresh(profile.name, w), cache)
 
     try:
-        data = tomllib.loads(text)
-    except RecursionError:
+        data = loads(text, cache)
+    except TomlTooDeep:
         raise UsageError(f"{path}:{too_deep_toml(text)}, {remove}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except TomlSyntaxError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc}); Codex would not start either: fix the file or "
                          "remove it (ccs writes a new one)") from None
     if agrees(data, w):
@@ -200,7 +202,18 @@ def content(path: Path, profile: Profile, quiet: bool, mcp: Mapping[str, Any] | 
     from tomlkit.exceptions import TOMLKitError  # lazy: tomlkit loads only when a profile is written
 
     try:
-        return edit(text, w)
+        return _seeded(edit(text, w), cache)
     except TOMLKitError as exc:  # e.g. nested deeper than tomlkit's 100 levels, which tomllib reads
         raise UsageError(f"{path}: ccs cannot edit this file ({str(exc).rstrip('.')}); simplify it, "
                          f"{remove}") from None
+
+
+def _seeded(text: str, cache: Path | None) -> str:
+    """``text``, which this launch writes, parsed into the cache now (toml_cache.py): the next
+    launch reads it back without loading a TOML parser."""
+    if cache is not None:
+        try:
+            loads(text, cache)
+        except ValueError:
+            pass
+    return text

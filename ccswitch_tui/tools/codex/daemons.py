@@ -21,7 +21,6 @@ import os
 import signal
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +29,10 @@ from ccswitch_tui.policy import MARKERS
 from ccswitch_tui.procfs import parse_environ, process_start, read_file
 from ccswitch_tui.tools.codex.config import KEY_VAR
 from ccswitch_tui.tools.spec import HookContext, LaunchHook, LaunchRecords
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Daemon:
     pid: int
     start: str | None

@@ -9,7 +9,6 @@ table to import.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +39,12 @@ from ccswitch_tui.tools.importing import (
     routing,
     skip,
 )
+from ccswitch_tui.valueclass import valueclass
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class CodexFields:
     """The [codex] table an import brings (no env table; the provider id may be left to the profile)."""
 

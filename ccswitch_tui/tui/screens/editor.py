@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import tomlkit
@@ -26,9 +25,10 @@ from ccswitch_tui.profiles.store import validate_text
 from ccswitch_tui.safe_read import parse_toml
 from ccswitch_tui.tools.fields import editor_form
 from ccswitch_tui.tui.screens.modals import ConfirmScreen, Dialog
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Field:
     path: tuple[str, ...]
     label: str
@@ -201,7 +201,7 @@ def field_for(place: str | None) -> str | None:
     return f"f-{table}" if f"f-{table}" in FIELDS else None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class EditResult:
     text: str
     raw: bool = False  # open the TOML editor on ``text`` instead of saving

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from textual import on
@@ -15,9 +14,10 @@ from textual.widgets import Button, Input, Label, Select, Static
 from ccswitch_tui.importers.sources import Source
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui.screens.modals import Dialog
+from ccswitch_tui.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ImportChoice:
     kind: str
     dry_run: bool

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from textual import events, on
@@ -17,6 +16,7 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tools.checker import check_key_id, check_name
+from ccswitch_tui.valueclass import valueclass
 
 T = TypeVar("T")
 
@@ -99,7 +99,7 @@ class LaunchMenuScreen(Dialog[str]):
         self.dismiss(None)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class KeyChange:
     action: str  # "set" | "remove"
     value: str | None = None
@@ -292,7 +292,7 @@ class RefusalScreen(Dialog[str]):
         self.dismiss(bid[4:] if bid.startswith("way-") else None)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class NewProfile:
     name: str
     preset: str | None
