@@ -123,13 +123,13 @@ def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_
             assert as_nobody(knock) == ""
         # a window, not a wait: nothing is to happen, and a guard that missed "done" would end the group in it
         time.sleep(0.3)
-        assert guard._proc.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
+        assert guard.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
         child.kill()
         child.wait()
         deadline = time.monotonic() + 10
-        while guard._proc.poll() is None and time.monotonic() < deadline:
+        while guard.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert guard._proc.returncode == 0
+        assert guard.poll() == 0
         with pytest.raises(OSError):  # the port is free again
             socket.create_connection(("127.0.0.1", port), timeout=2)
     finally:
