@@ -137,3 +137,21 @@ def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+def test_the_token_is_secrets_token_urlsafe_without_secrets(monkeypatch):
+    """The same bytes give the same text as ``secrets.token_urlsafe(24)``: 32 characters of the
+    URL-safe alphabet, no padding, so nothing that reads a launch's token changes."""
+    import random
+    import re
+    import secrets
+
+    from ccswitch_tui.bridge.loading import token_urlsafe
+
+    for raw in (bytes(range(24)), b"\xff" * 24, b"\xfb\xef\xbe" * 8):
+        monkeypatch.setattr(os, "urandom", lambda n, raw=raw: raw[:n])
+        monkeypatch.setattr(random, "_urandom", lambda n, raw=raw: raw[:n])  # secrets' source
+        assert token_urlsafe(24) == secrets.token_urlsafe(24)
+    monkeypatch.undo()
+    tokens = {token_urlsafe(24) for _ in range(200)}
+    assert len(tokens) == 200 and all(re.fullmatch(r"[A-Za-z0-9_-]{32}", t) for t in tokens)

@@ -36,7 +36,7 @@ import os
 import sys
 from pathlib import Path
 
-from ccswitch_tui.launch.spawn import Helper, spawn_helper
+from ccswitch_tui.helper_spawn import Helper, spawn_helper
 
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a launch whose ccs is gone
 
@@ -56,7 +56,7 @@ class Guard:
     def start(cls, listen_fd: int, launch_id: str, grace: float = GRACE) -> Guard:
         """Started as ``subprocess.Popen(..., stdin=PIPE, stdout=DEVNULL, stderr=DEVNULL,
         pass_fds=(listen_fd,), start_new_session=True)`` would, without loading ``subprocess``
-        (``launch.spawn.spawn_helper``)."""
+        (``helper_spawn.spawn_helper``)."""
         helper = spawn_helper(
             [sys.executable, "-I", "-S", "-c", _BOOT, _PACKAGE_ROOT, str(listen_fd), str(grace), launch_id,
              str(os.geteuid())],
