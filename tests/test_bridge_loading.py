@@ -123,13 +123,13 @@ def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_
             assert as_nobody(knock) == ""
         # a window, not a wait: nothing is to happen, and a guard that missed "done" would end the group in it
         time.sleep(0.3)
-        assert guard._proc.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
+        assert guard.poll() is None and child.poll() is None  # had it missed "done", the group would be gone
         child.kill()
         child.wait()
         deadline = time.monotonic() + 10
-        while guard._proc.poll() is None and time.monotonic() < deadline:
+        while guard.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert guard._proc.returncode == 0
+        assert guard.poll() == 0
         with pytest.raises(OSError):  # the port is free again
             socket.create_connection(("127.0.0.1", port), timeout=2)
     finally:
@@ -137,3 +137,21 @@ def test_a_released_guard_leaves_the_child_alone_and_holds_the_port_until_it_is_
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+def test_the_token_is_secrets_token_urlsafe_without_secrets(monkeypatch):
+    """The same bytes give the same text as ``secrets.token_urlsafe(24)``: 32 characters of the
+    URL-safe alphabet, no padding, so nothing that reads a launch's token changes."""
+    import random
+    import re
+    import secrets
+
+    from ccswitch_tui.bridge.loading import token_urlsafe
+
+    for raw in (bytes(range(24)), b"\xff" * 24, b"\xfb\xef\xbe" * 8):
+        monkeypatch.setattr(os, "urandom", lambda n, raw=raw: raw[:n])
+        monkeypatch.setattr(random, "_urandom", lambda n, raw=raw: raw[:n])  # secrets' source
+        assert token_urlsafe(24) == secrets.token_urlsafe(24)
+    monkeypatch.undo()
+    tokens = {token_urlsafe(24) for _ in range(200)}
+    assert len(tokens) == 200 and all(re.fullmatch(r"[A-Za-z0-9_-]{32}", t) for t in tokens)

@@ -137,3 +137,45 @@ def test_the_launch_path_imports_no_more_than_it_did(tmp_path, launch_env, tool,
     new = {m for m in stdlib if not m.startswith("_")} - STDLIB
     assert not new, f"the launch path imports more of the standard library: {sorted(new)}"
     assert not stdlib & NEVER, f"the launch path imports {sorted(stdlib & NEVER)}: declare its classes with @valueclass"
+
+
+# A recorded launch (`ccs run --record p -- true`) up to its child's fork: the bridge's socket, token
+# and guard, not its server (the loading thread imports that, asyncio with it, once the child is forked:
+# bridge/loading.py). Taken in the fork's first "after" hook, before the loading thread is woken, so
+# the list does not race it.
+RECORDED_MAIN = ("import atexit, os, sys\n"
+                 "seen = []\n"
+                 "os.register_at_fork(after_in_parent=lambda: seen or seen.append(sorted(sys.modules)))\n"
+                 "atexit.register(lambda: open(OUT, 'w').write('\\n'.join(seen[0] if seen else ['no-fork'])))\n"
+                 "sys.argv[0] = 'ccs'\n"
+                 "from ccswitch_tui.cli import main\n"
+                 "main()\n")
+BRIDGE = {"ccswitch_tui.bridge", "ccswitch_tui.bridge.guard", "ccswitch_tui.bridge.handler",
+          "ccswitch_tui.bridge.loading", "ccswitch_tui.bridge.records", "ccswitch_tui.bridge.reroute",
+          "ccswitch_tui.bridge.routes", "ccswitch_tui.bridge.session", "ccswitch_tui.bridge.tally",
+          "ccswitch_tui.bridge.usage_cells", "ccswitch_tui.fast_json", "ccswitch_tui.helper_spawn"}
+RECORDED_STDLIB = STDLIB | {"threading"}  # the server's loading thread (it waits for the fork)
+# the guard is started with posix_spawn (helper_spawn.py), the token made from os.urandom, the
+# records' dates parsed only when there are records: none of these is on the path to the child
+RECORDED_NEVER = NEVER - {"threading"} | {"secrets", "random", "base64", "logging", "traceback", "linecache",
+                                          "ssl", "asyncio", "concurrent", "http", "_posixsubprocess"}
+
+
+def test_a_recorded_launch_imports_no_more_than_it_did_until_its_child_starts(tmp_path, launch_env):
+    launched_modules(tmp_path, launch_env, "run", "--record", "p", "--", "true")  # the config written, as above
+    out = tmp_path / "recorded.txt"
+    r = subprocess.run([sys.executable, "-I", "-c", f"OUT = {str(out)!r}\n" + RECORDED_MAIN, "run", "--record", "p",
+                        "--", "true"], env=launch_env, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    loaded = set(out.read_text().split())
+    assert "no-fork" not in loaded
+    ours = {m for m in loaded if m.split(".")[0] == "ccswitch_tui"}
+    wanted = CCS | CLIENTS["run"] | BRIDGE
+    assert ours == wanted, f"added: {sorted(ours - wanted)}; gone (take them off the list): {sorted(wanted - ours)}"
+    others = {m.split(".")[0] for m in loaded} - {"ccswitch_tui", "__main__", "_distutils_hack", "sitecustomize"}
+    stdlib = {m for m in others if m in sys.stdlib_module_names}
+    assert others - stdlib == THIRD_PARTY
+    new = {m for m in stdlib if not m.startswith("_")} - RECORDED_STDLIB
+    assert not new, f"a recorded launch imports more of the standard library before its child: {sorted(new)}"
+    assert not stdlib & RECORDED_NEVER, f"a recorded launch imports {sorted(stdlib & RECORDED_NEVER)} before its child"

@@ -33,42 +33,50 @@ longer known to be the launch's; if it kept the token it may outlive the port. O
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from ccswitch_tui.helper_spawn import Helper, spawn_helper
 
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL for a launch whose ccs is gone
 
 # The guard's program: ccs's own package on the path, nothing else of ccs imported (it starts in
-# a few ms with -I -S), nothing on the terminal.
-_BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+# a few ms with -I -S), nothing on the terminal, in "/" (it holds no folder of the user's).
+_BOOT = ("import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv.pop(1)); "
          "from ccswitch_tui.bridge.guard_program import main; main(sys.argv)")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 class Guard:
-    def __init__(self, proc: subprocess.Popen[bytes]):
-        self._proc = proc
-        self._fd = proc.stdin.fileno() if proc.stdin is not None else -1
+    def __init__(self, helper: Helper):
+        self._helper = helper
+        self._fd: int | None = helper.stdin
 
     @classmethod
     def start(cls, listen_fd: int, launch_id: str, grace: float = GRACE) -> Guard:
-        proc = subprocess.Popen(
+        """Started as ``subprocess.Popen(..., stdin=PIPE, stdout=DEVNULL, stderr=DEVNULL,
+        pass_fds=(listen_fd,), start_new_session=True)`` would, without loading ``subprocess``
+        (``helper_spawn.spawn_helper``)."""
+        helper = spawn_helper(
             [sys.executable, "-I", "-S", "-c", _BOOT, _PACKAGE_ROOT, str(listen_fd), str(grace), launch_id,
              str(os.geteuid())],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(listen_fd,), start_new_session=True, cwd="/",
-            env={"PATH": os.environ.get("PATH", os.defpath)},
+            sys.executable, {"PATH": os.environ.get("PATH", os.defpath)}, pass_fds=(listen_fd,),
         )
-        return cls(proc)
+        return cls(helper)
 
     @property
     def pid(self) -> int:
-        return self._proc.pid
+        return self._helper.pid
+
+    def poll(self) -> int | None:
+        """The guard's exit status once it has exited, else None."""
+        return self._helper.poll()
 
     def in_child(self) -> None:
         """In the child, between its fork and its exec, once it is in its own process group: tell
         the guard its pid. (The pipe's end closes at the exec: it never reaches the tool.)"""
+        if self._fd is None:
+            return
         try:
             os.write(self._fd, b"%d\n" % os.getpid())
         except OSError:  # the guard is gone: nothing to tell
@@ -83,20 +91,21 @@ class Guard:
         process is gone, then exits. ccs does not wait for it (a guard still starting would add its
         whole start, some 15 ms, to a short launch): ``done`` is in the pipe before the pipe closes,
         so the guard reads it first whenever it gets there. A guard not yet gone is reaped later (by
-        ``subprocess`` in a long-lived ccs, by init once ccs exits)."""
+        the next guard's start in a long-lived ccs, by init once ccs exits)."""
         self._send(b"done\n")
-        if self._proc.stdin is not None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
             try:
-                self._proc.stdin.close()
+                os.close(fd)
             except OSError:
                 pass
-        self._proc.poll()
+        self._helper.poll()
 
     def _send(self, data: bytes) -> None:
-        if self._proc.stdin is None:
+        if self._fd is None:
             return
         try:
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
-        except (OSError, ValueError):  # the guard is gone: nothing to tell
+            while data:
+                data = data[os.write(self._fd, data):]
+        except OSError:  # the guard is gone: nothing to tell
             pass

@@ -20,8 +20,8 @@ waiting, and ``stop()`` says so in one line.
 
 from __future__ import annotations
 
+import binascii
 import os
-import secrets
 import socket
 import sys
 import threading
@@ -36,7 +36,6 @@ from ccswitch_tui.errors import CcsError
 BACKLOG = 2048
 
 
-FORK_WAIT = 1.0  # seconds the server waits for the child's fork before loading anyway
 _fork_waiters: list[Callable[[], None]] = []
 
 
@@ -57,6 +56,16 @@ def _on_next_fork(callback: Callable[[], None]) -> None:
 _fork_hook: list[bool] = []  # not empty once the hook is registered (a process registers it once)
 
 
+def token_urlsafe(nbytes: int) -> str:
+    """``secrets.token_urlsafe(nbytes)`` without loading ``secrets`` (and the ``random`` and
+    ``base64`` it loads): ``nbytes`` from ``os.urandom`` in URL-safe base64, unpadded."""
+    text = binascii.b2a_base64(os.urandom(nbytes), newline=False).rstrip(b"=")
+    return text.translate(_URLSAFE).decode("ascii")
+
+
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
 class BridgeStartError(CcsError):
     """The bridge could not start (exit 2: nothing was launched)."""
 
@@ -67,7 +76,7 @@ class LoadingBridge:
     ``server.BridgeConfig`` in the loading thread (it needs the server module)."""
 
     def __init__(self, make_config: Callable[[], Any], records_path: Path):
-        self.token = TOKEN_PREFIX + secrets.token_urlsafe(24)
+        self.token = TOKEN_PREFIX + token_urlsafe(24)
         self.records_path = records_path
         self.error: BaseException | None = None
         self._make_config = make_config
@@ -91,10 +100,6 @@ class LoadingBridge:
                                    "launch without --record") from None
         sock.set_inheritable(False)
         self._sock = sock
-        # The child is started with fork hooks (preexec_fn): a module that registers one (logging
-        # does, and asyncio imports it) must not appear between a fork's "before" and "after" hooks
-        # in the loading thread, or the "after" hook releases a lock that was never taken.
-        import logging  # noqa: F401  # lazy: loaded on the bridge's own thread while the child starts
         self.port: int = sock.getsockname()[1]
         self._child_started = threading.Event()
         _on_next_fork(self._child_started.set)
@@ -138,8 +143,12 @@ class LoadingBridge:
 
     def _load(self) -> None:
         # Until the child is started, the launch's own work (its files, the manifest, the fork) has
-        # the interpreter to itself: the child cannot send a request before it exists.
-        self._child_started.wait(FORK_WAIT)
+        # the interpreter to itself: the child cannot send a request before it exists. Nor does it
+        # load before then, however long that takes: what it imports registers fork hooks (logging,
+        # concurrent.futures.thread), and a hook registered between a fork's "before" and "after"
+        # hooks would have its "after" release a lock it never took. After the child's fork no
+        # launch forks again; the launch says the child started (``child_started``), or ``stop()``.
+        self._child_started.wait()
         if self._stopped:
             return
         try:

@@ -17,7 +17,6 @@ count as none, and memory stays bounded whatever the file holds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
 from typing import Any
 
 MAX_TASKS = 2000
@@ -109,6 +108,9 @@ class Tally:
         if head not in self._seconds:
             if len(self._seconds) > MAX_POINTS:
                 self._seconds.clear()
+            # lazy: a recorded launch's summary of no request (its start and end) needs no dates
+            from datetime import datetime, timezone
+
             try:
                 moment = datetime.fromisoformat(head).replace(tzinfo=timezone.utc)
                 self._seconds[head] = int(moment.timestamp())
@@ -143,6 +145,8 @@ class Tally:
             into = slices[min((point * self.resolution - first) // width, len(slices) - 1)]
             for i, n in enumerate(counts):
                 into[i] += n
+        from datetime import datetime, timezone  # lazy: as in _second
+
         start = datetime.fromtimestamp(first, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         changes = [{"at": c["second"] - first, "from": c["from"], "to": c["to"]} for c in self.changes]
         return {"start": start, "seconds": span, "slice_seconds": width, "fields": list(SLICE_FIELDS),

@@ -115,3 +115,4 @@ def _error(report: bytes, executable: str, cwd: str) -> OSError:
     if step == "in_child" or not errno:
         return OSError(f"the child failed before it could start {executable!r}")
     return OSError(errno, os.strerror(errno), cwd if step == "cwd" else executable)
+
