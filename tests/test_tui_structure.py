@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ccswitch_tui"
-CONTROLLERS = ("tui/launching.py", "tui/importing.py", "tui/profile_actions.py", "tui/host.py")
+CONTROLLERS = ("tui/launching.py", "tui/importing.py", "tui/profile_actions.py", "tui/host.py",
+               "tui/profile_reading.py", "tui/detail_feed.py", "tui/live_tabs.py")
 IGNORE = re.compile(r"#\s*type:\s*ignore(\[[^\]]*\])?(?P<rest>.*)$")
 
 

@@ -1,12 +1,18 @@
-"""The app's actions in one table: the footer bindings and the command palette are built from it."""
+"""The app's actions in one table: the footer bindings and the command palette are built from it; which
+of them a profile lets run, and why one cannot."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 
 from ccswitch_tui import tools
 from ccswitch_tui.tools.registry import LAUNCH_MENU_KEY
 from ccswitch_tui.valueclass import valueclass
+
+if TYPE_CHECKING:
+    from ccswitch_tui.profiles.store import Entry
 
 FOOTER_COLUMNS = 80  # the footer must fit a terminal this wide
 PALETTE_WIDTH = 12  # Textual's "^p palette" at the footer's right end
@@ -120,3 +126,47 @@ def bindings() -> list[Binding]:
                            tooltip=f"Show the {label} tab"))
     out.append(Binding(QUIT.key, QUIT.action, QUIT.label, id=QUIT.name, tooltip=QUIT.help))
     return out
+
+
+NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
+# The keys of the actions that need a profile, to say why they do nothing when there is none.
+PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
+
+
+def no_match(needle: str, total: int) -> str:
+    return (f"No profile matches the filter {needle!r} ({total} hidden): press Esc in the list to clear it, "
+            "or / to change it")
+
+
+def enabled(action: str, entry: Entry | None) -> bool | None:
+    """True: the action can run for ``entry`` (the profile under the cursor); None: shown dimmed; False:
+    not in the footer. A client's launch key shows only for a profile that serves that client."""
+    a = BY_NAME.get(action)
+    if a is None or not a.needs_profile:
+        return True
+    launch = a.method == "launch" or a.name == "launch_menu"
+    if entry is None:
+        return False if launch else None
+    p = entry.profile
+    if p is None:
+        return True if action in ("edit", "delete") else (False if launch else None)
+    if a.name == "launch_menu":
+        return any(s.name in p.tools for s in tools.load().clients())
+    if launch:
+        return a.args[0] in p.tools
+    return True
+
+
+def why_not(a: Action, entry: Entry | None, needle: str, total: int) -> tuple[str, str]:
+    """Why ``a`` cannot act on ``entry`` (None: no profile shown; ``needle``: the list's filter, hiding
+    ``total`` profiles): the line to say and its severity."""
+    if entry is None and needle and total:
+        return no_match(needle, total), "warning"
+    if entry is None:
+        return NO_PROFILE, "information"
+    if entry.profile is None:
+        return f"{entry.name} cannot be loaded: press e to fix it", "warning"
+    if not a.args:  # the launch menu of a profile that serves no client
+        return f"{entry.name} serves no client: press e and switch one on", "warning"
+    tool = a.args[0]
+    return f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one", "warning"

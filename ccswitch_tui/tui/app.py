@@ -4,7 +4,10 @@ The app is built from domain objects (paths, store, keys, the parent environment
 with small real ones. Everything that blocks runs in thread workers that report with messages.
 Launching lives in launching.py, changes to profiles and keys in profile_actions.py, importing in
 importing.py: controllers holding the service, that reach the app only through ``Host`` (host.py) and
-answer with messages; the screens are imported when first opened, so start-up stays short.
+answer with messages; the screens are imported when first opened, so start-up stays short. After the
+first frame the app also holds the profile reading (profile_reading.py), the detail pane's mounting and
+feeding (detail_feed.py) and the Runs and Running tabs' workers (live_tabs.py); which actions a profile
+lets run, and why not, is in actions.py.
 """
 
 from __future__ import annotations
@@ -22,20 +25,20 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Header, Input, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from ccswitch_tui import tools
 from ccswitch_tui.errors import CcsError
 from ccswitch_tui.paths import Paths, resolve_paths
 from ccswitch_tui.terminal_text import visible
 from ccswitch_tui.tui import messages as m
-from ccswitch_tui.tui.actions import ACTIONS, BY_CALL, BY_NAME, bindings
+from ccswitch_tui.tui.actions import BY_CALL, PROFILE_KEYS, bindings, enabled, no_match, why_not
 from ccswitch_tui.tui.commands import CcsCommands
 from ccswitch_tui.tui.settings import load_settings, save_setting
-from ccswitch_tui.tui.watch import changed, snapshot
 from ccswitch_tui.tui.widgets.footer import CcsFooter
-from ccswitch_tui.tui.widgets.profile_list import ProfileList, screen_order
+from ccswitch_tui.tui.widgets.profile_list import ProfileList
 
 # Not imported here: the detail pane (its tabs, grids and renderers) is mounted once the first marks are
 # on screen; the service (the store, the keyring, the records) loads with the first profiles read, in a
@@ -43,37 +46,22 @@ from ccswitch_tui.tui.widgets.profile_list import ProfileList, screen_order
 if TYPE_CHECKING:
     from textual.widgets import TabbedContent
 
-    from ccswitch_tui.diagnose.inspect import Inspection
     from ccswitch_tui.keys.keyring import KeyStore
     from ccswitch_tui.profiles.store import Entry, Store
+    from ccswitch_tui.tui.detail_feed import DetailFeed
     from ccswitch_tui.tui.importing import Importer
     from ccswitch_tui.tui.launching import Launcher
+    from ccswitch_tui.tui.live_tabs import LiveTabs
     from ccswitch_tui.tui.profile_actions import ProfileActions
-    from ccswitch_tui.tui.service import Presence, Service
+    from ccswitch_tui.tui.profile_reading import ProfileReader
+    from ccswitch_tui.tui.service import Detail, Service
     from ccswitch_tui.tui.widgets.detail import DetailPane, RunsView
     from ccswitch_tui.tui.widgets.running import RunningView
-
-EMPTY_STATE = (
-    "No profiles yet.\n\n"
-    "Press n to create one from a preset (TaoToken, DeepSeek, Kimi, GLM, OpenRouter …), or i to import the "
-    "providers you already use: CC Switch's, or the ones in your live {imported} "
-    "configs.\n\n"
-    "Profiles are files in {folder}."
-)
-NO_PROFILE = "No profile to act on yet: press n to create one, or i to import"
-# The keys of the actions that need a profile, to say why they do nothing when there is none.
-PROFILE_KEYS = {k: a for a in ACTIONS if a.needs_profile for k in a.key.split(",")}
-
 
 def _text_field(widget: object) -> bool:
     """A field typed into has focus: an Input, or a TextArea (its module loads with the first one)."""
     text_area = sys.modules.get("textual.widgets._text_area")
     return isinstance(widget, Input) or (text_area is not None and isinstance(widget, text_area.TextArea))
-
-
-def no_match(needle: str, total: int) -> str:
-    return (f"No profile matches the filter {needle!r} ({total} hidden): press Esc in the list to clear it, "
-            "or / to change it")
 
 
 class CcsApp(App[None]):
@@ -115,30 +103,15 @@ class CcsApp(App[None]):
         self.cursor_blink = cursor_blink
         self.running_interval = running_interval
         self.runs_interval = runs_interval
-        self._runs_stamp: int | None = None
         self.watch_interval = watch_interval
-        self._folder: dict[str, tuple[int, int, int]] | None = None
-        self.show_all_processes = False
-        self._detail_lock = threading.Lock()
-        self._wanted: tuple[str, int] | None = None
-        self._detail_running = False
-        self._generation = 0
-        self._loads = 0  # profile reads asked for (load_profiles)
-        self._shown: str | None = None
-        # a profile to select once the list holds it (a new or copied profile): every reload keeps
-        # it, the folder watcher's included, until the list shows it
-        self._select_next: str | None = None
         self._launcher: Launcher | None = None
         self._profile_actions: ProfileActions | None = None
         self._importer: Importer | None = None
-        # The detail pane is mounted once the rows on screen have their marks (``_release_detail``);
-        # until then what it should show waits here.
-        self._detail: DetailPane | None = None
-        self._hold_detail = True
-        self._held: str | None = None  # the profile whose detail is wanted
-        self._releasing = False
-        self._pending_clear: tuple[str, str] | None = None  # or why none is shown
-        self._early_checks: dict[str, Any] = {}  # endpoint checks ended before the pane was there
+        # The detail pane and what it waits to show (detail_feed.py: mounted once the rows on screen
+        # have their marks), the profile reading (profile_reading.py) and the live tabs (live_tabs.py)
+        self._feed: DetailFeed | None = None
+        self._reader: ProfileReader | None = None
+        self._tabs: LiveTabs | None = None
 
     @property
     def service(self) -> Service:
@@ -198,12 +171,12 @@ class CcsApp(App[None]):
     def compose(self) -> ComposeResult:
         """The first frame: the header, the list and the footer. The detail pane (five tabs, their grids
         and renderers: about as much to build and style again) comes after the marks of the rows on
-        screen (``_release_detail``)."""
+        screen (``release_detail``)."""
         yield Header(icon="⇄")
         with Horizontal(id="main"):
             yield ProfileList(id="sidebar")
             yield Static(Content.styled("Loading…", "$text-muted"), id="detail-loading")
-        yield CcsFooter(held=True)  # its keys once the list is shown (``_release_footer``)
+        yield CcsFooter(held=True)  # its keys once the list is shown (``release_footer``)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.paths.profiles)  # and which profile a shim gets here: _read_shims
@@ -249,23 +222,61 @@ class CcsApp(App[None]):
     def detail_pane(self) -> DetailPane:
         return cast("DetailPane", self._main_screen().query_one("#detail"))
 
+    def main_node(self, selector: str) -> Widget:
+        return self._main_screen().query_one(selector)
+
+    def closing(self) -> bool:
+        """No main screen left to show an answer in (the app is closing)."""
+        return not self.screen_stack or not self._main_screen().query(ProfileList)
+
+    # --- the controllers of the list and the pane, each loaded after the first frame ----------------
+
+    @property
+    def feed(self) -> DetailFeed:
+        if self._feed is None:
+            from ccswitch_tui.tui.detail_feed import DetailFeed  # lazy: after the first frame, as the pane
+
+            self._feed = DetailFeed(self)
+        return self._feed
+
+    @property
+    def reader(self) -> ProfileReader:
+        if self._reader is None:
+            from ccswitch_tui.tui.profile_reading import ProfileReader  # lazy: read after the first frame
+
+            self._reader = ProfileReader(self, self.feed)
+        return self._reader
+
+    @property
+    def tabs(self) -> LiveTabs:
+        if self._tabs is None:
+            from ccswitch_tui.tui.live_tabs import LiveTabs  # lazy: with the Runs or Running tab shown
+
+            self._tabs = LiveTabs(self)
+        return self._tabs
+
+    @property
+    def _detail_running(self) -> bool:
+        """A profile's detail is on its way (tests wait on it)."""
+        return self._feed is not None and self._feed.running
+
+    @property
+    def show_all_processes(self) -> bool:
+        """The Running tab lists any process with routing variables, not only the clients'."""
+        return self._tabs is not None and self._tabs.show_all_processes
+
+    @show_all_processes.setter
+    def show_all_processes(self, value: bool) -> None:
+        self.tabs.show_all_processes = value
+
     def _pane(self) -> DetailPane | None:
         """The detail pane, once mounted; None before (the first marks are not shown yet) and while the app closes."""
-        pane = self._detail
-        return pane if pane is not None and pane.is_attached and self.screen_stack else None
+        return self._feed.pane() if self._feed is not None else None
 
-    def _release_detail(self) -> None:
-        """The rows on screen have their marks (or cannot get them): mount the detail pane once they are
-        painted, then show the profile under the cursor in it. From here on ``_detail_running`` says that
-        a detail is on its way, as it does for ``request_detail`` (tests wait on it)."""
-        if self._releasing or not self._hold_detail:
-            return
-        self._releasing = True
-        self._read_shims()
-        with self._detail_lock:
-            if self._held is not None:
-                self._detail_running = True
-        self.call_after_refresh(self._mount_detail)
+    # --- the detail pane and the header, after the first marks --------------------------------------
+
+    def release_detail(self) -> None:
+        self.feed.release(self._read_shims)
 
     @work(thread=True, group="shims", exit_on_error=False)
     def _read_shims(self) -> None:
@@ -278,51 +289,13 @@ class CcsApp(App[None]):
     def _shims(self, event: m.ShimsRead) -> None:
         self.sub_title += f"  ·  {event.text}"
 
-    def _mount_detail(self) -> None:
-        from ccswitch_tui.tui.widgets.detail import DetailPane  # lazy: see the imports
-
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
-            with self._detail_lock:
-                self._detail_running = False
-            return
-        pane = DetailPane(self.service.environ, id="detail")
-        pane.checks.update(self._early_checks)
-        main = self._main_screen().query_one("#main")
-        mounting = main.mount(pane)
-
-        async def mounted() -> None:
-            try:
-                await mounting
-                await main.query("#detail-loading").remove()
-            except Exception:  # noqa: BLE001 — the app closing under the mount: nothing to show
-                with self._detail_lock:
-                    self._detail_running = False
-                return
-            self._detail = pane
-            if self._pending_clear is not None:
-                pane.clear(*self._pending_clear)
-            with self._detail_lock:
-                self._hold_detail = False
-                held, self._held = self._held, None
-                if held is not None:
-                    self._generation += 1
-                    self._wanted = (held, self._generation)
-                self._detail_running = held is not None
-            if held is not None:
-                self._detail_worker()
-
-        self.run_worker(mounted(), group="detail-mount", exit_on_error=False)
-
-    def _release_footer(self) -> None:
+    def release_footer(self) -> None:
         for footer in self._main_screen().query(CcsFooter) if self.screen_stack else ():
             footer.release()
 
-    def _clear_detail(self, message: str, body: str) -> None:
-        pane = self._pane()
-        if pane is None:
-            self._pending_clear = (message, body)
-        else:
-            pane.clear(message, body)
+    def update_problems(self, detail: Detail) -> None:
+        self.profile_list.update_problems(detail.entry.name, detail.key.present if detail.key else None,
+                                          detail.problems)
 
     def profile_entries(self) -> list[Entry]:
         return self.profile_list.entries
@@ -337,24 +310,9 @@ class CcsApp(App[None]):
     # --- enabling actions ---------------------------------------------------------------------
 
     def action_enabled(self, action: str) -> bool | None:
-        """True: the action can run; None: shown dimmed; False: not in the footer. A client's launch key
-        shows only for a profile that serves that client (the footer has room for the rest); a key
-        pressed while its action cannot run still says why (``on_key``)."""
-        a = BY_NAME.get(action)
-        if a is None or not a.needs_profile:
-            return True
-        entry = self.current_entry()
-        launch = a.method == "launch" or a.name == "launch_menu"
-        if entry is None:
-            return False if launch else None
-        p = entry.profile
-        if p is None:
-            return True if action in ("edit", "delete") else (False if launch else None)
-        if a.name == "launch_menu":
-            return any(s.name in p.tools for s in tools.load().clients())
-        if launch:
-            return a.args[0] in p.tools
-        return True
+        """True: the action can run; None: shown dimmed; False: not in the footer (actions.py: ``enabled``);
+        a key pressed while its action cannot run still says why (``on_key``)."""
+        return enabled(action, self.current_entry())
 
     def on_key(self, event: events.Key) -> None:
         """A profile's key that cannot act (no profile, a broken one, a tool it does not serve) says why,
@@ -362,23 +320,11 @@ class CcsApp(App[None]):
         a = PROFILE_KEYS.get(event.key)
         if a is None or self.screen.is_modal or self.action_enabled(a.name):
             return
-        entry = self.current_entry()
-        needle = self.profile_list.filter_text
-        if entry is None and needle and self.profile_list.entries:
-            self.notify(no_match(needle, len(self.profile_list.entries)), title=a.label, severity="warning")
-        elif entry is None:
-            self.notify(NO_PROFILE, title=a.label)
-        elif entry.profile is None:
-            self.notify(f"{entry.name} cannot be loaded: press e to fix it", title=a.label, severity="warning")
-        elif not a.args:  # the launch menu of a profile that serves no client
-            self.notify(f"{entry.name} serves no client: press e and switch one on", title=a.label,
-                        severity="warning", markup=False)
-        else:
-            tool = a.args[0]
-            self.notify(f"{entry.name} has no [{tool}] table, so it cannot launch {a.label}: press e to add one",
-                        title=a.label, severity="warning", markup=False)
+        pl = self.profile_list
+        text, severity = why_not(a, self.current_entry(), pl.filter_text, len(pl.entries))
+        self.notify(text, title=a.label, severity=severity, markup=False)
 
-    def _refresh_bindings_if_changed(self) -> None:
+    def refresh_bindings_if_changed(self) -> None:
         """The footer is rebuilt on refresh_bindings: only when what the actions can do changed."""
         entry = self.current_entry()
         p = entry.profile if entry else None
@@ -392,97 +338,31 @@ class CcsApp(App[None]):
         if (a is not None or action in ("quit", "show_tab", "leave_pane", *self.TAB_ACTIONS)) and self.screen.is_modal:
             return False  # under a dialog, its own keys count (ctrl+q still quits)
         if action in self.TAB_ACTIONS:
-            return self._shown_tab() == self.TAB_ACTIONS[action]
+            return self.shown_tab() == self.TAB_ACTIONS[action]
         if action == "filter" and (self.screen is not self.profile_list.screen
                                    or _text_field(self.focused)):
             return False  # a priority key: `/` typed into a field, or on another screen, stays a `/`
         return self.action_enabled(a.name) if a is not None else True
 
-    # --- loading ------------------------------------------------------------------------------
+    # --- loading (profile_reading.py) -------------------------------------------------------------
 
     def load_profiles(self, keep: str | None = None, first: bool = False) -> None:
-        """Read the profiles in a worker; only the latest read's list is shown (an earlier one still
-        running would bring back the selection it started with)."""
-        self._loads += 1
-        pl = self.profile_list
-        at = self._select_next or keep  # the row the list will show first (``_loaded``)
-        self._read_profiles(keep, first, self._loads, pl.filter_text, pl.rows_shown(), at)
+        self.reader.load(keep, first)
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def _read_profiles(self, keep: str | None, first: bool, generation: int, needle: str, rows: int,
-                       at: str | None) -> None:
-        """The profiles, then their keys and problem marks: the list comes with the marks of the rows it
-        shows (one paint, not a list painted and painted again a moment later), the other profiles'
-        marks follow. A newer read cancels this one: it posts nothing more."""
-        worker = get_current_worker()
-        if first:
-            self._folder = snapshot(self.paths.profiles)  # what the watcher compares with
-        entries = self.service.entries()
-        steps = self.service.presence_in_steps(screen_order(entries, needle, at), rows)
-        try:
-            marks = next(steps)
-        except BaseException:
-            self.post_message(m.ProfilesLoaded(entries, keep, generation))  # the list still shows
-            raise
-        if worker.is_cancelled:
-            return
-        self.post_message(m.ProfilesLoaded(entries, keep, generation, marks))
-        for marks in steps:
-            if worker.is_cancelled:
-                return
-            self.post_message(m.PresenceReady(marks))
-
-    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def watch_profiles(self) -> None:
-        """Profile files written, added or removed by anything (an editor, `ccs new`, a sync): reload."""
-
-        now = snapshot(self.paths.profiles)
-        before, self._folder = self._folder, now
-        if before is not None and changed(before, now):
-            self.post_message(m.ProfilesChanged(changed(before, now)))
+        self.reader.watch()
 
     @on(m.ProfilesChanged)
     def _profiles_changed(self, event: m.ProfilesChanged) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
-            return
-        for name in event.names:  # an endpoint check of the old file says nothing now
-            self._early_checks.pop(name, None)
-            if pane := self._pane():
-                pane.checks.pop(name, None)
-        self.load_profiles(self._select_next or self.selected)
-        if self._shown in event.names:
-            self.refresh_detail()
+        self.reader.files_changed(event)
 
     @on(m.ProfilesLoaded)
     def _loaded(self, event: m.ProfilesLoaded) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
-            return
-        if event.generation and event.generation < self._loads:
-            return  # a newer read is on its way
-        self._shown = None
-        names = {e.name for e in event.entries}
-        keep = self._select_next if self._select_next in names else event.keep
-        if self._select_next in names:
-            self._select_next = None
-        self.profile_list.set_entries(event.entries, keep=keep, presence=event.presence)
-        self._release_footer()
-        if not event.entries:
-            self._clear_detail("No profiles yet", EMPTY_STATE.format(
-                folder=self.paths.profiles, imported=tools.known().importable_labels("and")))
-        if event.presence is not None:
-            self._marks_shown(event.presence)
+        self.reader.loaded(event)
 
     @on(m.PresenceReady)
     def _presence(self, event: m.PresenceReady) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
-            return
-        self.profile_list.set_presence(event.presence)
-        self._marks_shown(event.presence)
-
-    def _marks_shown(self, presence: Presence) -> None:
-        if presence.keyring_error and presence.complete:  # said once, with the last step
-            self.notify(presence.keyring_error, title="Keyring", severity="warning")
-        self._release_detail()
+        self.reader.presence(event)
 
     @on(ProfileList.Chosen)
     def _chosen(self) -> None:
@@ -490,16 +370,16 @@ class CcsApp(App[None]):
 
     @on(ProfileList.Highlighted)
     def _highlighted(self, event: ProfileList.Highlighted) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # the app is closing
+        if self.closing():
             return
-        self._refresh_bindings_if_changed()
-        pl = self.profile_list
+        self.refresh_bindings_if_changed()
+        pl, feed = self.profile_list, self.feed
         if event.profile is None and pl.filter_text and pl.entries:
-            self._shown = None  # the filter hides every profile: so does the detail (one still read is dropped)
-            self._clear_detail("No profile matches the filter", no_match(pl.filter_text, len(pl.entries)))
-        if event.profile is not None and event.profile != self._shown:
-            self._shown = event.profile
-            self.request_detail(event.profile)
+            feed.shown = None  # the filter hides every profile: so does the detail (one still read is dropped)
+            feed.clear("No profile matches the filter", no_match(pl.filter_text, len(pl.entries)))
+        if event.profile is not None and event.profile != feed.shown:
+            feed.shown = event.profile
+            feed.request(event.profile)
 
     def select_profile(self, name: str) -> None:
         pl = self.profile_list
@@ -511,163 +391,67 @@ class CcsApp(App[None]):
         pl.options.focus()
 
     def request_detail(self, name: str) -> None:
-        """Show ``name``'s detail; one worker at a time, always ending on the latest request. Before the
-        detail pane is there, the request waits for it (``_release_detail``)."""
-        with self._detail_lock:
-            if self._hold_detail:
-                self._held = name
-                return
-            self._generation += 1
-            self._wanted = (name, self._generation)
-            if self._detail_running:
-                return
-            self._detail_running = True
-        self._detail_worker()
+        self.feed.request(name)
 
     def refresh_detail(self) -> None:
-        if self._shown:
-            self.request_detail(self._shown)
-
-    @work(thread=True, group="detail", exit_on_error=False)
-    def _detail_worker(self) -> None:
-        try:
-            while True:
-                wanted = self._wanted
-                assert wanted is not None
-                detail = self.service.detail(wanted[0])
-                with self._detail_lock:
-                    if self._wanted == wanted:
-                        self._detail_running = False
-                        self.post_message(m.DetailReady(detail))
-                        return
-        except BaseException:
-            with self._detail_lock:
-                self._detail_running = False
-            raise
+        self.feed.refresh()
 
     @on(m.DetailReady)
     def _detail_ready(self, event: m.DetailReady) -> None:
-        if not self.screen_stack or not self._main_screen().query(ProfileList):  # closing: the answer is too late
-            return
-        d = event.detail
-        pane = self._pane()
-        if d.entry.name != self.selected or pane is None:
-            return
-        pane.show(d)
-        self.profile_list.update_problems(d.entry.name, d.key.present if d.key else None, d.problems)
-        self._refresh_bindings_if_changed()
+        self.feed.ready(event)
 
-    # --- the Runs tab: a recorded run's requests, live while it goes on -------------------------
+    # --- the Runs and Running tabs (live_tabs.py) ----------------------------------------------------
 
-    def _shown_tab(self) -> str | None:
+    def shown_tab(self) -> str | None:
         """The detail pane's tab, or None while the pane is not there (a timer firing as the app
         starts or closes)."""
         pane = self._pane()
         return pane.active_tab if pane is not None else None
 
     def _tick_runs(self) -> None:
-        """While the Runs tab is shown: reload when a run starts or ends (the runs folder changes) and
-        as long as a recorded run goes on."""
-        if self._shown_tab() != "runs" or self.screen.is_modal:
-            return
-        pane = self.detail_pane
-        try:
-            stamp = self.service.paths.runs.stat().st_mtime_ns
-        except OSError:
-            stamp = None
-        changed, self._runs_stamp = stamp != self._runs_stamp, stamp
-        if changed or any(r.live for r in pane.runs):
-            self.refresh_detail()
+        if self.shown_tab() == "runs" and not self.screen.is_modal:
+            self.tabs.tick_runs(any(r.live for r in self.detail_pane.runs))
 
     def on_runs_view_selected(self, event: RunsView.Selected) -> None:
-        self.load_requests(event.manifest)
-
-    @work(thread=True, exclusive=True, group="requests", exit_on_error=False)
-    def load_requests(self, manifest: Mapping[str, Any]) -> None:
-        self.post_message(m.RequestsReady(str(manifest.get("launch_id")), self.service.requests(manifest)))
+        self.tabs.load_requests(event.manifest)
 
     @on(m.RequestsReady)
     def _requests(self, event: m.RequestsReady) -> None:
-        for view in cast("list[RunsView]", list(self.query("RunsView"))):
-            view.show_requests(event.launch_id, event.records)
-
-    # --- the Running tab ----------------------------------------------------------------------
+        self.tabs.requests(event)
 
     def _tick_running(self) -> None:
-        if self._shown_tab() == "running" and not self.screen.is_modal:
-            self.scan_processes()
+        if self.shown_tab() == "running" and not self.screen.is_modal:
+            self.tabs.scan()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()  # the footer shows the tab's own keys
         if event.pane.id == "running":
-            self.scan_processes()
-
-    def running_view(self) -> RunningView | None:
-        """The Running tab's view; None for the moment after start-up before it is mounted."""
-        views = self.query("RunningView")
-        return cast("RunningView", views.first()) if views else None
-
-    @work(thread=True, exclusive=True, group="running", exit_on_error=False)
-    def scan_processes(self) -> None:
-        view = self.running_view()
-        pid = view.selected_pid if view else None
-        try:
-            procs = self.service.processes(self.show_all_processes)
-        except CcsError as exc:
-            self.post_message(m.ProcessesReady([], error=str(exc)))
-            return
-        insp, error = None, None
-        if pid is not None and pid in [p.pid for p in procs]:
-            insp, error = self.service.inspect(pid)
-        self.post_message(m.ProcessesReady(procs, insp, error, pid if insp or error else None))
-
-    @on(m.ProcessesReady)
-    def _processes(self, event: m.ProcessesReady) -> None:
-        view = self.running_view()
-        if view is None:
-            return
-        scope = "any process with routing variables" if self.show_all_processes else \
-            f"{', '.join(s.label for s in tools.load().clients())} and ccs-launched processes"
-        # the key first: the line is cut at the pane's width (half of an 80-column terminal)
-        status = "a: toggle all · " + (event.error or f"{len(event.processes)} running — {scope}; "
-                                                      f"refreshed every {self.running_interval:g} s")
-        view.set_processes(event.processes, status)
-        if event.inspected_pid is not None and event.inspected_pid == view.selected_pid:
-            self._show_inspection(event.inspected_pid, event.inspection, event.error)
+            self.tabs.scan()
 
     def on_running_view_selected(self, event: RunningView.Selected) -> None:
         if event.pid is not None:
-            self.inspect_process(event.pid)
+            self.tabs.inspect(event.pid)
 
     def on_running_view_ready(self) -> None:
-        if self._shown_tab() == "running":  # None: the app is closing
-            self.scan_processes()
+        if self.shown_tab() == "running":  # None: the app is closing
+            self.tabs.scan()
 
-    def action_toggle_rounds(self) -> None:
-        for view in cast("list[RunsView]", list(self.query("RunsView"))):
-            view.toggle_rounds()
+    @on(m.ProcessesReady)
+    def _processes(self, event: m.ProcessesReady) -> None:
+        self.tabs.processes(event)
 
-    def action_toggle_all_processes(self) -> None:
-        self.show_all_processes = not self.show_all_processes
-        self.scan_processes()
-
-    @work(thread=True, exclusive=True, group="inspect", exit_on_error=False)
     def inspect_process(self, pid: int) -> None:
-        insp, error = self.service.inspect(pid)
-        self.post_message(m.InspectionReady(pid, insp, error))
+        self.tabs.inspect(pid)
 
     @on(m.InspectionReady)
     def _inspected(self, event: m.InspectionReady) -> None:
-        self._show_inspection(event.pid, event.inspection, event.error)
+        self.tabs.show_inspection(event.pid, event.inspection, event.error)
 
-    def _show_inspection(self, pid: int, insp: Inspection | None, error: str | None) -> None:
-        view = self.running_view()
-        if view is None or pid != view.selected_pid:
-            return
-        if insp is not None:
-            view.show_inspection(insp)
-        else:
-            view.show_error(error or f"pid {pid}: nothing to show")
+    def action_toggle_rounds(self) -> None:
+        self.tabs.toggle_rounds()
+
+    def action_toggle_all_processes(self) -> None:
+        self.tabs.toggle_all_processes()
 
     # --- generic worker reports ---------------------------------------------------------------
 
@@ -678,19 +462,17 @@ class CcsApp(App[None]):
     @on(m.Done)
     def _done(self, event: m.Done) -> None:
         self.notify(event.text)
-        for name in event.changed:  # an endpoint check of the old file says nothing now
-            self._early_checks.pop(name, None)
-            if pane := self._pane():
-                pane.checks.pop(name, None)
+        if event.changed:  # an endpoint check of the old file says nothing now
+            self.feed.forget_checks(event.changed)
         if event.select:
-            self._select_next = event.select
+            self.reader.select_next = event.select
         if event.reload:
             self.load_profiles(event.select or self.selected)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "load" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
-            self._release_footer()  # no list coming from this one: neither waits for it
-            self._release_detail()
+            self.release_footer()  # no list coming from this one: neither waits for it
+            self.release_detail()
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             text = str(err) if isinstance(err, CcsError) else f"{type(err).__name__}: {err}"
@@ -826,10 +608,7 @@ class CcsApp(App[None]):
 
     @on(m.CheckDone)
     def _checked(self, event: m.CheckDone) -> None:
-        if pane := self._pane():
-            pane.set_check(event.profile, event.results)
-        else:
-            self._early_checks[event.profile] = event.results
+        self.feed.checked(event)
         self.notify(event.summary, title=f"Check {event.profile}", severity=event.severity)
 
 
