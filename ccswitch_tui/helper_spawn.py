@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 _MAXFD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 256
 # the signals Python ignores, back to their defaults in the helper (Popen's restore_signals)
-_RESTORED = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name))
+# the signals Python ignores, back to their defaults in a child (Popen's restore_signals)
+RESTORED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name))
 
 
 class Helper:
@@ -65,7 +66,7 @@ def spawn_helper(argv: Sequence[str], executable: str, env: Mapping[str, str], p
         actions += [(os.POSIX_SPAWN_DUP2, fd, fd) for fd in pass_fds]
         actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable() if fd not in keep]
         pid = os.posix_spawn(executable, list(argv), dict(env), file_actions=actions, setsid=True,
-                             setsigdef=_RESTORED)
+                             setsigdef=RESTORED_SIGNALS)
     except BaseException:
         os.close(write_end)
         raise

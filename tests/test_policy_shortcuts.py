@@ -65,3 +65,13 @@ NAMES = ["PATH", "LC_ALL", "LC_", "LC", "XZY", "XY", "AB1", "AD", "FOO_LOG", "PL
 def test_globs_match_as_fnmatchcase(patterns):
     for name in NAMES:
         assert matches_any(name, patterns) == any(fnmatch.fnmatchcase(name, p) for p in patterns), (name, patterns)
+
+
+def test_the_environ_prefilter_shares_the_heads_rule():
+    """`ps`'s first pass over a raw environ uses the same literal heads: a character a quantifier
+    follows may be absent, an escaped one is itself."""
+    families = Families(TRICKY)
+    prefilter = families.routing_prefilter()
+    for name in ("AB_KEY", "XZ_URL", "FOO_BAR_URL", "DOT.NAME", "PIPE_1"):
+        assert prefilter.search(b"HOME=/h\0" + name.encode() + b"=v\0"), name
+    assert _heads(r"DOT\.NAME") == ("DOT.NAME",) and _heads(r"A\dB") == ("A",)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from conftest import skip_or_fail
 
 from ccswitch_tui import toml_cache
 from ccswitch_tui.toml_cache import TomlSyntaxError, TomlTooDeep, loads
@@ -70,7 +71,7 @@ def test_a_cache_entry_anyone_else_could_have_written_is_passed_over(tmp_path: P
         target.chmod({"group-writable": 0o620, "world-writable": 0o602}.get(plant, 0o600))
         if plant == "other-user":
             if os.geteuid() != 0:  # CI runs as root
-                pytest.skip("only root can give a file to another user")
+                skip_or_fail("only root can give a file to another user")
             os.chown(target, 65534, 65534)
     assert loads(TEXT, cache) == tomllib.loads(TEXT)  # parsed again, the planted entry ignored
 

@@ -20,8 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+# helper_spawn.RESTORED_SIGNALS too: not imported from there, one module less on every launch
+RESTORED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name))
 _MAXFD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 256
-_RESTORED = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name))
 
 
 def _program(executable: str, env: Mapping[str, str]) -> list[str]:
@@ -65,7 +66,7 @@ def _child(args: list[bytes], environ: dict[bytes, bytes], programs: list[bytes]
     try:
         os.close(read_end)
         os.chdir(cwd)
-        for sig in _RESTORED:
+        for sig in RESTORED_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
         step = "in_child"
         if in_child is not None:

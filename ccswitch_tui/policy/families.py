@@ -51,7 +51,6 @@ SHARED_EFFECTS = {
     "cloud": "cloud platforms' SDKs, and the clients a cloud switch turns to them",
 }
 NON_CLIENT_FAMILIES = ("proxy", "cloud")
-_OPERATORS = re.compile(r"[][().*+?{}^$]")
 
 
 def is_trust(name: str) -> bool:
@@ -161,15 +160,11 @@ class Families:
         names: list[str] = []
         for _, rx in (*self.client, *SHARED_FAMILIES, *(("switch", s) for s in self.switches)):
             for alt in rx.split("|"):
-                alt = alt.replace("\\", "")
-                if alt.endswith(".*") and not _OPERATORS.search(alt[:-2]):
-                    prefixes.append(alt[:-2])
-                elif not _OPERATORS.search(alt):
-                    names.append(alt)
-                else:  # a pattern ccs cannot read as a prefix: guard what comes before its first operator
-                    head = re.split(r"[][().*+?{}^$|]", alt, maxsplit=1)[0]
-                    if head:
-                        prefixes.append(head)
+                head, whole = _head(alt)
+                if whole:
+                    names.append(head)
+                elif head:  # (an alternative without a literal head cannot be guarded by one)
+                    prefixes.append(head)
         return tuple(dict.fromkeys(prefixes)), tuple(dict.fromkeys(names))
 
     def routing_prefilter(self) -> re.Pattern[bytes]:
@@ -185,19 +180,35 @@ class Families:
 _QUANTIFIERS = "?*+{"
 
 
+def _head(alt: str) -> tuple[str, bool]:
+    """What every name one alternative of a family regex matches starts with (its literal head, an
+    escaped character read as itself), and whether the alternative is that name alone. A character a
+    quantifier follows may be absent (``ABC?_KEY`` matches ``AB_KEY``): it is not part of the head."""
+    head: list[str] = []
+    i = 0
+    while i < len(alt):
+        c = alt[i]
+        if c == "\\" and i + 1 < len(alt) and not alt[i + 1].isalnum():
+            head.append(alt[i + 1])
+            i += 2
+            continue
+        if c in "[]().*+?{}^$\\":
+            break
+        head.append(c)
+        i += 1
+    else:
+        return "".join(head), True
+    if alt[i] in _QUANTIFIERS and head:
+        head.pop()
+    return "".join(head), False
+
+
 def _heads(rx: str) -> tuple[str, ...] | None:
-    """What every name the regex matches starts with, one literal head an alternative (split at each
-    ``|``, which can only give more and shorter heads than the pattern has); None when an
-    alternative starts with an operator (a group, a class, an inline flag): then every name is tried."""
-    heads = []
-    for alt in rx.split("|"):
-        end = next((i for i, c in enumerate(alt) if c in "[]().*+?{}^$\\"), len(alt))
-        if end < len(alt) and alt[end] in _QUANTIFIERS:
-            end -= 1  # the character a quantifier follows may be absent (ABC?_KEY matches AB_KEY)
-        if end <= 0:
-            return None
-        heads.append(alt[:end])
-    return tuple(heads)
+    """The literal heads of a family regex, one an alternative (split at each ``|``, which can only
+    give more and shorter heads than the pattern has); None when an alternative has none (a group, a
+    class, an inline flag first): then every name is tried."""
+    heads = tuple(_head(alt)[0] for alt in rx.split("|"))
+    return None if not all(heads) else heads
 
 
 SHARED_ONLY = Families()  # no client's: what the policy knows before (or without) any client spec
