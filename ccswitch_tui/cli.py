@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from ccswitch_tui import __version__
 
+TYPE_CHECKING = False  # typing stays off the path a resident launch's client takes (resident/client.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     import click
 
     from ccswitch_tui.commands.context import Context
@@ -43,6 +44,7 @@ COMMANDS = {
     "status": "use:status_cmd",
     "uninstall": "use:uninstall_cmd",
     "usage": "usage:usage_cmd",
+    "resident": "resident:resident_group",
 }
 _GROUP: list[click.Group] = []
 
@@ -71,6 +73,8 @@ def _group() -> click.Group:
             target = COMMANDS.get(cmd_name)
             if target is None:
                 return None
+
+            import importlib  # lazy: only click's path loads commands by name
 
             module, attr = target.split(":")
             return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attr)
@@ -174,6 +178,12 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # the one answer that quotes nothing from elsewhere: no filter needed
         sys.stdout.write(VERSION)
         sys.exit(0)
+    if sys.argv[1:2] in (["launch"], ["run"]):  # a resident launcher does it, when the user turned one on
+        from ccswitch_tui.resident.client import ask, state_dir
+
+        code = ask("cli", sys.argv[1:], os.environ, state_dir(os.environ))
+        if code is not None:
+            sys.exit(code)
     from ccswitch_tui.policy.redact import install  # lazy: see VERSION
 
     install()  # every line ccs prints, errors and tracebacks included, passes the key filter

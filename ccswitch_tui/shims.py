@@ -64,6 +64,18 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
              f"{environ.get('CCS_PROFILE', '?')}, and here it would use profile {choice.profile} ({choice.why()}); "
              f"run `ccs launch --nested {choice.profile} {tool} -- ARGS` to launch it anyway")
         return 2
+    nested = inside and environ.get("CCS_PROFILE") == choice.profile
+    request = [profiles, state, tool, choice.profile, "--nested" if nested else "", *args]
+    from ccswitch_tui.resident.client import ask  # lazy: keeps it off a shim's pass-through's imports
+
+    code = ask("shim", request, environ, state)  # a resident launcher does it, when the user turned one on
+    return launch(request, environ) if code is None else code
+
+
+def launch(request: Sequence[str], environ: Mapping[str, str]) -> int:
+    """``ccs launch`` of the chosen profile, as the shim's folders say (``request``: profiles folder,
+    state folder, tool, profile, "--nested" or "", then the user's arguments)."""
+    profiles, state, tool, profile, nested, *args = request
     from pathlib import Path  # lazy: keeps pathlib off a shim's pass-through's imports
 
     from ccswitch_tui.cli import run  # lazy: keeps ccswitch_tui.atomic off a shim's pass-through's imports
@@ -76,9 +88,8 @@ def run_shim(argv: Sequence[str], environ: Mapping[str, str]) -> int:
 
     install()  # what the launch prints passes the key filter, as with `ccs`
 
-    nested = ["--nested"] if inside and environ.get("CCS_PROFILE") == choice.profile else []
     ctx = Context(environ=dict(environ), _paths=Paths(profiles=Path(profiles), state=Path(state)), from_shim=True)
-    return run(["launch", *nested, choice.profile, tool, "--", *args], obj=ctx)
+    return run(["launch", *([nested] if nested else []), profile, tool, "--", *args], obj=ctx)
 
 
 def main() -> None:

@@ -45,6 +45,9 @@ CCS = {
     "ccswitch_tui.tools.fields", "ccswitch_tui.tools.index", "ccswitch_tui.tools.layers", "ccswitch_tui.tools.quiet",
     "ccswitch_tui.tools.registry", "ccswitch_tui.tools.share", "ccswitch_tui.tools.spec", "ccswitch_tui.toml_cache",
     "ccswitch_tui.valueclass",  # @valueclass: the path's value classes without dataclasses (and inspect)
+    "ccswitch_tui.launch.supervise",  # the child's supervision, which a resident launch's client runs alone
+    # the resident launcher's client: asked first (it answers "not on" with one open of its folder)
+    "ccswitch_tui.resident", "ccswitch_tui.resident.client", "ccswitch_tui.resident.wire",
 }
 # what each launch loads of the clients: `run` exports the URLs of [codex] and [claude] (reads_tables)
 CLIENTS = {

@@ -22,7 +22,7 @@ from ccswitch_tui.launch import liveness
 from ccswitch_tui.launch.launches import Launches
 from ccswitch_tui.launch.plan import plan_for
 from ccswitch_tui.launch.shims import find_real, relative_note
-from ccswitch_tui.launch.spawn import spawn
+from ccswitch_tui.launch.supervise import FORWARDED, check_here, on_terminal, supervise
 from ccswitch_tui.model import LaunchPlan
 from ccswitch_tui.paths import Paths, ensure_private_dir
 from ccswitch_tui.policy.redact import redact_text
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from ccswitch_tui.launch.ptytail import Tail
     from ccswitch_tui.profiles.store import Store
 
-FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
 def refuse_nested(environ: Mapping[str, str], nested: bool) -> None:
@@ -229,117 +228,6 @@ def manifest_for(prep: Prepared, files: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def status_from_returncode(rc: int) -> int:
-    return 128 - rc if rc < 0 else rc
-
-
-def _terminal_fd() -> int | None:
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, ValueError, OSError):
-        return None
-    try:
-        return fd if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp() else None
-    except OSError:
-        return None
-
-
-def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path,  # noqa: C901
-              started: Callable[[int], None] | None = None, before_exec: Callable[[], None] | None = None) -> int:
-    """Run the child in its own process group; on a terminal, make that group the foreground one
-    (so Ctrl-C and Ctrl-Z reach the tool, not ccs). Forward SIGTERM/SIGHUP/SIGINT/SIGQUIT to the
-    group. Return the child's status (128+N for signal N). ``started`` gets the child's pid (its
-    process group) as soon as it runs; ``before_exec`` runs in the child, in its own process group,
-    before the tool does (a recorded launch's guard learns the group there: ``bridge.guard``)."""
-    tty = _terminal_fd()
-
-    def in_child() -> None:
-        os.setpgid(0, 0)
-        if before_exec is not None:
-            before_exec()
-        if tty is not None:
-            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-            os.tcsetpgrp(tty, os.getpgrp())
-            signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-
-    old_handlers = {}
-    received: list[int] = []
-    # Signals wait (blocked) from before the child exists until forwarding is in place: a SIGTERM
-    # in between reaches the child instead of killing ccs and orphaning it.
-    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
-    try:
-        pgid = spawn(argv, executable, env, str(cwd), in_child)
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-        raise
-    if started is not None:
-        started(pgid)
-
-    def forward(signum: int, _frame: Any) -> None:
-        received.append(signum)
-        try:
-            os.killpg(pgid, signum)
-        except ProcessLookupError:
-            pass
-
-    for sig in FORWARDED:
-        old_handlers[sig] = signal.signal(sig, forward)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-    old_ttou = signal.signal(signal.SIGTTOU, signal.SIG_IGN) if tty is not None else None
-    try:
-        if tty is not None:
-            try:
-                os.tcsetpgrp(tty, pgid)
-            except OSError:
-                pass
-        while True:
-            try:
-                _, status = os.waitpid(pgid, os.WUNTRACED)
-            except ChildProcessError:
-                return status_from_returncode(0)
-            if os.WIFSTOPPED(status):
-                # The tool was suspended (Ctrl-Z): take the terminal back, stop ourselves so the shell
-                # sees the job stop, and on `fg` hand the terminal over and continue the tool.
-                if tty is not None:
-                    os.tcsetpgrp(tty, os.getpgrp())
-                os.kill(os.getpid(), signal.SIGSTOP)
-                if tty is not None:
-                    os.tcsetpgrp(tty, pgid)
-                os.killpg(pgid, signal.SIGCONT)
-                continue
-            returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-            if received:
-                _end_group(pgid)
-            return status_from_returncode(returncode)
-    finally:
-        if tty is not None:
-            try:
-                os.tcsetpgrp(tty, os.getpgrp())
-            except OSError:
-                pass
-            signal.signal(signal.SIGTTOU, old_ttou)
-        for sig, handler in old_handlers.items():
-            signal.signal(sig, handler)
-
-
-def _end_group(pgid: int, grace: float = 2.0) -> None:
-    """ccs was told to stop and the tool has exited: end whatever else the launch left in its
-    process group (background jobs that ignored the signal), politely first."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pgid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(pgid, 0)
-            except (ProcessLookupError, PermissionError):
-                return
-            time.sleep(0.02)
-
-
 @valueclass(frozen=True)
 class Recording:
     """Whether a launch goes through the recording bridge: as the profile's ``[policy] record``
@@ -433,6 +321,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
     hooks = [*hooks, *hooks_for(prep, recording)]
+    check_here(any(getattr(hook, "in_child", None) for hook in hooks), tail is not None)
     manifest: dict[str, Any] | None = None
     prepared: list[LaunchHook] = []
     try:
@@ -488,7 +377,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
                                           started=started_, before_exec=before_exec)
             else:
                 status = supervise(plan.argv, prep.executable, plan.env, plan.cwd, started=started_,
-                                   before_exec=before_exec)
+                                   before_exec=before_exec if in_child else None)
             ended[0] = True
         except OSError as exc:
             assert manifest is not None
@@ -507,7 +396,7 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
         if manifest is not None:
             close_manifest(paths, manifest)
     spec = _spec(prep)
-    wanted = on_resume is not None or _terminal_fd() is not None
+    wanted = on_resume is not None or on_terminal()
     if wanted and isinstance(spec, Resuming) and not (from_shim and spec.batch(prep.user_args or ())) and (
             args := spec.resume_command(plan, started)):
         line = visible(f"to resume this session with profile {plan.profile!r}: {resume_line(plan, recording, args)}")

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import errno as errnos
 import os
-import signal
 
 TYPE_CHECKING = False
+# the C module under `signal`: the same calls and numbers, without the enums (enum is most of a resident
+# launch's client's imports: resident/client.py); type checkers see `signal`
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Callable, Mapping, Sequence
+else:
+    import _signal as signal
 
 # helper_spawn.RESTORED_SIGNALS too: not imported from there, one module less on every launch
 RESTORED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name))
