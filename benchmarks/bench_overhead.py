@@ -7,11 +7,15 @@ child's user + system time, its own children included).
 
     bash scripts/with-keyring.sh .venv/bin/python benchmarks/bench_overhead.py [--runs 15] [--only launch,usage]
 
-Parts (``--only``): launch (`ccs run`, `ccs launch` codex/claude, the shim), start (`ccs --version`,
-`ccs list` with 200 profiles, `ccs doctor`), floor (`ccs run`'s CPU taken apart: the standard library
-it imports, ccs's modules imported, the work; the TUI's imports beside a bare Textual app's),
-usage (`ccs usage` and `runs report` over 6 x 5 runs of 15,000 recorded requests, from the summaries
-and streamed), tui (first frame and marks with 300 profiles, beside a bare Textual app painting 300
+Parts (``--only``): launch (`ccs run`, `ccs launch` codex/claude, the shim; then `ccs run`, the Codex
+launch and the shim again with the resident launcher on, `ccs resident on`: there the CPU os.wait4
+reports is the client's alone, the launch's work being done by a worker that is the resident's child,
+so wall time is the fair figure, and the workers' CPU per launch is read from the resident's
+/proc/<pid>/stat, its reaped children's time over the batch), start (`ccs --version`, `ccs list`
+with 200 profiles, `ccs doctor`), floor (`ccs run`'s CPU taken apart: the standard library it
+imports, ccs's modules imported, the work; the TUI's imports beside a bare Textual app's), usage
+(`ccs usage` and `runs report` over 6 x 5 runs of 15,000 recorded requests, from the summaries and
+streamed), tui (first frame and marks with 300 profiles, beside a bare Textual app painting 300
 options). Nothing is asserted; the table is the result.
 """
 
@@ -82,6 +86,7 @@ def launch_part(env: dict[str, str], home: Path, n: int) -> None:
     ROWS.append(("  (python -I -S -c pass)", f"{got['isolated'][0]:.0f} ms wall, {got['isolated'][1]:.0f} ms CPU", ""))
     if not (CLIENTS / "codex").exists():
         ROWS.append(("ccs launch P codex/claude, the shim", "clients not installed (scripts/install-clients.sh)", ""))
+        resident_part(env, home, n, clients=False)
         return
     ccs(env, "launch", "bench", "claude", "--", "--version")  # writes the settings file the bare one reads
     settings = home / "state" / "tools" / "bench" / "claude" / "ccs-settings.json"
@@ -103,6 +108,64 @@ def launch_part(env: dict[str, str], home: Path, n: int) -> None:
     got_none = pairs({"codex": ([str(CLIENTS / "codex"), "--version"], env),
                       "shim": (["codex", "--version"], shimmed)}, max(5, n // 2))
     row("codex --version through the shim (ccs use --none)", got_none["shim"], "codex --version", got_none["codex"])
+    resident_part(env, home, n, clients=True)
+
+
+def workers_cpu(env: dict[str, str]) -> Callable[[], float]:
+    """A reading of the CPU milliseconds of the resident's reaped children (its workers): /proc's
+    cutime + cstime of the pid `ccs resident status --json` names. The status request is itself
+    answered by a worker, so the first reading waits for the resident to reap it (every 2 s)."""
+    out = subprocess.run([CCS, "resident", "status", "--json"], env=env, text=True, check=True,
+                         capture_output=True)
+    pid = json.loads(out.stdout)["pid"]
+    if not isinstance(pid, int):
+        sys.exit("the resident launcher is on but not running")
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float:
+        time.sleep(2.5)  # the resident reaps its workers every 2 s
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[13]) + int(fields[14])) * 1000 / tick  # fields 16 and 17, 1-based
+
+    return read
+
+
+def resident_part(env: dict[str, str], home: Path, n: int, clients: bool) -> None:
+    """The same launches with the resident launcher on. The CPU os.wait4 reports is the client's
+    only: each launch's work is done by a worker the resident forks, which is the resident's child,
+    not the client's; so wall time is the fair comparison, and the workers' CPU is read from the
+    resident (its reaped children's time, over a batch) and given per launch."""
+    ccs(env, "resident", "on")
+    try:
+        read = workers_cpu(env)
+        before = read()
+        got = pairs({"pass": ([PY, "-c", "pass"], env), "run": ([CCS, "run", "bench", "--", "true"], env)}, n)
+        workers = (read() - before) / (n + 1)  # the warm-up run too
+        row("ccs run P -- true, resident on", got["run"], "python -c pass", got["pass"])
+        resident_cpu_row(workers, got["run"], "python -c pass", got["pass"])
+        if not clients:
+            return
+        ccs(env, "use", "bench")
+        shimmed = {**env, "PATH": f"{home / 'state' / 'shims'}:{env['PATH']}"}
+        m = max(5, n // 2)
+        before = read()
+        got = pairs({"codex": ([str(CLIENTS / "codex"), "--version"], env),
+                     "launch codex": ([CCS, "launch", "bench", "codex", "--", "--version"], env),
+                     "shim": (["codex", "--version"], shimmed)}, m)
+        workers = (read() - before) / (2 * (m + 1))  # two resident launches a round, the warm-up too
+        ccs(env, "use", "--none")
+        row("ccs launch P codex -- --version, resident on", got["launch codex"], "codex --version", got["codex"])
+        row("codex --version through the shim (ccs use P), resident on", got["shim"], "codex --version",
+            got["codex"])
+        resident_cpu_row(workers, got["launch codex"], "codex --version", got["codex"])
+    finally:
+        ccs(env, "resident", "off")
+
+
+def resident_cpu_row(workers: float, got: tuple[float, float], base_label: str, base: tuple[float, float]) -> None:
+    total = got[1] + workers
+    ROWS.append(("  the workers' CPU, per launch (in the resident)", f"{workers:.0f} ms CPU",
+                 f"with the client's: {total:.0f} ms, {total / base[1]:.2f}x CPU {base_label}"))
 
 
 # --- where the floor is --------------------------------------------------------------------------

@@ -92,5 +92,10 @@ def _uninstall(ctx: Context, *, state: bool, profiles: bool, with_keys: bool, dr
         confirm_or_refuse("remove them?", yes)
         for line in uninstall.carry_out(plan, ctx.paths, keys):
             click.echo(visible(line))
+    if not dry_run:
+        from ccswitch_tui.commands.resident import stop_resident  # lazy: only a removal stops it
+
+        if (pid := stop_resident(str(ctx.paths.state / "resident"))) is not None:
+            click.echo(f"stopped the resident launcher (pid {pid})")
     for line in uninstall.leftovers(ctx.paths, ctx.environ, state=state, profiles=profiles, keys=with_keys):
         click.echo(visible(f"left to you: {line}"))

@@ -63,7 +63,7 @@ def on_terminal() -> bool:
     return TERMINAL_OWNED[0] if TERMINAL_OWNED else _terminal_fd() is not None
 
 
-def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path | str,  # noqa: C901
+def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path | str,
               started: Callable[[int], None] | None = None, before_exec: Callable[[], None] | None = None) -> int:
     """Run the child in its own process group; on a terminal, make that group the foreground one
     (so Ctrl-C and Ctrl-Z reach the tool, not ccs). Forward SIGTERM/SIGHUP/SIGINT/SIGQUIT to the
@@ -73,6 +73,13 @@ def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd:
     In a resident launch's worker, the client does all this (``REMOTE``)."""
     if REMOTE:
         return REMOTE[0](argv, executable, env, cwd, started=started, before_exec=before_exec)
+    return supervise_here(argv, executable, env, cwd, started, before_exec)
+
+
+def supervise_here(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path | str,  # noqa: C901
+                   started: Callable[[int], None] | None = None,
+                   before_exec: Callable[[], None] | None = None) -> int:
+    """``supervise`` in this process."""
     tty = _terminal_fd()
 
     def in_child() -> None:

@@ -18,7 +18,7 @@ import socket
 import sys
 import time
 
-from ccswitch_tui.resident.wire import WireError, at, peer_uid, private_dir, recv, send
+from ccswitch_tui.resident.wire import MAX_FDS, WireError, at, peer_uid, private_dir, recv, send
 
 IDLE = 20 * 60.0  # seconds without a request before the resident goes
 TICK = 2.0  # how often it looks at its socket and the `on` file when idle
@@ -108,6 +108,17 @@ class Resident:
         except OSError:
             return False
 
+    def retire(self) -> None:
+        """Stop being the resident: the socket removed (if still this one's) and closed, the lock let go."""
+        try:
+            if os.stat("sock", dir_fd=self.dir_fd, follow_symlinks=False).st_ino == self.inode:
+                os.unlink("sock", dir_fd=self.dir_fd)
+        except OSError:
+            pass
+        self.sock.close()
+        os.close(self.lock)
+        self.lock = -1
+
     def stale(self) -> bool:
         return any(_stamp(path) != stamp for path, stamp in self.stamps.items())
 
@@ -134,7 +145,9 @@ class Resident:
                     return None  # another user's process: nothing is read, nothing said
             except OSError:
                 return None
-            if self.stale():
+            if self.stale():  # gone before it says so: the client starts the new version's at once
+                self.retire()
+                _drain(conn)
                 _say(conn, ("stale",))
                 return "go"
             pid = os.fork()
@@ -142,7 +155,7 @@ class Resident:
                 code = 1
                 try:
                     self.sock.close()
-                    os.close(self.lock)
+                    os.close(self.lock)  # the lock is the resident's: a worker does not hold it
                     os.close(self.dir_fd)
                     from ccswitch_tui.resident.worker import serve
 
@@ -150,6 +163,17 @@ class Resident:
                 finally:
                     os._exit(code)
         return None
+
+
+def _drain(conn: socket.socket) -> None:
+    """Read (and drop) the client's request, so that it is not cut off while it still sends."""
+    conn.settimeout(2)
+    try:
+        _, fds = recv(conn, MAX_FDS)
+    except WireError:
+        return
+    for fd in fds:
+        os.close(fd)
 
 
 def _say(conn: socket.socket, message: tuple) -> None:
@@ -202,8 +226,5 @@ def main() -> None:
     try:
         resident.serve()
     finally:
-        try:
-            if os.stat("sock", dir_fd=resident.dir_fd, follow_symlinks=False).st_ino == resident.inode:
-                os.unlink("sock", dir_fd=resident.dir_fd)
-        except OSError:
-            pass
+        if resident.lock != -1:
+            resident.retire()
