@@ -11,7 +11,7 @@ import click
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import ensure_private_dir
-from ccswitch_tui.resident.client import start_resident
+from ccswitch_tui.resident.client import start_resident, state_dir
 from ccswitch_tui.resident.server import IDLE, control
 
 
@@ -54,6 +54,9 @@ def resident_group() -> None:
 def on_cmd(ctx: Context) -> None:
     """Turn it on: it starts now and again with a launch after it stopped (it stops after 20 idle
     minutes, or when a new ccs is installed)."""
+    if state_dir(ctx.environ) is None:
+        raise UsageError("the resident launcher needs Linux (it checks its callers through /proc and SO_PEERCRED); "
+                         "here each launch starts its own Python")
     folder = resident_folder(ctx)
     try:
         ensure_private_dir(ctx.paths.state / "resident")

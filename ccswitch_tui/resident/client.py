@@ -35,8 +35,9 @@ def state_dir(environ: Mapping[str, str]) -> str | None:
 
 
 def identity() -> dict[str, Any]:
-    """What a resident must share with this process to work for it: the same ccs and Python, seen
-    from the same namespaces and root, with the same groups and file name encoding."""
+    """What a resident must share with this process to work for it: the same ccs and Python (its
+    module path and flags), seen from the same namespaces and root, with the same groups and file
+    name encoding."""
     import ccswitch_tui
 
     ns: dict[str, str | None] = {}
@@ -47,7 +48,8 @@ def identity() -> dict[str, Any]:
             ns[name] = None
     root = os.stat("/")
     return {"code": os.path.dirname(os.path.realpath(ccswitch_tui.__file__)),
-            "python": os.path.realpath(sys.executable), "ns": ns, "root": (root.st_dev, root.st_ino),
+            "python": os.path.realpath(sys.executable), "path": list(dict.fromkeys(sys.path)), "flags": list(sys.flags),
+            "ns": ns, "root": (root.st_dev, root.st_ino),
             "uid": os.getuid(), "gid": os.getgid(), "groups": sorted(os.getgroups()),
             "fsenc": (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())}
 
@@ -61,24 +63,41 @@ def _streams() -> list[tuple[str, str] | None]:
 
 
 def start_resident(folder: str) -> None:
-    """Start the resident for ``folder`` (ccs's ``state/resident``) in a session of its own, with no
-    environment of the user's and no descriptor of this process; it serves from the next launch on."""
-    code = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the folder holding ccswitch_tui
-    program = (f"import sys; sys.path.insert(0, {os.path.dirname(code)!r}); "
+    """Start the resident for ``folder`` (ccs's ``state/resident``) in a session of its own, with the
+    same module path as this process and none of the user's environment but the locale; it serves
+    from the next launch on. Started from a short-lived child, so that it is nobody's child here (no
+    zombie in a long session when it stops); it drops every descriptor and folder of ours itself."""
+    program = (f"import sys; sys.path[:] = {sys.path!r}; "
                "from ccswitch_tui.resident.server import main; main()")
     keep = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "LC_CTYPE")}
     try:
-        os.posix_spawn(sys.executable, [sys.executable, "-I", "-c", program, folder], keep, setsid=True,
-                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDWR, 0),
-                                     (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)])
+        pid = os.fork()
     except OSError:
-        pass  # the launch runs here; the next one tries again
+        return  # the launch runs here; the next one tries again
+    if pid == 0:
+        code = 0
+        try:
+            os.posix_spawn(sys.executable, [sys.executable, "-I", "-c", program, folder], keep, setsid=True,
+                           setsigdef=_SIGNALS, setsigmask=(), file_actions=[
+                               (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDWR, 0),
+                               (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)])
+        except BaseException:  # noqa: BLE001 — nothing of this child may run on
+            code = 1
+        finally:
+            os._exit(code)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+_SIGNALS = tuple(range(1, 32))  # back to their defaults in the resident (SIGKILL and SIGSTOP are skipped)
 
 
 def ask(kind: str, argv: Sequence[str], environ: Mapping[str, str], state: str | None) -> int | None:
     """The exit status of the launch (``kind`` "cli": ccs's arguments; "shim": a shim's) done by the
     resident; None to do it here."""
-    if state is None:
+    if state is None or not sys.platform.startswith("linux"):
         return None
     folder = os.path.join(state, "resident")
     try:
@@ -102,6 +121,9 @@ def ask(kind: str, argv: Sequence[str], environ: Mapping[str, str], state: str |
         return _converse(sock, folder, kind, argv, environ)
     except WireError:
         return None
+    except KeyboardInterrupt:  # before the request went out: nothing was started
+        sys.stderr.write("ccs: interrupted\n")
+        return 130
     finally:
         if sock is not None:
             sock.close()
@@ -136,23 +158,34 @@ def _converse(sock: _socket.socket, folder: str, kind: str, argv: Sequence[str],
     while True:
         try:
             message, _ = recv(sock)
+        except KeyboardInterrupt:  # Ctrl-C while the worker works: its launch ends with this connection
+            sys.stderr.write("ccs: interrupted\n")
+            return 130 if status is None else status
         except WireError:
-            if status is not None:  # the child ran: its status is the answer, though the worker is gone
-                return status
-            sys.stderr.write("ccs: warning: the resident launcher stopped before the launch; launching here\n")
-            return None
+            return _worker_gone(folder, status)
         what = message[0] if isinstance(message, tuple) and message else None
         if what == "exit" and len(message) == 2 and isinstance(message[1], int):
             return message[1]
         if status is not None:  # the child ran: nothing the worker says now makes it run again
             return status
-        if not _spawn_message(message):
+        if not _spawn_message(message):  # "fallback", "stale", "refused", or anything unknown: the launch here
             if what == "stale":  # it ran older code than is installed, and has gone: a new one for next time
                 start_resident(folder)
-            return None  # "fallback", "stale", "refused", or anything unknown: the launch here
+            return None
         status = _spawn(sock, *message[1:])
         if status is not None:
             _tell(sock, ("status", status))
+
+
+def _worker_gone(folder: str, status: int | None) -> int | None:
+    """The connection ended without an answer: before a word, the resident was stopping as this
+    connected (or its worker failed), and the launch runs here; after the child, its status stands."""
+    if status is None:
+        start_resident(folder)
+        return None
+    sys.stderr.write("ccs: warning: the resident launcher's worker stopped while the launch ran; its run "
+                     "manifest was not completed\n")
+    return status
 
 
 def _spawn_message(message: Any) -> bool:

@@ -64,13 +64,16 @@ def warm() -> None:
 
 
 def code_stamps() -> dict[str, tuple[int, int, int]]:
-    """(inode, size, mtime) of each ccs module this process loaded, and of its Python."""
+    """(inode, size, mtime) of each ccs module this process loaded, of its Python, and of each folder
+    on its module path (a package installed, upgraded or removed there changes the folder)."""
     out = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if (name == "ccswitch_tui" or name.startswith("ccswitch_tui.")) and path:
             out[path] = _stamp(path)
-    out[sys.executable] = _stamp(sys.executable)
+    for path in (sys.executable, *sys.path):
+        if path:
+            out[path] = _stamp(path)
     return out
 
 
@@ -216,6 +219,8 @@ def control(folder: str, what: str) -> dict | None:
 
 def main() -> None:
     folder = sys.argv[1]
+    os.chdir("/")  # no folder of the client that started it stays busy
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # nor a descriptor it inherited (a pipe someone waits on)
     os.umask(0o077)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `ccs resident off`: the socket goes with it

@@ -9,11 +9,14 @@ answers "fallback" and leaves no line behind, and the client does it all again i
 
 from __future__ import annotations
 
+import _socket
 import errno
+import fcntl
 import io
 import os
 import signal
 import sys
+import time
 
 from ccswitch_tui.launch import supervise as supervision
 from ccswitch_tui.launch.supervise import RunItHere
@@ -59,21 +62,51 @@ def release() -> None:
     """Write what was held, in order, and let the streams write straight through from now on."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
-    held, HELD[:], HOLDING[:] = list(HELD), [], []
-    for fd, data in held:
+    HOLDING[:] = []  # first: a line another thread writes now goes straight out, after the held ones
+    while HELD:
+        fd, data = HELD.pop(0)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
 
 
 def discard() -> None:
-    """Forget what was held: the client does the launch again, and says it all itself."""
+    """Forget what was held (the client does the launch itself, or has gone): nothing of it is shown."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
     HELD[:] = []
+
+
+def watch_client(conn: socket.socket) -> None:
+    """Until the child's start is handed over, the client says nothing: if its end closes (Ctrl-C,
+    SIGTERM, a kill), the worker is interrupted as a ccs would be, so the launch's ``finally`` steps
+    run, and what it says is not shown (nobody waits for it)."""
+    def gone(_signum: int, _frame: Any) -> None:
+        try:
+            alive = conn.recv(1, _socket.MSG_PEEK | _socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            alive = True
+        except OSError:
+            alive = False
+        if not alive:
+            GONE[:] = [True]
+            HOLDING[:] = [True]
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGIO, gone)
+    fcntl.fcntl(conn.fileno(), fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(conn.fileno(), fcntl.F_SETFL, fcntl.fcntl(conn.fileno(), fcntl.F_GETFL) | os.O_ASYNC)
+
+
+def unwatch_client(conn: socket.socket) -> None:
+    fcntl.fcntl(conn.fileno(), fcntl.F_SETFL, fcntl.fcntl(conn.fileno(), fcntl.F_GETFL) & ~os.O_ASYNC)
+    signal.signal(signal.SIGIO, signal.SIG_IGN)
+
+
+GONE: list[bool] = []  # the client went away before the child's start
 
 
 def _streams(settings: Sequence[Any]) -> None:
@@ -99,7 +132,7 @@ def refusal(request: Mapping[str, Any]) -> str | None:
     if request.get("protocol") != PROTOCOL:
         return "another protocol"
     mine = identity()
-    for field in ("code", "python", "root", "uid", "gid", "groups", "fsenc"):
+    for field in ("code", "python", "path", "flags", "root", "uid", "gid", "groups", "fsenc"):
         if _plain(request.get(field)) != _plain(mine[field]):
             return f"another {field}"
     theirs = request.get("ns")
@@ -128,6 +161,9 @@ def remote_supervise(conn: socket.socket) -> Callable[..., int]:
                   started: Callable[[int], None] | None = None, before_exec: Callable[[], None] | None = None) -> int:
         if before_exec is not None:  # launcher.execute sent such a launch to the client before its manifest
             raise OSError(errno.ENOTSUP, "a resident launcher's worker cannot run code in the child")
+        unwatch_client(conn)  # from here on the client speaks (the child's start, its status)
+        if GONE:
+            raise KeyboardInterrupt
         release()  # the launch is this worker's now: what it said goes out before the child speaks
         try:
             send(conn, ("spawn", list(argv), executable, dict(env), str(cwd)))
@@ -170,12 +206,18 @@ def serve(conn: socket.socket) -> int:
         return 0
     _become(request, fds)
     supervision.REMOTE[:] = [remote_supervise(conn)]
+    watch_client(conn)
     try:
         code = _launch(request["kind"], request["argv"], request["environ"])
     except RunItHere:
         discard()
         _answer(conn, ("fallback",))
         return 0
+    finally:
+        unwatch_client(conn)
+    if GONE:
+        discard()
+        return 1
     release()
     _answer(conn, ("exit", code))
     return 0
@@ -191,6 +233,7 @@ def _become(request: Mapping[str, Any], fds: Sequence[int]) -> None:
     os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["environ"])
+    time.tzset()  # the client's TZ, not the resident's (which has none)
     _streams(request.get("streams") or [])
     supervision.TERMINAL_OWNED[:] = [bool(request.get("terminal"))]
 
