@@ -497,3 +497,37 @@ def test_a_handed_back_launch_says_its_lines_once(env, tmp_path):
         ccs(env, "resident", "off")
     assert through.returncode == 0
     assert through.stderr == without.stderr
+
+
+LIAR = """
+import json, os, sys
+from ccswitch_tui.resident.wire import recv, send
+import socket
+claims = json.loads(sys.argv[1])  # the namespaces and root of a process outside, not its own
+claims["root"] = tuple(claims["root"])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[2])
+here = os.open(".", os.O_PATH | os.O_DIRECTORY)
+send(s, {"protocol": 1, "kind": "cli", "argv": ["run", "p", "--", "true"], "environ": dict(os.environ),
+         "umask": 0o022, "terminal": False, "streams": [None, None, None], **claims}, (0, 1, 2, here))
+message, _ = recv(s)
+print(*message, sep=": ")
+"""
+
+
+@pytest.mark.usefixtures("secret_service")
+def test_a_client_in_another_mount_namespace_is_refused_whatever_it_claims(env, resident):
+    """A sandboxed process of the user's that reaches the socket and copies the outside's namespace
+    names into its request still gets no launch (and no key): the worker reads the peer's namespaces
+    from /proc."""
+    from other_user import need_root
+
+    need_root()
+    claims = subprocess.run([sys.executable, "-I", "-c", "import json; from ccswitch_tui.resident.client import "
+                             "identity; print(json.dumps(identity()))"], env=env, capture_output=True, text=True,
+                            timeout=60, check=True).stdout
+    r = subprocess.run(["unshare", "--mount", sys.executable, "-I", "-c", LIAR, claims, str(folder(env) / "sock")],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "refused: a peer in another namespace or root\n"
+    assert manifests(env) == []

@@ -29,10 +29,15 @@ def _ints(data: bytes) -> list[int]:
     return [int.from_bytes(data[i:i + _INT], sys.byteorder, signed=True) for i in range(0, len(data) - _INT + 1, _INT)]
 
 
+def peer(sock: _socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end, as the kernel saw it at connect/listen (the pid as
+    this process's pid namespace sees it; 0 when it cannot)."""
+    cred = _ints(sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 3 * _INT))
+    return cred[0], cred[1]
+
+
 def peer_uid(sock: _socket.socket) -> int:
-    """The uid of the process at the other end, as the kernel saw it at connect/listen."""
-    cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 3 * _INT)
-    return _ints(cred)[1]
+    return peer(sock)[1]
 
 
 def send(sock: _socket.socket, value: Any, fds: tuple[int, ...] = ()) -> None:

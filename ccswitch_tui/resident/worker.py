@@ -21,7 +21,7 @@ import time
 from ccswitch_tui.launch import supervise as supervision
 from ccswitch_tui.launch.supervise import RunItHere
 from ccswitch_tui.resident.client import NAMESPACES, PROTOCOL, identity
-from ccswitch_tui.resident.wire import MAX_FDS, WireError, recv, send
+from ccswitch_tui.resident.wire import MAX_FDS, WireError, peer, recv, send
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -127,7 +127,24 @@ def _streams(settings: Sequence[Any]) -> None:
     HOLDING[:] = [True]
 
 
-def refusal(request: Mapping[str, Any]) -> str | None:
+def _peer_sees_what_we_see(conn: socket.socket) -> bool:
+    """The connected process's namespaces and root, read from /proc (what it says of itself is not
+    proof: a sandboxed process of the same user that reaches the socket must not get a launch, and
+    its keys, done outside its sandbox)."""
+    pid, _ = peer(conn)
+    if pid <= 0:
+        return False
+    try:
+        for name in NAMESPACES:
+            if os.readlink(f"/proc/{pid}/ns/{name}") != os.readlink(f"/proc/self/ns/{name}"):
+                return False
+        theirs, mine = os.stat(f"/proc/{pid}/root"), os.stat("/")
+    except OSError:
+        return False
+    return (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def refusal(request: Mapping[str, Any], conn: socket.socket) -> str | None:
     """Why this worker cannot do the client's launch faithfully, or None."""
     if request.get("protocol") != PROTOCOL:
         return "another protocol"
@@ -138,6 +155,8 @@ def refusal(request: Mapping[str, Any]) -> str | None:
     theirs = request.get("ns")
     if not isinstance(theirs, dict) or any(theirs.get(n) != mine["ns"][n] for n in NAMESPACES):
         return "another namespace"
+    if not _peer_sees_what_we_see(conn):
+        return "a peer in another namespace or root"
     if request.get("kind") not in ("cli", "shim"):
         return "another request"
     argv, environ = request.get("argv"), request.get("environ")
@@ -200,7 +219,7 @@ def serve(conn: socket.socket) -> int:
         return 1
     if request.get("kind") in ("status", "stop"):
         return _control(conn, request["kind"])
-    why = refusal(request) or (None if len(fds) == 4 else "no standard streams")
+    why = refusal(request, conn) or (None if len(fds) == 4 else "no standard streams")
     if why is not None:
         _answer(conn, ("refused", why))
         return 0
