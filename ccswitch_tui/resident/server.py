@@ -26,21 +26,30 @@ PRELOAD = (
     "ccswitch_tui.cli", "ccswitch_tui.shims", "ccswitch_tui.commands.context", "ccswitch_tui.commands.launching",
     "ccswitch_tui.launch.launcher", "ccswitch_tui.launch.supervise", "ccswitch_tui.tools.registry",
     "ccswitch_tui.tools.index", "ccswitch_tui.keys.secret_service", "ccswitch_tui.profiles.store",
-    "ccswitch_tui.tools.codex.daemons", "ccswitch_tui.resident.client", "ccswitch_tui.resident.worker",
+    "ccswitch_tui.resident.client", "ccswitch_tui.resident.worker",
     "tomllib",  # a profile whose parsed text is not cached yet
 )
 
 
 def preload() -> None:
-    """Import the launch path and every client's spec module (imports only: nothing is checked or
-    read, so no state of this process's reaches a worker)."""
+    """Import the launch path and every client's modules (its spec, and the rest of its package: a
+    client's launch hooks live there). Imports only: nothing is read, so no state of a user's reaches
+    a worker."""
+    import pkgutil
+
     from ccswitch_tui import tools
 
     for name in (*PRELOAD, *tools.modules().values()):
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 — a worker imports it again, and reports what is wrong
-            pass
+        module = _load(name)
+        for sub in pkgutil.iter_modules(getattr(module, "__path__", None) or []):
+            _load(f"{name}.{sub.name}")
+
+
+def _load(name: str) -> object:
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 — a worker imports it again, and reports what is wrong
+        return None
 
 
 def warm() -> None:
