@@ -179,7 +179,7 @@ def main() -> None:
         sys.stdout.write(VERSION)
         sys.exit(0)
     if sys.argv[1:2] in (["launch"], ["run"]):  # a resident launcher does it, when the user turned one on
-        from ccswitch_tui.resident.client import ask, state_dir
+        from ccswitch_tui.resident.client import ask, state_dir  # lazy: only `ccs launch` and `ccs run` ask
 
         code = ask("cli", sys.argv[1:], os.environ, state_dir(os.environ))
         if code is not None:

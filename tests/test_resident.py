@@ -66,7 +66,7 @@ def resident_pid(env: dict[str, str]) -> int | None:
 
 def new_resident(env: dict[str, str], old: int | None, wait: float = 30.0) -> int | None:
     """The pid of a resident other than ``old`` once one answers (asked in this process: cheap)."""
-    from ccswitch_tui.resident.server import control
+    from ccswitch_tui.resident.client import control
 
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:

@@ -11,8 +11,7 @@ import click
 from ccswitch_tui.commands.common import Context, emit_json, json_option, pass_ctx
 from ccswitch_tui.errors import UsageError
 from ccswitch_tui.paths import ensure_private_dir
-from ccswitch_tui.resident.client import start_resident, state_dir
-from ccswitch_tui.resident.server import IDLE, control
+from ccswitch_tui.resident.client import IDLE, control, start_resident, state_dir
 
 
 def resident_folder(ctx: Context) -> str:

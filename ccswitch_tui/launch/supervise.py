@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import signal
     from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
-    from typing import Any
+    from types import FrameType
 else:
     import _signal as signal
 
@@ -105,7 +105,7 @@ def supervise_here(argv: Sequence[str], executable: str, env: Mapping[str, str],
     if started is not None:
         started(pgid)
 
-    def forward(signum: int, _frame: Any) -> None:
+    def forward(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
         try:
             os.killpg(pgid, signum)

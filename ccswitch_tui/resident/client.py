@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL = 1
+IDLE = 20 * 60.0  # seconds without a request before the resident goes
 NAMESPACES = ("mnt", "pid", "net", "user", "ipc")
 
 
@@ -38,7 +39,7 @@ def identity() -> dict[str, Any]:
     """What a resident must share with this process to work for it: the same ccs and Python (its
     module path and flags), seen from the same namespaces and root, with the same groups and file
     name encoding."""
-    import ccswitch_tui
+    import ccswitch_tui  # lazy: the package's own location (it is loaded: no cost)
 
     ns: dict[str, str | None] = {}
     for name in NAMESPACES:
@@ -133,7 +134,7 @@ def ask(kind: str, argv: Sequence[str], environ: Mapping[str, str], state: str |
 def _request(sock: _socket.socket, kind: str, argv: Sequence[str], environ: Mapping[str, str]) -> bool:
     """Send the launch's request with this process's standard streams and working folder; False when
     one of them cannot be sent (a closed stream, a folder gone): the launch here says what is wrong."""
-    from ccswitch_tui.launch.supervise import on_terminal
+    from ccswitch_tui.launch.supervise import on_terminal  # lazy: only a resident that is on gets a request
 
     try:
         here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -157,13 +158,14 @@ def _converse(sock: _socket.socket, folder: str, kind: str, argv: Sequence[str],
     status: int | None = None  # the child's, once it ran
     while True:
         try:
-            message, _ = recv(sock)
+            got, _ = recv(sock)
         except KeyboardInterrupt:  # Ctrl-C while the worker works: its launch ends with this connection
             sys.stderr.write("ccs: interrupted\n")
             return 130 if status is None else status
         except WireError:
             return _worker_gone(folder, status)
-        what = message[0] if isinstance(message, tuple) and message else None
+        message = got if isinstance(got, tuple) else ()
+        what = message[0] if message else None
         if what == "exit" and len(message) == 2 and isinstance(message[1], int):
             return message[1]
         if status is not None:  # the child ran: nothing the worker says now makes it run again
@@ -188,7 +190,7 @@ def _worker_gone(folder: str, status: int | None) -> int | None:
     return status
 
 
-def _spawn_message(message: Any) -> bool:
+def _spawn_message(message: object) -> bool:
     """Whether ``message`` is ("spawn", argv, executable, env, cwd) with the types they have."""
     if not (isinstance(message, tuple) and len(message) == 5 and message[0] == "spawn"):
         return False
@@ -201,7 +203,7 @@ def _spawn_message(message: Any) -> bool:
 def _spawn(sock: _socket.socket, argv: list[str], executable: str, env: dict[str, str], cwd: str) -> int | None:
     """Start and supervise the child the worker planned: its status, or None when it could not start
     (the worker is told why, and answers as a launch that could not start its child)."""
-    from ccswitch_tui.launch.supervise import supervise
+    from ccswitch_tui.launch.supervise import supervise  # lazy: see _request
 
     try:
         return supervise(argv, executable, env, cwd, started=lambda pgid: _tell(sock, ("started", pgid)))
@@ -210,7 +212,7 @@ def _spawn(sock: _socket.socket, argv: list[str], executable: str, env: dict[str
         return None
 
 
-def _tell(sock: _socket.socket, message: Any) -> None:
+def _tell(sock: _socket.socket, message: object) -> None:
     try:
         send(sock, message)
     except WireError:
@@ -221,3 +223,25 @@ def _umask() -> int:
     mask = os.umask(0o077)
     os.umask(mask)
     return mask
+
+
+def control(folder: str, what: str) -> dict | None:
+    """Ask the running resident for its ``status`` or to ``stop``; None when none answers."""
+    try:
+        dir_fd = private_dir(folder)
+    except OSError:
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(5)
+        conn.connect(at(dir_fd, "sock"))
+        if peer_uid(conn) != os.getuid():
+            return None
+        send(conn, {"protocol": PROTOCOL, "kind": what})
+        answer, _ = recv(conn)
+        return answer if isinstance(answer, dict) else None
+    except (OSError, WireError):
+        return None
+    finally:
+        conn.close()
+        os.close(dir_fd)

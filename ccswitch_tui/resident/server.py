@@ -18,9 +18,9 @@ import socket
 import sys
 import time
 
+from ccswitch_tui.resident.client import IDLE
 from ccswitch_tui.resident.wire import MAX_FDS, WireError, at, peer_uid, private_dir, recv, send
 
-IDLE = 20 * 60.0  # seconds without a request before the resident goes
 TICK = 2.0  # how often it looks at its socket and the `on` file when idle
 PRELOAD = (
     "ccswitch_tui.cli", "ccswitch_tui.shims", "ccswitch_tui.commands.context", "ccswitch_tui.commands.launching",
@@ -35,9 +35,9 @@ def preload() -> None:
     """Import the launch path and every client's modules (its spec, and the rest of its package: a
     client's launch hooks live there). Imports only: nothing is read, so no state of a user's reaches
     a worker."""
-    import pkgutil
+    import pkgutil  # lazy: only a starting resident walks the clients' packages
 
-    from ccswitch_tui import tools
+    from ccswitch_tui import tools  # lazy: the resident's imports are what it preloads, in this order
 
     for name in (*PRELOAD, *tools.modules().values()):
         module = _load(name)
@@ -57,8 +57,8 @@ def warm() -> None:
     client's spec loaded and checked (``tools.for_launch``), the lazily compiled patterns compiled.
     Workers inherit the results (the ``re`` module's cache, the patterns); nothing here reads a file
     or a variable of the user's."""
-    from ccswitch_tui import tools
-    from ccswitch_tui.policy.shapes import LazyPattern
+    from ccswitch_tui import tools  # lazy: after the preload, as every worker finds it
+    from ccswitch_tui.policy.shapes import LazyPattern  # lazy: see above
 
     for name in tools.names():
         try:
@@ -169,7 +169,7 @@ class Resident:
                     self.sock.close()
                     os.close(self.lock)  # the lock is the resident's: a worker does not hold it
                     os.close(self.dir_fd)
-                    from ccswitch_tui.resident.worker import serve
+                    from ccswitch_tui.resident.worker import serve  # lazy: preloaded; the resident itself never serves
 
                     code = serve(conn)
                 finally:
@@ -203,27 +203,6 @@ def _reap() -> None:
             return
         if pid == 0:
             return
-
-
-def control(folder: str, what: str) -> dict | None:
-    """Ask the running resident for its ``status`` or to ``stop``; None when none answers."""
-    try:
-        dir_fd = private_dir(folder)
-    except OSError:
-        return None
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(5)
-            conn.connect(at(dir_fd, "sock"))
-            if peer_uid(conn) != os.getuid():
-                return None
-            send(conn, {"protocol": 1, "kind": what})
-            answer, _ = recv(conn)
-            return answer if isinstance(answer, dict) else None
-    except (OSError, WireError):
-        return None
-    finally:
-        os.close(dir_fd)
 
 
 def main() -> None:

@@ -12,10 +12,6 @@ import marshal
 import os
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 MAX_FRAME = 16 << 20  # an environment of a few MiB fits
 MAX_FDS = 4
 _INT = 4  # bytes of a C int (a descriptor in SCM_RIGHTS, the fields of struct ucred)
@@ -40,8 +36,8 @@ def peer_uid(sock: _socket.socket) -> int:
     return peer(sock)[1]
 
 
-def send(sock: _socket.socket, value: Any, fds: tuple[int, ...] = ()) -> None:
-    data = marshal.dumps(value)
+def send(sock: _socket.socket, value: object, fds: tuple[int, ...] = ()) -> None:
+    data = marshal.dumps(value)  # type: ignore[arg-type]  # plain values, and marshal says so if not
     if len(data) > MAX_FRAME:
         raise WireError(f"a frame of {len(data)} bytes is over the limit")
     frame = memoryview(len(data).to_bytes(4, "big") + data)
@@ -56,7 +52,7 @@ def send(sock: _socket.socket, value: Any, fds: tuple[int, ...] = ()) -> None:
         raise WireError(f"cannot send ({exc.strerror or exc})") from None
 
 
-def recv(sock: _socket.socket, max_fds: int = 0) -> tuple[Any, list[int]]:
+def recv(sock: _socket.socket, max_fds: int = 0) -> tuple[object, list[int]]:
     """One value, and the descriptors that came with it (close-on-exec)."""
     fds: list[int] = []
     try:

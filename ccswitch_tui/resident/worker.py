@@ -27,7 +27,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
     from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+    from types import FrameType
     from typing import Any
+
+    from _typeshed import ReadableBuffer
 
 
 class Held(io.RawIOBase):
@@ -47,10 +51,11 @@ class Held(io.RawIOBase):
     def isatty(self) -> bool:
         return os.isatty(self.fd)
 
-    def write(self, data: Any) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         if HOLDING:
-            HELD.append((self.fd, bytes(data)))
-            return len(data)
+            chunk = bytes(data)
+            HELD.append((self.fd, chunk))
+            return len(chunk)
         return os.write(self.fd, data)
 
 
@@ -84,7 +89,7 @@ def watch_client(conn: socket.socket) -> None:
     """Until the child's start is handed over, the client says nothing: if its end closes (Ctrl-C,
     SIGTERM, a kill), the worker is interrupted as a ccs would be, so the launch's ``finally`` steps
     run, and what it says is not shown (nobody waits for it)."""
-    def gone(_signum: int, _frame: Any) -> None:
+    def gone(_signum: int, _frame: FrameType | None) -> None:
         try:
             alive = conn.recv(1, _socket.MSG_PEEK | _socket.MSG_DONTWAIT) != b""
         except BlockingIOError:
@@ -109,7 +114,7 @@ def unwatch_client(conn: socket.socket) -> None:
 GONE: list[bool] = []  # the client went away before the child's start
 
 
-def _streams(settings: Sequence[Any]) -> None:
+def _streams(settings: Sequence[object]) -> None:
     """New ``sys.stdin/stdout/stderr`` on descriptors 0-2 (the client's), with its encodings, buffered
     as Python buffers them (stdout by line on a terminal, stderr always by line); writes held."""
     def setting(i: int) -> tuple[str, str]:
@@ -169,14 +174,14 @@ def refusal(request: Mapping[str, Any], conn: socket.socket) -> str | None:
     return None
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     return list(value) if isinstance(value, (tuple, list)) else value
 
 
 def remote_supervise(conn: socket.socket) -> Callable[..., int]:
     """``supervise`` done by the client: the child's start handed over, its status waited for."""
 
-    def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Any,
+    def supervise(argv: Sequence[str], executable: str, env: Mapping[str, str], cwd: Path | str,
                   started: Callable[[int], None] | None = None, before_exec: Callable[[], None] | None = None) -> int:
         if before_exec is not None:  # launcher.execute sent such a launch to the client before its manifest
             raise OSError(errno.ENOTSUP, "a resident launcher's worker cannot run code in the child")
@@ -259,14 +264,14 @@ def _become(request: Mapping[str, Any], fds: Sequence[int]) -> None:
 
 def _launch(kind: str, argv: list[str], environ: dict[str, str]) -> int:
     """What `ccs` (``cli.main``) or a shim (``shims.launch``) does once it knows it launches."""
-    from ccswitch_tui.policy.redact import install
+    from ccswitch_tui.policy.redact import install  # lazy: the worker's imports come from the launch it does
 
     install()
     if kind == "shim":
-        from ccswitch_tui.shims import launch
+        from ccswitch_tui.shims import launch  # lazy: see install
 
         return launch(argv, environ)
-    from ccswitch_tui.cli import run
+    from ccswitch_tui.cli import run  # lazy: see install
 
     sys.argv = ["ccs", *argv]
     try:
@@ -274,15 +279,15 @@ def _launch(kind: str, argv: list[str], environ: dict[str, str]) -> int:
     except RunItHere:
         raise
     except Exception:  # --debug: as cli.main shows it
-        import traceback
+        import traceback  # lazy: only --debug shows one
 
-        from ccswitch_tui.terminal_text import visible
+        from ccswitch_tui.terminal_text import visible  # lazy: see traceback
 
         sys.stderr.write(visible(traceback.format_exc()))
         return 1
 
 
-def _answer(conn: socket.socket, message: Any) -> None:
+def _answer(conn: socket.socket, message: object) -> None:
     try:
         send(conn, message)
     except WireError:
