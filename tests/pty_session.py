@@ -119,3 +119,41 @@ class PtySession:
             os.close(self.fd)
         except OSError:
             pass
+
+
+# A tool that says whether it is the terminal's foreground group, then waits for Ctrl-C (exit 3)
+FOREGROUND_TOOL = ("import os,signal,sys\n"
+                   "signal.signal(signal.SIGINT, lambda *a: (os.write(1, b'tool-got-SIGINT\\n'), os._exit(3)))\n"
+                   "print('foreground', os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp(), flush=True)\n"
+                   "signal.pause()\n")
+
+
+def ctrl_c_on_a_terminal(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, bytes, int]:
+    """``argv`` (ending in the command that runs ``FOREGROUND_TOOL``) on a real pseudo-terminal, as a
+    terminal session runs it; Ctrl-C typed once the tool has said whether it is the foreground group.
+    The pid of the process started, all it printed, and its exit code."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: on the pty's slave side
+        try:
+            os.execve(argv[0], list(argv), dict(env))
+        finally:
+            os._exit(127)
+    output = b""
+    try:
+        deadline = time.time() + 20
+        while b"foreground" not in output and time.time() < deadline:
+            output += os.read(fd, 1024)
+        if b"foreground True" in output:
+            os.write(fd, b"\x03")  # Ctrl-C, delivered by the terminal to its foreground process group
+        while time.time() < deadline:
+            try:
+                chunk = os.read(fd, 1024)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    return pid, output, os.waitstatus_to_exitcode(status)

@@ -296,37 +296,13 @@ def test_signals_are_forwarded_and_children_do_not_outlive_ccs(ccs, base_env, ke
 @pytest.mark.usefixtures("secret_service")
 def test_terminal_is_handed_to_the_tool(ccs, base_env, key_id):
     """On a real pseudo-terminal the tool is the foreground group: Ctrl-C reaches it, not ccs."""
-    import pty
+    from pty_session import FOREGROUND_TOOL, ctrl_c_on_a_terminal
 
     make_profile(ccs, base_env, "p", "https://p.invalid/api", key_id)
-    tool = ("import os,signal,sys\n"
-            "signal.signal(signal.SIGINT, lambda *a: (os.write(1, b'tool-got-SIGINT\\n'), os._exit(3)))\n"
-            "print('foreground', os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp(), flush=True)\n"
-            "signal.pause()\n")
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: ccs on the pty's slave side, as a terminal session would run it
-        os.execve(sys.executable, [sys.executable, "-m", "ccswitch_tui", "run", "p", "--", sys.executable, "-c", tool],
-                  base_env)
-    output = b""
-    try:
-        deadline = time.time() + 20
-        while b"foreground" not in output and time.time() < deadline:
-            output += os.read(fd, 1024)
-        assert b"foreground True" in output, output
-        os.write(fd, b"\x03")  # Ctrl-C, delivered by the terminal to its foreground process group
-        while time.time() < deadline:
-            try:
-                chunk = os.read(fd, 1024)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    assert b"tool-got-SIGINT" in output, output
-    assert os.waitstatus_to_exitcode(status) == 3  # the tool's status, not ccs's own Ctrl-C (130)
+    _, output, code = ctrl_c_on_a_terminal(
+        [sys.executable, "-m", "ccswitch_tui", "run", "p", "--", sys.executable, "-c", FOREGROUND_TOOL], base_env)
+    assert b"foreground True" in output and b"tool-got-SIGINT" in output, output
+    assert code == 3  # the tool's status, not ccs's own Ctrl-C (130)
 
 
 @pytest.mark.usefixtures("secret_service")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import marshal
 import os
-import pty
 import shutil
 import signal
 import socket
@@ -189,33 +188,11 @@ def test_signals_reach_the_child_and_its_status_is_the_answer(env, tmp_path):
 @pytest.mark.usefixtures("secret_service", "resident")
 def test_the_child_gets_the_terminal(env):
     """On a real pseudo-terminal the child is the foreground group, as without the resident."""
-    tool = ("import os,signal,sys\n"
-            "signal.signal(signal.SIGINT, lambda *a: (os.write(1, b'tool-got-SIGINT\\n'), os._exit(3)))\n"
-            "print('foreground', os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp(), flush=True)\n"
-            "signal.pause()\n")
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(sys.executable, [*cli(), "run", "p", "--", sys.executable, "-c", tool], env)
-    output = b""
-    try:
-        deadline = time.time() + 20
-        while b"foreground" not in output and time.time() < deadline:
-            output += os.read(fd, 1024)
-        assert b"foreground True" in output, output
-        os.write(fd, b"\x03")
-        while time.time() < deadline:
-            try:
-                chunk = os.read(fd, 1024)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    assert b"tool-got-SIGINT" in output, output
-    assert os.waitstatus_to_exitcode(status) == 3
+    from pty_session import FOREGROUND_TOOL, ctrl_c_on_a_terminal
+
+    pid, output, code = ctrl_c_on_a_terminal([*cli(), "run", "p", "--", sys.executable, "-c", FOREGROUND_TOOL], env)
+    assert b"foreground True" in output and b"tool-got-SIGINT" in output, output
+    assert code == 3
     assert manifests(env)[-1]["ccs_pid"] != pid
 
 
