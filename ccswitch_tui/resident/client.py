@@ -92,7 +92,7 @@ def start_resident(folder: str) -> None:
         pass
 
 
-_SIGNALS = tuple(range(1, 32))  # back to their defaults in the resident (SIGKILL and SIGSTOP are skipped)
+_SIGNALS = tuple(range(1, 32))  # back to their defaults in the resident (SIGKILL and SIGSTOP cannot change)
 
 
 def ask(kind: str, argv: Sequence[str], environ: Mapping[str, str], state: str | None) -> int | None:
