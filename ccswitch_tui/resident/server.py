@@ -162,7 +162,10 @@ class Resident:
                 _drain(conn)
                 _say(conn, ("stale",))
                 return "go"
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no process to spare: the client sees the end, and launches itself
+                return None
             if pid == 0:  # the worker: never returns
                 code = 1
                 try:
