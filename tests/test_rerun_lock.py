@@ -72,14 +72,31 @@ def test_an_identical_rerun_starts_and_says_what_it_was_held_to(ccs, env, tmp_pa
     # a locked round holds every later run of its label, --same-as or not
     r = ccs("run", "--label", "R", "p", "--", *started(tmp_path, "third"), env=env)
     assert r.returncode == 0 and (tmp_path / "third").exists(), r.stderr
-    # and --same-as a run's launch id (a prefix will do)
-    r = ccs("run", "--same-as", first["launch_id"][:18], "p", "--", "true", env=env)
+    # and --same-as a run's launch id (a prefix will do: one that no other run of this second shares)
+    r = ccs("run", "--same-as", first["launch_id"][:22], "p", "--", "true", env=env)
     assert r.returncode == 0, r.stderr
     newest = runs(ccs, env)
     assert [m["same_as"] for m in newest[:3]] == [first["launch_id"]] * 3
     assert [m["label"] for m in newest] == ["R"] * 4  # --same-as a round joins it
     diff = ccs("runs", "diff", first["launch_id"], *(m["launch_id"] for m in newest[:3]), env=env)
     assert diff.returncode == 0, diff.stdout  # what the lock let start, `runs diff` calls comparable
+
+
+def test_a_launch_id_prefix_two_runs_share_says_so(ccs, env, tmp_path):
+    """Runs started in the same second share their launch ids' first 17 characters: a prefix that
+    matches two is named as such, not as a run that does not exist."""
+    profile(ccs, env)
+    first = first_run(ccs, env, tmp_path)
+    runs_dir = Path(os.environ["CCS_HOME"]) / "state" / "runs"
+    twin = first["launch_id"][:17] + "ffffffff"
+    assert twin != first["launch_id"]
+    original = json.loads((runs_dir / f"{first['launch_id']}.json").read_text())
+    (runs_dir / f"{twin}.json").write_text(json.dumps({**original, "launch_id": twin, "label": "other"}))
+    prefix = first["launch_id"][:17]
+    r = ccs("run", "--same-as", prefix, "p", "--", *started(tmp_path, "second"), env=env)
+    line = assert_one_line(r, 2, says=f"--same-as {prefix!r}: no round has this label, and the launch id prefix")
+    assert "matches 2 runs; give more characters" in line
+    assert not (tmp_path / "second").exists()
 
 
 @pytest.mark.usefixtures("secret_service")

@@ -81,6 +81,10 @@ def load_manifests(paths: Paths, profile: str | None = None,
     return out
 
 
+class AmbiguousLaunchId(UsageError):
+    """A launch id prefix that more than one run starts with."""
+
+
 def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
     """A manifest by launch id or a unique prefix of one."""
     if "/" in ref or ref.startswith("."):
@@ -95,7 +99,7 @@ def find_manifest(paths: Paths, ref: str) -> dict[str, Any]:
         return read_manifest(matches[0])
     if not matches:
         raise UsageError(f"no run with launch id {ref!r}; see `ccs runs`")
-    raise UsageError(f"launch id prefix {ref!r} matches {len(matches)} runs; give more characters")
+    raise AmbiguousLaunchId(f"launch id prefix {ref!r} matches {len(matches)} runs; give more characters")
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

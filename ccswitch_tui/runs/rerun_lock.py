@@ -18,7 +18,7 @@ from typing import Any
 
 from ccswitch_tui.errors import CcsError, UsageError
 from ccswitch_tui.paths import Paths
-from ccswitch_tui.runs.manifests import find_manifest, load_manifests, manifest_path, read_manifest
+from ccswitch_tui.runs.manifests import AmbiguousLaunchId, find_manifest, load_manifests, manifest_path, read_manifest
 from ccswitch_tui.runs.round_locks import locked_first
 from ccswitch_tui.runs.verdict import OUTCOME, Difference, RunView, compare_views
 from ccswitch_tui.valueclass import valueclass
@@ -83,6 +83,8 @@ def resolve(paths: Paths, ref: str) -> Baseline:
         return Baseline(m, f"the first run of round {ref!r} ({m.get('launch_id')})")
     try:
         m = find_manifest(paths, ref)
+    except AmbiguousLaunchId as exc:  # runs started in the same second share a long prefix
+        raise UsageError(f"--same-as {ref!r}: no round has this label, and the {exc}") from None
     except UsageError:
         raise UsageError(f"--same-as {ref!r}: no round has this label and no run this launch id; "
                          "see `ccs runs`") from None
