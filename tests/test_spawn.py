@@ -177,12 +177,34 @@ def test_a_helper_starts_as_popen_starts_it(tmp_path: Path):
         os.close(w)
 
 
+CANNOT_START = """
+import json, os, sys
+from ccswitch_tui.helper_spawn import spawn_helper
+def children():
+    out = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and int(open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                out.append(name)
+        except OSError:
+            pass
+    return sorted(out)
+fds, kids = sorted(os.listdir("/proc/self/fd")), children()
+try:
+    spawn_helper(["x"], sys.argv[1], {})
+    error = None
+except OSError as exc:
+    error = type(exc).__name__
+print(json.dumps({"error": error, "fds": sorted(os.listdir("/proc/self/fd")) == fds, "children": children() == kids}))
+"""
+
+
 def test_a_helper_that_cannot_start_raises_popens_error_and_leaves_nothing_open(tmp_path: Path):
-    fds = sorted(os.listdir("/proc/self/fd"))
-    children = _children()
-    with pytest.raises(FileNotFoundError):
-        spawn_helper(["x"], str(tmp_path / "missing"), {})
-    assert sorted(os.listdir("/proc/self/fd")) == fds and _children() == children
+    # in a process of its own: the test process's descriptors come and go with other tests' leftovers
+    r = subprocess.run([sys.executable, "-c", CANNOT_START, str(tmp_path / "missing")], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"error": "FileNotFoundError", "fds": True, "children": True}
 
 
 def test_an_ended_helper_is_reaped(tmp_path: Path):
