@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ccswitch_tui.folders import APP_NAME, ccs_folders
 from ccswitch_tui.valueclass import valueclass
-
-APP_NAME = "ccs"
 
 
 @valueclass(frozen=True)
@@ -51,17 +49,9 @@ def toml_cache_of(state: Path) -> Path:
 
 
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
-    env = os.environ if environ is None else environ
-    home = env.get("CCS_HOME")
-    if home:
-        root = Path(home).expanduser()
-        return Paths(profiles=root / "profiles", state=root / "state")
-    if sys.platform.startswith("linux"):
-        # What platformdirs answers on Linux, without importing it on the launch path.
-        user_home = Path(env.get("HOME") or Path.home())
-        config = env.get("XDG_CONFIG_HOME", "").strip() or str(user_home / ".config")
-        state = env.get("XDG_STATE_HOME", "").strip() or str(user_home / ".local" / "state")
-        return Paths(profiles=Path(config) / APP_NAME / "profiles", state=Path(state) / APP_NAME)
+    found = ccs_folders(os.environ if environ is None else environ)
+    if found is not None:
+        return Paths(profiles=Path(found[0]), state=Path(found[1]))
     import platformdirs  # lazy: keeps platformdirs off `ccs run`'s imports
 
     return Paths(

@@ -48,6 +48,7 @@ CCS = {
     "ccswitch_tui.launch.supervise",  # the child's supervision, which a resident launch's client runs alone
     # the resident launcher's client: asked first (it answers "not on" with one open of its folder)
     "ccswitch_tui.resident", "ccswitch_tui.resident.client", "ccswitch_tui.resident.wire",
+    "ccswitch_tui.folders",  # where ccs's folders are, as strings: the resident's client and paths read it
 }
 # what each launch loads of the clients: `run` exports the URLs of [codex] and [claude] (reads_tables)
 CLIENTS = {

@@ -11,6 +11,7 @@ import _socket
 import os
 import sys
 
+from ccswitch_tui.folders import ccs_folders
 from ccswitch_tui.resident.wire import WireError, at, peer_uid, private_dir, recv, send
 
 TYPE_CHECKING = False
@@ -24,15 +25,9 @@ NAMESPACES = ("mnt", "pid", "net", "user", "ipc")
 
 
 def state_dir(environ: Mapping[str, str]) -> str | None:
-    """ccs's state folder as ``paths.resolve_paths`` finds it (on Linux; elsewhere None: no resident)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    home = environ.get("CCS_HOME")
-    if home:
-        return os.path.join(os.path.expanduser(home), "state")
-    user_home = environ.get("HOME") or os.path.expanduser("~")
-    state = environ.get("XDG_STATE_HOME", "").strip() or os.path.join(user_home, ".local", "state")
-    return os.path.join(state, "ccs")
+    """ccs's state folder (``folders.ccs_folders``), on Linux; elsewhere None: no resident."""
+    found = ccs_folders(environ)
+    return found[1] if found is not None and sys.platform.startswith("linux") else None
 
 
 def identity() -> dict[str, Any]:
