@@ -321,7 +321,8 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
 
     ctx = HookContext(plan=prep.plan, paths=paths, key_fingerprint=prep.key_fingerprint, runs=Launches(paths))
     hooks = [*hooks, *hooks_for(prep, recording)]
-    check_here(any(getattr(hook, "in_child", None) for hook in hooks), tail is not None)
+    in_child = [f for hook in hooks if (f := getattr(hook, "in_child", None)) is not None]
+    check_here(bool(in_child), tail is not None)
     manifest: dict[str, Any] | None = None
     prepared: list[LaunchHook] = []
     try:
@@ -353,8 +354,6 @@ def execute(prep: Prepared, paths: Paths, *, recording: Recording = PROFILE_RECO
             def started_(pgid: int) -> None:
                 for hook in hooks:
                     hook.child_started(ctx, pgid)
-
-            in_child = [f for hook in hooks if (f := getattr(hook, "in_child", None)) is not None]
 
             def before_exec() -> None:  # in the child, between its fork and its exec
                 for f in in_child:
